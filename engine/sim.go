@@ -1,0 +1,216 @@
+package engine
+
+import "fmt"
+
+// Handle names a scheduled event so that it can be cancelled. The zero
+// Handle names no event; cancelling it is a no-op.
+type Handle struct {
+	seq  uint64
+	slot int32
+}
+
+// Valid reports whether h was returned by a successful Schedule call.
+func (h Handle) Valid() bool { return h.seq != 0 }
+
+// slot holds the callback of one pending event. Slots are recycled through a
+// free list, so a steady-state simulation allocates nothing per event beyond
+// what its callbacks capture.
+type slot struct {
+	fn  func()
+	seq uint64 // seq of the event occupying the slot; 0 when free
+}
+
+// Simulator runs callbacks in simulated-time order.
+//
+// It is not safe for concurrent use: one simulation, one goroutine. A
+// callback may schedule and cancel events and call Stop; it must not call
+// Run, RunUntil or Step.
+type Simulator struct {
+	now     Time
+	seq     uint64
+	queue   EventQueue
+	slots   []slot
+	free    []int32
+	live    int // scheduled, not yet run or cancelled
+	stopped bool
+	running bool
+	fired   uint64
+}
+
+// New returns a simulator at time 0 whose pending-event set is q; a nil q
+// selects the binary heap.
+func New(q EventQueue) *Simulator {
+	if q == nil {
+		q = &BinaryHeap{}
+	}
+	return &Simulator{queue: q}
+}
+
+// Now returns the current simulated time.
+func (s *Simulator) Now() Time { return s.now }
+
+// Pending returns the number of scheduled events not yet run or cancelled.
+func (s *Simulator) Pending() int { return s.live }
+
+// Fired returns the number of callbacks run so far.
+func (s *Simulator) Fired() uint64 { return s.fired }
+
+// ScheduleError reports a refused Schedule call: an event in the past or a
+// negative delay. Models that compute delays from inputs can surface it to
+// the user; it means the model (or its parameters) is wrong.
+type ScheduleError struct {
+	Now, At Time
+	Delay   Time // set for After
+	IsDelay bool
+}
+
+func (e *ScheduleError) Error() string {
+	if e.IsDelay {
+		return fmt.Sprintf("engine: negative delay %v at %v: a delay must be >= 0", e.Delay, e.Now)
+	}
+	return fmt.Sprintf("engine: cannot schedule at %v, which is before now (%v): events may only be scheduled at or after the current time", e.At, e.Now)
+}
+
+// At schedules fn to run at absolute time t. t must not be before Now;
+// otherwise nothing is scheduled and a *ScheduleError is returned. Events at
+// equal times run in the order they were scheduled.
+func (s *Simulator) At(t Time, fn func()) (Handle, error) {
+	if t < s.now {
+		return Handle{}, &ScheduleError{Now: s.now, At: t}
+	}
+	return s.schedule(t, fn), nil
+}
+
+// After schedules fn to run d after Now. d must be >= 0; otherwise nothing
+// is scheduled and a *ScheduleError is returned.
+func (s *Simulator) After(d Time, fn func()) (Handle, error) {
+	if d < 0 {
+		return Handle{}, &ScheduleError{Now: s.now, Delay: d, IsDelay: true}
+	}
+	t := s.now + d
+	if t < s.now { // overflow: treat as "never" rather than wrapping to the past
+		t = MaxTime
+	}
+	return s.schedule(t, fn), nil
+}
+
+// MustAfter is After for delays the model has already proven non-negative
+// (sums of validated, non-negative parameters). It panics on a negative
+// delay, which is a bug in the model, not bad user input.
+func (s *Simulator) MustAfter(d Time, fn func()) Handle {
+	h, err := s.After(d, fn)
+	if err != nil {
+		panic(err)
+	}
+	return h
+}
+
+// MustAt is At for times the model has already proven not to be in the
+// past; it panics otherwise (a model bug).
+func (s *Simulator) MustAt(t Time, fn func()) Handle {
+	h, err := s.At(t, fn)
+	if err != nil {
+		panic(err)
+	}
+	return h
+}
+
+func (s *Simulator) schedule(t Time, fn func()) Handle {
+	s.seq++
+	var i int32
+	if n := len(s.free); n > 0 {
+		i = s.free[n-1]
+		s.free = s.free[:n-1]
+	} else {
+		s.slots = append(s.slots, slot{})
+		i = int32(len(s.slots) - 1)
+	}
+	s.slots[i] = slot{fn: fn, seq: s.seq}
+	s.queue.Push(Event{At: t, Seq: s.seq, Slot: i})
+	s.live++
+	return Handle{seq: s.seq, slot: i}
+}
+
+// Cancel removes a scheduled event. It reports whether the event was still
+// pending; cancelling an event that already ran, was already cancelled, or
+// the zero Handle is a no-op that returns false. Cancellation is lazy: the
+// entry stays in the queue and is discarded when it reaches the front, which
+// keeps both queue implementations simple and Cancel O(1).
+func (s *Simulator) Cancel(h Handle) bool {
+	if h.seq == 0 || int(h.slot) >= len(s.slots) {
+		return false
+	}
+	sl := &s.slots[h.slot]
+	if sl.seq != h.seq || sl.fn == nil {
+		return false
+	}
+	sl.fn = nil
+	s.live--
+	return true
+}
+
+// Stop makes Run or RunUntil return after the callback in progress.
+// Pending events stay scheduled; a later Run continues with them.
+func (s *Simulator) Stop() { s.stopped = true }
+
+// next pops the earliest live event, discarding cancelled ones, and frees
+// its slot. ok is false when no live event remains.
+func (s *Simulator) next(limit Time) (at Time, fn func(), ok bool) {
+	for {
+		e, ok := s.queue.Peek()
+		if !ok || e.At > limit {
+			return 0, nil, false
+		}
+		s.queue.Pop()
+		sl := &s.slots[e.Slot]
+		fn := sl.fn
+		*sl = slot{}
+		s.free = append(s.free, e.Slot)
+		if fn == nil { // cancelled
+			continue
+		}
+		s.live--
+		return e.At, fn, true
+	}
+}
+
+// Step runs the earliest pending event, advancing Now to its time. It
+// reports whether an event ran.
+func (s *Simulator) Step() bool {
+	at, fn, ok := s.next(MaxTime)
+	if !ok {
+		return false
+	}
+	s.now = at
+	s.fired++
+	fn()
+	return true
+}
+
+// Run runs events until none is pending or Stop is called.
+func (s *Simulator) Run() { s.RunUntil(MaxTime) }
+
+// RunUntil runs every event scheduled at or before t, in order, then sets
+// Now to t (if t is later than Now and the run was not stopped). Events
+// after t stay pending. It returns early, with Now at the last event run, if
+// a callback calls Stop.
+func (s *Simulator) RunUntil(t Time) {
+	if s.running {
+		panic("engine: Run/RunUntil called from inside a callback")
+	}
+	s.running = true
+	s.stopped = false
+	defer func() { s.running = false }()
+	for !s.stopped {
+		at, fn, ok := s.next(t)
+		if !ok {
+			if t != MaxTime && t > s.now {
+				s.now = t
+			}
+			return
+		}
+		s.now = at
+		s.fired++
+		fn()
+	}
+}
