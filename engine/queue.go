@@ -43,10 +43,11 @@ type QueueKind string
 const (
 	QueueBinaryHeap QueueKind = "binary-heap"
 	QueueQuadHeap   QueueKind = "4-ary-heap"
+	QueueCalendar   QueueKind = "calendar"
 )
 
 // QueueKinds lists every implementation, in a fixed order.
-var QueueKinds = []QueueKind{QueueBinaryHeap, QueueQuadHeap}
+var QueueKinds = []QueueKind{QueueBinaryHeap, QueueQuadHeap, QueueCalendar}
 
 // NewQueue returns an empty queue of the given kind, or nil if the kind is
 // unknown.
@@ -56,6 +57,8 @@ func NewQueue(k QueueKind) EventQueue {
 		return &BinaryHeap{}
 	case QueueQuadHeap:
 		return &QuadHeap{}
+	case QueueCalendar:
+		return &CalendarQueue{}
 	}
 	return nil
 }

@@ -32,6 +32,8 @@ type Simulator struct {
 	slots   []slot
 	free    []int32
 	live    int // scheduled, not yet run or cancelled
+	dead    int // cancelled but still in the queue
+	scratch []Event
 	stopped bool
 	running bool
 	fired   uint64
@@ -62,9 +64,13 @@ type ScheduleError struct {
 	Now, At Time
 	Delay   Time // set for After
 	IsDelay bool
+	NilFunc bool // the callback was nil
 }
 
 func (e *ScheduleError) Error() string {
+	if e.NilFunc {
+		return fmt.Sprintf("engine: nil callback scheduled at %v: pass the function to run", e.Now)
+	}
 	if e.IsDelay {
 		return fmt.Sprintf("engine: negative delay %v at %v: a delay must be >= 0", e.Delay, e.Now)
 	}
@@ -75,6 +81,9 @@ func (e *ScheduleError) Error() string {
 // otherwise nothing is scheduled and a *ScheduleError is returned. Events at
 // equal times run in the order they were scheduled.
 func (s *Simulator) At(t Time, fn func()) (Handle, error) {
+	if fn == nil {
+		return Handle{}, &ScheduleError{Now: s.now, At: t, NilFunc: true}
+	}
 	if t < s.now {
 		return Handle{}, &ScheduleError{Now: s.now, At: t}
 	}
@@ -84,6 +93,9 @@ func (s *Simulator) At(t Time, fn func()) (Handle, error) {
 // After schedules fn to run d after Now. d must be >= 0; otherwise nothing
 // is scheduled and a *ScheduleError is returned.
 func (s *Simulator) After(d Time, fn func()) (Handle, error) {
+	if fn == nil {
+		return Handle{}, &ScheduleError{Now: s.now, Delay: d, IsDelay: true, NilFunc: true}
+	}
 	if d < 0 {
 		return Handle{}, &ScheduleError{Now: s.now, Delay: d, IsDelay: true}
 	}
@@ -135,7 +147,10 @@ func (s *Simulator) schedule(t Time, fn func()) Handle {
 // pending; cancelling an event that already ran, was already cancelled, or
 // the zero Handle is a no-op that returns false. Cancellation is lazy: the
 // entry stays in the queue and is discarded when it reaches the front, which
-// keeps both queue implementations simple and Cancel O(1).
+// keeps the queue implementations simple and Cancel O(1) amortised. So that
+// a model that arms and cancels many far-future timeouts does not fill the
+// queue with dead entries, the queue is compacted once the dead entries
+// outnumber the live ones.
 func (s *Simulator) Cancel(h Handle) bool {
 	if h.seq == 0 || int(h.slot) >= len(s.slots) {
 		return false
@@ -146,7 +161,39 @@ func (s *Simulator) Cancel(h Handle) bool {
 	}
 	sl.fn = nil
 	s.live--
+	s.dead++
+	if s.dead > compactMin && s.dead > s.live {
+		s.compact()
+	}
 	return true
+}
+
+// compactMin is the number of dead entries below which compaction is not
+// worth its O(n log n).
+const compactMin = 1024
+
+// compact drops cancelled entries from the queue and frees their slots.
+// Events are popped in order and live ones pushed back with their original
+// (At, Seq), so the order of the remaining events is unchanged.
+func (s *Simulator) compact() {
+	sc := s.scratch[:0]
+	for {
+		e, ok := s.queue.Pop()
+		if !ok {
+			break
+		}
+		if s.slots[e.Slot].fn == nil {
+			s.slots[e.Slot] = slot{}
+			s.free = append(s.free, e.Slot)
+			continue
+		}
+		sc = append(sc, e)
+	}
+	for _, e := range sc {
+		s.queue.Push(e)
+	}
+	s.scratch = sc[:0]
+	s.dead = 0
 }
 
 // Stop makes Run or RunUntil return after the callback in progress.
@@ -167,6 +214,7 @@ func (s *Simulator) next(limit Time) (at Time, fn func(), ok bool) {
 		*sl = slot{}
 		s.free = append(s.free, e.Slot)
 		if fn == nil { // cancelled
+			s.dead--
 			continue
 		}
 		s.live--
@@ -177,12 +225,17 @@ func (s *Simulator) next(limit Time) (at Time, fn func(), ok bool) {
 // Step runs the earliest pending event, advancing Now to its time. It
 // reports whether an event ran.
 func (s *Simulator) Step() bool {
+	if s.running {
+		panic("engine: Step called from inside a callback")
+	}
 	at, fn, ok := s.next(MaxTime)
 	if !ok {
 		return false
 	}
 	s.now = at
 	s.fired++
+	s.running = true
+	defer func() { s.running = false }()
 	fn()
 	return true
 }
@@ -196,7 +249,7 @@ func (s *Simulator) Run() { s.RunUntil(MaxTime) }
 // a callback calls Stop.
 func (s *Simulator) RunUntil(t Time) {
 	if s.running {
-		panic("engine: Run/RunUntil called from inside a callback")
+		panic("engine: Run or RunUntil called from inside a callback")
 	}
 	s.running = true
 	s.stopped = false

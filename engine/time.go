@@ -61,8 +61,9 @@ func (t Time) Micros() float64 { return float64(t) / float64(Microsecond) }
 // Millis returns t in milliseconds.
 func (t Time) Millis() float64 { return float64(t) / float64(Millisecond) }
 
-// String formats t with the largest unit that keeps the integer part
-// non-zero and at most four significant decimals: "250ns", "1.5ms", "2s",
+// String formats t with the largest unit (ns, us, ms, s) that keeps the
+// integer part non-zero, rounded to at most four decimals: "250ns", "1.5ms",
+// "1.2346ms" for 1234567ns, "2s",
 // "-3us". Hours are not used: "7200s" is clearer in logs of a trace replay
 // than a mixed "2h0m0s".
 func (t Time) String() string {
@@ -78,18 +79,29 @@ func (t Time) String() string {
 		}
 		v = -v
 	}
-	var unit string
-	var scale Time
-	switch {
-	case v < Microsecond:
+	if v < Microsecond {
 		return sign + strconv.FormatInt(int64(v), 10) + "ns"
-	case v < Millisecond:
-		unit, scale = "us", Microsecond
-	case v < Second:
-		unit, scale = "ms", Millisecond
-	default:
-		unit, scale = "s", Second
 	}
-	f := math.Round(float64(v)/float64(scale)*1e4) / 1e4
-	return sign + strconv.FormatFloat(f, 'f', -1, 64) + unit
+	u := 0
+	for u < len(timeUnits)-1 && v >= timeUnits[u+1].scale {
+		u++
+	}
+	f := roundTo4(v, timeUnits[u].scale)
+	if f >= 1000 && u < len(timeUnits)-1 {
+		// Rounding carried into the next unit (999.99996us): say 1ms, not
+		// 1000us.
+		u++
+		f = roundTo4(v, timeUnits[u].scale)
+	}
+	return sign + strconv.FormatFloat(f, 'f', -1, 64) + timeUnits[u].name
+}
+
+var timeUnits = [...]struct {
+	name  string
+	scale Time
+}{{"us", Microsecond}, {"ms", Millisecond}, {"s", Second}}
+
+// roundTo4 returns v/scale rounded to four decimals.
+func roundTo4(v, scale Time) float64 {
+	return math.Round(float64(v)/float64(scale)*1e4) / 1e4
 }
