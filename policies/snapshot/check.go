@@ -1,0 +1,261 @@
+package snapshot
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// fractionSlack absorbs float rounding when fractions are summed: 1/3+1/3+1/3
+// must fit on one GPU.
+const fractionSlack = 1e-9
+
+func sortInstances(in []Instance) {
+	slices.SortFunc(in, func(a, b Instance) int {
+		if a.Start != b.Start {
+			return a.Start - b.Start
+		}
+		return strings.Compare(a.Profile, b.Profile)
+	})
+}
+
+// CheckSnapshot verifies that s is well formed: unique GPU and job IDs, sane
+// GPU models, options that fit at least the shape of some model, current
+// instances that form a legal layout, and current placements that obey every
+// rule of CheckDecision. It returns all problems found, joined.
+func CheckSnapshot(s *Snapshot) error {
+	var errs []error
+	gpuIDs := map[int]bool{}
+	for k := range s.GPUs {
+		g := &s.GPUs[k]
+		if gpuIDs[g.ID] {
+			errs = append(errs, fmt.Errorf("GPUs[%d]: duplicate GPU ID %d", k, g.ID))
+		}
+		gpuIDs[g.ID] = true
+		if err := checkModel(&g.Model); err != nil {
+			errs = append(errs, fmt.Errorf("GPUs[%d] (ID %d): %w", k, g.ID, err))
+			continue
+		}
+		if len(g.Instances) > 0 {
+			if !g.Model.MIG {
+				errs = append(errs, fmt.Errorf("GPUs[%d] (ID %d): non-MIG model %q lists MIG instances", k, g.ID, g.Model.Name))
+			} else if err := CheckLayout(&g.Model, g.Instances); err != nil {
+				errs = append(errs, fmt.Errorf("GPUs[%d] (ID %d) current layout: %w", k, g.ID, err))
+			}
+		}
+	}
+	jobIDs := map[int]bool{}
+	var current Decision
+	for k := range s.Jobs {
+		j := &s.Jobs[k]
+		if jobIDs[j.ID] {
+			errs = append(errs, fmt.Errorf("Jobs[%d]: duplicate job ID %d", k, j.ID))
+		}
+		jobIDs[j.ID] = true
+		if len(j.Options) == 0 {
+			errs = append(errs, fmt.Errorf("Jobs[%d] (ID %d): no resource options; a job needs at least one", k, j.ID))
+		}
+		for t, o := range j.Options {
+			if o.Profile == "" && (o.Fraction <= 0 || o.Fraction > 1 || math.IsNaN(o.Fraction)) {
+				errs = append(errs, fmt.Errorf("Jobs[%d] (ID %d) option %d: fraction %v outside (0,1] and no MIG profile", k, j.ID, t, o.Fraction))
+			}
+		}
+		if j.MigrationCost < 0 || math.IsNaN(j.MigrationCost) || math.IsInf(j.MigrationCost, 0) {
+			errs = append(errs, fmt.Errorf("Jobs[%d] (ID %d): migration cost %v; want a finite value >= 0", k, j.ID, j.MigrationCost))
+		}
+		if j.Current == nil {
+			current.Unscheduled = append(current.Unscheduled, j.ID)
+			continue
+		}
+		if j.Current.JobID != j.ID {
+			errs = append(errs, fmt.Errorf("Jobs[%d] (ID %d): current placement names job %d", k, j.ID, j.Current.JobID))
+		}
+		current.Placements = append(current.Placements, *j.Current)
+		if g, ok := s.GPU(j.Current.GPU); ok && g.Model.MIG {
+			in := Instance{Profile: j.Current.Profile, Start: j.Current.Start}
+			if !slices.Contains(g.Instances, in) {
+				errs = append(errs, fmt.Errorf("Jobs[%d] (ID %d): runs on %s@%d of GPU %d, which is not in that GPU's Instances", k, j.ID, in.Profile, in.Start, g.ID))
+			}
+		}
+	}
+	if len(errs) == 0 {
+		if err := CheckDecision(s, current); err != nil {
+			errs = append(errs, fmt.Errorf("current placements: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func checkModel(m *GPUModel) error {
+	if m.Name == "" {
+		return errors.New("GPU model has no name")
+	}
+	if !m.MIG {
+		return nil
+	}
+	if m.ComputeSlices <= 0 || m.MemorySlices <= 0 {
+		return fmt.Errorf("MIG model %q: %d compute and %d memory slices; want both > 0", m.Name, m.ComputeSlices, m.MemorySlices)
+	}
+	seen := map[string]bool{}
+	for _, p := range m.Profiles {
+		if seen[p.Name] || p.Name == "" {
+			return fmt.Errorf("MIG model %q: empty or duplicate profile name %q", m.Name, p.Name)
+		}
+		seen[p.Name] = true
+		if p.Compute <= 0 || p.Compute > m.ComputeSlices || p.MemSlices <= 0 || p.MemSlices > m.MemorySlices {
+			return fmt.Errorf("MIG model %q profile %q: %d compute, %d memory slices; want 1..%d and 1..%d", m.Name, p.Name, p.Compute, p.MemSlices, m.ComputeSlices, m.MemorySlices)
+		}
+		for _, st := range p.Starts {
+			if st < 0 || st+p.MemSlices > m.MemorySlices {
+				return fmt.Errorf("MIG model %q profile %q: start %d runs past memory slice %d", m.Name, p.Name, st, m.MemorySlices)
+			}
+		}
+	}
+	return nil
+}
+
+// CheckLayout verifies that instances form a legal MIG layout of model m:
+// known profiles at legal starts, no shared memory slice, at most
+// ComputeSlices compute slices in use.
+func CheckLayout(m *GPUModel, instances []Instance) error {
+	used := make([]int, m.MemorySlices) // index+1 of the instance holding each slice
+	compute := 0
+	for k, in := range instances {
+		p, ok := m.Profile(in.Profile)
+		if !ok {
+			return fmt.Errorf("instance %d: profile %q is not a MIG profile of %s (have %s)", k, in.Profile, m.Name, profileNames(m))
+		}
+		if !slices.Contains(p.Starts, in.Start) {
+			return fmt.Errorf("instance %d: %s cannot start at memory slice %d on %s (legal starts %v)", k, p.Name, in.Start, m.Name, p.Starts)
+		}
+		for sl := in.Start; sl < in.Start+p.MemSlices; sl++ {
+			if used[sl] != 0 {
+				o := instances[used[sl]-1]
+				return fmt.Errorf("instance %d (%s@%d) and instance %d (%s@%d) share memory slice %d", k, in.Profile, in.Start, used[sl]-1, o.Profile, o.Start, sl)
+			}
+			used[sl] = k + 1
+		}
+		compute += p.Compute
+	}
+	if compute > m.ComputeSlices {
+		return fmt.Errorf("layout uses %d compute slices; %s has %d", compute, m.Name, m.ComputeSlices)
+	}
+	return nil
+}
+
+func profileNames(m *GPUModel) string {
+	names := make([]string, len(m.Profiles))
+	for k, p := range m.Profiles {
+		names[k] = p.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// CheckDecision verifies every rule of the package documentation for d
+// against s and returns all violations found, joined (nil when d is valid).
+// Every policy's tests should run it on every decision.
+func CheckDecision(s *Snapshot, d Decision) error {
+	var errs []error
+	seen := map[int]string{}
+	mark := func(id int, where string) bool {
+		if _, ok := s.Job(id); !ok {
+			errs = append(errs, fmt.Errorf("%s: job %d is not in the snapshot", where, id))
+			return false
+		}
+		if prev, dup := seen[id]; dup {
+			errs = append(errs, fmt.Errorf("%s: job %d already appears at %s; each job appears once", where, id, prev))
+			return false
+		}
+		seen[id] = where
+		return true
+	}
+	for k, id := range d.Unscheduled {
+		mark(id, fmt.Sprintf("Unscheduled[%d]", k))
+	}
+	byGPU := map[int][]int{} // GPU ID -> indices into d.Placements
+	for k, p := range d.Placements {
+		where := fmt.Sprintf("Placements[%d] (job %d)", k, p.JobID)
+		if !mark(p.JobID, where) {
+			continue
+		}
+		j, _ := s.Job(p.JobID)
+		g, ok := s.GPU(p.GPU)
+		if !ok {
+			errs = append(errs, fmt.Errorf("%s: GPU %d is not in the snapshot", where, p.GPU))
+			continue
+		}
+		if p.Option < 0 || p.Option >= len(j.Options) {
+			errs = append(errs, fmt.Errorf("%s: option %d; the job has options 0..%d", where, p.Option, len(j.Options)-1))
+			continue
+		}
+		o := j.Options[p.Option]
+		if !o.Fits(&g.Model) {
+			errs = append(errs, fmt.Errorf("%s: option %d (type %q, profile %q, fraction %v) does not fit GPU %d (%s)", where, p.Option, o.GPUType, o.Profile, o.Fraction, g.ID, g.Model.Name))
+			continue
+		}
+		if g.Model.MIG && p.Profile != o.Profile {
+			errs = append(errs, fmt.Errorf("%s: profile %q differs from option %d's profile %q", where, p.Profile, p.Option, o.Profile))
+			continue
+		}
+		if !g.Model.MIG && (p.Profile != "" || p.Start != 0 || p.Fraction != o.Fraction) {
+			errs = append(errs, fmt.Errorf("%s: on non-MIG GPU %d want profile \"\", start 0 and fraction %v (the option's); got %q, %d, %v", where, g.ID, o.Fraction, p.Profile, p.Start, p.Fraction))
+			continue
+		}
+		byGPU[p.GPU] = append(byGPU[p.GPU], k)
+	}
+	for _, j := range s.Jobs {
+		if _, ok := seen[j.ID]; !ok {
+			errs = append(errs, fmt.Errorf("job %d is neither placed nor in Unscheduled", j.ID))
+		}
+	}
+	ids := make([]int, 0, len(byGPU))
+	for id := range byGPU {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		g, _ := s.GPU(id)
+		ks := byGPU[id]
+		if g.Model.MIG {
+			// One placement is one instance: two jobs on the same
+			// (profile, start) overlap in memory and are reported so.
+			ins := make([]Instance, len(ks))
+			for n, k := range ks {
+				ins[n] = Instance{Profile: d.Placements[k].Profile, Start: d.Placements[k].Start}
+			}
+			if err := CheckLayout(&g.Model, ins); err != nil {
+				errs = append(errs, fmt.Errorf("GPU %d (%s): jobs %v: %w", id, g.Model.Name, jobsOf(d, ks), err))
+			}
+			continue
+		}
+		sum := 0.0
+		tenant := ""
+		for n, k := range ks {
+			j, _ := s.Job(d.Placements[k].JobID)
+			sum += d.Placements[k].Fraction
+			if n == 0 {
+				tenant = j.Tenant
+			} else if j.Tenant != tenant {
+				errs = append(errs, fmt.Errorf("GPU %d (%s, no MIG): jobs of tenants %q and %q share it; without MIG one GPU serves one tenant", id, g.Model.Name, tenant, j.Tenant))
+				break
+			}
+		}
+		if sum > 1+fractionSlack {
+			errs = append(errs, fmt.Errorf("GPU %d (%s, no MIG): jobs %v take fractions summing to %v > 1", id, g.Model.Name, jobsOf(d, ks), sum))
+		}
+	}
+	if d.Bound != 0 && d.Cost != 0 && d.Bound > d.Cost*(1+1e-9)+1e-9 {
+		errs = append(errs, fmt.Errorf("claimed lower bound %v exceeds the decision's own cost %v", d.Bound, d.Cost))
+	}
+	return errors.Join(errs...)
+}
+
+func jobsOf(d Decision, ks []int) []int {
+	out := make([]int, len(ks))
+	for n, k := range ks {
+		out[n] = d.Placements[k].JobID
+	}
+	return out
+}

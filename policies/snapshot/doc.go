@@ -1,0 +1,38 @@
+// Package snapshot provides the input and output types shared by every GPU
+// scheduling policy: a self-contained Snapshot of GPUs and jobs, the Decision
+// a policy returns, CheckDecision that verifies every placement rule, and the
+// registry that builds policies by name with validated arguments.
+//
+// Policies read a Snapshot and return a Decision; they never touch engine or
+// hardware state. The simulator builds the snapshot (from hw/gpu specs and
+// its own job table) and applies the decision.
+//
+// # Model
+//
+// A GPU has a GPUModel: either MIG-capable (ComputeSlices compute slices,
+// MemorySlices memory slices, and the legal MIG profiles with their start
+// memory slices) or a plain GPU shared by fractions. A job lists the
+// resource options it may run with (the R_it of the paper's program): a MIG
+// profile name, or a fraction of a non-MIG GPU, optionally restricted to one
+// GPU type. Options subsume GPU-type constraints: an option with GPUType set
+// applies only to GPUs of that type, so "job X needs 2g on an A100 but 1g on
+// an H100" is two options.
+//
+// # Rules (checked by CheckDecision)
+//
+//   - every job of the snapshot appears exactly once, either placed or in
+//     Unscheduled;
+//   - a placement names an existing GPU and one of the job's options, and
+//     the option fits that GPU (type, MIG-ness, profile);
+//   - MIG: the profile exists on the GPU's model, the start is one of its
+//     legal starts, instances on one GPU never share a memory slice, the
+//     compute slices in use never exceed ComputeSlices, and one MIG instance
+//     holds exactly one job (tenant isolation: different jobs, whatever their
+//     tenant, never share an instance);
+//   - non-MIG: the fractions on one GPU sum to at most 1 and all jobs on it
+//     belong to one tenant (isolation without MIG means no co-tenancy).
+//
+// A running job is migrated when its new placement differs from its current
+// one in GPU, profile or start (or it is preempted into Unscheduled); that is
+// d_i = 1 of the paper's program.
+package snapshot

@@ -1,0 +1,184 @@
+package snapshot
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Policy decides where jobs run. Schedule must not keep or modify s; it must
+// be deterministic for a given s unless a wall-clock limit documented by the
+// policy cuts it short.
+type Policy interface {
+	Name() string
+	Schedule(s *Snapshot) (Decision, error)
+}
+
+// Factory builds a policy from string arguments (as a scenario file gives
+// them). It should read them through an Args and return Args.Err.
+type Factory func(args map[string]string) (Policy, error)
+
+var (
+	regMu    sync.Mutex
+	registry = map[string]Factory{}
+)
+
+// Register makes a policy available by name. It is meant for init functions;
+// registering one name twice is a programming error and panics.
+func Register(name string, f Factory) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	if _, dup := registry[name]; dup {
+		panic("snapshot: policy " + strconv.Quote(name) + " registered twice")
+	}
+	registry[name] = f
+}
+
+// New builds the named policy with its arguments.
+func New(name string, args map[string]string) (Policy, error) {
+	regMu.Lock()
+	f, ok := registry[name]
+	regMu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("unknown policy %q; known policies: %s", name, strings.Join(Names(), ", "))
+	}
+	p, err := f(args)
+	if err != nil {
+		return nil, fmt.Errorf("policy %q: %w", name, err)
+	}
+	return p, nil
+}
+
+// Names returns the registered policy names, sorted.
+func Names() []string {
+	regMu.Lock()
+	defer regMu.Unlock()
+	out := make([]string, 0, len(registry))
+	for n := range registry {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Args reads typed policy arguments and collects every problem: a malformed
+// value, a value out of range, or a key the policy does not know. Use it as
+//
+//	a := snapshot.NewArgs(args)
+//	limit := a.Duration("time_limit", 10*time.Second, 0, time.Hour)
+//	e1 := a.Float("e1", 1, 0, math.Inf(1))
+//	if err := a.Err(); err != nil { return nil, err }
+type Args struct {
+	raw  map[string]string
+	used map[string]bool
+	errs []string
+}
+
+// NewArgs wraps raw arguments (nil is fine).
+func NewArgs(raw map[string]string) *Args {
+	return &Args{raw: raw, used: map[string]bool{}}
+}
+
+func (a *Args) get(key string) (string, bool) {
+	a.used[key] = true
+	v, ok := a.raw[key]
+	return strings.TrimSpace(v), ok
+}
+
+// Float returns key as a float in [lo, hi], or def when absent.
+func (a *Args) Float(key string, def, lo, hi float64) float64 {
+	v, ok := a.get(key)
+	if !ok {
+		return def
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f != f || f < lo || f > hi {
+		a.errs = append(a.errs, fmt.Sprintf("%s=%q: want a number in [%g, %g]", key, v, lo, hi))
+		return def
+	}
+	return f
+}
+
+// Int returns key as an integer in [lo, hi], or def when absent.
+func (a *Args) Int(key string, def, lo, hi int) int {
+	v, ok := a.get(key)
+	if !ok {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		a.errs = append(a.errs, fmt.Sprintf("%s=%q: want an integer in [%d, %d]", key, v, lo, hi))
+		return def
+	}
+	return n
+}
+
+// Bool returns key as a boolean (true/false/1/0), or def when absent.
+func (a *Args) Bool(key string, def bool) bool {
+	v, ok := a.get(key)
+	if !ok {
+		return def
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		a.errs = append(a.errs, fmt.Sprintf("%s=%q: want true or false", key, v))
+		return def
+	}
+	return b
+}
+
+// Duration returns key as a Go duration ("500ms", "10s") in [lo, hi], or def
+// when absent.
+func (a *Args) Duration(key string, def, lo, hi time.Duration) time.Duration {
+	v, ok := a.get(key)
+	if !ok {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < lo || d > hi {
+		a.errs = append(a.errs, fmt.Sprintf("%s=%q: want a duration such as 10s in [%v, %v]", key, v, lo, hi))
+		return def
+	}
+	return d
+}
+
+// Choice returns key, which must be one of choices, or def when absent.
+func (a *Args) Choice(key, def string, choices ...string) string {
+	v, ok := a.get(key)
+	if !ok {
+		return def
+	}
+	if !slices.Contains(choices, v) {
+		a.errs = append(a.errs, fmt.Sprintf("%s=%q: want one of %s", key, v, strings.Join(choices, ", ")))
+		return def
+	}
+	return v
+}
+
+// Err reports every problem found so far plus every key that no getter
+// asked for (a misspelt argument must not be silently ignored).
+func (a *Args) Err() error {
+	var unknown []string
+	for k := range a.raw {
+		if !a.used[k] {
+			unknown = append(unknown, k)
+		}
+	}
+	slices.Sort(unknown)
+	errs := slices.Clone(a.errs)
+	if len(unknown) > 0 {
+		known := make([]string, 0, len(a.used))
+		for k := range a.used {
+			known = append(known, k)
+		}
+		slices.Sort(known)
+		errs = append(errs, fmt.Sprintf("unknown argument(s) %s; known: %s", strings.Join(unknown, ", "), strings.Join(known, ", ")))
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("bad policy arguments: %s", strings.Join(errs, "; "))
+}

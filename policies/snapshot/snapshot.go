@@ -1,0 +1,208 @@
+package snapshot
+
+import (
+	"github.com/conspirator-sim/conspirator/engine"
+)
+
+// MIGProfile is one GPU-instance profile of a MIG-capable GPU model: it takes
+// Compute compute slices and MemSlices consecutive memory slices starting at
+// one of Starts (memory-slice indices, as `nvidia-smi mig -lgipp` lists).
+type MIGProfile struct {
+	Name      string // e.g. "3g.20gb"
+	Compute   int    // compute slices (of ComputeSlices)
+	MemSlices int    // memory slices (of MemorySlices)
+	Starts    []int  // legal first memory slice, ascending
+}
+
+// GPUModel is the static geometry of one GPU type, as the policies need it.
+// For a MIG model all placements use Profiles; for a non-MIG model jobs share
+// the whole GPU by fractions.
+type GPUModel struct {
+	Name          string // catalog name, e.g. "A100-40GB"; Option.GPUType matches it
+	MIG           bool
+	ComputeSlices int          // 7 on A100/H100; unused when !MIG
+	MemorySlices  int          // 8 on A100/H100; unused when !MIG
+	Profiles      []MIGProfile // legal profiles when MIG
+}
+
+// Profile returns the named profile of m.
+func (m *GPUModel) Profile(name string) (MIGProfile, bool) {
+	for _, p := range m.Profiles {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return MIGProfile{}, false
+}
+
+// Instance is one existing MIG instance (or, on a non-MIG GPU, nothing: the
+// current sharing is read from the jobs' Current placements).
+type Instance struct {
+	Profile string
+	Start   int
+}
+
+// GPU is one device of the cluster at snapshot time.
+type GPU struct {
+	ID    int // unique within the snapshot
+	Model GPUModel
+	// Instances is the current MIG layout, idle instances included. Jobs'
+	// Current placements must lie on instances listed here. Policies may
+	// ignore it: a decision states the whole new layout through its
+	// placements (see Decision.Layout).
+	Instances []Instance
+}
+
+// Option is one way a job may run: one R_it of the paper's program.
+type Option struct {
+	// GPUType restricts the option to GPUs whose Model.Name equals it; ""
+	// allows every GPU where the rest of the option fits.
+	GPUType string
+	// Profile is the MIG profile name on MIG GPUs; "" means a fraction of a
+	// non-MIG GPU.
+	Profile string
+	// Fraction of a non-MIG GPU, in (0, 1]; ignored for MIG options.
+	Fraction float64
+	// Speed is the job's relative throughput under this option (1 = its
+	// reference speed); informational for heuristics, 0 when unknown. The
+	// paper's objective does not use it.
+	Speed float64
+}
+
+// Placement puts one job on one GPU with one of its options.
+type Placement struct {
+	JobID  int
+	GPU    int // GPU.ID
+	Option int // index into Job.Options
+	// Profile and Start locate the MIG instance; Profile is "" and Start 0
+	// on a non-MIG GPU.
+	Profile string
+	Start   int
+	// Fraction is the share of a non-MIG GPU (copied from the option); 0 on
+	// MIG GPUs.
+	Fraction float64
+}
+
+// Job is a running or pending job at snapshot time.
+type Job struct {
+	ID      int // unique within the snapshot
+	Tenant  string
+	Options []Option
+	// Current is where the job runs now; nil while it is pending.
+	Current *Placement
+	// MigrationCost is m_i: the cost of moving (or preempting) the job when
+	// it is running. Ignored for pending jobs.
+	MigrationCost float64
+}
+
+// Snapshot is everything a policy may read.
+type Snapshot struct {
+	Now  engine.Time
+	GPUs []GPU
+	Jobs []Job // running and pending
+}
+
+// GPU returns the GPU with the given ID.
+func (s *Snapshot) GPU(id int) (*GPU, bool) {
+	for k := range s.GPUs {
+		if s.GPUs[k].ID == id {
+			return &s.GPUs[k], true
+		}
+	}
+	return nil, false
+}
+
+// Job returns the job with the given ID.
+func (s *Snapshot) Job(id int) (*Job, bool) {
+	for k := range s.Jobs {
+		if s.Jobs[k].ID == id {
+			return &s.Jobs[k], true
+		}
+	}
+	return nil, false
+}
+
+// Fits reports whether option o can be used on a GPU of model m: same type
+// when the option names one, a MIG profile that m has (MIG models), or a
+// fraction in (0,1] (non-MIG models).
+func (o Option) Fits(m *GPUModel) bool {
+	if o.GPUType != "" && o.GPUType != m.Name {
+		return false
+	}
+	if m.MIG {
+		if o.Profile == "" {
+			return false
+		}
+		_, ok := m.Profile(o.Profile)
+		return ok
+	}
+	return o.Profile == "" && o.Fraction > 0 && o.Fraction <= 1
+}
+
+// Decision is what a policy returns: the complete new assignment.
+type Decision struct {
+	// Placements holds one entry per placed job; the GPU layouts follow
+	// from them (one MIG instance per placement).
+	Placements []Placement
+	// Unscheduled lists the jobs left pending (running jobs listed here are
+	// preempted).
+	Unscheduled []int
+	// Cost is the objective value the policy claims for this decision in its
+	// own units (the optimal policy: e1*GPUs + e2*migration cost + penalty
+	// per unscheduled job); 0 when the policy has no objective.
+	Cost float64
+	// Bound is a proven lower bound on the optimal Cost (equal to Cost when
+	// the policy proved optimality); 0 when unknown.
+	Bound float64
+}
+
+// Layout returns the MIG instances that d creates on GPU gpuID, sorted by
+// start; on a non-MIG GPU it returns one Instance{"" ,0} per sharing job.
+func (d *Decision) Layout(gpuID int) []Instance {
+	var out []Instance
+	for _, p := range d.Placements {
+		if p.GPU == gpuID {
+			out = append(out, Instance{Profile: p.Profile, Start: p.Start})
+		}
+	}
+	sortInstances(out)
+	return out
+}
+
+// GPUsUsed returns how many distinct GPUs hold at least one placement: the
+// sum_j Y_j of the paper's objective.
+func (d *Decision) GPUsUsed() int {
+	seen := map[int]bool{}
+	for _, p := range d.Placements {
+		seen[p.GPU] = true
+	}
+	return len(seen)
+}
+
+// Migrations returns how many running jobs of s the decision moves or
+// preempts, and the sum of their MigrationCost (the sum_i m_i d_i of the
+// paper's objective). A job stays in place when GPU, profile and start are
+// unchanged (and, on a non-MIG GPU, the GPU is unchanged).
+func Migrations(s *Snapshot, d *Decision) (n int, cost float64) {
+	placed := make(map[int]Placement, len(d.Placements))
+	for _, p := range d.Placements {
+		placed[p.JobID] = p
+	}
+	for _, j := range s.Jobs {
+		if j.Current == nil {
+			continue
+		}
+		p, ok := placed[j.ID]
+		if ok && SameInstance(*j.Current, p) {
+			continue
+		}
+		n++
+		cost += j.MigrationCost
+	}
+	return n, cost
+}
+
+// SameInstance reports whether a and b put a job on the same GPU instance.
+func SameInstance(a, b Placement) bool {
+	return a.GPU == b.GPU && a.Profile == b.Profile && a.Start == b.Start
+}

@@ -1,0 +1,226 @@
+package snapshot
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// a100 is the A100-40GB MIG geometry from the NVIDIA MIG user guide (design.md
+// "MIG facts"): 7 compute, 8 memory slices.
+func a100() GPUModel {
+	return GPUModel{Name: "A100-40GB", MIG: true, ComputeSlices: 7, MemorySlices: 8, Profiles: []MIGProfile{
+		{Name: "1g.5gb", Compute: 1, MemSlices: 1, Starts: []int{0, 1, 2, 3, 4, 5, 6}},
+		{Name: "1g.10gb", Compute: 1, MemSlices: 2, Starts: []int{0, 2, 4, 6}},
+		{Name: "2g.10gb", Compute: 2, MemSlices: 2, Starts: []int{0, 2, 4}},
+		{Name: "3g.20gb", Compute: 3, MemSlices: 4, Starts: []int{0, 4}},
+		{Name: "4g.20gb", Compute: 4, MemSlices: 4, Starts: []int{0}},
+		{Name: "7g.40gb", Compute: 7, MemSlices: 8, Starts: []int{0}},
+	}}
+}
+
+func v100() GPUModel { return GPUModel{Name: "V100"} }
+
+func TestCheckLayout(t *testing.T) {
+	m := a100()
+	cases := []struct {
+		name string
+		in   []Instance
+		want string // substring of the error; "" = legal
+	}{
+		{"empty", nil, ""},
+		// 4g uses slices 0-3, 3g 4-7: 7 compute, all 8 memory slices.
+		{"4g+3g", []Instance{{"4g.20gb", 0}, {"3g.20gb", 4}}, ""},
+		// seven 1g.5gb at 0..6: 7 compute slices, slice 7 unused.
+		{"7x1g", []Instance{{"1g.5gb", 0}, {"1g.5gb", 1}, {"1g.5gb", 2}, {"1g.5gb", 3}, {"1g.5gb", 4}, {"1g.5gb", 5}, {"1g.5gb", 6}}, ""},
+		// 3x2g (slices 0-5) + 1g.10gb at 6 (6-7): 7 compute.
+		{"3x2g+1g10", []Instance{{"2g.10gb", 0}, {"2g.10gb", 2}, {"2g.10gb", 4}, {"1g.10gb", 6}}, ""},
+		{"overlap", []Instance{{"4g.20gb", 0}, {"2g.10gb", 2}}, "share memory slice 2"},
+		{"bad start", []Instance{{"3g.20gb", 2}}, "cannot start at memory slice 2"},
+		{"unknown profile", []Instance{{"5g.25gb", 0}}, "not a MIG profile"},
+		// 2g@0,2g@2 and 3g@4 use 8 memory slices but 2+2+3 = 7 compute: legal;
+		// adding nothing else. A compute overflow needs a model with fewer
+		// compute slices: see "compute" below.
+		{"2g+2g+3g", []Instance{{"2g.10gb", 0}, {"2g.10gb", 2}, {"3g.20gb", 4}}, ""},
+	}
+	for _, c := range cases {
+		err := CheckLayout(&m, c.in)
+		if (err == nil) != (c.want == "") || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s: err = %v, want %q", c.name, err, c.want)
+		}
+	}
+	small := a100()
+	small.ComputeSlices = 6 // 4g + 3g = 7 > 6
+	if err := CheckLayout(&small, []Instance{{"4g.20gb", 0}, {"3g.20gb", 4}}); err == nil || !strings.Contains(err.Error(), "7 compute slices") {
+		t.Errorf("compute overflow: err = %v", err)
+	}
+}
+
+func testSnapshot() *Snapshot {
+	return &Snapshot{
+		GPUs: []GPU{
+			{ID: 10, Model: a100(), Instances: []Instance{{"3g.20gb", 0}}},
+			{ID: 20, Model: v100()},
+		},
+		Jobs: []Job{
+			{ID: 1, Tenant: "a", Options: []Option{{Profile: "3g.20gb"}, {Profile: "2g.10gb"}}, MigrationCost: 5,
+				Current: &Placement{JobID: 1, GPU: 10, Option: 0, Profile: "3g.20gb", Start: 0}},
+			{ID: 2, Tenant: "b", Options: []Option{{Profile: "4g.20gb"}, {Fraction: 0.5}}},
+			{ID: 3, Tenant: "b", Options: []Option{{Fraction: 0.5, GPUType: "V100"}, {Profile: "1g.5gb", GPUType: "A100-40GB"}}},
+			{ID: 4, Tenant: "c", Options: []Option{{Fraction: 0.25}}},
+		},
+	}
+}
+
+func TestCheckDecision(t *testing.T) {
+	s := testSnapshot()
+	if err := CheckSnapshot(s); err != nil {
+		t.Fatalf("test snapshot invalid: %v", err)
+	}
+	cases := []struct {
+		name string
+		d    Decision
+		want string
+	}{
+		{"all pending", Decision{Unscheduled: []int{1, 2, 3, 4}}, ""},
+		// job 1 keeps 3g@0; job 2 takes 4g... no: 4g needs slices 0-3, taken.
+		// So job 2 shares the V100 with job 3 (same tenant b, 0.5+0.5 = 1).
+		{"valid", Decision{Placements: []Placement{
+			{JobID: 1, GPU: 10, Option: 0, Profile: "3g.20gb", Start: 0},
+			{JobID: 2, GPU: 20, Option: 1, Fraction: 0.5},
+			{JobID: 3, GPU: 20, Option: 0, Fraction: 0.5},
+		}, Unscheduled: []int{4}}, ""},
+		{"missing job", Decision{Unscheduled: []int{1, 2, 3}}, "job 4 is neither placed"},
+		{"twice", Decision{Unscheduled: []int{1, 2, 3, 4, 4}}, "already appears"},
+		{"unknown job", Decision{Unscheduled: []int{1, 2, 3, 4, 9}}, "job 9 is not in the snapshot"},
+		{"unknown GPU", Decision{Placements: []Placement{{JobID: 4, GPU: 99, Fraction: 0.25}}, Unscheduled: []int{1, 2, 3}}, "GPU 99 is not"},
+		{"bad option index", Decision{Placements: []Placement{{JobID: 4, GPU: 20, Option: 3}}, Unscheduled: []int{1, 2, 3}}, "option 3"},
+		{"fraction on MIG", Decision{Placements: []Placement{{JobID: 4, GPU: 10, Fraction: 0.25}}, Unscheduled: []int{1, 2, 3}}, "does not fit GPU 10"},
+		{"type constraint", Decision{Placements: []Placement{{JobID: 3, GPU: 10, Option: 0, Fraction: 0.5}}, Unscheduled: []int{1, 2, 4}}, "does not fit"},
+		{"profile mismatch", Decision{Placements: []Placement{{JobID: 1, GPU: 10, Option: 0, Profile: "2g.10gb"}}, Unscheduled: []int{2, 3, 4}}, "differs from option"},
+		// 3g@0 (0-3) and 4g@0 (0-3) overlap.
+		{"MIG overlap", Decision{Placements: []Placement{
+			{JobID: 1, GPU: 10, Option: 0, Profile: "3g.20gb", Start: 0},
+			{JobID: 2, GPU: 10, Option: 0, Profile: "4g.20gb", Start: 0},
+		}, Unscheduled: []int{3, 4}}, "share memory slice 0"},
+		// two jobs in one MIG instance are two instances at the same place.
+		{"shared instance", Decision{Placements: []Placement{
+			{JobID: 1, GPU: 10, Option: 1, Profile: "2g.10gb", Start: 0},
+			{JobID: 3, GPU: 10, Option: 1, Profile: "1g.5gb", Start: 0},
+		}, Unscheduled: []int{2, 4}}, "share memory slice 0"},
+		// tenants b and c on one V100.
+		{"co-tenancy", Decision{Placements: []Placement{
+			{JobID: 3, GPU: 20, Option: 0, Fraction: 0.5},
+			{JobID: 4, GPU: 20, Option: 0, Fraction: 0.25},
+		}, Unscheduled: []int{1, 2}}, "tenants \"b\" and \"c\""},
+		{"wrong fraction", Decision{Placements: []Placement{{JobID: 4, GPU: 20, Option: 0, Fraction: 0.5}}, Unscheduled: []int{1, 2, 3}}, "want profile"},
+		{"bound above cost", Decision{Unscheduled: []int{1, 2, 3, 4}, Cost: 1, Bound: 2}, "lower bound"},
+	}
+	for _, c := range cases {
+		err := CheckDecision(s, c.d)
+		if (err == nil) != (c.want == "") || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s: err = %v, want %q", c.name, err, c.want)
+		}
+	}
+}
+
+func TestOverfullFraction(t *testing.T) {
+	s := &Snapshot{GPUs: []GPU{{ID: 1, Model: v100()}}, Jobs: []Job{
+		{ID: 1, Tenant: "a", Options: []Option{{Fraction: 0.6}}},
+		{ID: 2, Tenant: "a", Options: []Option{{Fraction: 0.5}}},
+		{ID: 3, Tenant: "a", Options: []Option{{Fraction: 1.0 / 3}}},
+	}}
+	// 0.6 + 0.5 = 1.1 > 1.
+	d := Decision{Placements: []Placement{{JobID: 1, GPU: 1, Fraction: 0.6}, {JobID: 2, GPU: 1, Fraction: 0.5}}, Unscheduled: []int{3}}
+	if err := CheckDecision(s, d); err == nil || !strings.Contains(err.Error(), "summing to 1.1") {
+		t.Errorf("0.6+0.5: err = %v", err)
+	}
+	// 1/3 three times sums to 1 up to rounding: must fit.
+	s.Jobs[0].Options[0].Fraction, s.Jobs[1].Options[0].Fraction = 1.0/3, 1.0/3
+	d = Decision{Placements: []Placement{{JobID: 1, GPU: 1, Fraction: 1.0 / 3}, {JobID: 2, GPU: 1, Fraction: 1.0 / 3}, {JobID: 3, GPU: 1, Fraction: 1.0 / 3}}}
+	if err := CheckDecision(s, d); err != nil {
+		t.Errorf("3 x 1/3: %v", err)
+	}
+}
+
+func TestCheckSnapshot(t *testing.T) {
+	bad := testSnapshot()
+	bad.GPUs[0].Instances = nil // job 1 runs on an instance that is not listed
+	if err := CheckSnapshot(bad); err == nil || !strings.Contains(err.Error(), "not in that GPU's Instances") {
+		t.Errorf("missing instance: %v", err)
+	}
+	bad = testSnapshot()
+	bad.Jobs[3].ID = 1
+	if err := CheckSnapshot(bad); err == nil || !strings.Contains(err.Error(), "duplicate job ID 1") {
+		t.Errorf("duplicate job: %v", err)
+	}
+	bad = testSnapshot()
+	bad.Jobs[3].Options = nil
+	if err := CheckSnapshot(bad); err == nil || !strings.Contains(err.Error(), "no resource options") {
+		t.Errorf("no options: %v", err)
+	}
+}
+
+func TestMigrationsAndUsage(t *testing.T) {
+	s := testSnapshot()
+	s.Jobs[3].Current = &Placement{JobID: 4, GPU: 20, Fraction: 0.25}
+	s.Jobs[3].MigrationCost = 2
+	// job 1 moves 3g@0 -> 3g@4 (cost 5), job 4 stays on GPU 20: 1 migration, cost 5.
+	d := Decision{Placements: []Placement{
+		{JobID: 1, GPU: 10, Option: 0, Profile: "3g.20gb", Start: 4},
+		{JobID: 4, GPU: 20, Option: 0, Fraction: 0.25},
+	}, Unscheduled: []int{2, 3}}
+	if n, c := Migrations(s, &d); n != 1 || c != 5 {
+		t.Errorf("Migrations = %d, %v; want 1, 5", n, c)
+	}
+	if got := d.GPUsUsed(); got != 2 {
+		t.Errorf("GPUsUsed = %d, want 2", got)
+	}
+	// preempting job 4 too: 2 migrations, cost 7.
+	d.Placements = d.Placements[:1]
+	d.Unscheduled = append(d.Unscheduled, 4)
+	if n, c := Migrations(s, &d); n != 2 || c != 7 {
+		t.Errorf("Migrations after preemption = %d, %v; want 2, 7", n, c)
+	}
+	if got := d.Layout(10); len(got) != 1 || got[0] != (Instance{"3g.20gb", 4}) {
+		t.Errorf("Layout(10) = %v", got)
+	}
+}
+
+type fixed struct{ name string }
+
+func (f fixed) Name() string                           { return f.name }
+func (f fixed) Schedule(s *Snapshot) (Decision, error) { return Decision{}, nil }
+
+func TestRegistryAndArgs(t *testing.T) {
+	Register("test-fixed", func(raw map[string]string) (Policy, error) {
+		a := NewArgs(raw)
+		_ = a.Float("weight", 1, 0, 10)
+		_ = a.Duration("limit", time.Second, 0, time.Minute)
+		_ = a.Choice("mode", "x", "x", "y")
+		_ = a.Bool("flag", false)
+		_ = a.Int("n", 1, 1, 5)
+		if err := a.Err(); err != nil {
+			return nil, err
+		}
+		return fixed{"test-fixed"}, nil
+	})
+	if _, err := New("test-fixed", map[string]string{"weight": "2.5", "limit": "3s", "mode": "y", "flag": "true", "n": "5"}); err != nil {
+		t.Errorf("good args: %v", err)
+	}
+	for args, want := range map[string]map[string]string{
+		"want a number in [0, 10]":   {"weight": "11"},
+		"want a duration":            {"limit": "2h"},
+		"want one of x, y":           {"mode": "z"},
+		"want true or false":         {"flag": "maybe"},
+		"want an integer in [1, 5]":  {"n": "0"},
+		"unknown argument(s) wieght": {"wieght": "1"},
+	} {
+		if _, err := New("test-fixed", want); err == nil || !strings.Contains(err.Error(), args) {
+			t.Errorf("%v: err = %v, want %q", want, err, args)
+		}
+	}
+	if _, err := New("no-such", nil); err == nil || !strings.Contains(err.Error(), "test-fixed") {
+		t.Errorf("unknown policy: %v", err)
+	}
+}
