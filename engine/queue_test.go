@@ -1,0 +1,236 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+)
+
+// refQueue is the reference pending-event set: a slice kept sorted by
+// (At, Seq) with a linear insert. It is too slow for a simulator and too
+// simple to be wrong, which is what a reference is for.
+type refQueue struct{ ev []Event }
+
+func (r *refQueue) Push(e Event) {
+	i := len(r.ev)
+	for i > 0 && e.Before(r.ev[i-1]) {
+		i--
+	}
+	r.ev = slices.Insert(r.ev, i, e)
+}
+
+func (r *refQueue) Pop() (Event, bool) {
+	if len(r.ev) == 0 {
+		return Event{}, false
+	}
+	e := r.ev[0]
+	r.ev = r.ev[1:]
+	return e, true
+}
+
+func (r *refQueue) Peek() (Event, bool) {
+	if len(r.ev) == 0 {
+		return Event{}, false
+	}
+	return r.ev[0], true
+}
+
+func (r *refQueue) Len() int { return len(r.ev) }
+
+// timeSpread draws the offset of a new event from the time of the last pop.
+// The spreads are chosen to hit each weak spot of a calendar queue: many
+// equal times (one overfull bucket), a narrow spread (width estimate of 1ns),
+// a wide log-uniform spread over 15 decades (sparse years, direct search), a
+// mixture, and negative offsets (events earlier than the search position,
+// which the interface allows even though the Simulator never does it).
+type timeSpread struct {
+	name string
+	draw func(s *Stream) Time
+}
+
+var spreads = []timeSpread{
+	{"equal", func(s *Stream) Time { return Time(s.IntN(2)) * 1000 }},
+	{"narrow", func(s *Stream) Time { return Time(s.IntN(8)) }},
+	{"exp-1us", func(s *Stream) Time { return Time(s.Exp(1000)) }},
+	{"wide-log", func(s *Stream) Time { return Time(math.Pow(10, s.Uniform(0, 15))) }},
+	{"mixed", func(s *Stream) Time {
+		switch s.IntN(4) {
+		case 0:
+			return 0
+		case 1:
+			return Time(s.IntN(10))
+		case 2:
+			return Time(s.Exp(1e6))
+		}
+		return Time(s.Exp(1e12))
+	}},
+	{"backwards", func(s *Stream) Time { return Time(s.IntN(2001) - 1000) }},
+}
+
+// queueWorkload pushes and pops random events on q and ref alike and fails
+// at the first difference. The push probability follows phases (grow to
+// about 3000 events, drain to empty, grow again) so that the calendar queue
+// resizes up and down; a mid-run change of spread forces its width to be
+// re-estimated.
+func queueWorkload(t *testing.T, q EventQueue, spreadA, spreadB timeSpread, seed uint64, ops int) {
+	t.Helper()
+	ref := &refQueue{}
+	s := NewStream(seed, "queue-workload")
+	var seq uint64
+	var now Time
+	for i := range ops {
+		spread := spreadA
+		if i >= ops/2 {
+			spread = spreadB
+		}
+		phase := (i / 4000) % 3
+		pPush := []float64{0.7, 0.3, 0.55}[phase]
+		if s.Float64() < pPush {
+			seq++
+			e := Event{At: now + spread.draw(s), Seq: seq, Slot: int32(seq % 977)}
+			q.Push(e)
+			ref.Push(e)
+		} else {
+			if s.IntN(4) == 0 {
+				pe, pok := q.Peek()
+				re, rok := ref.Peek()
+				if pe != re || pok != rok {
+					t.Fatalf("op %d: Peek = %+v,%v; reference %+v,%v", i, pe, pok, re, rok)
+				}
+			}
+			ge, gok := q.Pop()
+			re, rok := ref.Pop()
+			if ge != re || gok != rok {
+				t.Fatalf("op %d (len %d): Pop = %+v,%v; reference %+v,%v", i, ref.Len(), ge, gok, re, rok)
+			}
+			if rok {
+				now = re.At
+			}
+		}
+		if q.Len() != ref.Len() {
+			t.Fatalf("op %d: Len = %d, reference %d", i, q.Len(), ref.Len())
+		}
+	}
+	// Drain: the rest must come out in the reference order too.
+	for ref.Len() > 0 {
+		ge, _ := q.Pop()
+		re, _ := ref.Pop()
+		if ge != re {
+			t.Fatalf("drain: Pop = %+v, reference %+v", ge, re)
+		}
+	}
+	if e, ok := q.Pop(); ok || e != (Event{}) {
+		t.Fatalf("Pop on empty = %+v,%v; want zero,false", e, ok)
+	}
+	if e, ok := q.Peek(); ok || e != (Event{}) {
+		t.Fatalf("Peek on empty = %+v,%v; want zero,false", e, ok)
+	}
+}
+
+// Every implementation against the sorted-slice reference, for every pair
+// of (first-half, second-half) time spreads.
+func TestQueuesAgainstReference(t *testing.T) {
+	ops := 20000
+	if testing.Short() {
+		ops = 6000
+	}
+	for _, k := range QueueKinds {
+		for ia, a := range spreads {
+			for ib, b := range spreads {
+				if ia != ib && (ia+ib)%2 == 1 { // half the pairs keep the run short
+					continue
+				}
+				t.Run(fmt.Sprintf("%s/%s-then-%s", k, a.name, b.name), func(t *testing.T) {
+					queueWorkload(t, NewQueue(k), a, b, uint64(17*ia+ib), ops)
+				})
+			}
+		}
+	}
+}
+
+func TestNewQueueKinds(t *testing.T) {
+	seen := map[string]bool{}
+	for _, k := range QueueKinds {
+		q := NewQueue(k)
+		if q == nil {
+			t.Fatalf("NewQueue(%q) = nil", k)
+		}
+		name := fmt.Sprintf("%T", q)
+		if seen[name] {
+			t.Errorf("NewQueue(%q) returns %s, already returned for another kind", k, name)
+		}
+		seen[name] = true
+	}
+	if len(QueueKinds) < 3 {
+		t.Errorf("QueueKinds has %d entries, want at least 3 (two heaps and the calendar queue)", len(QueueKinds))
+	}
+	if NewQueue("splay") != nil {
+		t.Error(`NewQueue("splay") != nil, want nil for an unknown kind`)
+	}
+	if _, ok := NewQueue("").(*BinaryHeap); !ok {
+		t.Error(`NewQueue("") is not the default binary heap`)
+	}
+}
+
+// The calendar queue must reach a steady state without allocating: the
+// node slab recycles through its free list.
+func TestCalendarSteadyStateAllocs(t *testing.T) {
+	for _, k := range QueueKinds {
+		q := NewQueue(k)
+		s := NewStream(1, "allocs")
+		var seq uint64
+		for range 10000 {
+			seq++
+			q.Push(Event{At: Time(s.Exp(1e9)), Seq: seq})
+		}
+		hold := func() {
+			e, _ := q.Pop()
+			seq++
+			q.Push(Event{At: e.At + Time(s.Exp(1e9)), Seq: seq})
+		}
+		for range 50000 { // let the calendar settle its width
+			hold()
+		}
+		if a := testing.AllocsPerRun(1000, hold); a != 0 {
+			t.Errorf("%s: %v allocations per hold at 1e4 pending, want 0", k, a)
+		}
+	}
+}
+
+// estimateShift is Brown's rule rounded up to a power of two; cases derived
+// by hand.
+func TestEstimateShift(t *testing.T) {
+	ev := func(ts ...Time) []Event {
+		var out []Event
+		for i, x := range ts {
+			out = append(out, Event{At: x, Seq: uint64(i)})
+		}
+		return out
+	}
+	cases := []struct {
+		name  string
+		in    []Event
+		shift uint
+		ok    bool
+	}{
+		{"empty", nil, 0, false},
+		{"all equal", ev(5, 5, 5), 0, false},
+		// gaps 100,100,100: mean 100, width 300 -> next power of two 512 = 2^9
+		{"even", ev(0, 100, 200, 300), 9, true},
+		// gaps 10,10,10,1000: mean 257.5; drop 1000 > 515; mean 10, width 30 -> 32 = 2^5
+		{"outlier", ev(0, 10, 20, 30, 1030), 5, true},
+		// zero gaps ignored: gaps 0,4,0,4 -> mean 4, width 12 -> 16 = 2^4
+		{"ties", ev(0, 0, 4, 4, 8), 4, true},
+		// gap 1: width 3 -> 4 = 2^2
+		{"unit", ev(0, 1), 2, true},
+		// a gap beyond 2^62 clamps at 62
+		{"huge", ev(-MaxTime, MaxTime), 62, true},
+	}
+	for _, c := range cases {
+		s, ok := estimateShift(c.in)
+		if s != c.shift || ok != c.ok {
+			t.Errorf("%s: estimateShift = %d,%v; want %d,%v", c.name, s, ok, c.shift, c.ok)
+		}
+	}
+}
