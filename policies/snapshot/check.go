@@ -122,6 +122,7 @@ func checkModel(m *GPUModel) error {
 func CheckLayout(m *GPUModel, instances []Instance) error {
 	used := make([]int, m.MemorySlices) // index+1 of the instance holding each slice
 	compute := 0
+	count := map[string]int{}
 	for k, in := range instances {
 		p, ok := m.Profile(in.Profile)
 		if !ok {
@@ -138,6 +139,10 @@ func CheckLayout(m *GPUModel, instances []Instance) error {
 			used[sl] = k + 1
 		}
 		compute += p.Compute
+		count[p.Name]++
+		if p.MaxCount > 0 && count[p.Name] > p.MaxCount {
+			return fmt.Errorf("instance %d is %s number %d; at most %d fit on a %s", k, p.Name, count[p.Name], p.MaxCount, m.Name)
+		}
 	}
 	if compute > m.ComputeSlices {
 		return fmt.Errorf("layout uses %d compute slices; %s has %d", compute, m.Name, m.ComputeSlices)

@@ -5,7 +5,9 @@
 //
 // Policies read a Snapshot and return a Decision; they never touch engine or
 // hardware state. The simulator builds the snapshot (from hw/gpu specs and
-// its own job table) and applies the decision.
+// its own job table) and applies the decision. ModelFromSpec and LookupModel
+// turn a hw/gpu catalog entry into the GPUModel a snapshot carries, so the
+// snapshot is self-contained and policies need no catalog of their own.
 //
 // # Model
 //

@@ -12,6 +12,7 @@ type MIGProfile struct {
 	Compute   int    // compute slices (of ComputeSlices)
 	MemSlices int    // memory slices (of MemorySlices)
 	Starts    []int  // legal first memory slice, ascending
+	MaxCount  int    // most instances of this profile on one GPU; 0 = no limit beyond the slices
 }
 
 // GPUModel is the static geometry of one GPU type, as the policies need it.
