@@ -1,0 +1,254 @@
+package gpu
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Spec describes one GPU type. Catalog values are defaults with a source
+// and grade each; scenarios may override them.
+type Spec struct {
+	Name        string       // catalog key, e.g. "a100-40gb"
+	MemoryBytes int64        // device memory
+	MIG         bool         // supports MIG
+	Profiles    []MIGProfile // MIG profiles, smallest first; nil when !MIG
+	// MIGNo4g3g forbids a 4g and a 3g instance on the same GPU, as drivers
+	// before R510 did (MIG guide: "since R510, a (4 memory, 4 compute) and a
+	// (4 memory, 3 compute) profile can be combined"). The catalog leaves it
+	// false; set it to reproduce papers that used older drivers (MISO).
+	MIGNo4g3g bool
+	TDPWatts  float64 // board power limit
+	// PricePerHour is the on-demand cloud price of one GPU, USD per GPU-hour.
+	PricePerHour float64
+	// RelSpeed is the throughput of the whole GPU relative to a whole
+	// A100-80GB, per model ("resnet50", "bert"); see speed.go.
+	RelSpeed map[string]float64
+	Source   string // citations and grades of the numbers above
+}
+
+// GiB is 2^30 bytes. GPU memory sizes in product names ("40GB") are binary
+// gigabytes: an A100-40GB has 40960 MiB of HBM2 (nvidia-smi shows 40536 MiB
+// after the driver's reserve).
+const GiB int64 = 1 << 30
+
+// catalog holds every GPU type by canonical name. Built once; Lookup hands
+// out copies so that callers cannot change it.
+var catalog = buildCatalog()
+
+// aliases maps other spellings to canonical names.
+var aliases = map[string]string{
+	"v100m16":   "v100",      // Alibaba openb code; the 16 GB V100 (p3.2xlarge kind)
+	"a100":      "a100-40gb", // the first A100 part
+	"h100":      "h100-80gb",
+	"a10g":      "a10", // AWS g5 variant of the A10 (same GA102; E: treated as equal)
+	"tesla-t4":  "t4",
+	"tesla-k80": "k80",
+}
+
+func buildCatalog() map[string]Spec {
+	specs := []Spec{
+		{
+			Name: "a100-40gb", MemoryBytes: 40 * GiB, MIG: true, Profiles: migProfiles(40, 40*GiB),
+			// 400 W: SXM4 part (A: thundercompute, upb-pc2 wiki), as in AWS p4d whose price we use; the PCIe card is 250 W (V/A).
+			TDPWatts: 400,
+			// 4.10 USD/GPU-h: D 32.77/8, AWS p4d.24xlarge (8x A100-40GB SXM4) on-demand (A: usage.ai, xither.com).
+			PricePerHour: 4.10,
+			RelSpeed:     relSpeedA100_40,
+			Source:       "memory V (product name); MIG profiles V (MIG guide v580); TDP A (SXM4 400 W); price D from A (p4d 32.77/8); speed D (MLPerf v0.7 vs v1.1)",
+		},
+		{
+			Name: "a100-80gb", MemoryBytes: 80 * GiB, MIG: true, Profiles: migProfiles(80, 80*GiB),
+			TDPWatts: 400, // A: SXM (thundercompute; upb-pc2 wiki; glennklockwood). PCIe 80GB: 300 W (A).
+			// 5.12 USD/GPU-h: E 40.97/8, AWS p4de.24xlarge on-demand as widely quoted (not in hardware.md; unverified).
+			PricePerHour: 5.12,
+			RelSpeed:     relSpeedA100_80,
+			Source:       "memory V; MIG profiles V (MIG guide v580); TDP A (SXM 400 W); price E (p4de 40.97/8); speed = reference (1.0)",
+		},
+		{
+			Name: "h100-80gb", MemoryBytes: 80 * GiB, MIG: true, Profiles: migProfiles(80, 80*GiB),
+			TDPWatts: 700, // A/V: SXM "up to 700W" (hawkvelt, gpu.blog; MIG guide nvidia-smi shows /700W). PCIe: 350 W (V).
+			// 12.29 USD/GPU-h: D 98.32/8, AWS p5.48xlarge on-demand (A: usage.ai, deploybase, computespec).
+			PricePerHour: 12.29,
+			RelSpeed:     relSpeedH100,
+			Source:       "memory V; MIG profiles V (MIG guide v580, H100-80GB table); TDP A (SXM 700 W); price D from A (p5 98.32/8); speed D (MLPerf v3.1 vs v3.0/v1.1)",
+		},
+		{
+			Name: "v100", MemoryBytes: 16 * GiB,
+			TDPWatts: 300, // A: nvidia-smi "300W" cap of a Tesla V100-SXM2 (public file).
+			// 3.06 USD/GPU-h: E, AWS p3.2xlarge (1x V100-SXM2-16GB) as widely quoted (hardware.md 8: not found).
+			PricePerHour: 3.06,
+			RelSpeed:     relSpeedV100,
+			Source:       "memory V (V100 16GB, Alibaba V100M16); TDP A; price E (p3.2xlarge); speed E (0.33 x A100, hardware.md 7)",
+		},
+		{
+			Name: "v100m32", MemoryBytes: 32 * GiB,
+			TDPWatts: 300, // A: same part family as v100 (SXM2 300 W cap).
+			// 3.90 USD/GPU-h: E 31.212/8, AWS p3dn.24xlarge (8x V100-32GB) as widely quoted; unverified.
+			PricePerHour: 3.90,
+			RelSpeed:     relSpeedV100, // E: same GV100 chip as the 16 GB part
+			Source:       "memory V (V100 32GB); TDP A; price E (p3dn 31.212/8); speed E (as v100)",
+		},
+		{
+			Name: "p100", MemoryBytes: 16 * GiB,
+			TDPWatts: 250, // E: PCIe P100 as commonly quoted (SXM2: 300 W); not in hardware.md.
+			// 1.46 USD/GPU-h: E, Google Cloud P100 on-demand list price as widely quoted; unverified.
+			PricePerHour: 1.46,
+			RelSpeed:     relSpeedP100,
+			Source:       "memory V (P100 16GB); TDP E; price E (GCP P100); speed D (v100 E x Gavel P100/V100 M)",
+		},
+		{
+			Name: "k80", MemoryBytes: 12 * GiB, // V: one GK210 of the dual-GPU K80 board (24 GB per board)
+			TDPWatts: 150, // D: 300 W per K80 board (V, commonly quoted) / 2 GPUs
+			// 0.90 USD/GPU-h: E, AWS p2.xlarge (1 K80 GPU) as widely quoted; unverified.
+			PricePerHour: 0.90,
+			RelSpeed:     relSpeedK80,
+			Source:       "memory V (half a K80 board); TDP D (300 W / 2); price E (p2.xlarge); speed D (v100 E x Gavel K80/V100 M); stands for Alibaba v2020 MISC (K40m/K80/M60)",
+		},
+		{
+			Name: "t4", MemoryBytes: 16 * GiB,
+			TDPWatts: 70, // A: networkoutlet, aiminingco (Tom's Hardware launch article: 75 W).
+			// 0.526 USD/GPU-h: E, AWS g4dn.xlarge (hardware.md 8: not found; widely quoted).
+			PricePerHour: 0.526,
+			RelSpeed:     relSpeedT4,
+			Source:       "memory V; TDP A; price E (g4dn.xlarge); speed D (MLPerf v0.7 T4 vs A100-40GB)",
+		},
+		{
+			Name: "a10", MemoryBytes: 24 * GiB,
+			TDPWatts: 150, // E: commonly quoted (hardware.md 8: not found).
+			// 1.006 USD/h: A, AWS g5.xlarge (1x A10G, us-east-1, June 2026 blog), whole instance incl. 4 vCPU.
+			PricePerHour: 1.006,
+			RelSpeed:     relSpeedA10,
+			Source:       "memory V; TDP E; price A (g5.xlarge, A10G); speed D (MLPerf v1.1 same round)",
+		},
+		{
+			Name: "l4", MemoryBytes: 24 * GiB,
+			TDPWatts: 72, // A: fpsbench; grokipedia.
+			// 0.805 USD/h: E, AWS g6.xlarge (1x L4) as widely quoted; not in hardware.md.
+			PricePerHour: 0.805,
+			RelSpeed:     relSpeedL4,
+			Source:       "memory V; TDP A; price E (g6.xlarge); speed D (MLPerf v3.1 vs v3.0/v1.1)",
+		},
+	}
+	m := make(map[string]Spec, len(specs))
+	for _, s := range specs {
+		m[s.Name] = s
+	}
+	return m
+}
+
+// Restrict returns a copy of s that offers only the named MIG profiles, for
+// schedulers that use a subset (MISO uses no 1g.10gb). Unknown names are an
+// error that lists the GPU's profiles.
+func (s Spec) Restrict(names ...string) (Spec, error) {
+	c := s.clone()
+	c.Profiles = c.Profiles[:0]
+	for _, p := range s.clone().Profiles {
+		for _, n := range names {
+			if p.Name == n {
+				c.Profiles = append(c.Profiles, p)
+				break
+			}
+		}
+	}
+	for _, n := range names {
+		if _, err := s.Profile(n); err != nil {
+			return Spec{}, err
+		}
+	}
+	return c, nil
+}
+
+// Names returns the canonical catalog names, sorted.
+func Names() []string {
+	out := make([]string, 0, len(catalog))
+	for n := range catalog {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Aliases returns the other accepted spellings and the canonical name each
+// stands for, as "alias=name", sorted.
+func Aliases() []string {
+	out := make([]string, 0, len(aliases))
+	for a, n := range aliases {
+		out = append(out, a+"="+n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Lookup returns the spec of the GPU called name (case-insensitive; aliases
+// such as "v100m16" accepted). The spec is a copy: changing it does not
+// change the catalog. An unknown name gives an error that lists the known
+// names and suggests the nearest.
+func Lookup(name string) (Spec, error) {
+	key := strings.ToLower(strings.TrimSpace(name))
+	if a, ok := aliases[key]; ok {
+		key = a
+	}
+	s, ok := catalog[key]
+	if !ok {
+		return Spec{}, fmt.Errorf("unknown gpu %q (did you mean %q?); known gpus: %s", name, nearest(key), strings.Join(Names(), ", "))
+	}
+	return s.clone(), nil
+}
+
+// clone deep-copies the slices and map of s.
+func (s Spec) clone() Spec {
+	c := s
+	if s.Profiles != nil {
+		c.Profiles = make([]MIGProfile, len(s.Profiles))
+		for i, p := range s.Profiles {
+			p.Starts = append([]int(nil), p.Starts...)
+			c.Profiles[i] = p
+		}
+	}
+	if s.RelSpeed != nil {
+		c.RelSpeed = make(map[string]float64, len(s.RelSpeed))
+		for k, v := range s.RelSpeed {
+			c.RelSpeed[k] = v
+		}
+	}
+	return c
+}
+
+// nearest returns the catalog name or alias closest to key by edit distance
+// (ties broken alphabetically).
+func nearest(key string) string {
+	cands := Names()
+	for a := range aliases {
+		cands = append(cands, a)
+	}
+	sort.Strings(cands)
+	best, bestD := "", -1
+	for _, c := range cands {
+		if d := editDistance(key, c); bestD < 0 || d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
