@@ -182,8 +182,8 @@ func (d *Decision) GPUsUsed() int {
 
 // Migrations returns how many running jobs of s the decision moves or
 // preempts, and the sum of their MigrationCost (the sum_i m_i d_i of the
-// paper's objective). A job stays in place when GPU, profile and start are
-// unchanged (and, on a non-MIG GPU, the GPU is unchanged).
+// paper's objective). A job stays in place when GPU, profile, start and
+// fraction are unchanged.
 func Migrations(s *Snapshot, d *Decision) (n int, cost float64) {
 	placed := make(map[int]Placement, len(d.Placements))
 	for _, p := range d.Placements {
@@ -203,7 +203,8 @@ func Migrations(s *Snapshot, d *Decision) (n int, cost float64) {
 	return n, cost
 }
 
-// SameInstance reports whether a and b put a job on the same GPU instance.
+// SameInstance reports whether a and b put a job on the same GPU instance
+// (MIG) or the same share of the same GPU (non-MIG).
 func SameInstance(a, b Placement) bool {
-	return a.GPU == b.GPU && a.Profile == b.Profile && a.Start == b.Start
+	return a.GPU == b.GPU && a.Profile == b.Profile && a.Start == b.Start && a.Fraction == b.Fraction
 }

@@ -1,0 +1,58 @@
+// Package optimal provides the exact GPU scheduler: it solves the
+// Conspirator paper's 0-1 program (minimise e1 x GPUs in use + e2 x
+// migration cost) for a snapshot with a real solver and reports the proven
+// gap, registered as policy "optimal".
+//
+// # Reading of the paper's program (conspirator.md, "The scheduling problem")
+//
+// Slots w of GPU j are the legal MIG placements (profile, start) of its
+// model, restricted to profiles some job may use there. x_ijw = 1 puts job i
+// in slot w of GPU j with the option whose profile is that slot's profile,
+// so the option index t is carried by w and x_ijwt collapses to x_ijw (a job
+// lists an option once per profile and GPU type). On a non-MIG GPU there is
+// one "slot" per job option: a fraction of the whole GPU.
+//
+//   - (a) every job is placed exactly once. Strict mode keeps "= 1" and fails
+//     when capacity is short; the default adds u_i (job left pending) with
+//     penalty P = (sum of every other objective weight) + 1, so the solver
+//     first places as many jobs as possible, then minimises the paper's
+//     objective among those placements.
+//   - (b) options respected: x only exists where the option fits the GPU.
+//   - (c) one job per MIG instance and y_jw = sum_i x_ijw (y is substituted).
+//   - (d) capacity: no memory slice is covered by two slots (for each GPU and
+//     memory slice m: sum of slots covering m <= Y_j), compute slices <=
+//     ComputeSlices, and each profile at most MaxCount times. The memory
+//     rows also tie x to Y_j, which is (e) in its strongest form.
+//   - (f) d_i = 1 - x_{i,current slot}: a running job pays m_i unless it stays
+//     on the same GPU, profile and start. Pending jobs have no current
+//     placement; their constant d_i = 1 of the literal formula is dropped.
+//   - (g)-(h) "one option per GPU" would allow only homogeneous layouts
+//     (every instance of a GPU the same profile), which contradicts MIG's
+//     flexible sizes; it is off by default and on with homogeneous=true (t =
+//     profile name; non-MIG GPUs are unaffected).
+//   - isolation: a MIG instance holds one job; a non-MIG GPU serves one
+//     tenant (variables T_jk with sum_k T_jk <= 1) and fractions sum <= 1.
+//
+// Costs are quantised to multiples of CostQuantum and non-MIG fractions to
+// 1e-6 of a GPU so that both backends solve the same integer program.
+//
+// Redundant constraints that make the solver faster and do not change the
+// optimum: identical GPUs with no running job are used in index order
+// (Y_j >= Y_j+1), and two counting cuts say the GPUs in use must offer at
+// least the compute and the memory slices that the placed jobs need at the
+// least (sum_j Y_j >= sum_i need_i (1 - u_i), in 1/840 of a GPU).
+//
+// # Backends
+//
+//   - "gophersat" (default, pure Go): github.com/crillab/gophersat PB
+//     optimisation (linear search from above: every improvement is a model;
+//     the last, UNSAT, call proves optimality).
+//   - "cbc": COIN-OR CBC through cgo, only in builds with -tags cbc.
+//
+// # Gap
+//
+// The lower bound reported in Decision.Bound is the solver's own when it
+// proved optimality (Bound = Cost); otherwise the counting bound e1 x
+// ceil(max(compute, memory needed) / GPU) (plus unavoidable migration costs)
+// for gophersat, or CBC's best bound when higher.
+package optimal

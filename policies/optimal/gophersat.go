@@ -1,0 +1,109 @@
+package optimal
+
+import (
+	"math"
+	"time"
+
+	"github.com/crillab/gophersat/solver"
+)
+
+func lit(v int, neg bool) int {
+	if neg {
+		return -(v + 1)
+	}
+	return v + 1
+}
+
+// solveGophersat runs gophersat's linear search from above itself (rather
+// than solver.Optimal, which has no way to stop) so that it can stop early
+// when an incumbent meets the counting bound, and between SAT calls when
+// the time limit is reached. One SAT call cannot be interrupted: at the
+// limit it is abandoned and finishes in the background (CPU is used until
+// it ends; its result is dropped).
+func solveGophersat(p *program, limit time.Duration) (outcome, error) {
+	out := outcome{bound: math.MinInt64}
+	var constrs []solver.PBConstr
+	for _, c := range p.cons {
+		lits := make([]int, len(c.terms))
+		ws := make([]int, len(c.terms))
+		for k, t := range c.terms {
+			lits[k], ws[k] = t.v+1, int(t.coef)
+		}
+		switch c.sense {
+		case le:
+			constrs = append(constrs, solver.LtEq(lits, ws, int(c.rhs)))
+		case ge:
+			constrs = append(constrs, solver.GtEq(lits, ws, int(c.rhs)))
+		case eq:
+			constrs = append(constrs, solver.Eq(lits, ws, int(c.rhs))...)
+		}
+	}
+	pb := solver.ParsePBConstrs(constrs)
+	if pb.Status == solver.Unsat {
+		out.infeas = true
+		return out, nil
+	}
+	costLits := make([]solver.Lit, len(p.cost))
+	costWs := make([]int, len(p.cost))
+	negLits := make([]solver.Lit, len(p.cost))
+	var total int64
+	for k, t := range p.cost {
+		costLits[k] = solver.IntToLit(int32(lit(t.v, t.neg)))
+		negLits[k] = costLits[k].Negation()
+		costWs[k] = int(t.w)
+		total += t.w
+	}
+	pb.SetCostFunc(costLits, costWs)
+	s := solver.New(pb)
+
+	var deadline time.Time
+	if limit > 0 {
+		deadline = time.Now().Add(limit)
+	}
+	solve := func() (solver.Status, bool) {
+		if limit == 0 {
+			return s.Solve(), true
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return solver.Indet, false
+		}
+		ch := make(chan solver.Status, 1)
+		go func() { ch <- s.Solve() }()
+		timer := time.NewTimer(left)
+		defer timer.Stop()
+		select {
+		case st := <-ch:
+			return st, true
+		case <-timer.C:
+			return solver.Indet, false
+		}
+	}
+	for {
+		st, done := solve()
+		if !done {
+			return out, nil // time is up: best so far, not proven
+		}
+		if st == solver.Unsat {
+			if out.x == nil {
+				out.infeas = true
+			} else {
+				out.optimal = true
+			}
+			return out, nil
+		}
+		out.x = s.Model()
+		out.improved++
+		cost := p.value(out.x)
+		if cost <= p.bound {
+			out.optimal = true
+			return out, nil
+		}
+		// Next model must cost at most cost-1: sum w*[cost lit] <= cost-1-constant,
+		// i.e. sum w*[negated lit] >= total - (cost-1-constant).
+		need := total - (cost - 1 - p.constant)
+		ls := append([]solver.Lit(nil), negLits...)
+		ws := append([]int(nil), costWs...)
+		s.AppendClause(solver.NewPBClause(ls, ws, int(need)))
+	}
+}

@@ -1,0 +1,173 @@
+package optimal
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/conspirator-sim/conspirator/policies/snapshot"
+)
+
+// Config selects the objective weights, the backend and its limits.
+type Config struct {
+	// E1 weighs each GPU in use, E2 each unit of migration cost (the e1, e2
+	// of the paper). Both >= 0.
+	E1, E2 float64
+	// Backend is "gophersat" (default, pure Go) or "cbc" (builds with -tags
+	// cbc only).
+	Backend string
+	// TimeLimit bounds the wall-clock solve time; 0 means none (the solve
+	// then always ends with a proof of optimality, and its result depends on
+	// the snapshot alone). When the limit cuts a solve short the best
+	// decision found so far is returned with its proven gap.
+	TimeLimit time.Duration
+	// Strict keeps constraint (a) as "= 1": a snapshot whose jobs cannot all
+	// be placed is an error instead of a decision with pending jobs.
+	Strict bool
+	// Homogeneous adds the paper's (g)-(h): every MIG instance of a GPU has
+	// the same profile.
+	Homogeneous bool
+}
+
+// DefaultConfig is what the "optimal" policy uses when given no arguments.
+func DefaultConfig() Config {
+	return Config{E1: 1, E2: 0.1, Backend: "gophersat", TimeLimit: 60 * time.Second}
+}
+
+// Validate reports every problem with c.
+func (c Config) Validate() error {
+	var errs []error
+	for name, v := range map[string]float64{"e1": c.E1, "e2": c.E2} {
+		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			errs = append(errs, fmt.Errorf("%s = %v; want a finite weight >= 0", name, v))
+		}
+	}
+	if _, ok := backends[c.Backend]; !ok {
+		errs = append(errs, fmt.Errorf("backend %q is not available in this build; have %s%s", c.Backend, strings.Join(backendNames(), ", "), cbcHint))
+	}
+	if c.TimeLimit < 0 {
+		errs = append(errs, fmt.Errorf("time limit %v; want >= 0 (0 = none)", c.TimeLimit))
+	}
+	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+	return errors.Join(errs...)
+}
+
+// outcome is what a backend returns.
+type outcome struct {
+	x        []bool // best assignment found; nil when none
+	optimal  bool   // the solver proved x optimal
+	infeas   bool   // the solver proved the program infeasible
+	bound    int64  // the solver's proven lower bound in quanta; math.MinInt64 when it has none
+	improved int    // solutions found on the way (gophersat) or 0
+}
+
+// backend solves a program within a wall-clock limit (0 = none).
+type backend func(p *program, limit time.Duration) (outcome, error)
+
+var backends = map[string]backend{"gophersat": solveGophersat}
+
+func backendNames() []string {
+	out := make([]string, 0, len(backends))
+	for n := range backends {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Result is a decision with what the solver knows about its quality.
+type Result struct {
+	Decision snapshot.Decision
+	// Optimal is true when the solver proved Decision optimal.
+	Optimal bool
+	// Gap is (Cost - Bound) / Cost, 0 when optimal or Cost is 0.
+	Gap float64
+	// Vars and Constraints are the size of the 0-1 program.
+	Vars, Constraints int
+	// Improvements counts the incumbents gophersat found.
+	Improvements int
+	// Elapsed is the wall-clock solve time (informational only: never let
+	// it into simulation results).
+	Elapsed time.Duration
+}
+
+// Solver is the exact scheduler.
+type Solver struct{ cfg Config }
+
+// NewSolver checks cfg and returns a solver.
+func NewSolver(cfg Config) (*Solver, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Solver{cfg: cfg}, nil
+}
+
+// Name implements snapshot.Policy.
+func (o *Solver) Name() string { return "optimal" }
+
+// Schedule implements snapshot.Policy.
+func (o *Solver) Schedule(s *snapshot.Snapshot) (snapshot.Decision, error) {
+	r, err := o.Solve(s)
+	return r.Decision, err
+}
+
+// Solve formulates and solves s.
+func (o *Solver) Solve(s *snapshot.Snapshot) (Result, error) {
+	if err := snapshot.CheckSnapshot(s); err != nil {
+		return Result{}, fmt.Errorf("optimal: invalid snapshot: %w", err)
+	}
+	p, err := build(s, o.cfg)
+	if err != nil {
+		return Result{}, fmt.Errorf("optimal: %w", err)
+	}
+	begin := time.Now()
+	out, err := backends[o.cfg.Backend](p, o.cfg.TimeLimit)
+	r := Result{Vars: len(p.vars), Constraints: len(p.cons), Improvements: out.improved, Elapsed: time.Since(begin)}
+	if err != nil {
+		return r, fmt.Errorf("optimal (%s): %w", o.cfg.Backend, err)
+	}
+	if out.infeas {
+		return r, errors.New("optimal: the jobs cannot all be placed (strict mode); allow pending jobs with strict=false")
+	}
+	if out.x == nil {
+		return r, fmt.Errorf("optimal (%s): no feasible decision found within %v", o.cfg.Backend, o.cfg.TimeLimit)
+	}
+	d := p.decision(out.x)
+	cost := p.value(out.x)
+	bound := max(p.bound, out.bound)
+	if out.optimal || bound >= cost {
+		bound, r.Optimal = cost, true
+	}
+	d.Cost = float64(cost) * CostQuantum
+	d.Bound = float64(bound) * CostQuantum
+	if cost > 0 {
+		r.Gap = float64(cost-bound) / float64(cost)
+	}
+	if err := snapshot.CheckDecision(s, d); err != nil {
+		return r, fmt.Errorf("optimal (%s): internal error, the solution breaks a rule: %w", o.cfg.Backend, err)
+	}
+	r.Decision = d
+	return r, nil
+}
+
+func init() {
+	snapshot.Register("optimal", func(raw map[string]string) (snapshot.Policy, error) {
+		def := DefaultConfig()
+		a := snapshot.NewArgs(raw)
+		cfg := Config{
+			E1:          a.Float("e1", def.E1, 0, math.MaxFloat64),
+			E2:          a.Float("e2", def.E2, 0, math.MaxFloat64),
+			Backend:     a.Choice("backend", def.Backend, "gophersat", "cbc"),
+			TimeLimit:   a.Duration("time_limit", def.TimeLimit, 0, 24*time.Hour),
+			Strict:      a.Bool("strict", def.Strict),
+			Homogeneous: a.Bool("homogeneous", def.Homogeneous),
+		}
+		if err := a.Err(); err != nil {
+			return nil, err
+		}
+		return NewSolver(cfg)
+	})
+}

@@ -1,0 +1,283 @@
+package optimal
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/conspirator-sim/conspirator/engine"
+	"github.com/conspirator-sim/conspirator/policies/snapshot"
+)
+
+func model(t testing.TB, name string) snapshot.GPUModel {
+	t.Helper()
+	m, err := snapshot.LookupModel(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func gpus(t testing.TB, name string, n int) []snapshot.GPU {
+	out := make([]snapshot.GPU, n)
+	for k := range out {
+		out[k] = snapshot.GPU{ID: k, Model: model(t, name)}
+	}
+	return out
+}
+
+func mig(profiles ...string) []snapshot.Option {
+	out := make([]snapshot.Option, len(profiles))
+	for k, p := range profiles {
+		out[k] = snapshot.Option{Profile: p}
+	}
+	return out
+}
+
+func pending(id int, tenant string, opts []snapshot.Option) snapshot.Job {
+	return snapshot.Job{ID: id, Tenant: tenant, Options: opts}
+}
+
+func solve(t *testing.T, s *snapshot.Snapshot, cfg Config) Result {
+	t.Helper()
+	o, err := NewSolver(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := o.Solve(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := snapshot.CheckDecision(s, r.Decision); err != nil {
+		t.Fatalf("invalid decision: %v", err)
+	}
+	return r
+}
+
+// TestHandExamples checks optima derived by hand on the A100-40GB MIG rules
+// (7 compute, 8 memory slices; 4g at 0, 3g at 0/4, 1g.5gb at 0..6).
+func TestHandExamples(t *testing.T) {
+	for _, backend := range backendNames() {
+		cfg := Config{E1: 1, E2: 1, Backend: backend}
+		t.Run(backend, func(t *testing.T) {
+			seven := make([]snapshot.Job, 7)
+			for k := range seven {
+				seven[k] = pending(k, fmt.Sprint("t", k), mig("1g.5gb"))
+			}
+			eight := append(append([]snapshot.Job(nil), seven...), pending(7, "t7", mig("1g.5gb")))
+			cases := []struct {
+				name      string
+				s         snapshot.Snapshot
+				cfg       Config
+				cost      float64
+				gpus      int
+				pendingID []int
+			}{
+				// 4g@0 + 3g@4 fill one GPU; the second 3g needs another: 2 GPUs.
+				{"4g+3g+3g", snapshot.Snapshot{GPUs: gpus(t, "a100-40gb", 3), Jobs: []snapshot.Job{
+					pending(1, "a", mig("3g.20gb")), pending(2, "b", mig("4g.20gb")), pending(3, "c", mig("3g.20gb"))}},
+					cfg, 2, 2, nil},
+				// seven 1g.5gb fit one A100 (starts 0..6, 7 compute slices).
+				{"7x1g", snapshot.Snapshot{GPUs: gpus(t, "a100-40gb", 2), Jobs: seven}, cfg, 1, 1, nil},
+				// an eighth needs a second GPU (compute 8 > 7).
+				{"8x1g", snapshot.Snapshot{GPUs: gpus(t, "a100-40gb", 2), Jobs: eight}, cfg, 2, 2, nil},
+				// a job may take 3g or 4g: with a 4g-only job, it must take 3g@4: 1 GPU.
+				{"choice", snapshot.Snapshot{GPUs: gpus(t, "a100-40gb", 2), Jobs: []snapshot.Job{
+					pending(1, "a", mig("4g.20gb", "3g.20gb")), pending(2, "a", mig("4g.20gb"))}}, cfg, 1, 1, nil},
+				// homogeneous (g)-(h): 4g and 3g cannot share a GPU: 2 GPUs.
+				{"homogeneous", snapshot.Snapshot{GPUs: gpus(t, "a100-40gb", 2), Jobs: []snapshot.Job{
+					pending(1, "a", mig("3g.20gb")), pending(2, "a", mig("4g.20gb"))}},
+					Config{E1: 1, E2: 1, Backend: backend, Homogeneous: true}, 2, 2, nil},
+				// two 7g jobs, one GPU: one stays pending at P = e1*1 + 1e-4.
+				{"short", snapshot.Snapshot{GPUs: gpus(t, "a100-40gb", 1), Jobs: []snapshot.Job{
+					pending(1, "a", mig("7g.40gb")), pending(2, "a", mig("7g.40gb"))}}, cfg, 1 + 1 + CostQuantum, 1, []int{2}},
+				// non-MIG isolation: two tenants at 0.5 each need 2 V100s,
+				// one tenant's two halves share 1.
+				{"tenants", snapshot.Snapshot{GPUs: gpus(t, "v100", 2), Jobs: []snapshot.Job{
+					pending(1, "a", []snapshot.Option{{Fraction: 0.5}}), pending(2, "b", []snapshot.Option{{Fraction: 0.5}})}}, cfg, 2, 2, nil},
+				{"one tenant", snapshot.Snapshot{GPUs: gpus(t, "v100", 2), Jobs: []snapshot.Job{
+					pending(1, "a", []snapshot.Option{{Fraction: 0.5}}), pending(2, "a", []snapshot.Option{{Fraction: 0.5}})}}, cfg, 1, 1, nil},
+			}
+			for _, c := range cases {
+				r := solve(t, &c.s, c.cfg)
+				if !r.Optimal || math.Abs(r.Decision.Cost-c.cost) > 1e-9 || r.Decision.GPUsUsed() != c.gpus ||
+					fmt.Sprint(r.Decision.Unscheduled) != fmt.Sprint(c.pendingID) {
+					t.Errorf("%s: optimal=%v cost=%v gpus=%d pending=%v; want cost %v, %d GPUs, pending %v",
+						c.name, r.Optimal, r.Decision.Cost, r.Decision.GPUsUsed(), r.Decision.Unscheduled, c.cost, c.gpus, c.pendingID)
+				}
+			}
+		})
+	}
+}
+
+// TestMigrationTradeoff: jobs A and B run as 3g@0 on GPUs 0 and 1. Moving B
+// to 3g@4 of GPU 0 frees GPU 1: cost e1 + e2 m_B instead of 2 e1. With e1 =
+// 1, e2 = 1: migrate when m_B < 1, stay when m_B > 1. A may move instead of
+// B at its own cost m_A = 5 (never cheaper here).
+func TestMigrationTradeoff(t *testing.T) {
+	for _, backend := range backendNames() {
+		for _, c := range []struct {
+			mB      float64
+			cost    float64
+			migrate bool
+		}{{0.4, 1.4, true}, {2, 2, false}} {
+			g := gpus(t, "a100-40gb", 2)
+			g[0].Instances = []snapshot.Instance{{Profile: "3g.20gb", Start: 0}}
+			g[1].Instances = []snapshot.Instance{{Profile: "3g.20gb", Start: 0}}
+			s := snapshot.Snapshot{GPUs: g, Jobs: []snapshot.Job{
+				{ID: 1, Tenant: "a", Options: mig("3g.20gb"), MigrationCost: 5, Current: &snapshot.Placement{JobID: 1, GPU: 0, Profile: "3g.20gb"}},
+				{ID: 2, Tenant: "b", Options: mig("3g.20gb"), MigrationCost: c.mB, Current: &snapshot.Placement{JobID: 2, GPU: 1, Profile: "3g.20gb"}},
+			}}
+			r := solve(t, &s, Config{E1: 1, E2: 1, Backend: backend})
+			n, _ := snapshot.Migrations(&s, &r.Decision)
+			if !r.Optimal || math.Abs(r.Decision.Cost-c.cost) > 1e-9 || (n == 1) != c.migrate {
+				t.Errorf("%s m_B=%v: cost %v, %d migrations; want cost %v, migrate=%v", backend, c.mB, r.Decision.Cost, n, c.cost, c.migrate)
+			}
+		}
+	}
+}
+
+func TestStrictInfeasible(t *testing.T) {
+	s := snapshot.Snapshot{GPUs: gpus(t, "a100-40gb", 1), Jobs: []snapshot.Job{
+		pending(1, "a", mig("7g.40gb")), pending(2, "a", mig("7g.40gb"))}}
+	for _, backend := range backendNames() {
+		o, _ := NewSolver(Config{E1: 1, Backend: backend, Strict: true})
+		if _, err := o.Solve(&s); err == nil || !strings.Contains(err.Error(), "cannot all be placed") {
+			t.Errorf("%s: err = %v; want infeasible", backend, err)
+		}
+	}
+}
+
+// randomSnapshot draws a tiny valid snapshot: 1-3 GPUs (A100-40GB, H100-80GB,
+// V100 without MIG), 1-5 jobs with 1-3 options, some of them running at a
+// random legal place.
+func randomSnapshot(r *engine.Stream) *snapshot.Snapshot {
+	types := []string{"a100-40gb", "h100-80gb", "v100"}
+	s := &snapshot.Snapshot{}
+	for k := range 1 + r.IntN(3) {
+		m, _ := snapshot.LookupModel(types[r.IntN(len(types))])
+		s.GPUs = append(s.GPUs, snapshot.GPU{ID: 10 * (k + 1), Model: m})
+	}
+	var current snapshot.Decision
+	for i := range 1 + r.IntN(5) {
+		j := snapshot.Job{ID: i + 1, Tenant: []string{"a", "b"}[r.IntN(2)], MigrationCost: float64(r.IntN(4))}
+		for range 1 + r.IntN(3) {
+			g := s.GPUs[r.IntN(len(s.GPUs))]
+			var o snapshot.Option
+			if g.Model.MIG {
+				o.Profile = g.Model.Profiles[r.IntN(len(g.Model.Profiles))].Name
+			} else {
+				o.Fraction = []float64{0.25, 0.5, 1}[r.IntN(3)]
+			}
+			if r.IntN(3) == 0 {
+				o.GPUType = g.Model.Name
+			}
+			j.Options = append(j.Options, o)
+		}
+		s.Jobs = append(s.Jobs, j)
+		if r.IntN(5) < 2 { // try to make it running somewhere legal
+			for range 10 {
+				g := &s.GPUs[r.IntN(len(s.GPUs))]
+				t := r.IntN(len(j.Options))
+				o := j.Options[t]
+				if !o.Fits(&g.Model) {
+					continue
+				}
+				pl := snapshot.Placement{JobID: j.ID, GPU: g.ID, Option: t, Profile: o.Profile}
+				if g.Model.MIG {
+					p, _ := g.Model.Profile(o.Profile)
+					pl.Start = p.Starts[r.IntN(len(p.Starts))]
+				} else {
+					pl.Fraction = o.Fraction
+				}
+				try := current
+				try.Placements = append(append([]snapshot.Placement(nil), current.Placements...), pl)
+				try.Unscheduled = nil
+				sub := *s
+				sub.Jobs = nil
+				for _, q := range try.Placements {
+					jj, _ := s.Job(q.JobID)
+					sub.Jobs = append(sub.Jobs, *jj)
+				}
+				if snapshot.CheckDecision(&sub, try) != nil {
+					continue
+				}
+				current = try
+				s.Jobs[len(s.Jobs)-1].Current = &pl
+				if g.Model.MIG {
+					g.Instances = append(g.Instances, snapshot.Instance{Profile: pl.Profile, Start: pl.Start})
+				}
+				break
+			}
+		}
+	}
+	return s
+}
+
+// TestAgainstBruteForce: on random tiny snapshots every backend's optimum
+// equals the exhaustive enumeration's (a second implementation written from
+// the rules, not from the 0-1 program), in default, strict and homogeneous
+// modes and with several migration weights.
+func TestAgainstBruteForce(t *testing.T) {
+	n := 300
+	if testing.Short() {
+		n = 60
+	}
+	r := engine.NewStream(1, "optimal/brute")
+	for k := range n {
+		s := randomSnapshot(r)
+		if err := snapshot.CheckSnapshot(s); err != nil {
+			t.Fatalf("case %d: generator made an invalid snapshot: %v", k, err)
+		}
+		cfg := Config{E1: 1, E2: []float64{0, 0.5, 2}[r.IntN(3)], Strict: r.IntN(4) == 0, Homogeneous: r.IntN(4) == 0}
+		want := bruteForce(s, cfg)
+		for _, backend := range backendNames() {
+			cfg.Backend = backend
+			o, _ := NewSolver(cfg)
+			res, err := o.Solve(s)
+			if math.IsInf(want, 1) {
+				if err == nil || !strings.Contains(err.Error(), "cannot all be placed") {
+					t.Errorf("case %d %s: brute force finds no strict placement but solver says %v (err %v)", k, backend, res.Decision, err)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatalf("case %d %s: %v", k, backend, err)
+			}
+			if err := snapshot.CheckDecision(s, res.Decision); err != nil {
+				t.Fatalf("case %d %s: %v", k, backend, err)
+			}
+			if !res.Optimal || math.Abs(res.Decision.Cost-want) > 1e-6 {
+				t.Errorf("case %d %s (%+v): cost %v optimal=%v, brute force %v\nsnapshot %+v\ndecision %+v", k, backend, cfg, res.Decision.Cost, res.Optimal, want, s, res.Decision)
+			}
+			// the decision's cost, recomputed from the rules, is what it claims.
+			_, mc := snapshot.Migrations(s, &res.Decision)
+			recomputed := cfg.E1*float64(res.Decision.GPUsUsed()) + cfg.E2*mc
+			if !cfg.Strict {
+				pen := cfg.E1*float64(len(s.GPUs)) + CostQuantum
+				for _, j := range s.Jobs {
+					if j.Current != nil {
+						pen += cfg.E2 * j.MigrationCost
+					}
+				}
+				recomputed += pen * float64(len(res.Decision.Unscheduled))
+			}
+			if math.Abs(recomputed-res.Decision.Cost) > 1e-6 {
+				t.Errorf("case %d %s: claimed cost %v, recomputed %v", k, backend, res.Decision.Cost, recomputed)
+			}
+		}
+	}
+}
+
+func TestRegistered(t *testing.T) {
+	p, err := snapshot.New("optimal", map[string]string{"e1": "2", "e2": "0.5", "time_limit": "5s", "backend": "gophersat", "strict": "false"})
+	if err != nil || p.Name() != "optimal" {
+		t.Fatalf("New: %v, %v", p, err)
+	}
+	for _, bad := range []map[string]string{{"e1": "-1"}, {"backend": "glpk"}, {"time_limit": "fast"}, {"timelimit": "1s"}} {
+		if _, err := snapshot.New("optimal", bad); err == nil {
+			t.Errorf("%v: want an error", bad)
+		}
+	}
+}

@@ -1,0 +1,401 @@
+package optimal
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/conspirator-sim/conspirator/policies/snapshot"
+)
+
+// CostQuantum is the resolution of objective weights: e1, e2 x m_i and the
+// penalty are rounded to integer multiples of it before solving.
+const CostQuantum = 1e-4
+
+// fractionUnits is the integer resolution of non-MIG fractions.
+const fractionUnits = 1_000_000
+
+// cutUnits is the resolution of the counting cuts: 840 = lcm(7, 8, ...), so
+// that one MIG compute slice (1/7) and one memory slice (1/8) are integers.
+const cutUnits = 840
+
+type varKind uint8
+
+const (
+	kindX varKind = iota // job i in slot (GPU j, profile, start) or on non-MIG GPU j with option t
+	kindY                // GPU j in use
+	kindU                // job i left pending
+	kindA                // GPU j configured for profile (homogeneous mode)
+	kindT                // non-MIG GPU j serves tenant
+)
+
+// variable describes one 0-1 variable of the program.
+type variable struct {
+	kind    varKind
+	job     int // index into Snapshot.Jobs (X, U)
+	gpu     int // index into Snapshot.GPUs (X, Y, A, T)
+	option  int // index into Job.Options (X)
+	profile string
+	start   int
+	tenant  string
+}
+
+type term struct {
+	v    int // variable index
+	coef int64
+}
+
+type sense int8
+
+const (
+	le sense = iota // sum <= rhs
+	ge              // sum >= rhs
+	eq              // sum == rhs
+)
+
+type constraint struct {
+	terms []term
+	sense sense
+	rhs   int64
+}
+
+// costTerm charges w when variable v is 1 (neg false) or 0 (neg true).
+type costTerm struct {
+	v   int
+	neg bool
+	w   int64
+}
+
+// program is the integer 0-1 program both backends solve.
+type program struct {
+	snap     *snapshot.Snapshot
+	vars     []variable
+	cons     []constraint
+	cost     []costTerm
+	constant int64 // objective offset (migrations no placement can avoid)
+	penalty  int64 // weight of each u_i (0 in strict mode)
+	e1       int64
+	bound    int64   // counting lower bound on the optimum, in quanta
+	xs       [][]int // per job: its x variables
+}
+
+func quantise(c float64) int64 { return int64(math.Round(c / CostQuantum)) }
+
+// build formulates s under cfg.
+func build(s *snapshot.Snapshot, cfg Config) (*program, error) {
+	p := &program{snap: s, e1: quantise(cfg.E1)}
+	newVar := func(v variable) int { p.vars = append(p.vars, v); return len(p.vars) - 1 }
+	p.xs = make([][]int, len(s.Jobs))
+	ys := make([]int, len(s.GPUs))
+	for j := range s.GPUs {
+		ys[j] = newVar(variable{kind: kindY, gpu: j})
+	}
+	// x variables, GPU by GPU.
+	type slotKey struct {
+		profile string
+		start   int
+	}
+	for j := range s.GPUs {
+		g := &s.GPUs[j]
+		m := &g.Model
+		if m.MIG {
+			bySlot := map[slotKey][]int{}
+			var slots []slotKey
+			for i := range s.Jobs {
+				for t, o := range s.Jobs[i].Options {
+					if !o.Fits(m) {
+						continue
+					}
+					prof, _ := m.Profile(o.Profile)
+					for _, st := range prof.Starts {
+						k := slotKey{prof.Name, st}
+						// a job listing one profile twice (say for two GPU
+						// types, both matching) needs one variable per slot.
+						dup := false
+						for _, v := range bySlot[k] {
+							if p.vars[v].job == i {
+								dup = true
+							}
+						}
+						if dup {
+							continue
+						}
+						if len(bySlot[k]) == 0 {
+							slots = append(slots, k)
+						}
+						v := newVar(variable{kind: kindX, job: i, gpu: j, option: t, profile: prof.Name, start: st})
+						bySlot[k] = append(bySlot[k], v)
+						p.xs[i] = append(p.xs[i], v)
+					}
+				}
+			}
+			if len(slots) == 0 {
+				continue
+			}
+			// (d) memory slices, each tied to Y_j.
+			for sl := 0; sl < m.MemorySlices; sl++ {
+				var ts []term
+				for _, k := range slots {
+					prof, _ := m.Profile(k.profile)
+					if k.start <= sl && sl < k.start+prof.MemSlices {
+						for _, v := range bySlot[k] {
+							ts = append(ts, term{v, 1})
+						}
+					}
+				}
+				if len(ts) > 0 {
+					p.cons = append(p.cons, constraint{append(ts, term{ys[j], -1}), le, 0})
+				}
+			}
+			// (d) compute slices and max count per profile.
+			var comp []term
+			count := map[string][]term{}
+			maxComp := int64(0)
+			for _, k := range slots {
+				prof, _ := m.Profile(k.profile)
+				for _, v := range bySlot[k] {
+					comp = append(comp, term{v, int64(prof.Compute)})
+					count[k.profile] = append(count[k.profile], term{v, 1})
+				}
+				maxComp += int64(prof.Compute)
+			}
+			if maxComp > int64(m.ComputeSlices) {
+				p.cons = append(p.cons, constraint{comp, le, int64(m.ComputeSlices)})
+			}
+			for _, prof := range m.Profiles {
+				if ts := count[prof.Name]; prof.MaxCount > 0 && len(ts) > prof.MaxCount {
+					p.cons = append(p.cons, constraint{ts, le, int64(prof.MaxCount)})
+				}
+			}
+			// (g)-(h) homogeneous layouts.
+			if cfg.Homogeneous {
+				var as []term
+				for _, prof := range m.Profiles {
+					ts := count[prof.Name]
+					if len(ts) == 0 {
+						continue
+					}
+					a := newVar(variable{kind: kindA, gpu: j, profile: prof.Name})
+					as = append(as, term{a, 1})
+					// sum x <= N A_jt, as N single implications x <= A
+					// (stronger, and plain clauses for the SAT solver).
+					for _, x := range ts {
+						p.cons = append(p.cons, constraint{[]term{x, {a, -1}}, le, 0})
+					}
+				}
+				p.cons = append(p.cons, constraint{as, le, 1})
+			}
+			continue
+		}
+		// Non-MIG GPU: one variable per fitting (job, option); a job with
+		// two fitting fractions gets both and (a) picks at most one.
+		var capTerms []term
+		byTenant := map[string][]int{}
+		var tenants []string
+		for i := range s.Jobs {
+			var fracs []float64
+			for t, o := range s.Jobs[i].Options {
+				if !o.Fits(m) || slices.Contains(fracs, o.Fraction) {
+					continue
+				}
+				fracs = append(fracs, o.Fraction)
+				v := newVar(variable{kind: kindX, job: i, gpu: j, option: t})
+				p.xs[i] = append(p.xs[i], v)
+				capTerms = append(capTerms, term{v, int64(math.Round(o.Fraction * fractionUnits))})
+				tn := s.Jobs[i].Tenant
+				if len(byTenant[tn]) == 0 {
+					tenants = append(tenants, tn)
+				}
+				byTenant[tn] = append(byTenant[tn], v)
+			}
+		}
+		if len(capTerms) == 0 {
+			continue
+		}
+		p.cons = append(p.cons, constraint{append(capTerms, term{ys[j], -fractionUnits}), le, 0})
+		if len(tenants) > 1 {
+			var ts []term
+			for _, tn := range tenants {
+				tv := newVar(variable{kind: kindT, gpu: j, tenant: tn})
+				ts = append(ts, term{tv, 1})
+				for _, x := range byTenant[tn] {
+					p.cons = append(p.cons, constraint{[]term{{x, 1}, {tv, -1}}, le, 0})
+				}
+			}
+			p.cons = append(p.cons, constraint{ts, le, 1})
+		}
+	}
+
+	// Objective: e1 per GPU in use, e2 m_i per running job not kept in place.
+	var others int64
+	for j := range s.GPUs {
+		if p.e1 > 0 {
+			p.cost = append(p.cost, costTerm{ys[j], false, p.e1})
+			others += p.e1
+		}
+	}
+	for i := range s.Jobs {
+		job := &s.Jobs[i]
+		if job.Current == nil {
+			continue
+		}
+		w := quantise(cfg.E2 * job.MigrationCost)
+		if w <= 0 {
+			continue
+		}
+		others += w
+		stay := -1
+		for _, v := range p.xs[i] {
+			if x := p.vars[v]; s.GPUs[x.gpu].ID == job.Current.GPU && x.profile == job.Current.Profile && x.start == job.Current.Start &&
+				(s.GPUs[x.gpu].Model.MIG || job.Options[x.option].Fraction == job.Current.Fraction) {
+				stay = v
+			}
+		}
+		if stay < 0 {
+			p.constant += w // its current place is no longer allowed
+		} else {
+			p.cost = append(p.cost, costTerm{stay, true, w})
+		}
+	}
+
+	// (a) each job once, or left pending at penalty P.
+	if !cfg.Strict {
+		p.penalty = others + 1
+	}
+	us := make([]int, len(s.Jobs))
+	for i := range s.Jobs {
+		ts := make([]term, 0, len(p.xs[i])+1)
+		for _, v := range p.xs[i] {
+			ts = append(ts, term{v, 1})
+		}
+		us[i] = -1
+		if cfg.Strict {
+			if len(ts) == 0 {
+				return nil, fmt.Errorf("job %d: none of its %d options fits any GPU, and strict mode requires every job placed", s.Jobs[i].ID, len(s.Jobs[i].Options))
+			}
+		} else {
+			us[i] = newVar(variable{kind: kindU, job: i})
+			ts = append(ts, term{us[i], 1})
+			p.cost = append(p.cost, costTerm{us[i], false, p.penalty})
+		}
+		p.cons = append(p.cons, constraint{ts, eq, 1})
+	}
+
+	// Symmetry breaking: identical idle GPUs are used in index order. GPUs
+	// with a running job differ through the migration costs and are left
+	// alone.
+	busy := make([]bool, len(s.GPUs))
+	for i := range s.Jobs {
+		if c := s.Jobs[i].Current; c != nil {
+			for j := range s.GPUs {
+				if s.GPUs[j].ID == c.GPU {
+					busy[j] = true
+				}
+			}
+		}
+	}
+	last := map[string]int{}
+	for j := range s.GPUs {
+		if busy[j] {
+			continue
+		}
+		name := s.GPUs[j].Model.Name
+		if prev, ok := last[name]; ok {
+			p.cons = append(p.cons, constraint{[]term{{ys[prev], 1}, {ys[j], -1}}, ge, 0})
+		}
+		last[name] = j
+	}
+
+	// Counting cuts and the counting lower bound.
+	needC, needM := make([]int64, len(s.Jobs)), make([]int64, len(s.Jobs))
+	var sumC, sumM int64
+	for i := range s.Jobs {
+		needC[i], needM[i] = math.MaxInt64, math.MaxInt64
+		for _, v := range p.xs[i] {
+			x := p.vars[v]
+			m := &s.GPUs[x.gpu].Model
+			var c, mem int64
+			if m.MIG {
+				prof, _ := m.Profile(x.profile)
+				c = int64(prof.Compute) * cutUnits / int64(m.ComputeSlices)
+				mem = int64(prof.MemSlices) * cutUnits / int64(m.MemorySlices)
+			} else {
+				f := s.Jobs[i].Options[x.option].Fraction
+				c = int64(math.Floor(f * cutUnits * (1 - 1e-12)))
+				mem = c
+			}
+			needC[i], needM[i] = min(needC[i], c), min(needM[i], mem)
+		}
+		if len(p.xs[i]) == 0 {
+			needC[i], needM[i] = 0, 0
+		}
+		sumC += needC[i]
+		sumM += needM[i]
+	}
+	for _, need := range [][]int64{needC, needM} {
+		var ts []term
+		var rhs int64
+		for j := range s.GPUs {
+			ts = append(ts, term{ys[j], cutUnits})
+		}
+		for i := range s.Jobs {
+			if need[i] == 0 {
+				continue
+			}
+			rhs += need[i]
+			if us[i] >= 0 {
+				ts = append(ts, term{us[i], need[i]})
+			}
+		}
+		if rhs > 0 {
+			p.cons = append(p.cons, constraint{ts, ge, rhs})
+		}
+	}
+	gpus := (max(sumC, sumM) + cutUnits - 1) / cutUnits
+	p.bound = p.constant + p.e1*gpus
+	if p.penalty > 0 {
+		// Either every job is placed (then the counting bound holds) or at
+		// least one is pending (cost >= P).
+		p.bound = p.constant + min(p.e1*gpus, p.penalty)
+	}
+	return p, nil
+}
+
+// value returns the objective of an assignment, in quanta.
+func (p *program) value(x []bool) int64 {
+	c := p.constant
+	for _, t := range p.cost {
+		if x[t.v] != t.neg {
+			c += t.w
+		}
+	}
+	return c
+}
+
+// decision turns an assignment into a Decision.
+func (p *program) decision(x []bool) snapshot.Decision {
+	s := p.snap
+	var d snapshot.Decision
+	placed := make([]bool, len(s.Jobs))
+	for v, on := range x {
+		vr := p.vars[v]
+		if !on || vr.kind != kindX || placed[vr.job] {
+			continue
+		}
+		placed[vr.job] = true
+		g := &s.GPUs[vr.gpu]
+		pl := snapshot.Placement{JobID: s.Jobs[vr.job].ID, GPU: g.ID, Option: vr.option, Profile: vr.profile, Start: vr.start}
+		if !g.Model.MIG {
+			pl.Fraction = s.Jobs[vr.job].Options[vr.option].Fraction
+		}
+		d.Placements = append(d.Placements, pl)
+	}
+	for i := range s.Jobs {
+		if !placed[i] {
+			d.Unscheduled = append(d.Unscheduled, s.Jobs[i].ID)
+		}
+	}
+	slices.SortFunc(d.Placements, func(a, b snapshot.Placement) int { return a.JobID - b.JobID })
+	slices.Sort(d.Unscheduled)
+	return d
+}
