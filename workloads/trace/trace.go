@@ -254,7 +254,14 @@ func resolveFormat(name string, head []byte, given string) (string, bool, error)
 	if len(trimmed) > 0 && trimmed[0] == '[' {
 		return FormatPhilly, true, nil
 	}
-	line, _, _ := bytes.Cut(head, []byte("\n"))
+	// The header is the first line that is not a '#' comment (generic CSV).
+	var line []byte
+	for rest := head; len(rest) > 0; {
+		line, rest, _ = bytes.Cut(rest, []byte("\n"))
+		if !bytes.HasPrefix(bytes.TrimLeft(line, " \t\ufeff"), []byte("#")) {
+			break
+		}
+	}
 	cols := map[string]bool{}
 	for _, c := range strings.Split(strings.TrimSpace(strings.TrimPrefix(string(line), "\ufeff")), ",") {
 		cols[strings.TrimSpace(c)] = true
