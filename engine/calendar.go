@@ -331,3 +331,38 @@ func estimateShift(s []Event) (shift uint, ok bool) {
 	}
 	return uint(bits.Len64(uint64(w+0.5) - 1)), true
 }
+
+// filter unlinks the events keep rejects, bucket by bucket, then shrinks
+// the calendar if it became too sparse. Removing events cannot break the
+// search invariant (no pending event before q.cur).
+func (q *CalendarQueue) filter(keep func(Event) bool) {
+	for b := range q.buckets {
+		bk := &q.buckets[b]
+		prev := int32(-1)
+		for i := bk.head; i >= 0; {
+			nd := &q.nodes[i]
+			next := nd.next
+			if keep(Event{At: nd.at, Seq: nd.seq, Slot: nd.slot}) {
+				prev = i
+			} else {
+				if prev < 0 {
+					bk.head = next
+				} else {
+					q.nodes[prev].next = next
+				}
+				nd.next = q.free
+				q.free = i
+				q.n--
+			}
+			i = next
+		}
+		bk.tail = prev
+	}
+	nb := len(q.buckets)
+	for q.n < nb/2 && nb > calMinBuckets {
+		nb /= 2
+	}
+	if nb != len(q.buckets) {
+		q.resize(nb)
+	}
+}

@@ -211,3 +211,85 @@ func (q *QuadHeap) Pop() (Event, bool) {
 	h[i] = last
 	return top, true
 }
+
+// filterer is implemented by queues that can drop events in place, in
+// O(n), rather than by popping and re-pushing all of them in O(n log n).
+// The Simulator uses it to purge cancelled events; keep is called once per
+// event, in no particular order.
+type filterer interface {
+	filter(keep func(Event) bool)
+}
+
+var (
+	_ filterer = (*BinaryHeap)(nil)
+	_ filterer = (*QuadHeap)(nil)
+	_ filterer = (*CalendarQueue)(nil)
+)
+
+// filterHeap keeps the events of h that keep accepts, in place, and returns
+// the shortened slice (not yet a heap).
+func filterHeap(h []Event, keep func(Event) bool) []Event {
+	j := 0
+	for _, e := range h {
+		if keep(e) {
+			h[j] = e
+			j++
+		}
+	}
+	return h[:j]
+}
+
+func (q *BinaryHeap) filter(keep func(Event) bool) {
+	h := filterHeap(q.h, keep)
+	q.h = h
+	// Floyd's heap construction: sift down every internal node, last first.
+	n := len(h)
+	for i := n/2 - 1; i >= 0; i-- {
+		e := h[i]
+		j := i
+		for {
+			l := 2*j + 1
+			if l >= n {
+				break
+			}
+			c := l
+			if r := l + 1; r < n && h[r].Before(h[l]) {
+				c = r
+			}
+			if !h[c].Before(e) {
+				break
+			}
+			h[j] = h[c]
+			j = c
+		}
+		h[j] = e
+	}
+}
+
+func (q *QuadHeap) filter(keep func(Event) bool) {
+	h := filterHeap(q.h, keep)
+	q.h = h
+	n := len(h)
+	for i := (n - 2) / 4; i >= 0; i-- {
+		e := h[i]
+		j := i
+		for {
+			first := 4*j + 1
+			if first >= n {
+				break
+			}
+			c := first
+			for k := first + 1; k < min(first+4, n); k++ {
+				if h[k].Before(h[c]) {
+					c = k
+				}
+			}
+			if !h[c].Before(e) {
+				break
+			}
+			h[j] = h[c]
+			j = c
+		}
+		h[j] = e
+	}
+}

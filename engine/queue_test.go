@@ -234,3 +234,57 @@ func TestEstimateShift(t *testing.T) {
 		}
 	}
 }
+
+// filter (used by the Simulator to purge cancelled events) must keep exactly
+// the accepted events and leave a valid queue: checked against the
+// reference, filtered the same way, with pushes and pops after the filter.
+func TestQueueFilter(t *testing.T) {
+	for _, k := range QueueKinds {
+		for _, sp := range spreads {
+			q := NewQueue(k)
+			ref := &refQueue{}
+			s := NewStream(5, "filter")
+			var seq uint64
+			push := func(n int) {
+				for range n {
+					seq++
+					e := Event{At: 1_000_000 + sp.draw(s), Seq: seq, Slot: int32(seq)}
+					q.Push(e)
+					ref.ev = append(ref.ev, e)
+				}
+				// Sort once rather than insert one by one: 5000 linear
+				// inserts per case would dominate the package's test time.
+				slices.SortFunc(ref.ev, func(a, b Event) int {
+					if a.Before(b) {
+						return -1
+					}
+					if b.Before(a) {
+						return 1
+					}
+					return 0
+				})
+			}
+			push(5000)
+			keep := func(e Event) bool { return e.Seq%5 == 0 } // drop 80%: the calendar shrinks
+			q.(filterer).filter(keep)
+			var kept []Event
+			for _, e := range ref.ev {
+				if keep(e) {
+					kept = append(kept, e)
+				}
+			}
+			ref.ev = kept
+			push(300)
+			for ref.Len() > 0 {
+				if q.Len() != ref.Len() {
+					t.Fatalf("%s/%s: Len = %d, reference %d", k, sp.name, q.Len(), ref.Len())
+				}
+				g, _ := q.Pop()
+				r, _ := ref.Pop()
+				if g != r {
+					t.Fatalf("%s/%s: after filter Pop = %+v, reference %+v", k, sp.name, g, r)
+				}
+			}
+		}
+	}
+}

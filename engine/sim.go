@@ -34,6 +34,7 @@ type Simulator struct {
 	live    int // scheduled, not yet run or cancelled
 	dead    int // cancelled but still in the queue
 	scratch []Event
+	keep    func(Event) bool // compaction predicate, built once
 	stopped bool
 	running bool
 	fired   uint64
@@ -173,21 +174,35 @@ func (s *Simulator) Cancel(h Handle) bool {
 const compactMin = 1024
 
 // compact drops cancelled entries from the queue and frees their slots.
-// Events are popped in order and live ones pushed back with their original
-// (At, Seq), so the order of the remaining events is unchanged.
+// Queues that can filter in place do so in O(n); for any other queue the
+// events are popped in order and the live ones pushed back. Either way each
+// event keeps its (At, Seq), so the order of the remaining events is
+// unchanged.
 func (s *Simulator) compact() {
+	if s.keep == nil {
+		s.keep = func(e Event) bool {
+			if s.slots[e.Slot].fn != nil {
+				return true
+			}
+			s.slots[e.Slot] = slot{}
+			s.free = append(s.free, e.Slot)
+			return false
+		}
+	}
+	if f, ok := s.queue.(filterer); ok {
+		f.filter(s.keep)
+		s.dead = 0
+		return
+	}
 	sc := s.scratch[:0]
 	for {
 		e, ok := s.queue.Pop()
 		if !ok {
 			break
 		}
-		if s.slots[e.Slot].fn == nil {
-			s.slots[e.Slot] = slot{}
-			s.free = append(s.free, e.Slot)
-			continue
+		if s.keep(e) {
+			sc = append(sc, e)
 		}
-		sc = append(sc, e)
 	}
 	for _, e := range sc {
 		s.queue.Push(e)

@@ -310,38 +310,51 @@ func TestAfterOverflowSaturates(t *testing.T) {
 
 // Cancelling most of many far-future timeouts compacts the queue: the dead
 // entries leave it, and the live ones still run in (time, seq) order.
+// The "pop-push" case hides the in-place filter to test the fallback path
+// for queues that lack it.
 func TestCancelCompaction(t *testing.T) {
-	forKinds(t, func(t *testing.T, k QueueKind) {
-		r := newRec(k)
-		var hs []Handle
-		for i := range 5000 {
-			hs = append(hs, r.s.MustAt(Time(1_000_000-i%7), r.ev(fmt.Sprint(i))))
-		}
-		var want []string
-		for i, h := range hs {
-			if i%5 != 0 {
-				r.s.Cancel(h)
-			}
-		}
-		// 4000 cancelled against 1000 live: compaction ran when dead first
-		// exceeded max(1024, live), so fewer than 5000 entries remain.
-		if n := r.s.queue.Len(); n >= 5000 {
-			t.Errorf("queue holds %d entries after 4000 cancels, want compaction", n)
-		}
-		if r.s.Pending() != 1000 {
-			t.Errorf("Pending = %d, want 1000", r.s.Pending())
-		}
-		for off := 6; off >= 0; off-- { // expected order: time, then i
-			for i := range 5000 {
-				if i%5 == 0 && i%7 == off {
-					want = append(want, fmt.Sprintf("%d@%v", i, Time(1_000_000-off)))
-				}
-			}
-		}
-		r.s.Run()
-		wantLog(t, r.log, want...)
-		if r.s.Pending() != 0 || r.s.queue.Len() != 0 || r.s.dead != 0 {
-			t.Errorf("after Run: Pending=%d queue=%d dead=%d, want all 0", r.s.Pending(), r.s.queue.Len(), r.s.dead)
-		}
-	})
+	kinds := append(slices.Clone(QueueKinds), "pop-push")
+	for _, k := range kinds {
+		t.Run(string(k), func(t *testing.T) { testCancelCompaction(t, k) })
+	}
 }
+
+func testCancelCompaction(t *testing.T, k QueueKind) {
+	r := newRec(k)
+	if k == "pop-push" {
+		r.s = New(plainQueue{NewQueue(QueueCalendar)})
+	}
+	var hs []Handle
+	for i := range 5000 {
+		hs = append(hs, r.s.MustAt(Time(1_000_000-i%7), r.ev(fmt.Sprint(i))))
+	}
+	var want []string
+	for i, h := range hs {
+		if i%5 != 0 {
+			r.s.Cancel(h)
+		}
+	}
+	// 4000 cancelled against 1000 live: compaction ran when dead first
+	// exceeded max(1024, live), so fewer than 5000 entries remain.
+	if n := r.s.queue.Len(); n >= 5000 {
+		t.Errorf("queue holds %d entries after 4000 cancels, want compaction", n)
+	}
+	if r.s.Pending() != 1000 {
+		t.Errorf("Pending = %d, want 1000", r.s.Pending())
+	}
+	for off := 6; off >= 0; off-- { // expected order: time, then i
+		for i := range 5000 {
+			if i%5 == 0 && i%7 == off {
+				want = append(want, fmt.Sprintf("%d@%v", i, Time(1_000_000-off)))
+			}
+		}
+	}
+	r.s.Run()
+	wantLog(t, r.log, want...)
+	if r.s.Pending() != 0 || r.s.queue.Len() != 0 || r.s.dead != 0 {
+		t.Errorf("after Run: Pending=%d queue=%d dead=%d, want all 0", r.s.Pending(), r.s.queue.Len(), r.s.dead)
+	}
+}
+
+// plainQueue hides the in-place filter of the queue it wraps.
+type plainQueue struct{ EventQueue }
