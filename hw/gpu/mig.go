@@ -365,32 +365,81 @@ func (s Spec) IsMaximal(l Layout) bool {
 // no MIG), or with maximal only those to which no instance can be added.
 // The order is deterministic: depth-first over the candidate placements
 // sorted by start then profile order, so a layout comes after its prefixes.
+// The walk keeps the used memory slots as a bit mask rather than calling
+// Validate at every step; the tests check each result with Validate.
 func (s Spec) Layouts(maximal bool) []Layout {
 	if !s.MIG {
 		return nil
 	}
-	var cands []Placement
-	for _, p := range s.Profiles {
+	type cand struct {
+		pl   Placement
+		prof int   // index into s.Profiles
+		mask uint8 // memory slots used
+	}
+	var cands []cand
+	for i, p := range s.Profiles {
 		for _, st := range p.Starts {
-			cands = append(cands, Placement{Profile: p, Start: st})
+			if st < 0 || st+p.MemSlices > MIGMemorySlices {
+				continue // cannot be placed; Validate would reject it too
+			}
+			mask := uint8((1<<p.MemSlices - 1) << st)
+			cands = append(cands, cand{Placement{Profile: p, Start: st}, i, mask})
 		}
 	}
-	sort.SliceStable(cands, func(i, j int) bool { return cands[i].Start < cands[j].Start })
-	var out []Layout
-	var cur Layout
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].pl.Start < cands[j].pl.Start })
+	var (
+		used    uint8
+		compute int
+		counts  = make([]int, len(s.Profiles))
+		big     [5]int // instances with 3 and 4 compute slices, for MIGNo4g3g
+		cur     Layout
+		out     []Layout
+	)
+	fits := func(c cand) bool {
+		p := c.pl.Profile
+		if used&c.mask != 0 || compute+p.Compute > MIGComputeSlices || counts[c.prof] >= p.MaxCount {
+			return false
+		}
+		if s.MIGNo4g3g && (p.Compute == 3 && big[4] > 0 || p.Compute == 4 && big[3] > 0) {
+			return false
+		}
+		return true
+	}
 	var walk func(from int)
 	walk = func(from int) {
 		for i := from; i < len(cands); i++ {
-			next := append(cur, cands[i])
-			if s.Validate(next) != nil {
+			c := cands[i]
+			if !fits(c) {
 				continue
 			}
-			cur = next
-			if !maximal || s.IsMaximal(cur) {
+			p := c.pl.Profile
+			used |= c.mask
+			compute += p.Compute
+			counts[c.prof]++
+			if p.Compute == 3 || p.Compute == 4 {
+				big[p.Compute]++
+			}
+			cur = append(cur, c.pl)
+			full := true
+			if maximal {
+				for _, d := range cands {
+					if fits(d) {
+						full = false
+						break
+					}
+				}
+			}
+			if full {
 				out = append(out, append(Layout(nil), cur...))
 			}
 			walk(i + 1)
 			cur = cur[:len(cur)-1]
+			if p.Compute == 3 || p.Compute == 4 {
+				big[p.Compute]--
+			}
+			counts[c.prof]--
+			compute -= p.Compute
+			used &^= c.mask
 		}
 	}
 	walk(0)
