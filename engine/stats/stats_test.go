@@ -250,3 +250,45 @@ func TestBatchMeans(t *testing.T) {
 		}
 	}
 }
+
+func TestTallyWithoutSamples(t *testing.T) {
+	// Samples 1..5 as running moments only: the same mean 3 and variance
+	// 2.5 as TestTallySummaries (Welford's update is exact on these small
+	// integers), no quantiles.
+	var tl Tally
+	tl.KeepSamples(false)
+	for _, x := range []float64{4, 1, 5, 2, 3} {
+		tl.Add(x)
+	}
+	if tl.Count() != 5 || tl.Mean() != 3 || tl.Variance() != 2.5 || tl.Sum() != 15 || tl.Min() != 1 || tl.Max() != 5 {
+		t.Errorf("moments only: count %d mean %v variance %v sum %v min %v max %v, want 5 3 2.5 15 1 5",
+			tl.Count(), tl.Mean(), tl.Variance(), tl.Sum(), tl.Min(), tl.Max())
+	}
+	if !math.IsNaN(tl.Quantile(0.5)) || tl.Samples() != nil || len(tl.Sorted()) != 0 {
+		t.Errorf("moments only: Quantile %v, Samples %v: want NaN and nil", tl.Quantile(0.5), tl.Samples())
+	}
+	tl.Reset()
+	if tl.Count() != 0 || !math.IsNaN(tl.Mean()) {
+		t.Errorf("after Reset: count %d mean %v", tl.Count(), tl.Mean())
+	}
+
+	// Switching off after samples were added keeps their moments; the
+	// running moments must agree with gonum's two-pass formula (a second
+	// implementation) on skewed data.
+	s := engine.NewStream(3, "welford")
+	var kept, moments Tally
+	for i := range 10000 {
+		x := s.Exp(1e-3) + 5
+		kept.Add(x)
+		moments.Add(x)
+		if i == 100 {
+			moments.KeepSamples(false)
+		}
+	}
+	if kept.Count() != moments.Count() ||
+		math.Abs(kept.Mean()-moments.Mean()) > 1e-12*kept.Mean() ||
+		math.Abs(kept.Variance()-moments.Variance()) > 1e-9*kept.Variance() {
+		t.Errorf("running moments: n %d mean %v var %v; stored samples: n %d mean %v var %v",
+			moments.Count(), moments.Mean(), moments.Variance(), kept.Count(), kept.Mean(), kept.Variance())
+	}
+}
