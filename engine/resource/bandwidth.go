@@ -261,3 +261,7 @@ func (b *Bandwidth) ResetStats() {
 	b.active.Reset(now)
 	b.throughput.Reset(now)
 }
+
+// KeepSamples chooses whether the Durations tally stores every sample (the
+// default) or only running moments. See stats.Tally.KeepSamples.
+func (b *Bandwidth) KeepSamples(keep bool) { b.durations.KeepSamples(keep) }

@@ -149,3 +149,7 @@ func (p *Pool) ResetStats() {
 	p.inUseTW.Reset(now)
 	p.waitingTW.Reset(now)
 }
+
+// KeepSamples chooses whether the Waits tally stores every sample (the
+// default) or only running moments. See stats.Tally.KeepSamples.
+func (p *Pool) KeepSamples(keep bool) { p.waits.KeepSamples(keep) }

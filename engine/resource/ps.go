@@ -255,3 +255,7 @@ func (p *PS) ResetStats() {
 	p.active.Reset(now)
 	p.used.Reset(now)
 }
+
+// KeepSamples chooses whether the Responses tally stores every sample (the
+// default) or only running moments. See stats.Tally.KeepSamples.
+func (p *PS) KeepSamples(keep bool) { p.responses.KeepSamples(keep) }

@@ -183,3 +183,11 @@ func (q *Queue) ResetStats() {
 	q.waitTW.Reset(now)
 	q.systemTW.Reset(now)
 }
+
+// KeepSamples chooses whether the Waits and Responses tallies store every
+// sample (the default: exact quantiles, 16 bytes a job) or only running
+// moments, for runs of many millions of jobs. See stats.Tally.KeepSamples.
+func (q *Queue) KeepSamples(keep bool) {
+	q.waits.KeepSamples(keep)
+	q.responses.KeepSamples(keep)
+}

@@ -454,3 +454,18 @@ func TestPoolRandomWorkload(t *testing.T) {
 	t.Logf("pool: %d requests, %d TryAcquire, high-water %v/%d, longest queue %v, mean wait %.1fus",
 		len(requested), tries, p.Occupancy().Max(), capacity, p.QueueLength().Max(), p.Waits().Mean()*1e6)
 }
+
+func TestKeepSamplesOff(t *testing.T) {
+	// Same three jobs as TestQueueStats, moments only: the mean wait is
+	// still (0+3+4)/3 ms, but no samples are stored.
+	sim := engine.New(nil)
+	q, _ := NewQueue(sim, 1)
+	q.KeepSamples(false)
+	q.Submit(3*ms, nil)
+	q.Submit(1*ms, nil)
+	q.Submit(2*ms, nil)
+	sim.Run()
+	if got := q.Waits().Mean(); math.Abs(got-7.0/3*1e-3) > 1e-15 || q.Waits().Samples() != nil || q.Responses().Count() != 3 {
+		t.Errorf("mean wait %v (want 7/3 ms), samples %v (want nil), %d responses (want 3)", got, q.Waits().Samples(), q.Responses().Count())
+	}
+}
