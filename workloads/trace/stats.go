@@ -176,8 +176,8 @@ func (s Stats) WriteText(w io.Writer) error {
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
-	fmt.Fprintf(&b, "jobs     %d from %s, span %s (%.2f days), %.2f jobs/hour\n",
-		s.Jobs, s.Source, s.Span, s.Span.Seconds()/86400, s.ArrivalRatePerHour)
+	fmt.Fprintf(&b, "jobs     %d, arrivals over %s (%.2f days), %.2f jobs/hour\n",
+		s.Jobs, s.Span, s.Span.Seconds()/86400, s.ArrivalRatePerHour)
 	fmt.Fprintf(&b, "tenants  %d; %d jobs constrained to GPU types\n", s.Tenants, s.ConstrainedGPUTypes)
 	b.WriteString("num_gpu ")
 	for _, c := range s.ByNumGPU {
