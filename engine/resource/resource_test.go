@@ -208,6 +208,16 @@ func TestPSExact(t *testing.T) {
 			changes: []capChange{{500 * ms, 0}, {2 * s, 2}},
 			want:    []string{"Z@2s", "A@2.25s"},
 		},
+		{
+			// Long busy period: the per-job service clock passes the
+			// rebase threshold (2^20) and is shifted back at B's
+			// completion without moving A's finish. A (2e6) alone until
+			// 1.5e6s (0.5e6 left); B (1) joins, both at 0.5: B done at
+			// 1.5e6+2 s, A has 0.5e6-1 left at rate 1: done at 2000001s.
+			name: "rebase of the service clock", capacity: 1, cap_: 0,
+			jobs: []job{{0, 2e6, "A"}, {1500000 * s, 1, "B"}},
+			want: []string{"B@1500002s", "A@2000001s"},
+		},
 	}
 	for _, c := range cases {
 		sim := engine.New(nil)

@@ -1,6 +1,7 @@
 package resource
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -271,14 +272,7 @@ func TestMM1PS(t *testing.T) {
 		for b := range ratios {
 			ratios[b] = perBatch[b][k].sumT / perBatch[b][k].sumX
 		}
-		name := "PS E[T|x]/x, x/E[x] in [" + ftoa(bin.lo) + "," + ftoa(bin.hi) + ")"
+		name := fmt.Sprintf("PS E[T|x]/x, x/E[x] in [%g,%g)", bin.lo, bin.hi)
 		check(t, name, 1/(1-rho), ratios, 0.05)
 	}
-}
-
-func ftoa(f float64) string {
-	if f == math.Trunc(f) {
-		return string(rune('0' + int(f)))
-	}
-	return "0.5"
 }
