@@ -136,8 +136,10 @@ func (q *BinaryHeap) Pop() (Event, bool) {
 }
 
 // QuadHeap is an implicit 4-ary min-heap: half the depth of a binary heap,
-// and the four children of a node share a cache line (4 x 24 bytes), which
-// makes sift-down cheaper on large pending sets.
+// and the four children of a node are adjacent (4 x 24 bytes, at most two
+// cache lines), so a sift-down touches fewer cache lines than the binary
+// heap's twice-as-long path. Measured, it is about as fast as BinaryHeap:
+// the extra comparisons per level eat the saving at the sizes we run.
 type QuadHeap struct {
 	h []Event
 }

@@ -288,3 +288,45 @@ func TestQueueFilter(t *testing.T) {
 		}
 	}
 }
+
+// FuzzQueues reads the input as a program of pushes and pops (byte b:
+// b < 160 pushes an event at the last popped time plus b%16 scaled by
+// 16^(b/16 % 10) ns, otherwise pops) and runs it on every queue against the
+// reference. The scale spreads times over 10 orders of magnitude, so the
+// fuzzer can reach the calendar queue's resizing and direct-search paths.
+func FuzzQueues(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 200, 200, 3, 200})
+	f.Add([]byte{159, 0, 159, 0, 255, 255, 255})
+	f.Add(slices.Repeat([]byte{5, 80, 150, 7, 200}, 200))
+	f.Fuzz(func(t *testing.T, prog []byte) {
+		qs := make([]EventQueue, len(QueueKinds))
+		for i, k := range QueueKinds {
+			qs[i] = NewQueue(k)
+		}
+		ref := &refQueue{}
+		var seq uint64
+		var now Time
+		for pc, b := range prog {
+			if b < 160 {
+				seq++
+				d := Time(b%16) << (4 * (b / 16))
+				e := Event{At: now + d, Seq: seq}
+				ref.Push(e)
+				for _, q := range qs {
+					q.Push(e)
+				}
+				continue
+			}
+			r, rok := ref.Pop()
+			if rok {
+				now = r.At
+			}
+			for i, q := range qs {
+				g, gok := q.Pop()
+				if g != r || gok != rok {
+					t.Fatalf("%s at byte %d: Pop = %+v,%v; reference %+v,%v", QueueKinds[i], pc, g, gok, r, rok)
+				}
+			}
+		}
+	})
+}
