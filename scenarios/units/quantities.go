@@ -546,3 +546,21 @@ func quantityOf(v any) *quantity {
 	}
 	return nil
 }
+
+// QuantityName names the quantity a type of this package holds, as used in
+// messages and documentation ("bandwidth", "duration"); "" for other types.
+func QuantityName(v any) string {
+	if q := quantityOf(v); q != nil {
+		return q.name
+	}
+	return ""
+}
+
+// Example returns a sample of the written form of a quantity type, for
+// messages and documentation (`"25GB/s" or "200Gbps"`); "" for other types.
+func Example(v any) string {
+	if q := quantityOf(v); q != nil {
+		return q.example
+	}
+	return ""
+}
