@@ -92,14 +92,35 @@ func (c HostCPUConfig) Stretch() float64 {
 // Foreground jobs share the cores by processor sharing with the background
 // load as described by BackgroundModel; each job is single-threaded (a
 // job never runs faster than one core).
+//
+// While few enough jobs run that each gets the lone-job share (fewer than
+// Cores in the per-core model), a job's end is known when it starts and is
+// scheduled directly; when one more would make the jobs share, every job
+// in service moves, with its remaining work, into a processor-sharing
+// server until that empties. Both give the same times; the first is what
+// keeps a lightly loaded host cheap to simulate.
 type HostCPU struct {
 	sim      *engine.Simulator
 	cfg      HostCPUConfig
 	ps       *resource.PS
 	inflate  float64 // 1 + alpha*u
-	n        int     // foreground jobs in service (threads model only)
+	rate     float64 // a lone job's share of a core
+	maxFast  int     // most jobs that all still get the lone-job share
+	fast     []*hostJob
+	freeJobs []*hostJob
+	psJobs   int     // jobs in the processor-sharing server
 	cpuTime  float64 // foreground core-seconds consumed, interference included
 	finishes finishPool
+}
+
+// hostJob is a job running at the lone-job share with a scheduled end.
+type hostJob struct {
+	h      *HostCPU
+	handle engine.Handle
+	finish engine.Time
+	done   func()
+	fire   func()
+	idx    int
 }
 
 // NewHostCPU returns a host CPU under the configured background load.
@@ -107,19 +128,22 @@ func NewHostCPU(sim *engine.Simulator, cfg HostCPUConfig) (*HostCPU, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	h := &HostCPU{sim: sim, cfg: cfg, inflate: 1 + cfg.Interference*cfg.Background}
+	h := &HostCPU{sim: sim, cfg: cfg, inflate: 1 + cfg.Interference*cfg.Background, rate: cfg.Share()}
+	N := float64(cfg.Cores)
 	var err error
 	switch cfg.Model {
 	case BackgroundPerCore:
-		s := cfg.Share()
-		h.ps, err = resource.NewPS(sim, float64(cfg.Cores)*s, s)
+		h.ps, err = resource.NewPS(sim, N*h.rate, h.rate)
+		h.maxFast = cfg.Cores
 	case BackgroundThreads:
 		h.ps, err = resource.NewPS(sim, h.threadsCapacity(1), 1)
+		// Every job runs at full speed while u*N + n <= N.
+		h.maxFast = max(1, int(math.Floor(N-cfg.Background*N+1e-9)))
 	}
 	if err != nil {
 		return nil, err
 	}
-	h.finishes.done = h.jobDone
+	h.finishes.done = h.psDone
 	return h, nil
 }
 
@@ -138,19 +162,67 @@ func (h *HostCPU) Config() HostCPUConfig { return h.cfg }
 func (h *HostCPU) Execute(work engine.Time, done func()) {
 	w := work.Seconds() * h.inflate
 	h.cpuTime += w
-	if h.cfg.Model == BackgroundThreads {
-		h.n++
-		h.ps.SetCapacity(h.threadsCapacity(h.n))
-		h.ps.Submit(w, h.finishes.get(done))
+	if h.psJobs == 0 && len(h.fast) < h.maxFast {
+		j := h.newJob()
+		d := engine.Time(math.Ceil(w / h.rate * 1e9))
+		j.done, j.finish, j.idx = done, h.sim.Now()+d, len(h.fast)
+		j.handle = h.sim.MustAfter(d, j.fire)
+		h.fast = append(h.fast, j)
 		return
 	}
-	h.ps.Submit(w, done)
+	// The jobs are about to share: move the ones running at the lone-job
+	// share into processor sharing with the work they have left.
+	now := h.sim.Now()
+	for _, j := range h.fast {
+		h.sim.Cancel(j.handle)
+		h.submitPS((j.finish-now).Seconds()*h.rate, j.done)
+		j.done = nil
+		h.freeJobs = append(h.freeJobs, j)
+	}
+	h.fast = h.fast[:0]
+	h.submitPS(w, done)
 }
 
-func (h *HostCPU) jobDone() {
-	h.n--
-	if h.n > 0 {
-		h.ps.SetCapacity(h.threadsCapacity(h.n))
+func (h *HostCPU) newJob() *hostJob {
+	if n := len(h.freeJobs); n > 0 {
+		j := h.freeJobs[n-1]
+		h.freeJobs = h.freeJobs[:n-1]
+		return j
+	}
+	j := &hostJob{h: h}
+	j.fire = j.run
+	return j
+}
+
+// run ends a job that ran at the lone-job share.
+func (j *hostJob) run() {
+	h := j.h
+	last := len(h.fast) - 1
+	h.fast[j.idx] = h.fast[last]
+	h.fast[j.idx].idx = j.idx
+	h.fast = h.fast[:last]
+	done := j.done
+	j.done = nil
+	h.freeJobs = append(h.freeJobs, j)
+	if done != nil {
+		done()
+	}
+}
+
+func (h *HostCPU) submitPS(w float64, done func()) {
+	h.psJobs++
+	if h.cfg.Model == BackgroundThreads {
+		h.ps.SetCapacity(h.threadsCapacity(h.psJobs))
+	}
+	h.ps.Submit(w, h.finishes.get(done))
+}
+
+// psDone runs as a job leaves the processor-sharing server, before its
+// own done.
+func (h *HostCPU) psDone() {
+	h.psJobs--
+	if h.psJobs > 0 && h.cfg.Model == BackgroundThreads {
+		h.ps.SetCapacity(h.threadsCapacity(h.psJobs))
 	}
 }
 
@@ -159,9 +231,9 @@ func (h *HostCPU) jobDone() {
 func (h *HostCPU) CPUSeconds() float64 { return h.cpuTime }
 
 // Active returns the foreground jobs in service.
-func (h *HostCPU) Active() int { return h.ps.Active() }
+func (h *HostCPU) Active() int { return len(h.fast) + h.psJobs }
 
-// PS exposes the underlying processor-sharing server for its statistics.
+// PS exposes the processor-sharing server used while jobs share cores.
 func (h *HostCPU) PS() *resource.PS { return h.ps }
 
 // finishPool hands out reusable callbacks that run a fixed hook and then

@@ -141,6 +141,10 @@ func (n *SmartNIC) Reserve(bytes int64, granted func()) (bool, error) {
 	return true, n.buffer.Acquire(bytes, granted)
 }
 
+// TryReserve takes bytes of buffer now if they are free and nobody waits,
+// and reports whether it did: the common case, without an event.
+func (n *SmartNIC) TryReserve(bytes int64) bool { return n.buffer.TryAcquire(bytes) }
+
 // Release gives back buffer space once the request's data has left.
 func (n *SmartNIC) Release(bytes int64) { n.buffer.Release(bytes) }
 

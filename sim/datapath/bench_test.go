@@ -1,0 +1,29 @@
+package datapath
+
+import (
+	"testing"
+)
+
+// BenchmarkConspirator runs the conspirator pipeline at 0% background load
+// with the default clients and request, b.N requests in all, and reports
+// simulated requests per second of wall time. Statistics stay on (they are
+// part of the cost); per-request records are off.
+func BenchmarkConspirator(b *testing.B) {
+	cfg := Defaults()
+	cfg.Paths = []string{PathConspirator}
+	cfg.RecordRequests = false
+	cfg.WarmupRequests = 0
+	cfg.Clients.Requests = max(1, b.N/cfg.Clients.Count)
+	b.ReportAllocs()
+	b.ResetTimer()
+	res, err := Run(cfg, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	n := cfg.Clients.Requests * cfg.Clients.Count
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "requests/s")
+	if res.Paths[0].Completed != n {
+		b.Fatalf("completed %d of %d", res.Paths[0].Completed, n)
+	}
+}

@@ -1,0 +1,521 @@
+package datapath
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/conspirator-sim/conspirator/engine"
+	"github.com/conspirator-sim/conspirator/hw"
+	"github.com/conspirator-sim/conspirator/hw/gpu"
+	"github.com/conspirator-sim/conspirator/scenarios/units"
+)
+
+// Path names, as they appear in a scenario's datapath.paths and in results.
+const (
+	PathTCP         = "tcp"
+	PathGPUDirect   = "gpudirect"
+	PathHostRDMA    = "host-rdma"
+	PathConspirator = "conspirator"
+)
+
+// AllPaths lists the four pipelines in the paper's order.
+var AllPaths = []string{PathTCP, PathGPUDirect, PathHostRDMA, PathConspirator}
+
+// Config is the datapath section of a scenario: clients, the request, the
+// GPUs, the host, the network and the SmartNIC. Defaults returns the
+// values of the paper/e2e scenario; every default names its source in
+// hw's catalog (hw.Provenance) or in the comment beside it.
+type Config struct {
+	Paths    []string       `yaml:"paths" doc:"pipelines to simulate: tcp, gpudirect, host-rdma, conspirator" default:"[tcp, gpudirect, host-rdma, conspirator]"`
+	Clients  ClientsConfig  `yaml:"clients" doc:"the clients sending inference requests"`
+	Request  RequestConfig  `yaml:"request" doc:"what one request carries and computes"`
+	GPUs     []GPUConfig    `yaml:"gpus" doc:"GPU instances serving requests" default:"[{type: a100-80gb, count: 2}]"`
+	Host     HostConfig     `yaml:"host" doc:"the server's host CPU and software stack"`
+	Network  NetworkConfig  `yaml:"network" doc:"the network between clients and server"`
+	SmartNIC SmartNICConfig `yaml:"smartnic" doc:"the off-path SmartNIC of the conspirator path"`
+
+	// WarmupRequests are left out of every statistic: the first requests
+	// see an idle, empty system.
+	WarmupRequests int `yaml:"warmup_requests" doc:"requests, counted over all clients in issue order, left out of the statistics" default:"100"`
+	// MaxInFlight stops a diverging run: an open-loop load above capacity
+	// would otherwise grow its queues without bound.
+	MaxInFlight int `yaml:"max_in_flight" doc:"requests in flight at which an open-loop run is stopped and flagged unstable" default:"100000"`
+	// RecordRequests keeps one record per request for CSV output.
+	RecordRequests bool `yaml:"record_requests" doc:"keep per-request records (stage times) for CSV output" default:"true"`
+}
+
+// ClientsConfig describes the clients.
+type ClientsConfig struct {
+	Count int `yaml:"count" doc:"number of clients, one RDMA queue pair (or TCP connection) each" default:"4"`
+	// Mode closed: each client sends its next request a think time after
+	// the previous reply. open: Poisson arrivals at Rate per client,
+	// whatever the replies.
+	Mode      string         `yaml:"mode" doc:"closed (think time after each reply) or open (Poisson arrivals)" default:"closed"`
+	ThinkTime units.Duration `yaml:"think_time" doc:"closed loop: mean of the exponential think time between a reply and the next request" default:"1ms"`
+	Rate      units.Rate     `yaml:"rate" doc:"open loop: Poisson arrival rate per client" default:"100/s"`
+	Requests  int            `yaml:"requests" doc:"requests each client sends" default:"1000"`
+	// GPUChoice is how a gpudirect client picks the GPU it writes into:
+	// it cannot see the server's load.
+	GPUChoice string `yaml:"gpu_choice" doc:"gpudirect path: round-robin or hash (client id), both load-unaware" default:"round-robin"`
+}
+
+// RequestConfig describes one inference request.
+type RequestConfig struct {
+	Model string `yaml:"model" doc:"model name known to the GPU compute tables (resnet50, bert)" default:"resnet50"`
+	Batch int    `yaml:"batch" doc:"items per request" default:"8"`
+	// InputBytesPerItem: a 224x224x3 image in FP16 is 301,056 bytes.
+	InputBytesPerItem units.Bytes `yaml:"input_bytes_per_item" doc:"input tensor bytes per item (224x224x3 FP16 = 301056B)" default:"301056B"`
+	// OutputBytesPerItem: 1000 FP16 logits.
+	OutputBytesPerItem units.Bytes `yaml:"output_bytes_per_item" doc:"result bytes per item returned to the client (1000 FP16 logits = 2000B)" default:"2000B"`
+	// StackSpeedup divides the measured framework-level compute times
+	// (gpu.ComputeModel): 1 is PyTorch eager as measured, about 14 a
+	// TensorRT engine. See Defaults for the choice.
+	StackSpeedup float64 `yaml:"stack_speedup" doc:"serving-stack speedup over the framework-level compute tables (1 = PyTorch eager as measured, ~14 = TensorRT INT8)" default:"1"`
+	// ComputeTime overrides the GPU compute-time table when non-zero.
+	ComputeTime units.Duration `yaml:"compute_time" doc:"GPU time of one request on a whole GPU; 0s takes it from the GPU compute tables" default:"0s"`
+}
+
+// GPUConfig is a group of identical GPU instances.
+type GPUConfig struct {
+	Type    string `yaml:"type" doc:"GPU type from the catalog (a100-80gb, h100-80gb, ...)"`
+	Profile string `yaml:"profile" doc:"MIG profile of each instance; empty for the whole GPU"`
+	Count   int    `yaml:"count" doc:"number of instances"`
+}
+
+// HostConfig describes the server's host CPU and its software costs. All
+// costs are core-time on one unloaded host core.
+type HostConfig struct {
+	CPU             string          `yaml:"cpu" doc:"host CPU from the catalog (xeon-8380-2s, xeon-8380)" default:"xeon-8380-2s"`
+	Cores           int             `yaml:"cores" doc:"physical cores serving requests and background load" default:"80"`
+	Clock           units.Frequency `yaml:"clock" doc:"core frequency turning TCP cycles into time" default:"3GHz"`
+	BackgroundLoad  units.Fraction  `yaml:"background_load" doc:"background CPU load u, 0% to below 100%" default:"0%"`
+	BackgroundModel string          `yaml:"background_model" doc:"per-core (a stressor on every core, stress-ng --cpu-load) or threads (u*N busy threads)" default:"per-core"`
+	Interference    units.Ratio     `yaml:"interference" doc:"alpha: host-side work stretched by 1 + alpha*u (cache and memory contention)" default:"10%"`
+	// InputCopy is how the host copies a request into the GPU on the tcp
+	// and host-rdma paths; see Defaults for why pageable.
+	InputCopy      string          `yaml:"input_copy" doc:"pageable or pinned cudaMemcpy of the input on the tcp and host-rdma paths" default:"pageable"`
+	GPULink        string          `yaml:"gpu_link" doc:"PCIe link of each GPU (gen4-x16, gen5-x16)" default:"gen4-x16"`
+	PinnedH2D      units.Bandwidth `yaml:"pinned_h2d" doc:"pinned cudaMemcpy rate over the GPU link" default:"25GB/s"`
+	PageableFactor units.Ratio     `yaml:"pageable_factor" doc:"pageable over pinned cudaMemcpy rate" default:"40%"`
+	MemcpyIssue    units.Duration  `yaml:"memcpy_issue" doc:"fixed CPU cost of one cudaMemcpy" default:"10us"`
+	KernelLaunch   units.Duration  `yaml:"kernel_launch" doc:"CPU cost of launching the request's kernel" default:"2.7us"`
+	SyncWait       units.Duration  `yaml:"sync_wait" doc:"CPU time from GPU completion to the host thread's return from synchronize" default:"6.95us"`
+	PollCompletion units.Duration  `yaml:"poll_completion" doc:"CPU cost of one completion seen by a polling thread" default:"500ns"`
+	PostSend       units.Duration  `yaml:"post_send" doc:"CPU cost of posting one RDMA work request" default:"300ns"`
+	// DecisionTime is the scheduler's CPU time per decision on a host
+	// core; the SoC takes DecisionTime / arm_speed.
+	DecisionTime       units.Duration `yaml:"decision_time" doc:"scheduling decision CPU time on one host core" default:"2us"`
+	TCPRxCyclesPerByte float64        `yaml:"tcp_rx_cycles_per_byte" doc:"host TCP receive cost per payload byte" default:"0.6"`
+	TCPTxCyclesPerByte float64        `yaml:"tcp_tx_cycles_per_byte" doc:"host TCP send cost per payload byte" default:"0.3"`
+	TCPRxPerMessage    units.Duration `yaml:"tcp_rx_per_message" doc:"host TCP receive cost per message (system call, wake-up)" default:"5us"`
+	TCPTxPerMessage    units.Duration `yaml:"tcp_tx_per_message" doc:"host TCP send cost per message" default:"3us"`
+	Price              units.Money    `yaml:"price" doc:"price charged to the host CPU in the cost table" default:"$1000"`
+	Power              units.Power    `yaml:"power" doc:"power charged to the host CPU in the cost table" default:"800W"`
+}
+
+// NetworkConfig describes the client-server network.
+type NetworkConfig struct {
+	NIC        string          `yaml:"nic" doc:"RDMA NIC of clients and server (connectx6, connectx7)" default:"connectx6"`
+	LineRate   units.Bandwidth `yaml:"line_rate" doc:"line rate of every port" default:"200Gbps"`
+	Efficiency units.Fraction  `yaml:"efficiency" doc:"large-message goodput over line rate" default:"95%"`
+	Latency    units.Duration  `yaml:"latency" doc:"one-way small-message latency NIC to NIC" default:"1.3us"`
+	PerMessage units.Duration  `yaml:"per_message" doc:"NIC per-message overhead (1 / message rate)" default:"5ns"`
+	// SameRootComplex: GPUDirect writes run at the GPU link's rate when NIC
+	// and GPU share a PCIe root complex, else at CrossRootComplexFactor.
+	SameRootComplex        bool           `yaml:"same_root_complex" doc:"NIC and GPUs share a PCIe root complex (GPUDirect at full rate)" default:"true"`
+	CrossRootComplexFactor units.Fraction `yaml:"cross_root_complex_factor" doc:"GPUDirect rate factor across root complexes" default:"50%"`
+	MaxQPs                 int            `yaml:"max_qps" doc:"queue pairs the server NIC supports; one per client" default:"262144"`
+}
+
+// SmartNICConfig describes the SmartNIC of the conspirator path.
+type SmartNICConfig struct {
+	Model         string          `yaml:"model" doc:"SmartNIC from the catalog (bluefield3, bluefield2)" default:"bluefield3"`
+	ArmCores      int             `yaml:"arm_cores" doc:"Arm cores serving requests" default:"16"`
+	ArmSpeed      units.Ratio     `yaml:"arm_speed" doc:"one Arm core's speed relative to one host core" default:"62%"`
+	LineRate      units.Bandwidth `yaml:"line_rate" doc:"the SmartNIC port's line rate" default:"200Gbps"`
+	BufferBytes   units.Bytes     `yaml:"buffer" doc:"on-card buffer for incoming requests" default:"256MiB"`
+	BufferPolicy  string          `yaml:"buffer_policy" doc:"when the buffer is full: wait or drop" default:"wait"`
+	DMABandwidth  units.Bandwidth `yaml:"dma_bandwidth" doc:"SoC-to-GPU DMA rate" default:"22GB/s"`
+	DMAPerOp      units.Duration  `yaml:"dma_per_op" doc:"DMA engine cost per operation" default:"95ns"`
+	NotifyLatency units.Duration  `yaml:"notify_latency" doc:"SoC-to-host notification (a posted PCIe write the host polls)" default:"1us"`
+	Price         units.Money     `yaml:"price" doc:"price charged to the SmartNIC in the cost table" default:"$231"`
+	Power         units.Power     `yaml:"power" doc:"power charged to the SmartNIC in the cost table" default:"150W"`
+}
+
+// Defaults returns the paper/e2e configuration: four clients in a closed
+// loop sending ResNet-50 batches of eight 224x224x3 FP16 images to two
+// A100-80GB GPUs behind a dual-socket Xeon 8380 host with a ConnectX-6
+// (200 Gb/s) and a BlueField-3.
+//
+// Why these choices:
+//   - The request: a batch of 8 images (2.4 MB) is large enough that moving
+//     it costs more than the fixed per-request overheads, as in serving
+//     systems that batch, and small enough to be a latency-bound request.
+//     The path differences scale with bytes moved; see the report for
+//     batch 1 and 32.
+//   - input_copy pageable: the paper's baseline ("Conspirator without
+//     SmartNIC") is existing PyTorch code in which the host builds a CPU
+//     tensor over the RDMA receive buffer and moves it to the GPU; the
+//     buffer is pinned by ibv_reg_mr but unknown to CUDA, so cudaMemcpy
+//     treats it as pageable and stages it through the CPU (hardware.md §5,
+//     pageable ~0.4 of pinned). Conspirator's one-line change (conspirator.md)
+//     is exactly the creation of that input tensor, on GPU memory the SoC
+//     has filled. pinned is the alternative for a baseline tuned with
+//     cudaHostRegister; it removes most of the host-rdma penalty.
+func Defaults() Config {
+	cpu, _ := hw.LookupHostCPU("xeon-8380-2s")
+	nic, _ := hw.LookupNIC("connectx6")
+	bf3, _ := hw.LookupSmartNIC("bluefield3")
+	link, _ := hw.LookupPCIe("gen4-x16")
+	c := hw.DefaultHostCosts
+	return Config{
+		Paths: slices.Clone(AllPaths),
+		Clients: ClientsConfig{
+			Count:     4,
+			Mode:      ModeClosed,
+			ThinkTime: units.Duration(engine.Millisecond),
+			Rate:      100,
+			Requests:  1000,
+			GPUChoice: ChoiceRoundRobin,
+		},
+		Request: RequestConfig{
+			Model:              "resnet50",
+			Batch:              8,
+			InputBytesPerItem:  224 * 224 * 3 * 2,
+			OutputBytesPerItem: 1000 * 2,
+			StackSpeedup:       1,
+		},
+		GPUs: []GPUConfig{{Type: "a100-80gb", Count: 2}},
+		Host: HostConfig{
+			CPU:                cpu.Name,
+			Cores:              cpu.Cores,
+			Clock:              units.Frequency(cpu.ClockHz),
+			BackgroundLoad:     0,
+			BackgroundModel:    string(hw.BackgroundPerCore),
+			Interference:       units.Ratio(c.Interference),
+			InputCopy:          CopyPageable,
+			GPULink:            link.Name,
+			PinnedH2D:          units.Bandwidth(link.PinnedH2DBytesPerSec),
+			PageableFactor:     units.Ratio(c.PageableFactor),
+			MemcpyIssue:        units.Duration(c.MemcpyIssue),
+			KernelLaunch:       units.Duration(c.KernelLaunch),
+			SyncWait:           units.Duration(c.SyncWait),
+			PollCompletion:     units.Duration(c.PollCompletion),
+			PostSend:           units.Duration(c.PostSend),
+			DecisionTime:       units.Duration(DefaultDecisionTime),
+			TCPRxCyclesPerByte: c.TCPRxCyclesPerByte,
+			TCPTxCyclesPerByte: c.TCPTxCyclesPerByte,
+			TCPRxPerMessage:    units.Duration(c.TCPRxPerMessage),
+			TCPTxPerMessage:    units.Duration(c.TCPTxPerMessage),
+			Price:              units.Money(cpu.PriceUSD),
+			Power:              units.Power(cpu.PowerW),
+		},
+		Network: NetworkConfig{
+			NIC:                    nic.Name,
+			LineRate:               units.Bandwidth(nic.LineRateBitsPerSec / 8),
+			Efficiency:             units.Fraction(nic.Efficiency),
+			Latency:                units.Duration(nic.OneWayLatency),
+			PerMessage:             units.Duration(nic.PerMessage),
+			SameRootComplex:        true,
+			CrossRootComplexFactor: hw.DefaultCrossRootComplexFactor,
+			MaxQPs:                 DefaultMaxQPs,
+		},
+		SmartNIC: SmartNICConfig{
+			Model:         bf3.Name,
+			ArmCores:      bf3.ArmCores,
+			ArmSpeed:      units.Ratio(bf3.ArmSpeed),
+			LineRate:      units.Bandwidth(bf3.NIC.LineRateBitsPerSec / 8),
+			BufferBytes:   256 << 20,
+			BufferPolicy:  string(hw.BufferWait),
+			DMABandwidth:  units.Bandwidth(bf3.DMABytesPerSec),
+			DMAPerOp:      units.Duration(bf3.DMAPerOp),
+			NotifyLatency: units.Duration(DefaultNotifyLatency),
+			Price:         units.Money(bf3.PriceUSD),
+			Power:         units.Power(bf3.MaxPowerW),
+		},
+		WarmupRequests: 100,
+		MaxInFlight:    100000,
+		RecordRequests: true,
+	}
+}
+
+// Enumerations of string-valued settings.
+const (
+	ModeClosed       = "closed"
+	ModeOpen         = "open"
+	ChoiceRoundRobin = "round-robin"
+	ChoiceHash       = "hash"
+	CopyPageable     = "pageable"
+	CopyPinned       = "pinned"
+)
+
+// Defaults without a catalog entry.
+const (
+	// DefaultDecisionTime (E): a least-loaded choice over a few GPUs plus
+	// the request bookkeeping around it; to be replaced by the measured
+	// decision time of the policies package.
+	DefaultDecisionTime = 2 * engine.Microsecond
+	// DefaultNotifyLatency (E): the SoC tells the host that a request's
+	// data is in GPU memory with a posted PCIe write into a host ring the
+	// host polls; a posted write lands in well under a microsecond, 1 us
+	// leaves room for the DOCA completion path.
+	DefaultNotifyLatency = engine.Microsecond
+	// DefaultMaxQPs (A): "max_qp: 262144" in ibv_devinfo -v output of
+	// mlx5 (ConnectX-5/6) devices.
+	DefaultMaxQPs = 262144
+)
+
+// problems collects validation messages, each naming the key.
+type problems []string
+
+func (p *problems) addf(key, format string, args ...any) {
+	*p = append(*p, "datapath."+key+": "+fmt.Sprintf(format, args...))
+}
+
+// Validate returns every problem in c, one per line, each naming the key
+// (datapath.host.background_load ...) and the valid range; nil when c is
+// runnable.
+func (c Config) Validate() error {
+	var p problems
+	if len(c.Paths) == 0 {
+		p.addf("paths", "empty; list at least one of %s", strings.Join(AllPaths, ", "))
+	}
+	seen := map[string]bool{}
+	for i, name := range c.Paths {
+		if !slices.Contains(AllPaths, name) {
+			p.addf(fmt.Sprintf("paths[%d]", i), "unknown path %q; use one of %s", name, strings.Join(AllPaths, ", "))
+		} else if seen[name] {
+			p.addf(fmt.Sprintf("paths[%d]", i), "path %q listed twice", name)
+		}
+		seen[name] = true
+	}
+	c.Clients.validate(&p)
+	c.Request.validate(&p)
+	if len(c.GPUs) == 0 {
+		p.addf("gpus", "empty; give at least one GPU, e.g. {type: a100-80gb, count: 1}")
+	}
+	for i, g := range c.GPUs {
+		g.validate(&p, fmt.Sprintf("gpus[%d]", i))
+	}
+	c.Host.validate(&p)
+	c.Network.validate(&p)
+	c.SmartNIC.validate(&p)
+	if c.WarmupRequests < 0 {
+		p.addf("warmup_requests", "%d is negative; use 0 or more", c.WarmupRequests)
+	} else if c.Clients.Count > 0 && c.Clients.Requests > 0 && c.WarmupRequests >= c.Clients.Count*c.Clients.Requests {
+		p.addf("warmup_requests", "%d leaves no request to measure out of %d (clients.count x clients.requests); use fewer", c.WarmupRequests, c.Clients.Count*c.Clients.Requests)
+	}
+	if c.MaxInFlight < 1 {
+		p.addf("max_in_flight", "%d must be at least 1", c.MaxInFlight)
+	}
+	c.validateCapacity(&p)
+	if len(p) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(p, "\n"))
+}
+
+func (c ClientsConfig) validate(p *problems) {
+	if c.Count < 1 {
+		p.addf("clients.count", "%d must be at least 1", c.Count)
+	}
+	switch c.Mode {
+	case ModeClosed:
+		if c.ThinkTime < 0 {
+			p.addf("clients.think_time", "%v is negative; use 0s or more", c.ThinkTime)
+		}
+	case ModeOpen:
+		if !(c.Rate > 0) || math.IsInf(float64(c.Rate), 0) {
+			p.addf("clients.rate", "%v must be above 0/s for open-loop clients", float64(c.Rate))
+		}
+	default:
+		p.addf("clients.mode", "unknown mode %q; use %q or %q", c.Mode, ModeClosed, ModeOpen)
+	}
+	if c.Requests < 1 {
+		p.addf("clients.requests", "%d must be at least 1", c.Requests)
+	}
+	if c.GPUChoice != ChoiceRoundRobin && c.GPUChoice != ChoiceHash {
+		p.addf("clients.gpu_choice", "unknown choice %q; use %q or %q", c.GPUChoice, ChoiceRoundRobin, ChoiceHash)
+	}
+}
+
+func (r RequestConfig) validate(p *problems) {
+	if r.Batch < 1 {
+		p.addf("request.batch", "%d must be at least 1", r.Batch)
+	}
+	if r.InputBytesPerItem < 1 {
+		p.addf("request.input_bytes_per_item", "%d must be at least 1B", int64(r.InputBytesPerItem))
+	}
+	if r.OutputBytesPerItem < 1 {
+		p.addf("request.output_bytes_per_item", "%d must be at least 1B", int64(r.OutputBytesPerItem))
+	}
+	if !(r.StackSpeedup > 0) || math.IsInf(r.StackSpeedup, 0) {
+		p.addf("request.stack_speedup", "%v must be a finite number above 0 (1 = the measured framework-level times)", r.StackSpeedup)
+	}
+	if r.ComputeTime < 0 {
+		p.addf("request.compute_time", "%v is negative; use 0s (from the tables) or a positive time", r.ComputeTime)
+	}
+	if r.Model == "" && r.ComputeTime == 0 {
+		p.addf("request.model", "empty; name a model (resnet50, bert) or set request.compute_time")
+	}
+}
+
+func (g GPUConfig) validate(p *problems, key string) {
+	spec, err := gpu.Lookup(g.Type)
+	if err != nil {
+		p.addf(key+".type", "%v", err)
+	} else if g.Profile != "" {
+		if _, err := spec.Profile(g.Profile); err != nil {
+			p.addf(key+".profile", "%v", err)
+		}
+	}
+	if g.Count < 1 {
+		p.addf(key+".count", "%d must be at least 1", g.Count)
+	}
+}
+
+func (h HostConfig) validate(p *problems) {
+	if _, err := hw.LookupHostCPU(h.CPU); err != nil {
+		p.addf("host.cpu", "%v", err)
+	}
+	if h.Cores < 1 {
+		p.addf("host.cores", "%d must be at least 1", h.Cores)
+	}
+	positive(p, "host.clock", float64(h.Clock), "a frequency above 0Hz, e.g. 3GHz")
+	if !(h.BackgroundLoad >= 0 && h.BackgroundLoad < 1) {
+		p.addf("host.background_load", "%v is outside [0%%, 100%%): at 100%% the foreground never runs", float64(h.BackgroundLoad))
+	}
+	if h.BackgroundModel != string(hw.BackgroundPerCore) && h.BackgroundModel != string(hw.BackgroundThreads) {
+		p.addf("host.background_model", "unknown model %q; use %q or %q", h.BackgroundModel, hw.BackgroundPerCore, hw.BackgroundThreads)
+	}
+	nonNegative(p, "host.interference", float64(h.Interference))
+	if h.InputCopy != CopyPageable && h.InputCopy != CopyPinned {
+		p.addf("host.input_copy", "unknown copy kind %q; use %q or %q", h.InputCopy, CopyPageable, CopyPinned)
+	}
+	if _, err := hw.LookupPCIe(h.GPULink); err != nil {
+		p.addf("host.gpu_link", "%v", err)
+	}
+	positive(p, "host.pinned_h2d", float64(h.PinnedH2D), "a bandwidth above 0, e.g. 25GB/s")
+	if !(h.PageableFactor > 0 && h.PageableFactor <= 1) {
+		p.addf("host.pageable_factor", "%v is outside (0%%, 100%%]: a pageable copy is at most as fast as a pinned one", float64(h.PageableFactor))
+	}
+	for _, d := range []struct {
+		key string
+		v   units.Duration
+	}{
+		{"host.memcpy_issue", h.MemcpyIssue}, {"host.kernel_launch", h.KernelLaunch},
+		{"host.sync_wait", h.SyncWait}, {"host.poll_completion", h.PollCompletion},
+		{"host.post_send", h.PostSend}, {"host.decision_time", h.DecisionTime},
+		{"host.tcp_rx_per_message", h.TCPRxPerMessage}, {"host.tcp_tx_per_message", h.TCPTxPerMessage},
+	} {
+		if d.v < 0 {
+			p.addf(d.key, "%v is negative; use 0s or more", engine.Time(d.v))
+		}
+	}
+	nonNegative(p, "host.tcp_rx_cycles_per_byte", h.TCPRxCyclesPerByte)
+	nonNegative(p, "host.tcp_tx_cycles_per_byte", h.TCPTxCyclesPerByte)
+	nonNegative(p, "host.price", float64(h.Price))
+	nonNegative(p, "host.power", float64(h.Power))
+}
+
+func (n NetworkConfig) validate(p *problems) {
+	if _, err := hw.LookupNIC(n.NIC); err != nil {
+		p.addf("network.nic", "%v", err)
+	}
+	positive(p, "network.line_rate", float64(n.LineRate), "a bandwidth above 0, e.g. 200Gbps")
+	if !(n.Efficiency > 0 && n.Efficiency <= 1) {
+		p.addf("network.efficiency", "%v is outside (0%%, 100%%]", float64(n.Efficiency))
+	}
+	if n.Latency < 0 {
+		p.addf("network.latency", "%v is negative; use 0s or more", engine.Time(n.Latency))
+	}
+	if n.PerMessage < 0 {
+		p.addf("network.per_message", "%v is negative; use 0s or more", engine.Time(n.PerMessage))
+	}
+	if !(n.CrossRootComplexFactor > 0 && n.CrossRootComplexFactor <= 1) {
+		p.addf("network.cross_root_complex_factor", "%v is outside (0%%, 100%%]", float64(n.CrossRootComplexFactor))
+	}
+	if n.MaxQPs < 1 {
+		p.addf("network.max_qps", "%d must be at least 1", n.MaxQPs)
+	}
+}
+
+func (s SmartNICConfig) validate(p *problems) {
+	if _, err := hw.LookupSmartNIC(s.Model); err != nil {
+		p.addf("smartnic.model", "%v", err)
+	}
+	if s.ArmCores < 1 {
+		p.addf("smartnic.arm_cores", "%d must be at least 1", s.ArmCores)
+	}
+	positive(p, "smartnic.arm_speed", float64(s.ArmSpeed), "a ratio above 0%, e.g. 62%")
+	positive(p, "smartnic.line_rate", float64(s.LineRate), "a bandwidth above 0, e.g. 200Gbps")
+	if s.BufferBytes < 1 {
+		p.addf("smartnic.buffer", "%d must be at least 1B", int64(s.BufferBytes))
+	}
+	if s.BufferPolicy != string(hw.BufferWait) && s.BufferPolicy != string(hw.BufferDrop) {
+		p.addf("smartnic.buffer_policy", "unknown policy %q; use %q or %q", s.BufferPolicy, hw.BufferWait, hw.BufferDrop)
+	}
+	positive(p, "smartnic.dma_bandwidth", float64(s.DMABandwidth), "a bandwidth above 0, e.g. 22GB/s")
+	if s.DMAPerOp < 0 {
+		p.addf("smartnic.dma_per_op", "%v is negative; use 0s or more", engine.Time(s.DMAPerOp))
+	}
+	if s.NotifyLatency < 0 {
+		p.addf("smartnic.notify_latency", "%v is negative; use 0s or more", engine.Time(s.NotifyLatency))
+	}
+	nonNegative(p, "smartnic.price", float64(s.Price))
+	nonNegative(p, "smartnic.power", float64(s.Power))
+}
+
+// validateCapacity checks limits that involve several sections: a request
+// must fit the SmartNIC buffer, each client needs a queue pair, and on the
+// gpudirect path each client owns a registered buffer in every GPU it may
+// write to.
+func (c Config) validateCapacity(p *problems) {
+	in := int64(c.Request.InputBytesPerItem) * int64(c.Request.Batch)
+	if c.Request.Batch < 1 || c.Request.InputBytesPerItem < 1 {
+		return
+	}
+	if c.SmartNIC.BufferBytes >= 1 && in > int64(c.SmartNIC.BufferBytes) && slices.Contains(c.Paths, PathConspirator) {
+		p.addf("smartnic.buffer", "%v cannot hold one request of %v (request.batch x request.input_bytes_per_item); use at least %v",
+			c.SmartNIC.BufferBytes, units.Bytes(in), units.Bytes(in))
+	}
+	if c.Network.MaxQPs >= 1 && c.Clients.Count > c.Network.MaxQPs {
+		p.addf("clients.count", "%d clients need %d queue pairs, above network.max_qps = %d", c.Clients.Count, c.Clients.Count, c.Network.MaxQPs)
+	}
+	if !slices.Contains(c.Paths, PathGPUDirect) || c.Clients.Count < 1 {
+		return
+	}
+	for i, g := range c.GPUs {
+		spec, err := gpu.Lookup(g.Type)
+		if err != nil {
+			continue
+		}
+		mem := spec.MemoryBytes
+		if g.Profile != "" {
+			prof, err := spec.Profile(g.Profile)
+			if err != nil {
+				continue
+			}
+			mem = prof.MemoryBytes
+		}
+		if need := int64(c.Clients.Count) * in; need > mem {
+			p.addf("clients.count", "gpudirect: %d clients x %v registered buffer each need %v in every instance of gpus[%d], which has %v; use at most %d clients",
+				c.Clients.Count, units.Bytes(in), units.Bytes(need), i, units.Bytes(mem), mem/in)
+		}
+	}
+}
+
+func positive(p *problems, key string, v float64, want string) {
+	if !(v > 0) || math.IsInf(v, 0) {
+		p.addf(key, "%v must be %s", v, want)
+	}
+}
+
+func nonNegative(p *problems, key string, v float64) {
+	if !(v >= 0) || math.IsInf(v, 0) {
+		p.addf(key, "%v must be a finite number >= 0", v)
+	}
+}

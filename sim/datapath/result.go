@@ -1,0 +1,320 @@
+package datapath
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+
+	"github.com/conspirator-sim/conspirator/engine"
+	"github.com/conspirator-sim/conspirator/engine/stats"
+)
+
+// Result is the outcome of one Run: one entry per path, in the order of
+// Config.Paths. Its JSON form is the public contract (summary.json).
+type Result struct {
+	Paths []PathResult `json:"paths"`
+}
+
+// PathResult summarises one path. Latencies are end to end: from the
+// client issuing the request to the last byte of the reply arriving back.
+type PathResult struct {
+	Name    string         `json:"name"`
+	Latency LatencySummary `json:"latency_us"`
+	// ThroughputRPS is completed requests per second over the measured
+	// window (first measured issue to last completion).
+	ThroughputRPS float64 `json:"throughput_rps"`
+	// HostCPUUsPerRequest is host core-time per completed request,
+	// interference included (time-sharing stretches the wall time, not the
+	// CPU time).
+	HostCPUUsPerRequest float64 `json:"host_cpu_us_per_request"`
+	// SoCUtilization is the mean fraction of Arm cores busy (0 on paths
+	// without a SmartNIC); GPUUtilization the mean over GPU instances.
+	SoCUtilization float64 `json:"soc_utilization"`
+	GPUUtilization float64 `json:"gpu_utilization"`
+	Completed      int     `json:"completed"`
+	Dropped        int     `json:"dropped"`
+	// Unstable flags a run whose queues grew without bound (offered load
+	// above capacity); its latencies then depend on the run length and
+	// mean nothing.
+	Unstable       bool   `json:"unstable"`
+	UnstableReason string `json:"unstable_reason,omitempty"`
+	// Stages is the mean time per stage in microseconds; StageOrder lists
+	// the stages in pipeline order (JSON objects are unordered).
+	Stages     map[string]float64 `json:"stages_us"`
+	StageOrder []string           `json:"stage_order"`
+	// ControlPlane is the processor that runs this path's control plane
+	// and what it could sustain; see CostTable.
+	ControlPlane ControlPlane `json:"control_plane"`
+
+	records []RequestRecord
+}
+
+// LatencySummary is in microseconds. CI95Mean is the half-width of the 95%
+// confidence interval of the mean, from batch means (20 batches) of the
+// latencies in completion order; NaN with too few requests (JSON null).
+type LatencySummary struct {
+	Mean     jsonFloat `json:"mean"`
+	P50      jsonFloat `json:"p50"`
+	P95      jsonFloat `json:"p95"`
+	P99      jsonFloat `json:"p99"`
+	CI95Mean jsonFloat `json:"ci95_mean"`
+}
+
+// jsonFloat marshals NaN and infinities as null (encoding/json refuses
+// them).
+type jsonFloat float64
+
+func (f jsonFloat) MarshalJSON() ([]byte, error) {
+	v := float64(f)
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, v, 'g', -1, 64), nil
+}
+
+// RequestRecord is one request, for CSV output. Times are simulated
+// microseconds; Stages are durations in pipeline order.
+type RequestRecord struct {
+	Path    string
+	ID      int
+	Client  int
+	GPU     string // "" when dropped before the decision
+	Dropped bool
+	Start   float64
+	End     float64
+	Stages  []float64
+}
+
+// Records returns the per-request records (nil unless
+// Config.RecordRequests).
+func (p *PathResult) Records() []RequestRecord { return p.records }
+
+// Path returns the named path's result, or nil.
+func (r *Result) Path(name string) *PathResult {
+	for i := range r.Paths {
+		if r.Paths[i].Name == name {
+			return &r.Paths[i]
+		}
+	}
+	return nil
+}
+
+// WriteCSV writes every recorded request of every path, one row each:
+// path, id, client, gpu, dropped, start_us, end_us, latency_us, then one
+// column per stage name over all paths (empty where a path has no such
+// stage), in the order the stages first appear.
+func (r *Result) WriteCSV(w io.Writer) error {
+	var cols []string
+	index := map[string]int{}
+	for _, p := range r.Paths {
+		for _, st := range p.StageOrder {
+			if _, ok := index[st]; !ok {
+				index[st] = len(cols)
+				cols = append(cols, st)
+			}
+		}
+	}
+	cw := csv.NewWriter(w)
+	header := []string{"path", "id", "client", "gpu", "dropped", "start_us", "end_us", "latency_us"}
+	for _, c := range cols {
+		header = append(header, c+"_us")
+	}
+	if err := cw.Write(header); err != nil {
+		return err
+	}
+	row := make([]string, len(header))
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
+	for _, p := range r.Paths {
+		for _, rec := range p.records {
+			row = row[:8]
+			row[0], row[1], row[2], row[3] = rec.Path, strconv.Itoa(rec.ID), strconv.Itoa(rec.Client), rec.GPU
+			row[4], row[5], row[6], row[7] = strconv.FormatBool(rec.Dropped), f(rec.Start), f(rec.End), f(rec.End-rec.Start)
+			stages := make([]string, len(cols))
+			for i, st := range p.StageOrder {
+				stages[index[st]] = f(rec.Stages[i])
+			}
+			row = append(row, stages...)
+			if err := cw.Write(row); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// recorder gathers one path's statistics as requests finish.
+type recorder struct {
+	warmup    int
+	latency   stats.Tally // microseconds, measured requests
+	stageSum  []float64   // seconds, measured requests
+	measured  int
+	dropped   int
+	completed int
+	first     engine.Time // issue of the first measured request
+	last      engine.Time // latest completion
+	firstSet  bool
+	keep      bool
+	records   []RequestRecord
+	slab      []float64
+	stageBuf  int
+
+	// Open-loop stability check: mean requests in flight over the first
+	// and second half of the arrival window.
+	clientsDone int
+	halfAt      engine.Time
+	halfArea    float64
+	halfTaken   bool
+	endAt       engine.Time
+	endArea     float64
+	endTaken    bool
+	arrivedEnd  int
+	finishedEnd int
+	overflow    bool
+}
+
+func newRecorder(cfg Config, path string, stages int) recorder {
+	return recorder{warmup: cfg.WarmupRequests, stageSum: make([]float64, stages), keep: cfg.RecordRequests, stageBuf: stages}
+}
+
+func (rc *recorder) record(s *system, r *request) {
+	now := s.sim.Now()
+	rc.completed++
+	if r.dropped {
+		rc.dropped++
+	}
+	if rc.keep {
+		start := len(rc.slab)
+		for _, t := range r.times {
+			rc.slab = append(rc.slab, t.Micros())
+		}
+		gpuName := ""
+		if r.gpu != nil {
+			gpuName = r.gpu.Name
+		}
+		rc.records = append(rc.records, RequestRecord{
+			Path: s.path, ID: r.id, Client: r.client.id, GPU: gpuName, Dropped: r.dropped,
+			Start: r.start.Micros(), End: now.Micros(), Stages: rc.slab[start:len(rc.slab):len(rc.slab)],
+		})
+	}
+	if r.id < rc.warmup || r.dropped {
+		return
+	}
+	if !rc.firstSet || r.start < rc.first {
+		rc.first, rc.firstSet = r.start, true
+	}
+	rc.last = max(rc.last, now)
+	rc.measured++
+	rc.latency.Add((now - r.start).Micros())
+	for i, t := range r.times {
+		rc.stageSum[i] += t.Seconds()
+	}
+}
+
+// scheduleHalf takes the first snapshot of the in-flight area at half the
+// expected arrival window of an open-loop run.
+func (rc *recorder) scheduleHalf(s *system) {
+	if s.cfg.Clients.Mode != ModeOpen {
+		return
+	}
+	rc.halfAt = engine.Seconds(float64(s.cfg.Clients.Requests) / float64(s.cfg.Clients.Rate) / 2)
+	s.sim.MustAt(rc.halfAt, func() {
+		rc.halfArea = s.inFlightTW.Integral(s.sim.Now())
+		rc.halfTaken = true
+	})
+}
+
+// arrivalsDone is called as each open-loop client issues its last request.
+func (rc *recorder) arrivalsDone(s *system) {
+	rc.clientsDone++
+	if rc.clientsDone < len(s.clients) {
+		return
+	}
+	rc.endAt = s.sim.Now()
+	rc.endArea = s.inFlightTW.Integral(rc.endAt)
+	rc.endTaken = true
+	rc.arrivedEnd = s.nextID
+	rc.finishedEnd = rc.completed
+}
+
+// unstable judges an open-loop run: a stable queue holds about the same
+// number of requests in flight in both halves of the arrival window and
+// finishes about as many as arrive; an overloaded one grows linearly, so
+// its second-half mean is about three times its first-half mean and a
+// finite fraction of the arrivals is still in flight at the end.
+func (rc *recorder) unstable() (bool, string) {
+	if rc.overflow {
+		return true, "requests in flight exceeded max_in_flight: offered load above capacity"
+	}
+	if !rc.halfTaken || !rc.endTaken || rc.endAt <= rc.halfAt {
+		return false, ""
+	}
+	first := rc.halfArea / rc.halfAt.Seconds()
+	second := (rc.endArea - rc.halfArea) / (rc.endAt - rc.halfAt).Seconds()
+	backlog := rc.arrivedEnd - rc.finishedEnd
+	if second > 1.5*first+1 && float64(backlog) > 0.05*float64(rc.arrivedEnd) {
+		return true, fmt.Sprintf("queue grew during the arrivals: mean in flight %.1f in the first half, %.1f in the second; %d of %d requests unfinished when arrivals ended",
+			first, second, backlog, rc.arrivedEnd)
+	}
+	return false, ""
+}
+
+// summarize builds the path's result.
+func (s *system) summarize() PathResult {
+	rc := &s.rec
+	pr := PathResult{Name: s.path, Completed: rc.measured, Dropped: rc.dropped, Stages: map[string]float64{}}
+	for i, st := range s.stages {
+		pr.StageOrder = append(pr.StageOrder, st.name)
+		mean := math.NaN()
+		if rc.measured > 0 {
+			mean = rc.stageSum[i] / float64(rc.measured) * 1e6
+		}
+		pr.Stages[st.name] = mean
+	}
+	pr.Latency = LatencySummary{
+		Mean: jsonFloat(rc.latency.Mean()),
+		P50:  jsonFloat(rc.latency.Quantile(0.50)),
+		P95:  jsonFloat(rc.latency.Quantile(0.95)),
+		P99:  jsonFloat(rc.latency.Quantile(0.99)),
+	}
+	_, hw := stats.MeanCI(stats.BatchMeans(rc.latency.Samples(), 20), 0.95)
+	pr.Latency.CI95Mean = jsonFloat(hw)
+	if rc.measured > 0 && rc.last > rc.first {
+		pr.ThroughputRPS = float64(rc.measured) / (rc.last - rc.first).Seconds()
+	}
+	if rc.completed > rc.dropped {
+		pr.HostCPUUsPerRequest = s.host.CPUSeconds() / float64(rc.completed-rc.dropped) * 1e6
+	}
+	if s.snic != nil {
+		pr.SoCUtilization = s.snic.Cores().Utilisation()
+	}
+	for _, g := range s.gpus {
+		pr.GPUUtilization += g.Queue().Utilisation() / float64(len(s.gpus))
+	}
+	pr.Unstable, pr.UnstableReason = rc.unstable()
+	pr.ControlPlane = s.controlPlane()
+	pr.records = rc.records
+	return pr
+}
+
+// Run simulates every path of cfg with the given seed. The same (cfg,
+// seed) gives the same Result, bit for bit.
+func Run(cfg Config, seed uint64) (*Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	res := &Result{}
+	for _, path := range cfg.Paths {
+		s, err := newSystem(cfg, path, seed)
+		if err != nil {
+			return nil, err
+		}
+		s.rec.scheduleHalf(s)
+		s.start()
+		s.sim.Run()
+		res.Paths = append(res.Paths, s.summarize())
+	}
+	return res, nil
+}
