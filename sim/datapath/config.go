@@ -73,7 +73,7 @@ type RequestConfig struct {
 	// StackSpeedup divides the measured framework-level compute times
 	// (gpu.ComputeModel): 1 is PyTorch eager as measured, about 14 a
 	// TensorRT engine. See Defaults for the choice.
-	StackSpeedup float64 `yaml:"stack_speedup" doc:"serving-stack speedup over the framework-level compute tables (1 = PyTorch eager as measured, ~14 = TensorRT INT8)" default:"1"`
+	StackSpeedup float64 `yaml:"stack_speedup" doc:"serving-stack speedup over the framework-level compute tables (1 = PyTorch eager as measured, ~14 = TensorRT INT8)" default:"13.8"`
 	// ComputeTime overrides the GPU compute-time table when non-zero.
 	ComputeTime units.Duration `yaml:"compute_time" doc:"GPU time of one request on a whole GPU; 0s takes it from the GPU compute tables" default:"0s"`
 }
@@ -156,6 +156,15 @@ type SmartNICConfig struct {
 //     systems that batch, and small enough to be a latency-bound request.
 //     The path differences scale with bytes moved; see the report for
 //     batch 1 and 32.
+//   - stack_speedup 13.8, a TensorRT-class engine rather than PyTorch eager:
+//     the compute tables (hw/gpu) are framework-level, ResNet-50 at batch 8
+//     takes 5.0 ms on an A100, kernel-launch bound. Against 5 ms, the whole
+//     data path is under 5% of a request: even GPUDirect, which moves
+//     nothing through the host, is then only ~5% faster than host-rdma, and
+//     no data path could show the paper's 15%. The paper's visible gaps
+//     imply a request whose GPU time is comparable to its data movement,
+//     i.e. an optimized engine; MLPerf gives its speed. With 1 (PyTorch
+//     eager) the conspirator gain is ~2.5% at 0% load, 6% at 80%.
 //   - input_copy pageable: the paper's baseline ("Conspirator without
 //     SmartNIC") is existing PyTorch code in which the host builds a CPU
 //     tensor over the RDMA receive buffer and moves it to the GPU; the
@@ -186,7 +195,7 @@ func Defaults() Config {
 			Batch:              8,
 			InputBytesPerItem:  224 * 224 * 3 * 2,
 			OutputBytesPerItem: 1000 * 2,
-			StackSpeedup:       1,
+			StackSpeedup:       DefaultStackSpeedup,
 		},
 		GPUs: []GPUConfig{{Type: "a100-80gb", Count: 2}},
 		Host: HostConfig{
@@ -254,6 +263,12 @@ const (
 
 // Defaults without a catalog entry.
 const (
+	// DefaultStackSpeedup (D): MLPerf Inference v3.0 ResNet-50 Offline on
+	// one A100-SXM-80GB (TensorRT INT8, 42,379 samples/s) over MIGPerf's
+	// PyTorch eager ResNet-50 on the same GPU (3,070 img/s, batch 256):
+	// 13.8 (hardware.md §7). See Defaults for why the default serving stack
+	// is an optimized engine.
+	DefaultStackSpeedup = 13.8
 	// DefaultDecisionTime (E): a least-loaded choice over a few GPUs plus
 	// the request bookkeeping around it; to be replaced by the measured
 	// decision time of the policies package.
