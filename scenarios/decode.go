@@ -498,8 +498,27 @@ func markOrigin(m map[*yaml.Node]origin, n *yaml.Node, o origin) {
 
 var yamlLineRE = regexp.MustCompile(`^yaml: (?:line (\d+): )?`)
 
-// yamlErrorLine splits a go-yaml error into its line (0 if none) and a
-// message without the "yaml: line N:" prefix.
+// parserProblems are go-yaml's parser (not scanner) errors. go-yaml
+// reports their line from a 0-based mark without adding one (scanner errors
+// get the +1), and omits the line when that mark is 0, so for these the
+// line it prints is one too low. The list is read from parserc.go of
+// go.yaml.in/yaml/v3 v3.0.4; TestYAMLErrorLines pins the correction.
+var parserProblems = map[string]bool{
+	"did not find expected ',' or ']'":       true,
+	"did not find expected ',' or '}'":       true,
+	"did not find expected '-' indicator":    true,
+	"did not find expected <document start>": true,
+	"did not find expected <stream-start>":   true,
+	"did not find expected key":              true,
+	"did not find expected node content":     true,
+	"found duplicate %TAG directive":         true,
+	"found duplicate %YAML directive":        true,
+	"found incompatible YAML document":       true,
+	"found undefined tag handle":             true,
+}
+
+// yamlErrorLine splits a go-yaml error into its 1-based line (0 if none)
+// and a message without the "yaml: line N:" prefix.
 func yamlErrorLine(err error) (int, string) {
 	msg := err.Error()
 	m := yamlLineRE.FindStringSubmatch(msg)
@@ -507,7 +526,11 @@ func yamlErrorLine(err error) (int, string) {
 		return 0, msg
 	}
 	line, _ := strconv.Atoi(m[1])
-	return line, msg[len(m[0]):]
+	rest := msg[len(m[0]):]
+	if parserProblems[rest] {
+		line++
+	}
+	return line, rest
 }
 
 // cleanYAMLError drops the "yaml: line N:" prefix of a go-yaml error.

@@ -289,6 +289,10 @@ func (l *layerer) apply(root *yaml.Node, t reflect.Type, segs []segment, raw, la
 				return
 			}
 			path = fmt.Sprintf("%s[%d]", path, s.index)
+			if !last && isLeaf(t.Elem()) {
+				l.probs.add(label, 0, path, "%s is %s and has no key %q", path, expected(t.Elem()), segs[i+1].name)
+				return
+			}
 			if last {
 				seq.Content[s.index] = val
 				return
@@ -301,6 +305,12 @@ func (l *layerer) apply(root *yaml.Node, t reflect.Type, segs []segment, raw, la
 			return
 		}
 		path = joinPath(path, key)
+		if !last && isLeaf(next) {
+			// Checked before editing the tree, so that a bad path adds no
+			// node that would raise a second, confusing problem.
+			l.probs.add(label, 0, path, "%s is %s and has no key %q", path, expected(next), segs[i+1].name)
+			return
+		}
 		m := node
 		if m.Kind != yaml.MappingNode {
 			// The file has no value or a scalar here: the override
@@ -338,6 +348,21 @@ func (l *layerer) apply(root *yaml.Node, t reflect.Type, segs []segment, raw, la
 		}
 		node, t = m.Content[idx], next
 	}
+}
+
+// isLeaf reports whether a value of type t has no keys or items below it.
+func isLeaf(t reflect.Type) bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if reflect.PointerTo(t).Implements(textUnmarshalerType) {
+		return true
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map, reflect.Slice:
+		return false
+	}
+	return true
 }
 
 // cow returns a private copy of the node n (following an alias) with its
