@@ -4,19 +4,18 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 	"testing"
 )
 
 // refQueue is the reference pending-event set: a slice kept sorted by
-// (At, Seq) with a linear insert. It is too slow for a simulator and too
-// simple to be wrong, which is what a reference is for.
+// (At, Seq), inserting at the first position whose event is not before the
+// new one. It is too slow for a simulator and too simple to be wrong, which
+// is what a reference is for.
 type refQueue struct{ ev []Event }
 
 func (r *refQueue) Push(e Event) {
-	i := len(r.ev)
-	for i > 0 && e.Before(r.ev[i-1]) {
-		i--
-	}
+	i := sort.Search(len(r.ev), func(i int) bool { return e.Before(r.ev[i]) })
 	r.ev = slices.Insert(r.ev, i, e)
 }
 
