@@ -13,10 +13,7 @@ type Event struct {
 
 // Before reports whether e leaves the pending-event set before o.
 func (e Event) Before(o Event) bool {
-	if e.At != o.At {
-		return e.At < o.At
-	}
-	return e.Seq < o.Seq
+	return e.At < o.At || (e.At == o.At && e.Seq < o.Seq)
 }
 
 // EventQueue is the pending-event set.
