@@ -7,6 +7,13 @@ import (
 	"github.com/crillab/gophersat/solver"
 )
 
+// satSlot serialises every gophersat Solve in the process: gophersat v1.4.0
+// keeps the literal buffer of conflict analysis in a package-level variable
+// (bufLits, solver/learn.go:39), so two solvers running at once, even on
+// different problems, corrupt each other (seen as an index-out-of-range
+// panic in learnClause). Parallel simulation runs therefore take turns here.
+var satSlot = make(chan struct{}, 1)
+
 func lit(v int, neg bool) int {
 	if neg {
 		return -(v + 1)
@@ -19,7 +26,8 @@ func lit(v int, neg bool) int {
 // when an incumbent meets the counting bound, and between SAT calls when
 // the time limit is reached. One SAT call cannot be interrupted: at the
 // limit it is abandoned and finishes in the background (CPU is used until
-// it ends; its result is dropped).
+// it ends; its result is dropped) and holds satSlot until then, so the next
+// gophersat solve in the process may wait for it.
 func solveGophersat(p *program, limit time.Duration) (outcome, error) {
 	out := outcome{bound: math.MinInt64}
 	var constrs []solver.PBConstr
@@ -60,24 +68,51 @@ func solveGophersat(p *program, limit time.Duration) (outcome, error) {
 	if limit > 0 {
 		deadline = time.Now().Add(limit)
 	}
+	// Next model must cost at most cost-1: sum w*[cost lit] <= cost-1-constant,
+	// i.e. sum w*[negated lit] >= total - (cost-1-constant).
 	solve := func() (solver.Status, bool) {
 		if limit == 0 {
+			satSlot <- struct{}{}
+			defer func() { <-satSlot }()
 			return s.Solve(), true
 		}
 		left := time.Until(deadline)
 		if left <= 0 {
 			return solver.Indet, false
 		}
-		ch := make(chan solver.Status, 1)
-		go func() { ch <- s.Solve() }()
 		timer := time.NewTimer(left)
 		defer timer.Stop()
+		select {
+		case satSlot <- struct{}{}:
+		case <-timer.C:
+			return solver.Indet, false
+		}
+		ch := make(chan solver.Status, 1)
+		go func() {
+			defer func() { <-satSlot }()
+			ch <- s.Solve()
+		}()
 		select {
 		case st := <-ch:
 			return st, true
 		case <-timer.C:
 			return solver.Indet, false
 		}
+	}
+	// bound the search by the greedy incumbent: only better models remain.
+	bound := func(cost int64) {
+		need := total - (cost - 1 - p.constant)
+		ls := append([]solver.Lit(nil), negLits...)
+		ws := append([]int(nil), costWs...)
+		s.AppendClause(solver.NewPBClause(ls, ws, int(need)))
+	}
+	if p.incumbent != nil {
+		out.x = p.incumbent
+		if p.value(out.x) <= p.bound {
+			out.optimal = true
+			return out, nil
+		}
+		bound(p.value(out.x))
 	}
 	for {
 		st, done := solve()
@@ -99,11 +134,6 @@ func solveGophersat(p *program, limit time.Duration) (outcome, error) {
 			out.optimal = true
 			return out, nil
 		}
-		// Next model must cost at most cost-1: sum w*[cost lit] <= cost-1-constant,
-		// i.e. sum w*[negated lit] >= total - (cost-1-constant).
-		need := total - (cost - 1 - p.constant)
-		ls := append([]solver.Lit(nil), negLits...)
-		ws := append([]int(nil), costWs...)
-		s.AppendClause(solver.NewPBClause(ls, ws, int(need)))
+		bound(cost)
 	}
 }

@@ -132,6 +132,9 @@ func (o *Solver) Solve(s *snapshot.Snapshot) (Result, error) {
 	if out.infeas {
 		return r, errors.New("optimal: the jobs cannot all be placed (strict mode); allow pending jobs with strict=false")
 	}
+	if inc := p.incumbent; inc != nil && (out.x == nil || (!out.optimal && p.value(inc) < p.value(out.x))) {
+		out.x = inc
+	}
 	if out.x == nil {
 		return r, fmt.Errorf("optimal (%s): no feasible decision found within %v", o.cfg.Backend, o.cfg.TimeLimit)
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/conspirator-sim/conspirator/engine"
 	"github.com/conspirator-sim/conspirator/policies/snapshot"
@@ -279,5 +280,32 @@ func TestRegistered(t *testing.T) {
 		if _, err := snapshot.New("optimal", bad); err == nil {
 			t.Errorf("%v: want an error", bad)
 		}
+	}
+}
+
+// TestTimeLimit: a 20-job window on 4 A100s whose proof takes gophersat
+// about 2 s, cut at 20 ms, still yields a valid decision (at worst the
+// greedy incumbent) whose bound does not exceed its cost and whose gap is
+// positive unless it was proven optimal. The abandoned SAT call finishes in
+// the background.
+func TestTimeLimit(t *testing.T) {
+	s := windowSnapshot(1, 20, 4)
+	r := solve(t, s, Config{E1: 1, E2: 0.1, Backend: "gophersat", TimeLimit: 20 * time.Millisecond})
+	if r.Decision.Bound > r.Decision.Cost+1e-9 || (!r.Optimal && r.Gap <= 0) || r.Elapsed > time.Second {
+		t.Errorf("optimal=%v cost=%v bound=%v gap=%v elapsed=%v", r.Optimal, r.Decision.Cost, r.Decision.Bound, r.Gap, r.Elapsed)
+	}
+	t.Logf("optimal=%v cost=%v bound=%v gap=%.3f", r.Optimal, r.Decision.Cost, r.Decision.Bound, r.Gap)
+}
+
+func TestEmptyAndNoGPUs(t *testing.T) {
+	// no jobs: nothing to place, cost 0.
+	r := solve(t, &snapshot.Snapshot{GPUs: gpus(t, "a100-40gb", 2)}, Config{E1: 1, Backend: "gophersat"})
+	if len(r.Decision.Placements) != 0 || r.Decision.Cost != 0 || !r.Optimal {
+		t.Errorf("no jobs: %+v", r)
+	}
+	// no GPUs: the job stays pending at P = 0 + 1 quantum.
+	r = solve(t, &snapshot.Snapshot{Jobs: []snapshot.Job{pending(1, "a", mig("1g.5gb"))}}, Config{E1: 1, Backend: "gophersat"})
+	if fmt.Sprint(r.Decision.Unscheduled) != "[1]" || math.Abs(r.Decision.Cost-CostQuantum) > 1e-12 {
+		t.Errorf("no GPUs: %+v", r.Decision)
 	}
 }

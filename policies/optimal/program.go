@@ -68,22 +68,25 @@ type costTerm struct {
 
 // program is the integer 0-1 program both backends solve.
 type program struct {
-	snap     *snapshot.Snapshot
-	vars     []variable
-	cons     []constraint
-	cost     []costTerm
-	constant int64 // objective offset (migrations no placement can avoid)
-	penalty  int64 // weight of each u_i (0 in strict mode)
-	e1       int64
-	bound    int64   // counting lower bound on the optimum, in quanta
-	xs       [][]int // per job: its x variables
+	snap        *snapshot.Snapshot
+	vars        []variable
+	cons        []constraint
+	cost        []costTerm
+	constant    int64 // objective offset (migrations no placement can avoid)
+	penalty     int64 // weight of each u_i (0 in strict mode)
+	e1          int64
+	bound       int64   // counting lower bound on the optimum, in quanta
+	xs          [][]int // per job: its x variables
+	needC       []int64 // per job: least compute need, 1/840 GPU
+	homogeneous bool
+	incumbent   []bool // greedy assignment (nil if none), the start of the search
 }
 
 func quantise(c float64) int64 { return int64(math.Round(c / CostQuantum)) }
 
 // build formulates s under cfg.
 func build(s *snapshot.Snapshot, cfg Config) (*program, error) {
-	p := &program{snap: s, e1: quantise(cfg.E1)}
+	p := &program{snap: s, e1: quantise(cfg.E1), homogeneous: cfg.Homogeneous}
 	newVar := func(v variable) int { p.vars = append(p.vars, v); return len(p.vars) - 1 }
 	p.xs = make([][]int, len(s.Jobs))
 	ys := make([]int, len(s.GPUs))
@@ -281,6 +284,21 @@ func build(s *snapshot.Snapshot, cfg Config) (*program, error) {
 		p.cons = append(p.cons, constraint{ts, eq, 1})
 	}
 
+	// Symmetry breaking: of two pending jobs with the same tenant and the
+	// same options, the first is left pending only if the second is too
+	// (swapping them changes no cost).
+	if !cfg.Strict {
+		for i := range s.Jobs {
+			for i2 := i + 1; i2 < len(s.Jobs); i2++ {
+				a, b := &s.Jobs[i], &s.Jobs[i2]
+				if a.Current == nil && b.Current == nil && a.Tenant == b.Tenant && slices.Equal(a.Options, b.Options) {
+					p.cons = append(p.cons, constraint{[]term{{us[i], 1}, {us[i2], -1}}, le, 0})
+					break // chains i <= next twin <= ...
+				}
+			}
+		}
+	}
+
 	// Symmetry breaking: identical idle GPUs are used in index order. GPUs
 	// with a running job differ through the migration costs and are left
 	// alone.
@@ -351,12 +369,10 @@ func build(s *snapshot.Snapshot, cfg Config) (*program, error) {
 			p.cons = append(p.cons, constraint{ts, ge, rhs})
 		}
 	}
-	gpus := (max(sumC, sumM) + cutUnits - 1) / cutUnits
-	p.bound = p.constant + p.e1*gpus
-	if p.penalty > 0 {
-		// Either every job is placed (then the counting bound holds) or at
-		// least one is pending (cost >= P).
-		p.bound = p.constant + min(p.e1*gpus, p.penalty)
+	p.needC = needC
+	p.bound = p.constant + countingBound(needC, needM, p.xs, len(s.GPUs), p.e1, p.penalty)
+	if x := p.greedy(cfg.Strict); x != nil && p.feasible(x) {
+		p.incumbent = x
 	}
 	return p, nil
 }
@@ -398,4 +414,51 @@ func (p *program) decision(x []bool) snapshot.Decision {
 	slices.SortFunc(d.Placements, func(a, b snapshot.Placement) int { return a.JobID - b.JobID })
 	slices.Sort(d.Unscheduled)
 	return d
+}
+
+// countingBound is a lower bound on the objective (without its constant)
+// from capacity alone: J GPUs offer J x 840 units of compute and of memory,
+// so when the least needs of the jobs exceed that, at least kmin jobs stay
+// pending (dropping the largest needs first gives the fewest), each at
+// penalty P, and the rest need ceil(sum/840) GPUs. Jobs with no fitting
+// option are always pending. In strict mode (penalty 0) every job is placed
+// and only the GPU term remains.
+func countingBound(needC, needM []int64, xs [][]int, gpus int, e1, penalty int64) int64 {
+	var c, m []int64
+	forced := int64(0)
+	for i := range needC {
+		if len(xs[i]) == 0 {
+			forced++
+			continue
+		}
+		c, m = append(c, needC[i]), append(m, needM[i])
+	}
+	slices.Sort(c)
+	slices.Sort(m)
+	capacity := int64(gpus) * cutUnits
+	// kmin: fewest jobs to drop so that both dimensions fit.
+	kmin := 0
+	if penalty > 0 {
+		for _, need := range [][]int64{c, m} {
+			sum := int64(0)
+			for _, v := range need {
+				sum += v
+			}
+			k := 0
+			for sum > capacity && k < len(need) {
+				sum -= need[len(need)-1-k] // drop the largest first
+				k++
+			}
+			kmin = max(kmin, k)
+		}
+	}
+	used := int64(0)
+	for _, need := range [][]int64{c, m} {
+		sum := int64(0)
+		for _, v := range need[:len(need)-kmin] {
+			sum += v
+		}
+		used = max(used, (sum+cutUnits-1)/cutUnits)
+	}
+	return (forced+int64(kmin))*penalty + e1*min(used, int64(gpus))
 }

@@ -1,0 +1,86 @@
+package optimal
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/conspirator-sim/conspirator/engine"
+	"github.com/conspirator-sim/conspirator/policies/snapshot"
+)
+
+// windowSnapshot draws a scheduling window like the paper's: n jobs on g
+// A100-40GB GPUs, each job allowing one to three MIG profiles (sizes drawn
+// so that the window roughly fills the GPUs), a third of them running.
+func windowSnapshot(seed uint64, n, g int) *snapshot.Snapshot {
+	r := engine.NewStream(seed, fmt.Sprintf("optimal/window/%d/%d", n, g))
+	m, _ := snapshot.LookupModel("a100-40gb")
+	s := &snapshot.Snapshot{GPUs: make([]snapshot.GPU, g)}
+	for k := range s.GPUs {
+		s.GPUs[k] = snapshot.GPU{ID: k, Model: m}
+	}
+	// profiles by size; a job accepts its size and the next larger ones.
+	sizes := []string{"1g.5gb", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb"}
+	weights := []int{30, 15, 25, 20, 7, 3} // small instances dominate (Alibaba-like)
+	var cur snapshot.Decision
+	for i := range n {
+		x := r.IntN(100)
+		k := 0
+		for x >= weights[k] {
+			x -= weights[k]
+			k++
+		}
+		j := snapshot.Job{ID: i, Tenant: fmt.Sprint("t", r.IntN(4)), MigrationCost: float64(1 + r.IntN(3))}
+		for t := k; t < len(sizes) && t <= k+r.IntN(3); t++ {
+			j.Options = append(j.Options, snapshot.Option{Profile: sizes[t]})
+		}
+		s.Jobs = append(s.Jobs, j)
+		if r.IntN(3) == 0 { // running: first legal place on a random GPU
+			gi := r.IntN(g)
+			prof, _ := m.Profile(j.Options[0].Profile)
+			for _, st := range prof.Starts {
+				pl := snapshot.Placement{JobID: i, GPU: gi, Profile: prof.Name, Start: st}
+				try := snapshot.Decision{Placements: append(append([]snapshot.Placement(nil), cur.Placements...), pl)}
+				if snapshot.CheckLayout(&m, try.Layout(gi)) == nil {
+					cur = try
+					s.Jobs[i].Current = &pl
+					s.GPUs[gi].Instances = append(s.GPUs[gi].Instances, snapshot.Instance{Profile: pl.Profile, Start: st})
+					break
+				}
+			}
+		}
+	}
+	return s
+}
+
+// BenchmarkSolve measures one exact solve per window size (jobs x GPUs).
+// It reports whether the solve proved optimality and the gap when a 10 s
+// limit stops it.
+func BenchmarkSolve(b *testing.B) {
+	for _, backend := range backendNames() {
+		for _, size := range [][2]int{{5, 2}, {10, 2}, {10, 4}, {20, 4}, {20, 8}, {30, 8}, {40, 8}} {
+			b.Run(fmt.Sprintf("%s/jobs=%d/gpus=%d", backend, size[0], size[1]), func(b *testing.B) {
+				o, err := NewSolver(Config{E1: 1, E2: 0.1, Backend: backend, TimeLimit: 10 * time.Second})
+				if err != nil {
+					b.Fatal(err)
+				}
+				proven, gap, vars := 0, 0.0, 0
+				for k := 0; k < b.N; k++ {
+					s := windowSnapshot(uint64(k%4), size[0], size[1])
+					r, err := o.Solve(s)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if r.Optimal {
+						proven++
+					}
+					gap += r.Gap
+					vars = r.Vars
+				}
+				b.ReportMetric(float64(proven)/float64(b.N), "proven")
+				b.ReportMetric(gap/float64(b.N), "gap")
+				b.ReportMetric(float64(vars), "vars")
+			})
+		}
+	}
+}
