@@ -50,10 +50,7 @@ type calNode struct {
 }
 
 func (n *calNode) before(at Time, seq uint64) bool {
-	if n.at != at {
-		return n.at < at
-	}
-	return n.seq < seq
+	return n.at < at || (n.at == at && n.seq < seq)
 }
 
 type calBucket struct{ head, tail int32 }
