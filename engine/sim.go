@@ -9,7 +9,7 @@ type Handle struct {
 	slot int32
 }
 
-// Valid reports whether h was returned by a successful Schedule call.
+// Valid reports whether h was returned by a successful At or After call.
 func (h Handle) Valid() bool { return h.seq != 0 }
 
 // slot holds the callback of one pending event. Slots are recycled through a
@@ -41,10 +41,14 @@ type Simulator struct {
 }
 
 // New returns a simulator at time 0 whose pending-event set is q; a nil q
-// selects the binary heap.
+// selects the binary heap. q must be empty and used by this simulator only:
+// its events index the simulator's callback table.
 func New(q EventQueue) *Simulator {
 	if q == nil {
 		q = &BinaryHeap{}
+	}
+	if q.Len() != 0 {
+		panic(fmt.Sprintf("engine: New needs an empty queue, got one holding %d events", q.Len()))
 	}
 	return &Simulator{queue: q}
 }

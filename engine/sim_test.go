@@ -358,3 +358,12 @@ func testCancelCompaction(t *testing.T, k QueueKind) {
 
 // plainQueue hides the in-place filter of the queue it wraps.
 type plainQueue struct{ EventQueue }
+
+func TestNewNeedsEmptyQueue(t *testing.T) {
+	q := NewQueue(QueueCalendar)
+	q.Push(Event{At: 1, Seq: 1})
+	mustPanic(t, "New(non-empty queue)", func() { New(q) })
+	if s := New(nil); s.Now() != 0 || s.Pending() != 0 {
+		t.Errorf("New(nil): Now=%v Pending=%d, want 0 and 0", s.Now(), s.Pending())
+	}
+}
