@@ -1,0 +1,130 @@
+// Command conspirator runs conspirator-sim: scenarios of the four data paths
+// of the Conspirator paper and of GPU scheduling over cluster traces,
+// parameter sweeps, reports, trace inspection, MIG layouts and calibration.
+//
+// Exit codes: 0 success, 1 a run failed, 2 usage or configuration error.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/conspirator-sim/conspirator/scenarios"
+	"github.com/spf13/cobra"
+)
+
+// Exit codes, part of the command-line contract (scripts and Slurm arrays
+// test them).
+const (
+	exitOK     = 0
+	exitFailed = 1
+	exitUsage  = 2
+)
+
+// usageError marks a mistake in how the command was called or configured
+// (exit code 2), as opposed to a run that failed (exit code 1).
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() error { return u.err }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// exitCode maps an error to the documented exit code.
+func exitCode(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var u usageError
+	var ce *scenarios.ConfigError
+	if errors.As(err, &u) || errors.As(err, &ce) {
+		return exitUsage
+	}
+	// cobra's own "unknown command" error has no type of its own.
+	if strings.HasPrefix(err.Error(), "unknown command") {
+		return exitUsage
+	}
+	return exitFailed
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, os.Environ()))
+}
+
+// run executes one command line; it is main without the process, so tests
+// call it directly and check the output and exit code.
+func run(args []string, stdout, stderr io.Writer, env []string) int {
+	root := newRoot(stdout, stderr, env)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err != nil {
+		fmt.Fprintf(stderr, "conspirator: %v\n", err)
+	}
+	return exitCode(err)
+}
+
+// app carries what every command needs: the output streams and the
+// environment (injected, so that a load is a pure function of its inputs).
+type app struct {
+	stdout, stderr io.Writer
+	env            []string
+}
+
+func newRoot(stdout, stderr io.Writer, env []string) *cobra.Command {
+	a := &app{stdout: stdout, stderr: stderr, env: env}
+	root := &cobra.Command{
+		Use:   "conspirator",
+		Short: "Simulate SmartNIC-aided control planes and MIG GPU scheduling (USENIX ATC'24 Conspirator)",
+		Long: `conspirator simulates, deterministically, the system of the USENIX ATC'24
+paper "Conspirator: SmartNIC-Aided Control Plane for Distributed ML
+Workloads": requests travelling from clients to GPUs through four data paths
+(TCP via the host CPU, GPUDirect RDMA, RDMA to host memory, and RDMA to a
+SmartNIC that schedules and DMAs to the GPU) under background CPU load, and
+GPU scheduling policies on MIG-partitioned, heterogeneous GPUs over real
+cluster traces.
+
+Start with:  conspirator run            (the default built-in scenario)
+             conspirator scenarios list (the built-in library)
+
+Exit codes: 0 success, 1 a run failed, 2 usage or configuration error.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	// Cobra reports unknown flags and wrong argument counts as plain errors;
+	// they are usage errors (exit 2).
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageError{fmt.Errorf("%v (see '%s --help')", err, c.CommandPath())}
+	})
+	root.AddCommand(
+		a.versionCmd(),
+		a.scenariosCmd(),
+		a.migCmd(),
+		a.traceCmd(),
+	)
+	for _, c := range root.Commands() {
+		wrapArgs(c)
+	}
+	return root
+}
+
+// wrapArgs turns cobra's argument-count errors into usage errors, for c
+// and its sub-commands.
+func wrapArgs(c *cobra.Command) {
+	if c.Args != nil {
+		check := c.Args
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if err := check(cmd, args); err != nil {
+				return usageError{fmt.Errorf("%v (see '%s --help')", err, cmd.CommandPath())}
+			}
+			return nil
+		}
+	}
+	for _, s := range c.Commands() {
+		wrapArgs(s)
+	}
+}
