@@ -36,23 +36,42 @@
 // Costs are quantised to multiples of CostQuantum and non-MIG fractions to
 // 1e-6 of a GPU so that both backends solve the same integer program.
 //
-// Redundant constraints that make the solver faster and do not change the
-// optimum: identical GPUs with no running job are used in index order
-// (Y_j >= Y_j+1), and two counting cuts say the GPUs in use must offer at
-// least the compute and the memory slices that the placed jobs need at the
-// least (sum_j Y_j >= sum_i need_i (1 - u_i), in 1/840 of a GPU).
+// Redundant rows that make the solver faster and do not change the optimum:
+// identical GPUs with no running job are used in index order (Y_j >=
+// Y_j+1); of two pending jobs of one tenant with equal options the first is
+// pending only if the second is; and two counting cuts say the GPUs in use
+// offer at least the compute and the memory the placed jobs need at the
+// least (840 sum_j Y_j + sum_i need_i u_i >= sum_i need_i, in 1/840 GPU).
 //
 // # Backends
 //
-//   - "gophersat" (default, pure Go): github.com/crillab/gophersat PB
-//     optimisation (linear search from above: every improvement is a model;
-//     the last, UNSAT, call proves optimality).
-//   - "cbc": COIN-OR CBC through cgo, only in builds with -tags cbc.
+//   - "gophersat" (default, pure Go): github.com/crillab/gophersat v1.4.0
+//     PB solving, driven as a linear search from above: start from a greedy
+//     incumbent, ask for a model cheaper by one quantum, repeat; UNSAT
+//     proves the last model optimal, and an incumbent that meets the
+//     counting bound stops the search at once. gophersat keeps a buffer of
+//     its conflict analysis in a package-level variable, so this package
+//     runs one gophersat solve at a time per process (parallel simulation
+//     runs take turns). A single SAT call cannot be interrupted: at the time
+//     limit it is abandoned, finishes in the background and holds that turn
+//     until it ends. Its CuttingPlanes mode is not used: on this program it
+//     panicked and returned non-optimal "optimal" answers.
+//   - "cbc": COIN-OR CBC 2.10 through cgo (coin/Cbc_C_Interface.h), only in
+//     builds with -tags cbc (Debian: coinor-libcbc-dev). It honours the time
+//     limit itself and reports its LP-based best bound.
 //
 // # Gap
 //
-// The lower bound reported in Decision.Bound is the solver's own when it
-// proved optimality (Bound = Cost); otherwise the counting bound e1 x
-// ceil(max(compute, memory needed) / GPU) (plus unavoidable migration costs)
-// for gophersat, or CBC's best bound when higher.
+// Decision.Bound is a proven lower bound on the optimum: equal to Cost when
+// a backend proved optimality; otherwise the larger of CBC's best bound and
+// the counting bound (computed here, valid for both backends): at least
+// kmin jobs must stay pending when the least needs exceed J x 840 units
+// (dropping the largest needs first gives the fewest), and the rest need
+// ceil(need/840) GPUs. Result.Gap = (Cost - Bound) / Cost.
+//
+// # Determinism
+//
+// With TimeLimit 0 both backends give a result that depends on the
+// snapshot alone. With a limit the result depends on the wall clock only
+// when the limit actually stops the search (Result.Optimal is then false).
 package optimal
