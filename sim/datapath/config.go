@@ -164,7 +164,8 @@ type SmartNICConfig struct {
 //     no data path could show the paper's 15%. The paper's visible gaps
 //     imply a request whose GPU time is comparable to its data movement,
 //     i.e. an optimized engine; MLPerf gives its speed. With 1 (PyTorch
-//     eager) the conspirator gain is ~2.5% at 0% load, 6% at 80%.
+//     eager) and one client (four saturate the GPUs) the conspirator gain is
+//     2.5% at 0% load, 6% at 80%.
 //   - input_copy pageable: the paper's baseline ("Conspirator without
 //     SmartNIC") is existing PyTorch code in which the host builds a CPU
 //     tensor over the RDMA receive buffer and moves it to the GPU; the

@@ -153,8 +153,11 @@ func rdmaReply(s *system, r *request) {
 	s.host.Execute(s.post, r.sendReply) // then the wire: see request.sendReply
 }
 
-func runOnGPU(s *system, r *request)    { r.gpu.Run(r.compute, r.next) }
-func finishOnGPU(s *system, r *request) { r.gpu.Finish(r.compute) }
+func runOnGPU(s *system, r *request) { r.gpu.Run(r.compute, r.next) }
+func finishOnGPU(s *system, r *request) {
+	r.gpu.Finish(r.compute)
+	s.gpuBusy += r.compute.Seconds()
+}
 
 // pickLeastLoaded is the load-aware scheduling decision of the tcp,
 // host-rdma and conspirator paths: the instance that would finish this

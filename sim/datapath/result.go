@@ -30,7 +30,8 @@ type PathResult struct {
 	// CPU time).
 	HostCPUUsPerRequest float64 `json:"host_cpu_us_per_request"`
 	// SoCUtilization is the mean fraction of Arm cores busy (0 on paths
-	// without a SmartNIC); GPUUtilization the mean over GPU instances.
+	// without a SmartNIC); GPUUtilization the mean over GPU instances;
+	// both over the whole run.
 	SoCUtilization float64 `json:"soc_utilization"`
 	GPUUtilization float64 `json:"gpu_utilization"`
 	Completed      int     `json:"completed"`
@@ -287,11 +288,13 @@ func (s *system) summarize() PathResult {
 	if rc.completed > rc.dropped {
 		pr.HostCPUUsPerRequest = s.host.CPUSeconds() / float64(rc.completed-rc.dropped) * 1e6
 	}
-	if s.snic != nil {
-		pr.SoCUtilization = s.snic.Cores().Utilisation()
-	}
-	for _, g := range s.gpus {
-		pr.GPUUtilization += g.Queue().Utilisation() / float64(len(s.gpus))
+	// Utilisations over the whole run, from the work done (the resources'
+	// own windows are reset as the run goes, see resetEvery).
+	if el := s.sim.Now().Seconds(); el > 0 {
+		if s.snic != nil {
+			pr.SoCUtilization = s.snic.ArmSeconds() / (float64(s.cfg.SmartNIC.ArmCores) * el)
+		}
+		pr.GPUUtilization = s.gpuBusy / (float64(len(s.gpus)) * el)
 	}
 	pr.Unstable, pr.UnstableReason = rc.unstable()
 	pr.ControlPlane = s.controlPlane()

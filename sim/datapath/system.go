@@ -49,6 +49,7 @@ type system struct {
 	nextID  int
 
 	// Statistics.
+	gpuBusy    float64 // GPU-seconds of compute finished, all instances
 	inFlight   int
 	inFlightTW *stats.TimeWeighted
 	rec        recorder
@@ -327,9 +328,33 @@ func (r *request) replyWire() { r.s.outbound.Send(r.out, r.s.clientCap, r.next) 
 func (s *system) finish(r *request) {
 	s.setInFlight(-1)
 	s.rec.record(s, r)
+	if s.rec.completed%resetEvery == 0 {
+		s.resetResourceStats()
+	}
 	c := r.client
 	s.free = append(s.free, r)
 	if s.cfg.Clients.Mode == ModeClosed {
 		s.sim.MustAfter(s.gap(c), c.issueFn)
+	}
+}
+
+// resetEvery is how often (in finished requests) the resources' own
+// statistics are discarded. They keep every sample (response and waiting
+// times) that this package does not read; resetting them keeps a long run's
+// memory to the samples the recorder keeps.
+const resetEvery = 4096
+
+func (s *system) resetResourceStats() {
+	s.host.PS().ResetStats()
+	s.inbound.Wire().ResetStats()
+	s.outbound.Wire().ResetStats()
+	for _, g := range s.gpus {
+		g.Queue().ResetStats()
+		g.H2D.ResetStats()
+	}
+	if s.snic != nil {
+		s.snic.Cores().ResetStats()
+		s.snic.Buffer().ResetStats()
+		s.snic.DMA.Bandwidth().ResetStats()
 	}
 }
