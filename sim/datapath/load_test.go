@@ -124,3 +124,42 @@ func TestSensitivityDirections(t *testing.T) {
 		t.Errorf("unknown parameter: error %v should list the known ones", err)
 	}
 }
+
+// One client, three requests per path: 12 rows, the union of stage
+// columns, blanks where a path has no such stage.
+func TestWriteCSV(t *testing.T) {
+	cfg := Defaults()
+	cfg.Clients.Count = 1
+	cfg.Clients.Requests = 3
+	cfg.WarmupRequests = 0
+	res, err := Run(cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := res.WriteCSV(&b); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 13 {
+		t.Fatalf("%d lines, want header + 12", len(lines))
+	}
+	header := strings.Split(lines[0], ",")
+	col := map[string]int{}
+	for i, h := range header {
+		col[h] = i
+	}
+	for _, h := range []string{"path", "latency_us", "net+tcp-rx_us", "copy-h2d_us", "soc-decide_us", "reply_us"} {
+		if _, ok := col[h]; !ok {
+			t.Errorf("column %q missing from %v", h, header)
+		}
+	}
+	first := strings.Split(lines[1], ",")
+	if first[0] != PathTCP || first[col["soc-decide_us"]] != "" || first[col["net+tcp-rx_us"]] == "" {
+		t.Errorf("tcp row %v: want tcp with net+tcp-rx and no soc-decide", first)
+	}
+	// The tcp row's latency is the closed form (closedform_test.go): 1,135.904 us.
+	if first[col["latency_us"]] != "1135.904" && first[col["latency_us"]] != "1135.905" {
+		t.Errorf("tcp latency %s us, want 1135.904", first[col["latency_us"]])
+	}
+}
