@@ -309,3 +309,14 @@ func TestEmptyAndNoGPUs(t *testing.T) {
 		t.Errorf("no GPUs: %+v", r.Decision)
 	}
 }
+
+// TestDeterministic: with no time limit the same snapshot gives the same
+// decision, placement for placement.
+func TestDeterministic(t *testing.T) {
+	s := windowSnapshot(1, 20, 8)
+	a := solve(t, s, Config{E1: 1, E2: 0.1, Backend: "gophersat"})
+	b := solve(t, s, Config{E1: 1, E2: 0.1, Backend: "gophersat"})
+	if fmt.Sprint(a.Decision) != fmt.Sprint(b.Decision) {
+		t.Errorf("two solves differ:\n%+v\n%+v", a.Decision, b.Decision)
+	}
+}
