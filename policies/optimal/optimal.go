@@ -32,6 +32,10 @@ type Config struct {
 	Homogeneous bool
 }
 
+// maxWeight keeps every quantised objective weight, and their sum, far from
+// int64 (and gophersat's int) overflow.
+const maxWeight = 1e6
+
 // DefaultConfig is what the "optimal" policy uses when given no arguments.
 func DefaultConfig() Config {
 	return Config{E1: 1, E2: 0.1, Backend: "gophersat", TimeLimit: 60 * time.Second}
@@ -41,8 +45,8 @@ func DefaultConfig() Config {
 func (c Config) Validate() error {
 	var errs []error
 	for name, v := range map[string]float64{"e1": c.E1, "e2": c.E2} {
-		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-			errs = append(errs, fmt.Errorf("%s = %v; want a finite weight >= 0", name, v))
+		if v < 0 || math.IsNaN(v) || v > maxWeight {
+			errs = append(errs, fmt.Errorf("%s = %v; want a weight in [0, %g]", name, v, maxWeight))
 		}
 	}
 	if _, ok := backends[c.Backend]; !ok {
@@ -161,8 +165,8 @@ func init() {
 		def := DefaultConfig()
 		a := snapshot.NewArgs(raw)
 		cfg := Config{
-			E1:          a.Float("e1", def.E1, 0, math.MaxFloat64),
-			E2:          a.Float("e2", def.E2, 0, math.MaxFloat64),
+			E1:          a.Float("e1", def.E1, 0, maxWeight),
+			E2:          a.Float("e2", def.E2, 0, maxWeight),
 			Backend:     a.Choice("backend", def.Backend, "gophersat", "cbc"),
 			TimeLimit:   a.Duration("time_limit", def.TimeLimit, 0, 24*time.Hour),
 			Strict:      a.Bool("strict", def.Strict),

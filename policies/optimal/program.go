@@ -242,6 +242,9 @@ func build(s *snapshot.Snapshot, cfg Config) (*program, error) {
 		if job.Current == nil {
 			continue
 		}
+		if cfg.E2*job.MigrationCost > maxWeight {
+			return nil, fmt.Errorf("job %d: e2 x migration cost = %g; want at most %g (rescale the costs)", job.ID, cfg.E2*job.MigrationCost, float64(maxWeight))
+		}
 		w := quantise(cfg.E2 * job.MigrationCost)
 		if w <= 0 {
 			continue
