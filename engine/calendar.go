@@ -27,7 +27,7 @@ import "math/bits"
 // The zero value is ready to use.
 type CalendarQueue struct {
 	nodes   []calNode
-	free    int32 // head of the free-node list, or -1 (nil when nodes is empty)
+	free    int32 // head of the free-node list, or -1
 	buckets []calBucket
 	mask    int64 // len(buckets) - 1; len is a power of two
 	shift   uint  // bucket width is 1<<shift nanoseconds
@@ -237,12 +237,15 @@ func (q *CalendarQueue) resize(nb int) {
 		q.shift = s
 	}
 
-	old := q.buckets
-	if len(old) != nb {
+	// Chain all nodes first; then the bucket array can be reused in place
+	// (its capacity never shrinks, so a queue that oscillates in size
+	// stops allocating once it has seen its largest size).
+	heads := q.collect(q.buckets)
+	if cap(q.buckets) >= nb {
+		q.buckets = q.buckets[:nb]
+	} else {
 		q.buckets = make([]calBucket, nb)
 	}
-	// else rebuild in place: collect the lists first.
-	heads := q.collect(old)
 	for i := range q.buckets {
 		q.buckets[i] = calBucket{-1, -1}
 	}

@@ -367,3 +367,16 @@ func TestNewNeedsEmptyQueue(t *testing.T) {
 		t.Errorf("New(nil): Now=%v Pending=%d, want 0 and 0", s.Now(), s.Pending())
 	}
 }
+
+// The engine's promise to hot models: once warmed up, scheduling, firing
+// and cancelling (including the periodic compaction of cancelled entries)
+// allocate nothing. simHold is the benchmark's workload.
+func TestSimulatorSteadyStateAllocs(t *testing.T) {
+	forKinds(t, func(t *testing.T, k QueueKind) {
+		h := newSimHold(k, 1000, true)
+		h.run(20000)
+		if a := testing.AllocsPerRun(50, func() { h.run(200) }); a != 0 {
+			t.Errorf("%v allocations per 200 fires with cancellation, want 0", a)
+		}
+	})
+}
