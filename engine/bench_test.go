@@ -26,22 +26,39 @@ var holdIncs = func() []Time {
 	return r
 }()
 
+// holdBimodal is a classic calendar-queue stress (Ronngren and Ayani,
+// ACM TOMACS 1997): 90% of increments Exp(1us), 10% Exp(1s), so most
+// events crowd just ahead of now while a tenth lie six decades further out.
+var holdBimodal = func() []Time {
+	s := NewStream(1, "hold-bimodal")
+	r := make([]Time, holdRing)
+	for i := range r {
+		if s.IntN(10) == 0 {
+			r[i] = Seconds(s.Exp(1))
+		} else {
+			r[i] = Microseconds(s.Exp(1))
+		}
+	}
+	return r
+}()
+
 var holdSizes = []int{100, 10_000, 1_000_000}
 
 // holdState is one warmed-up pending set, kept across the benchmark's
 // rounds (b.Run calls the function again with a larger b.N) so that 1e6
 // events are pushed once, not once per round.
 type holdState struct {
-	q   EventQueue
-	seq uint64
-	i   int
+	q    EventQueue
+	incs []Time
+	seq  uint64
+	i    int
 }
 
-func newHoldState(q EventQueue, n int) *holdState {
-	h := &holdState{q: q}
+func newHoldState(q EventQueue, n int, incs []Time) *holdState {
+	h := &holdState{q: q, incs: incs}
 	for range n {
 		h.seq++
-		q.Push(Event{At: holdIncs[h.i&(holdRing-1)], Seq: h.seq})
+		q.Push(Event{At: incs[h.i&(holdRing-1)], Seq: h.seq})
 		h.i++
 	}
 	h.run(2 * n) // reach the steady-state time distribution
@@ -49,11 +66,11 @@ func newHoldState(q EventQueue, n int) *holdState {
 }
 
 func (h *holdState) run(ops int) {
-	q, seq, i := h.q, h.seq, h.i
+	q, seq, i, incs := h.q, h.seq, h.i, h.incs
 	for range ops {
 		e, _ := q.Pop()
 		seq++
-		q.Push(Event{At: e.At + holdIncs[i&(holdRing-1)], Seq: seq, Slot: e.Slot})
+		q.Push(Event{At: e.At + incs[i&(holdRing-1)], Seq: seq, Slot: e.Slot})
 		i++
 	}
 	h.seq, h.i = seq, i
@@ -131,7 +148,7 @@ func BenchmarkHold(b *testing.B) {
 					if impl == "container-heap" {
 						run = newPtrHold(n).run
 					} else {
-						run = newHoldState(NewQueue(QueueKind(impl)), n).run
+						run = newHoldState(NewQueue(QueueKind(impl)), n, holdIncs).run
 					}
 				}
 				b.ReportAllocs()
@@ -139,6 +156,22 @@ func BenchmarkHold(b *testing.B) {
 				run(b.N)
 			})
 		}
+	}
+}
+
+// BenchmarkHoldBimodal is HOLD at 1e4 pending with the bimodal increments,
+// the case where a calendar queue's single bucket width fits neither mode.
+func BenchmarkHoldBimodal(b *testing.B) {
+	for _, k := range QueueKinds {
+		var h *holdState
+		b.Run("impl="+string(k)+"/n=10000", func(b *testing.B) {
+			if h == nil {
+				h = newHoldState(NewQueue(k), 10_000, holdBimodal)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			h.run(b.N)
+		})
 	}
 }
 
