@@ -2,100 +2,61 @@ package scenarios
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/conspirator-sim/conspirator/scenarios/units"
+	"github.com/conspirator-sim/conspirator/sim/datapath"
 )
 
-// Scenario is the top level of a scenario file. Its sections are the
-// place where the simulator's models get their parameters: this first cut
-// holds a deliberately small set of keys, to be extended by the data-path
-// and cluster work (add fields with yaml, doc and default tags, and a
-// Validate method on the section; docs/scenario-keys.md is regenerated
-// from the tags).
+// Scenario is the top level of a scenario file: the one config struct of a
+// run. Each simulation owns the section it reads (datapath.Config here,
+// with its defaults and validation beside the model that uses them); this
+// package composes them, loads them strictly and documents every key
+// (docs/scenario-keys.md, `conspirator scenarios schema`).
 type Scenario struct {
-	Name        string    `yaml:"name" doc:"short identifier used in output file names and plot titles"`
-	Seed        uint64    `yaml:"seed" default:"1" doc:"seed of every random stream; the same seed gives byte-identical results"`
-	Description string    `yaml:"description" doc:"free text shown by 'conspirator scenarios show'"`
-	DataPath    *DataPath `yaml:"datapath" doc:"request-level simulation of the four data paths; absent means not simulated"`
-	Cluster     *Cluster  `yaml:"cluster" doc:"job-level simulation of GPU scheduling over a trace; absent means not simulated"`
+	Name        string           `yaml:"name" doc:"short identifier used in output file names and plot titles"`
+	Seed        uint64           `yaml:"seed" default:"1" doc:"seed of every random stream; the same seed gives byte-identical results"`
+	Description string           `yaml:"description" doc:"free text shown by 'conspirator scenarios show'"`
+	DataPath    *datapath.Config `yaml:"datapath" json:"datapath,omitempty" doc:"request-level simulation of the four data paths (tcp, gpudirect, host-rdma, conspirator); absent means not simulated"`
+	Cost        *Cost            `yaml:"cost" json:"cost,omitempty" doc:"cost and power table of the control-plane processors; absent means: compare the simulated host CPU and SmartNIC on the same control work"`
 }
 
-// DataPath configures the request-level simulation (extend here).
-type DataPath struct {
-	Paths    []string `yaml:"paths" default:"[tcp, gpudirect, host_rdma, smartnic]" doc:"data paths to compare: tcp (1), gpudirect (2), host_rdma (3), smartnic (4, Conspirator)"`
-	Requests int      `yaml:"requests" default:"10000" doc:"requests simulated per path"`
-	Host     Host     `yaml:"host" doc:"the GPU server's host CPU"`
+// Cost lists the processors of a cost and power comparison. The first one
+// is the baseline the others are normalised to, as in the paper's table.
+type Cost struct {
+	Processors []Processor `yaml:"processors" json:"processors" doc:"processors to compare; the first is the baseline (cost-effectiveness 1.0)"`
 }
 
-// Host describes the server's host CPU (extend here).
-type Host struct {
-	Cores          int            `yaml:"cores" default:"32" doc:"host CPU cores available to the serving stack and the background load"`
-	BackgroundLoad units.Fraction `yaml:"background_load" default:"0%" doc:"share of host CPU time taken by other tenants' work"`
+// Processor is one row of the cost table.
+type Processor struct {
+	Name       string      `yaml:"name" json:"name" doc:"label in tables and plots"`
+	Price      units.Money `yaml:"price" json:"price" doc:"purchase price, e.g. $231"`
+	Power      units.Power `yaml:"power" json:"power" doc:"power draw, e.g. 150W"`
+	Throughput float64     `yaml:"throughput" json:"throughput" doc:"control-plane throughput in any unit shared by all rows (the paper normalises the host CPU to 1000)"`
 }
 
-// Cluster configures the job-level scheduling simulation (extend here).
-type Cluster struct {
-	Trace    string     `yaml:"trace" doc:"job trace file (path relative to the working directory)"`
-	Policies []string   `yaml:"policies" default:"[naive, first_fit, conspirator]" doc:"scheduling policies to compare"`
-	GPUs     []GPUGroup `yaml:"gpus" doc:"the cluster's GPUs, one entry per model"`
-}
-
-// GPUGroup is a number of identical GPUs (extend here).
-type GPUGroup struct {
-	Model string `yaml:"model" doc:"GPU model from the hardware catalog, e.g. A100-40GB"`
-	Count int    `yaml:"count" default:"1" doc:"number of GPUs of this model"`
-}
-
-// Known data-path names; the data-path work owns the real list.
-var knownPaths = map[string]bool{"tcp": true, "gpudirect": true, "host_rdma": true, "smartnic": true}
-
-// Validate checks the data-path section's own keys.
-func (d *DataPath) Validate() error {
-	var errs []error
-	if len(d.Paths) == 0 {
-		errs = append(errs, units.Invalid("paths", "list at least one path (tcp, gpudirect, host_rdma, smartnic)"))
-	}
-	seen := map[string]bool{}
-	for i, p := range d.Paths {
-		if !knownPaths[p] {
-			errs = append(errs, units.Invalid("paths", "item %d: unknown path %q; known: gpudirect, host_rdma, smartnic, tcp", i, p))
-		}
-		if seen[p] {
-			errs = append(errs, units.Invalid("paths", "path %q listed twice", p))
-		}
-		seen[p] = true
-	}
-	if d.Requests < 1 {
-		errs = append(errs, units.Invalid("requests", "must be at least 1, got %d", d.Requests))
-	}
-	return errors.Join(errs...)
-}
-
-// Validate checks the host section.
-func (h Host) Validate() error {
-	if h.Cores < 1 {
-		return units.Invalid("cores", "must be at least 1, got %d", h.Cores)
+// Validate checks the cost section.
+func (c *Cost) Validate() error {
+	if len(c.Processors) == 0 {
+		return units.Invalid("processors", "list at least one processor (the first is the baseline)")
 	}
 	return nil
 }
 
-// Validate checks the cluster section.
-func (c *Cluster) Validate() error {
+// Validate checks one processor row.
+func (p Processor) Validate() error {
 	var errs []error
-	if len(c.Policies) == 0 {
-		errs = append(errs, units.Invalid("policies", "list at least one policy"))
+	if p.Name == "" {
+		errs = append(errs, units.Invalid("name", "give the processor a name, e.g. host-cpu"))
 	}
-	return errors.Join(errs...)
-}
-
-// Validate checks one GPU group.
-func (g GPUGroup) Validate() error {
-	var errs []error
-	if g.Model == "" {
-		errs = append(errs, units.Invalid("model", "name a GPU model, e.g. A100-40GB"))
+	if p.Price <= 0 {
+		errs = append(errs, units.Invalid("price", "must be above $0, got %s", p.Price))
 	}
-	if g.Count < 1 {
-		errs = append(errs, units.Invalid("count", "must be at least 1, got %d", g.Count))
+	if p.Power <= 0 {
+		errs = append(errs, units.Invalid("power", "must be above 0W, got %s", p.Power))
+	}
+	if !(p.Throughput > 0) {
+		errs = append(errs, units.Invalid("throughput", "must be a number above 0, got %v", fmt.Sprint(p.Throughput)))
 	}
 	return errors.Join(errs...)
 }

@@ -10,7 +10,7 @@ import (
 
 // fuzzConfig exercises every kind of field the loader supports.
 type fuzzConfig struct {
-	Scenario `yaml:"scenario"`
+	tScenario `yaml:"scenario"`
 	D        units.Duration             `yaml:"d" default:"1us"`
 	B        units.Bandwidth            `yaml:"b"`
 	Size     units.Bytes                `yaml:"size"`
@@ -19,7 +19,7 @@ type fuzzConfig struct {
 	F        float64                    `yaml:"f"`
 	On       bool                       `yaml:"on"`
 	Small    int8                       `yaml:"small"`
-	MIG      map[string]GPUGroup        `yaml:"mig"`
+	MIG      map[string]tGPUGroup        `yaml:"mig"`
 	Loads    []units.Fraction           `yaml:"loads"`
 	Nested   map[string][]units.Power   `yaml:"nested"`
 	Deep     *fuzzConfig                `yaml:"deep"`

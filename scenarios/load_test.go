@@ -16,10 +16,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite docs/scenario-keys.md from the config structs")
 
-// decodeString loads YAML text with the given layers into a Scenario.
-func decodeString(t *testing.T, yaml string, env, sets []string) (*Scenario, *ConfigError) {
+// decodeString loads YAML text with the given layers into a tScenario.
+func decodeString(t *testing.T, yaml string, env, sets []string) (*tScenario, *ConfigError) {
 	t.Helper()
-	var s Scenario
+	var s tScenario
 	err := Decode(Input{File: "s.yaml", Data: []byte(yaml), Env: env, Overrides: sets}, &s)
 	if err == nil {
 		return &s, nil
@@ -307,7 +307,7 @@ func TestMapKeys(t *testing.T) {
 }
 
 func TestDecodeRejectsNonPointer(t *testing.T) {
-	var s Scenario
+	var s tScenario
 	if err := Decode(Input{}, s); err == nil {
 		t.Error("Decode into a non-pointer succeeded")
 	}
@@ -315,7 +315,7 @@ func TestDecodeRejectsNonPointer(t *testing.T) {
 
 func TestBuiltins(t *testing.T) {
 	names := List()
-	want := []string{"example/cluster", "example/minimal", "example/paths"}
+	want := []string{"paper/cost", "paper/e2e"}
 	for _, w := range want {
 		found := false
 		for _, n := range names {
@@ -325,27 +325,29 @@ func TestBuiltins(t *testing.T) {
 			t.Errorf("List() = %v, missing %s", names, w)
 		}
 	}
-	// Every built-in loads cleanly: they are the examples users copy.
+	// Every built-in loads cleanly into the real schema: they are the
+	// examples users copy.
 	for _, n := range names {
 		var s Scenario
 		if err := Load(n, nil, nil, &s); err != nil {
 			t.Errorf("built-in %s: %v", n, err)
 		}
 	}
-	var s Scenario
-	if err := Load("example/paths", []string{"datapath.requests=10"}, nil, &s); err != nil {
+	var real Scenario
+	if err := Load("paper/e2e", []string{"datapath.host.background_load=80%"}, nil, &real); err != nil {
 		t.Fatal(err)
 	}
-	// Values from the file (80%, 32 cores, seed 7) and the --set (10 requests).
-	if s.DataPath.Host.BackgroundLoad != 0.8 || s.DataPath.Host.Cores != 32 || s.DataPath.Requests != 10 || s.Seed != 7 {
-		t.Errorf("example/paths = %+v %+v", s, s.DataPath)
+	// Values from the file (80 cores, seed 1) and the --set (80%).
+	if real.DataPath.Host.BackgroundLoad != 0.8 || real.DataPath.Host.Cores != 80 || real.Seed != 1 {
+		t.Errorf("paper/e2e = %+v %+v", real, real.DataPath.Host)
 	}
-	_, err := Show("example/minimall")
-	if err == nil || !strings.Contains(err.Error(), `did you mean "example/minimal"?`) || !strings.Contains(err.Error(), "example/paths") {
+	var s tScenario
+	_, err := Show("paper/e2")
+	if err == nil || !strings.Contains(err.Error(), `did you mean "paper/e2e"?`) || !strings.Contains(err.Error(), "paper/cost") {
 		t.Errorf("Show(unknown) error = %v, want the nearest name and the list", err)
 	}
-	err = Load("example/minimall", nil, nil, &s)
-	if err == nil || !strings.Contains(err.Error(), `did you mean the built-in "example/minimal"?`) {
+	err = Load("paper/e2", nil, nil, &s)
+	if err == nil || !strings.Contains(err.Error(), `did you mean the built-in "paper/e2e"?`) {
 		t.Errorf("Load(unknown) error = %v", err)
 	}
 	// A file path works and its name is used in problems.
@@ -385,7 +387,7 @@ func TestSchemaDoc(t *testing.T) {
 }
 
 func TestSchema(t *testing.T) {
-	keys := Schema(&Scenario{})
+	keys := Schema(&tScenario{})
 	byPath := map[string]KeyDoc{}
 	for _, k := range keys {
 		byPath[k.Path] = k
@@ -402,7 +404,7 @@ func TestSchema(t *testing.T) {
 	}
 	// Every default in the schema parses: a broken default tag would
 	// otherwise only show up when a user omits that key.
-	var s Scenario
+	var s tScenario
 	err := Decode(Input{Data: []byte("datapath: {}\ncluster: {gpus: [{model: x}]}\n")}, &s)
 	if err != nil {
 		t.Errorf("defaults do not decode: %v", err)

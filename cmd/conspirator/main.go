@@ -101,6 +101,8 @@ Exit codes: 0 success, 1 a run failed, 2 usage or configuration error.`,
 		return usageError{fmt.Errorf("%v (see '%s --help')", err, c.CommandPath())}
 	})
 	root.AddCommand(
+		a.runCmd(),
+		a.validateCmd(),
 		a.versionCmd(),
 		a.scenariosCmd(),
 		a.migCmd(),

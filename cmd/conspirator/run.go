@@ -1,0 +1,240 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/conspirator-sim/conspirator/reports"
+	"github.com/conspirator-sim/conspirator/scenarios"
+	"github.com/conspirator-sim/conspirator/sim"
+	"github.com/spf13/cobra"
+)
+
+// DefaultScenario is what `conspirator run` runs with no argument: the
+// paper's end-to-end comparison of the four data paths, which needs no data
+// files.
+const DefaultScenario = "paper/e2e"
+
+// scenarioFlags are the flags shared by run and sweep.
+type scenarioFlags struct {
+	sets []string
+	seed string
+}
+
+func (f *scenarioFlags) add(c *cobra.Command) {
+	c.Flags().StringArrayVar(&f.sets, "set", nil, "override a scenario key, e.g. --set datapath.host.background_load=80% (repeatable)")
+	c.Flags().StringVar(&f.seed, "seed", "", "seed of every random stream (overrides the scenario's seed)")
+}
+
+// load resolves a scenario: built-in name or file, environment, --set and
+// --seed, in that order of precedence.
+func (a *app) load(nameOrPath string, f scenarioFlags, extra ...string) (*scenarios.Scenario, error) {
+	sets := append(append([]string{}, f.sets...), extra...)
+	if f.seed != "" {
+		if _, err := strconv.ParseUint(f.seed, 10, 64); err != nil {
+			return nil, usagef("--seed %q: must be a non-negative integer", f.seed)
+		}
+		sets = append(sets, "seed="+f.seed)
+	}
+	var sc scenarios.Scenario
+	if err := scenarios.Load(nameOrPath, sets, scenarioEnv(a.env), &sc); err != nil {
+		return nil, err
+	}
+	if sc.Name == "" {
+		sc.Name = strings.TrimSuffix(filepath.Base(nameOrPath), filepath.Ext(nameOrPath))
+	}
+	return &sc, nil
+}
+
+// scenarioEnv drops the command line's own variables (CONSPIRATOR_JOBS,
+// CONSPIRATOR_OUT) from the environment handed to the scenario loader,
+// which treats every other CONSPIRATOR_ variable as a scenario key.
+func scenarioEnv(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if cliEnv[name] {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+func (a *app) runCmd() *cobra.Command {
+	var f scenarioFlags
+	var outDir string
+	var noReport bool
+	c := &cobra.Command{
+		Use:   "run [SCENARIO|FILE]",
+		Short: "Run one scenario and write its results, plots and report",
+		Long: `Run one scenario (a built-in name from 'conspirator scenarios list' or a
+YAML file) and write a result directory: summary.json (resolved inputs,
+seed, version, metrics), per-request / per-job CSV files, plots/ (PNG and
+SVG) and report.md. With no argument it runs the default built-in scenario,
+` + DefaultScenario + `.
+
+The directory is written atomically: it appears complete or not at all.
+An existing result directory at the same place is replaced.`,
+		Example: `  conspirator run
+  conspirator run paper/e2e --set datapath.host.background_load=80% -o out/e2e-80
+  conspirator run my.yaml --seed 7`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := DefaultScenario
+			if len(args) == 1 {
+				name = args[0]
+			}
+			sc, err := a.load(name, f)
+			if err != nil {
+				return err
+			}
+			dir := outDir
+			if dir == "" {
+				dir = filepath.Join(a.outRoot(), safeName(sc.Name))
+			}
+			if err := checkWritableParent(dir); err != nil {
+				return err
+			}
+			out, err := sim.Run(sc)
+			if err != nil {
+				return fmt.Errorf("scenario %s: %w", sc.Name, err)
+			}
+			if err := writeResultDir(dir, out.Files, !noReport); err != nil {
+				return err
+			}
+			printSummary(a.stdout, &out.Summary)
+			what := "summary.json, report.md, plots/"
+			if noReport {
+				what = "summary.json"
+			}
+			fmt.Fprintf(a.stdout, "\nresults: %s (%s)\n", dir, what)
+			return nil
+		},
+	}
+	f.add(c)
+	c.Flags().StringVarP(&outDir, "output", "o", "", "result directory (default $CONSPIRATOR_OUT/<scenario name>, CONSPIRATOR_OUT defaulting to ./results)")
+	c.Flags().BoolVar(&noReport, "no-report", false, "skip plots and report.md (summary and CSV files only)")
+	return c
+}
+
+func (a *app) validateCmd() *cobra.Command {
+	var f scenarioFlags
+	return &cobra.Command{
+		Use:   "validate SCENARIO|FILE",
+		Short: "Check a scenario without running it: every problem with file, line and key",
+		Example: `  conspirator validate my.yaml
+  conspirator validate paper/e2e --set datapath.host.background_load=95%`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			sc, err := a.load(args[0], f)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "%s: ok (scenario %q, seed %d)\n", args[0], sc.Name, sc.Seed)
+			return nil
+		},
+	}
+}
+
+// safeName turns a scenario name ("paper/e2e") into a directory name.
+func safeName(s string) string {
+	r := strings.NewReplacer("/", "-", "\\", "-", " ", "_", ":", "-")
+	if s = r.Replace(s); s == "" {
+		s = "run"
+	}
+	return s
+}
+
+// checkWritableParent fails early, before any simulation time is spent,
+// when the result directory cannot be created.
+func checkWritableParent(dir string) error {
+	parent := filepath.Dir(filepath.Clean(dir))
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return usagef("output directory %s cannot be created: %v", dir, err)
+	}
+	probe, err := os.CreateTemp(parent, ".conspirator-probe-*")
+	if err != nil {
+		return usagef("output directory %s is not writable: %v", dir, err)
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return usagef("output path %s exists and is not a directory", dir)
+	}
+	return nil
+}
+
+// writeResultDir writes files (and, if report, the plots and report.md)
+// into a temporary sibling directory and renames it into place, so that an
+// interrupted run never leaves a directory that looks complete.
+func writeResultDir(dir string, files map[string][]byte, report bool) error {
+	dir = filepath.Clean(dir)
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".partial-")
+	if err != nil {
+		return usagef("output directory %s: %v", dir, err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			os.RemoveAll(tmp)
+		}
+	}()
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		p := filepath.Join(tmp, n)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, files[n], 0o644); err != nil {
+			return fmt.Errorf("writing %s: %w", p, err)
+		}
+	}
+	if report {
+		if err := reports.Render(tmp); err != nil {
+			return fmt.Errorf("rendering the report: %w", err)
+		}
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	if _, err := os.Stat(dir); err == nil {
+		// Replace an earlier result only if it is one (it has a
+		// summary.json or is empty): never delete a user's unrelated folder.
+		if !looksLikeResult(dir) {
+			return usagef("output directory %s exists and is not a conspirator result directory; choose another -o", dir)
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return err
+	}
+	ok = true
+	return nil
+}
+
+func looksLikeResult(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	if len(entries) == 0 {
+		return true
+	}
+	for _, e := range entries {
+		if e.Name() == "summary.json" || e.Name() == "sweep.json" {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,33 @@
+package main
+
+import (
+	"runtime"
+	"strings"
+
+	"github.com/spf13/viper"
+)
+
+// cliEnv names the environment variables that set command-line defaults
+// rather than scenario keys. They are layered by viper (flag > environment >
+// built-in default) and removed from what the scenario loader sees, which
+// rejects any other unknown CONSPIRATOR_ variable as a misspelt key.
+var cliEnv = map[string]bool{"CONSPIRATOR_JOBS": true, "CONSPIRATOR_OUT": true}
+
+// settings layers the command line's own defaults: the number of sweep
+// workers and the root of result directories.
+func (a *app) settings() *viper.Viper {
+	v := viper.New()
+	v.SetDefault("jobs", runtime.NumCPU())
+	v.SetDefault("out", "results")
+	// viper reads os.Getenv; feed it the injected environment instead so a
+	// command line stays a pure function of its inputs (and testable).
+	for _, kv := range a.env {
+		name, val, ok := strings.Cut(kv, "=")
+		if ok && cliEnv[name] {
+			v.Set(strings.ToLower(strings.TrimPrefix(name, "CONSPIRATOR_")), val)
+		}
+	}
+	return v
+}
+
+func (a *app) outRoot() string { return a.settings().GetString("out") }
