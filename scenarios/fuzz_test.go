@@ -11,19 +11,19 @@ import (
 // fuzzConfig exercises every kind of field the loader supports.
 type fuzzConfig struct {
 	tScenario `yaml:"scenario"`
-	D        units.Duration             `yaml:"d" default:"1us"`
-	B        units.Bandwidth            `yaml:"b"`
-	Size     units.Bytes                `yaml:"size"`
-	Money    units.Money                `yaml:"money"`
-	Rate     *units.Rate                `yaml:"rate"`
-	F        float64                    `yaml:"f"`
-	On       bool                       `yaml:"on"`
-	Small    int8                       `yaml:"small"`
-	MIG      map[string]tGPUGroup        `yaml:"mig"`
-	Loads    []units.Fraction           `yaml:"loads"`
-	Nested   map[string][]units.Power   `yaml:"nested"`
-	Deep     *fuzzConfig                `yaml:"deep"`
-	Bands    map[string]units.Bandwidth `yaml:"bands"`
+	D         units.Duration             `yaml:"d" default:"1us"`
+	B         units.Bandwidth            `yaml:"b"`
+	Size      units.Bytes                `yaml:"size"`
+	Money     units.Money                `yaml:"money"`
+	Rate      *units.Rate                `yaml:"rate"`
+	F         float64                    `yaml:"f"`
+	On        bool                       `yaml:"on"`
+	Small     int8                       `yaml:"small"`
+	MIG       map[string]tGPUGroup       `yaml:"mig"`
+	Loads     []units.Fraction           `yaml:"loads"`
+	Nested    map[string][]units.Power   `yaml:"nested"`
+	Deep      *fuzzConfig                `yaml:"deep"`
+	Bands     map[string]units.Bandwidth `yaml:"bands"`
 }
 
 // FuzzLoad feeds arbitrary YAML, one --set and one environment entry to

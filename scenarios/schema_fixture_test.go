@@ -17,9 +17,9 @@ import (
 // Validate method on the section; docs/scenario-keys.md is regenerated
 // from the tags).
 type tScenario struct {
-	Name        string    `yaml:"name" doc:"short identifier used in output file names and plot titles"`
-	Seed        uint64    `yaml:"seed" default:"1" doc:"seed of every random stream; the same seed gives byte-identical results"`
-	Description string    `yaml:"description" doc:"free text shown by 'conspirator scenarios show'"`
+	Name        string     `yaml:"name" doc:"short identifier used in output file names and plot titles"`
+	Seed        uint64     `yaml:"seed" default:"1" doc:"seed of every random stream; the same seed gives byte-identical results"`
+	Description string     `yaml:"description" doc:"free text shown by 'conspirator scenarios show'"`
 	DataPath    *tDataPath `yaml:"datapath" doc:"request-level simulation of the four data paths; absent means not simulated"`
 	Cluster     *tCluster  `yaml:"cluster" doc:"job-level simulation of GPU scheduling over a trace; absent means not simulated"`
 }
@@ -28,7 +28,7 @@ type tScenario struct {
 type tDataPath struct {
 	Paths    []string `yaml:"paths" default:"[tcp, gpudirect, host_rdma, smartnic]" doc:"data paths to compare: tcp (1), gpudirect (2), host_rdma (3), smartnic (4, Conspirator)"`
 	Requests int      `yaml:"requests" default:"10000" doc:"requests simulated per path"`
-	Host     tHost     `yaml:"host" doc:"the GPU server's host CPU"`
+	Host     tHost    `yaml:"host" doc:"the GPU server's host CPU"`
 }
 
 // tHost describes the server's host CPU (extend here).
@@ -39,8 +39,8 @@ type tHost struct {
 
 // tCluster configures the job-level scheduling simulation (extend here).
 type tCluster struct {
-	Trace    string     `yaml:"trace" doc:"job trace file (path relative to the working directory)"`
-	Policies []string   `yaml:"policies" default:"[naive, first_fit, conspirator]" doc:"scheduling policies to compare"`
+	Trace    string      `yaml:"trace" doc:"job trace file (path relative to the working directory)"`
+	Policies []string    `yaml:"policies" default:"[naive, first_fit, conspirator]" doc:"scheduling policies to compare"`
 	GPUs     []tGPUGroup `yaml:"gpus" doc:"the cluster's GPUs, one entry per model"`
 }
 
