@@ -22,6 +22,12 @@ type Validator interface {
 	Validate() error
 }
 
+// messager is a fielder that can also give its message without the key
+// path (which the loader prints itself).
+type messager interface {
+	ConfigMessage() string
+}
+
 // fielder is an error that names the key it is about, relative to the
 // section that returned it.
 type fielder interface {
@@ -78,8 +84,11 @@ func (d *decoder) validate(v reflect.Value, path string, depth int) {
 		if errors.As(err, &fe) {
 			p = joinDotted(path, fe.ConfigField())
 			var ue *units.FieldError
+			var mf messager
 			if errors.As(err, &ue) {
 				msg = ue.Msg
+			} else if errors.As(err, &mf) {
+				msg = mf.ConfigMessage()
 			}
 		}
 		at := d.locate(p)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -42,7 +43,13 @@ func (a *app) load(nameOrPath string, f scenarioFlags, extra ...string) (*scenar
 	}
 	var sc scenarios.Scenario
 	if err := scenarios.Load(nameOrPath, sets, scenarioEnv(a.env), &sc); err != nil {
-		return nil, err
+		// Every way a scenario fails to load (unknown name, unreadable
+		// file, invalid content) is a configuration error: exit code 2.
+		var ce *scenarios.ConfigError
+		if errors.As(err, &ce) {
+			return nil, err
+		}
+		return nil, usageError{err}
 	}
 	if sc.Name == "" {
 		sc.Name = strings.TrimSuffix(filepath.Base(nameOrPath), filepath.Ext(nameOrPath))

@@ -285,11 +285,20 @@ const (
 )
 
 // problems collects validation messages, each naming the key.
-type problems []string
+type problems []error
 
 func (p *problems) addf(key, format string, args ...any) {
-	*p = append(*p, "datapath."+key+": "+fmt.Sprintf(format, args...))
+	*p = append(*p, &fieldProblem{key: key, msg: fmt.Sprintf(format, args...)})
 }
+
+// fieldProblem is one invalid key. Its ConfigField and ConfigMessage
+// methods let the scenario loader place it at the key's own line in the
+// file; Error names the full key path for callers outside the loader.
+type fieldProblem struct{ key, msg string }
+
+func (f *fieldProblem) Error() string         { return "datapath." + f.key + ": " + f.msg }
+func (f *fieldProblem) ConfigField() string   { return f.key }
+func (f *fieldProblem) ConfigMessage() string { return f.msg }
 
 // Validate returns every problem in c, one per line, each naming the key
 // (datapath.host.background_load ...) and the valid range; nil when c is
@@ -328,10 +337,7 @@ func (c Config) Validate() error {
 		p.addf("max_in_flight", "%d must be at least 1", c.MaxInFlight)
 	}
 	c.validateCapacity(&p)
-	if len(p) == 0 {
-		return nil
-	}
-	return errors.New(strings.Join(p, "\n"))
+	return errors.Join(p...)
 }
 
 func (c ClientsConfig) validate(p *problems) {

@@ -1,0 +1,243 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/conspirator-sim/conspirator/hw/gpu"
+)
+
+// cli runs one command line in-process and returns its exit code and
+// output, with an environment that holds only what the test gives.
+func cli(t *testing.T, env []string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = run(args, &o, &e, env)
+	return code, o.String(), e.String()
+}
+
+func writeFile(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Every bad input gets exit code 2 and a message that says what was
+// wrong and where; none leaves a result directory behind.
+func TestBadInputExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	blocker := writeFile(t, dir, "afile", "not a directory\n")
+	cases := []struct {
+		name string
+		file string // scenario text; "" = use args as given
+		args []string
+		want []string // substrings of stderr
+	}{
+		{name: "malformed yaml", file: "name: x\ndatapath: [unclosed\n",
+			want: []string{"bad.yaml:", "yaml"}},
+		{name: "unknown key with suggestion", file: "name: x\ndatapath:\n  host:\n    backgroud_load: 80%\n",
+			want: []string{"bad.yaml:4", "datapath.host.backgroud_load", `did you mean "background_load"`}},
+		{name: "wrong unit", file: "name: x\ndatapath:\n  network:\n    line_rate: 200\n",
+			want: []string{"bad.yaml:4", "datapath.network.line_rate", "Gbps"}},
+		{name: "out of range", file: "name: x\ndatapath:\n  host:\n    background_load: 100%\n",
+			want: []string{"bad.yaml:4", "background_load", "100%"}},
+		{name: "wrong type", file: "name: x\ndatapath:\n  paths: tcp\n",
+			want: []string{"bad.yaml:3", "datapath.paths"}},
+		{name: "unknown scenario name", args: []string{"run", "paper/e2", "--no-report"},
+			want: []string{"paper/e2", `did you mean the built-in "paper/e2e"?`}},
+		{name: "set on a missing key", args: []string{"run", "paper/e2e", "--set", "datapath.host.coress=4", "--no-report"},
+			want: []string{"--set datapath.host.coress=4", `"cores"`}},
+		{name: "unwritable output", args: []string{"run", "paper/cost", "-o", filepath.Join(blocker, "out")},
+			want: []string{filepath.Join(blocker, "out"), "cannot be created"}},
+		{name: "bad seed", args: []string{"run", "paper/cost", "--seed", "-3"},
+			want: []string{"--seed", "non-negative integer"}},
+		{name: "unknown command", args: []string{"runn"}, want: []string{`unknown command "runn"`}},
+		{name: "unknown flag", args: []string{"run", "--sed", "3"}, want: []string{"unknown flag: --sed"}},
+		{name: "non-MIG GPU", args: []string{"mig", "layouts", "t4"}, want: []string{"t4 does not support MIG"}},
+		{name: "unknown GPU", args: []string{"mig", "layouts", "a100-40"}, want: []string{"a100-40"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			args := c.args
+			out := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-"))
+			if c.file != "" {
+				p := writeFile(t, dir, "bad.yaml", c.file)
+				args = []string{"run", p, "-o", out, "--no-report"}
+			}
+			code, _, stderr := cli(t, nil, args...)
+			if code != exitUsage {
+				t.Errorf("exit code %d, want %d; stderr:\n%s", code, exitUsage, stderr)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr)
+				}
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("a result directory %s was left behind", out)
+			}
+		})
+	}
+}
+
+// The same scenario and seed give byte-identical summary.json and
+// requests.csv; another seed gives different numbers.
+func TestRunDeterministic(t *testing.T) {
+	dir := t.TempDir()
+	read := func(d, f string) []byte {
+		b, err := os.ReadFile(filepath.Join(d, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	small := []string{"--set", "datapath.clients.requests=200", "--no-report"}
+	for _, d := range []string{"a", "b"} {
+		if code, _, e := cli(t, nil, append([]string{"run", "-o", filepath.Join(dir, d)}, small...)...); code != 0 {
+			t.Fatalf("run %s: exit %d: %s", d, code, e)
+		}
+	}
+	if code, _, e := cli(t, nil, append([]string{"run", "-o", filepath.Join(dir, "c"), "--seed", "2"}, small...)...); code != 0 {
+		t.Fatalf("run c: exit %d: %s", code, e)
+	}
+	for _, f := range []string{"summary.json", "requests.csv"} {
+		if !bytes.Equal(read(filepath.Join(dir, "a"), f), read(filepath.Join(dir, "b"), f)) {
+			t.Errorf("%s differs between two runs with the same seed", f)
+		}
+		if bytes.Equal(read(filepath.Join(dir, "a"), f), read(filepath.Join(dir, "c"), f)) {
+			t.Errorf("%s is identical for seeds 1 and 2", f)
+		}
+	}
+}
+
+// The default scenario reproduces the paper's ordering and a gap in the
+// 10-20% band, read from the summary.json a user gets.
+func TestDefaultRunSummary(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "e2e")
+	code, stdout, stderr := cli(t, nil, "run", "-o", dir, "--no-report")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "conspirator vs host-rdma:") {
+		t.Errorf("stdout lacks the gap line:\n%s", stdout)
+	}
+	var s struct {
+		Version string `json:"version"`
+		Seed    uint64 `json:"seed"`
+		Inputs  struct {
+			Name string `json:"Name"`
+		} `json:"inputs"`
+		Paths []struct {
+			Name    string `json:"name"`
+			Latency struct {
+				Mean float64 `json:"mean"`
+			} `json:"latency_us"`
+			Unstable bool `json:"unstable"`
+		} `json:"paths"`
+		Gap float64 `json:"conspirator_vs_host_rdma_gap_pct"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	mean := map[string]float64{}
+	for _, p := range s.Paths {
+		mean[p.Name] = p.Latency.Mean
+		if p.Unstable {
+			t.Errorf("path %s flagged unstable at the default load", p.Name)
+		}
+	}
+	if !(mean["gpudirect"] < mean["conspirator"] && mean["conspirator"] < mean["host-rdma"] && mean["host-rdma"] < mean["tcp"]) {
+		t.Errorf("order of mean latencies %v, want gpudirect < conspirator < host-rdma < tcp", mean)
+	}
+	if s.Gap < 10 || s.Gap > 20 {
+		t.Errorf("gap %.1f%%, want 10-20%% (paper: 15%%)", s.Gap)
+	}
+	if s.Version == "" || s.Seed != 1 {
+		t.Errorf("version %q seed %d", s.Version, s.Seed)
+	}
+}
+
+// paper/cost computes the paper's table from its inputs: (270/231) /
+// (1000/1000) = 1.169 -> +17%, and (270/150) / (1000/800) = 1.44 -> +44%.
+func TestPaperCost(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cost")
+	code, stdout, stderr := cli(t, nil, "run", "paper/cost", "-o", dir, "--no-report")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, w := range []string{"1.17 (+17%)", "1.80 (+44%)", "1.25 (+0%)"} {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("stdout lacks %q:\n%s", w, stdout)
+		}
+	}
+}
+
+// `mig layouts --maximal` prints one legal maximal layout per line: each
+// parses back and validates, none can take another instance, no line
+// repeats.
+func TestMIGLayouts(t *testing.T) {
+	code, stdout, stderr := cli(t, nil, "mig", "layouts", "a100-40gb", "--maximal")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	spec, err := gpu.Lookup("a100-40gb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) != len(spec.Layouts(true)) || len(lines) < 18 {
+		t.Errorf("%d lines, want %d (at least MISO's 18)", len(lines), len(spec.Layouts(true)))
+	}
+	seen := map[string]bool{}
+	for _, l := range lines {
+		lay, err := gpu.ParseLayout(spec, l)
+		if err != nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+		if err := spec.Validate(lay); err != nil {
+			t.Errorf("line %q is not legal: %v", l, err)
+		}
+		if !spec.IsMaximal(lay) {
+			t.Errorf("line %q is not maximal", l)
+		}
+		if seen[l] {
+			t.Errorf("line %q repeats", l)
+		}
+		seen[l] = true
+	}
+	if !seen["4g.20gb@0 3g.20gb@4"] {
+		t.Error(`the classic "4g.20gb@0 3g.20gb@4" layout is missing`)
+	}
+}
+
+// Command-line defaults come from CONSPIRATOR_OUT; other CONSPIRATOR_
+// variables set scenario keys and a misspelt one is an error.
+func TestEnvironment(t *testing.T) {
+	root := t.TempDir()
+	code, stdout, stderr := cli(t, []string{"CONSPIRATOR_OUT=" + root, "CONSPIRATOR_DATAPATH__HOST__BACKGROUND_LOAD=80%", "CONSPIRATOR_JOBS=1"},
+		"run", "--set", "datapath.clients.requests=50", "--no-report")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "background CPU load 80%") {
+		t.Errorf("environment layer not applied:\n%s", stdout)
+	}
+	if _, err := os.Stat(filepath.Join(root, "paper-e2e", "summary.json")); err != nil {
+		t.Errorf("CONSPIRATOR_OUT not used: %v", err)
+	}
+	code, _, stderr = cli(t, []string{"CONSPIRATOR_DATAPAHT__HOST__CORES=4"}, "validate", "paper/e2e")
+	if code != exitUsage || !strings.Contains(stderr, "CONSPIRATOR_DATAPAHT__HOST__CORES") {
+		t.Errorf("misspelt variable: exit %d, stderr %s", code, stderr)
+	}
+}
