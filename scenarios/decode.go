@@ -414,10 +414,12 @@ func (d *decoder) structFields(n *yaml.Node, v reflect.Value, path string, depth
 func (d *decoder) unknownKey(key, path string, fs []field) string {
 	valid := keysOf(fs)
 	msg := fmt.Sprintf("unknown key %q", key)
-	if near := nearest(key, valid); near != "" {
-		msg += fmt.Sprintf(" (did you mean %q?)", near)
-	} else if elsewhere := d.findElsewhere(key); elsewhere != "" {
+	// A key that exists verbatim in another section (host under datapath)
+	// is a better hint than a near spelling here (host ~ cost).
+	if elsewhere := d.findElsewhere(key); elsewhere != "" {
 		msg += fmt.Sprintf(" (a key %q exists at %s)", key, elsewhere)
+	} else if near := nearest(key, valid); near != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", near)
 	}
 	sorted := append([]string(nil), valid...)
 	sort.Strings(sorted)

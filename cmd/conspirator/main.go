@@ -103,6 +103,7 @@ Exit codes: 0 success, 1 a run failed, 2 usage or configuration error.`,
 	root.AddCommand(
 		a.runCmd(),
 		a.validateCmd(),
+		a.sweepCmd(),
 		a.versionCmd(),
 		a.scenariosCmd(),
 		a.migCmd(),

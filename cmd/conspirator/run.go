@@ -131,7 +131,7 @@ An existing result directory at the same place is replaced.`,
 
 func (a *app) validateCmd() *cobra.Command {
 	var f scenarioFlags
-	return &cobra.Command{
+	c := &cobra.Command{
 		Use:   "validate SCENARIO|FILE",
 		Short: "Check a scenario without running it: every problem with file, line and key",
 		Example: `  conspirator validate my.yaml
@@ -146,6 +146,8 @@ func (a *app) validateCmd() *cobra.Command {
 			return nil
 		},
 	}
+	f.add(c)
+	return c
 }
 
 // safeName turns a scenario name ("paper/e2e") into a directory name.

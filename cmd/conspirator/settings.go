@@ -11,7 +11,9 @@ import (
 // rather than scenario keys. They are layered by viper (flag > environment >
 // built-in default) and removed from what the scenario loader sees, which
 // rejects any other unknown CONSPIRATOR_ variable as a misspelt key.
-var cliEnv = map[string]bool{"CONSPIRATOR_JOBS": true, "CONSPIRATOR_OUT": true}
+// CONSPIRATOR_SHARDS is the shard count of a Kubernetes Indexed Job (read
+// by sweep.ShardFromEnv).
+var cliEnv = map[string]bool{"CONSPIRATOR_JOBS": true, "CONSPIRATOR_OUT": true, "CONSPIRATOR_SHARDS": true}
 
 // settings layers the command line's own defaults: the number of sweep
 // workers and the root of result directories.
@@ -31,3 +33,14 @@ func (a *app) settings() *viper.Viper {
 }
 
 func (a *app) outRoot() string { return a.settings().GetString("out") }
+
+// jobs is the default number of sweep workers: CONSPIRATOR_JOBS or all
+// cores; a value that is not a positive integer is a usage error.
+func (a *app) jobs() (int, error) {
+	v := a.settings()
+	n := v.GetInt("jobs")
+	if n < 1 {
+		return 0, usagef("CONSPIRATOR_JOBS=%q: must be a positive integer", v.GetString("jobs"))
+	}
+	return n, nil
+}

@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/conspirator-sim/conspirator/reports"
+	"github.com/conspirator-sim/conspirator/sim"
+	"github.com/conspirator-sim/conspirator/sim/sweep"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+func (a *app) sweepCmd() *cobra.Command {
+	var f scenarioFlags
+	var params []string
+	var seeds, jobs int
+	var outDir, shard string
+	var resume, noReport bool
+	c := &cobra.Command{
+		Use:   "sweep SCENARIO|FILE --param key=v1,v2,... [--param ...]",
+		Short: "Run a scenario over the cartesian product of parameter values and seeds",
+		Long: `Run a scenario for every combination of the given parameter values and
+seeds, in parallel (-j workers, each run single-threaded and deterministic),
+and write one result directory per point under DIR/points/, an aggregate
+with 95% confidence intervals across seeds, plots and report.md.
+
+Each finished point is written atomically. An interrupted sweep (Ctrl-C,
+kill) resumes with --resume, running only the missing points. The outputs
+of -j 1 and -j N are byte-identical.
+
+Sharding (one sweep on many machines): --shard i/n runs the points with
+index % n == i; without --shard, the shard is read from Slurm job arrays
+(SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_COUNT) or Kubernetes Indexed Jobs
+(JOB_COMPLETION_INDEX with CONSPIRATOR_SHARDS). 'conspirator report DIR
+SHARD_DIR...' merges shard directories into one result.`,
+		Example: `  conspirator sweep paper/e2e --param datapath.host.background_load=0%,10%,20%,30%,40%,50%,60%,70%,80%,90% --seeds 3
+  conspirator sweep my.yaml --param datapath.clients.count=1,2,4,8 --param datapath.request.batch=1,8 -j 2 -o out/sw
+  conspirator sweep my.yaml --param datapath.clients.count=1,2,4,8 -o out/sw --resume`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(params) == 0 {
+				return usagef("give at least one --param key=v1,v2,...")
+			}
+			ps, err := parseParams(params)
+			if err != nil {
+				return err
+			}
+			if seeds < 1 {
+				return usagef("--seeds %d: must be at least 1", seeds)
+			}
+			if !cmd.Flags().Changed("jobs") {
+				if jobs, err = a.jobs(); err != nil {
+					return err
+				}
+			}
+			if jobs < 1 {
+				return usagef("-j %d: must be at least 1", jobs)
+			}
+			// Load once up front: a bad scenario or --set fails before any
+			// point runs, and every value of every parameter is checked.
+			base, err := a.load(args[0], f)
+			if err != nil {
+				return err
+			}
+			for _, p := range ps {
+				for _, v := range p.Values {
+					if _, err := a.load(args[0], f, p.Key+"="+v); err != nil {
+						return err
+					}
+				}
+			}
+			seedList := make([]uint64, seeds)
+			for i := range seedList {
+				seedList[i] = base.Seed + uint64(i)
+			}
+			if err := sweep.CheckParams(ps, seedList); err != nil {
+				return usageError{err}
+			}
+			dir := outDir
+			if dir == "" {
+				dir = filepath.Join(a.outRoot(), safeName(base.Name)+"-sweep")
+			}
+			if err := checkWritableParent(dir); err != nil {
+				return err
+			}
+			opts := sweep.Options{Dir: dir, Jobs: jobs, Resume: resume, Progress: a.stderr,
+				Meta: map[string]string{"scenario": args[0], "sets": strings.Join(f.sets, "\n"), "version": sim.Version}}
+			if isTerminal(a.stderr) {
+				opts.IsTerminal = true
+			}
+			if shard != "" {
+				if opts.Shard, opts.Shards, err = parseShard(shard); err != nil {
+					return err
+				}
+			} else if i, n, ok, err := sweep.ShardFromEnv(a.env); err != nil {
+				return usageError{err}
+			} else if ok {
+				opts.Shard, opts.Shards = i, n
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			points := sweep.Expand(ps, seedList)
+			runPoint := func(ctx context.Context, p sweep.Point) (map[string][]byte, error) {
+				extra := make([]string, len(p.Params))
+				for i, kv := range p.Params {
+					extra[i] = kv.Key + "=" + kv.Value
+				}
+				pf := f
+				pf.seed = strconv.FormatUint(p.Seed, 10)
+				sc, err := a.load(args[0], pf, extra...)
+				if err != nil {
+					return nil, err
+				}
+				out, err := sim.Run(sc)
+				if err != nil {
+					return nil, fmt.Errorf("point %s: %w", p.ID, err)
+				}
+				return out.Files, nil
+			}
+			sum, err := sweep.Run(ctx, points, opts, runPoint)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "sweep %s: %d points in this shard, %d ran, %d already done\n", dir, sum.Total, sum.Ran, sum.Skipped)
+			if !noReport && opts.Shards <= 1 {
+				if err := reports.Render(dir); err != nil {
+					return fmt.Errorf("rendering the report: %w", err)
+				}
+				fmt.Fprintf(a.stdout, "report: %s\n", filepath.Join(dir, "report.md"))
+			}
+			return nil
+		},
+	}
+	f.add(c)
+	fl := c.Flags()
+	fl.StringArrayVar(&params, "param", nil, "a swept key and its values, key=v1,v2,... (repeatable; the points are the cartesian product)")
+	fl.IntVar(&seeds, "seeds", 1, "seeds per parameter combination (the scenario's seed, seed+1, ...)")
+	fl.IntVarP(&jobs, "jobs", "j", 0, "points run at once (default $CONSPIRATOR_JOBS or all cores)")
+	fl.StringVarP(&outDir, "output", "o", "", "sweep directory (default $CONSPIRATOR_OUT/<scenario>-sweep)")
+	fl.BoolVar(&resume, "resume", false, "run only the points an interrupted sweep has not finished")
+	fl.StringVar(&shard, "shard", "", "run only shard i of n (i/n, 0-based), e.g. --shard 2/8")
+	fl.BoolVar(&noReport, "no-report", false, "skip the aggregate plots and report.md")
+	return c
+}
+
+// parseParams reads --param key=v1,v2,... flags.
+func parseParams(raw []string) ([]sweep.Param, error) {
+	var ps []sweep.Param
+	for _, r := range raw {
+		k, v, ok := strings.Cut(r, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" || strings.TrimSpace(v) == "" {
+			return nil, usagef("--param %q: write key=v1,v2,... (e.g. datapath.host.background_load=0%%,40%%,80%%)", r)
+		}
+		var vals []string
+		for _, x := range strings.Split(v, ",") {
+			if x = strings.TrimSpace(x); x == "" {
+				return nil, usagef("--param %q: empty value in the list", r)
+			}
+			vals = append(vals, x)
+		}
+		ps = append(ps, sweep.Param{Key: k, Values: vals})
+	}
+	return ps, nil
+}
+
+// parseShard reads "i/n".
+func parseShard(s string) (int, int, error) {
+	a, b, ok := strings.Cut(s, "/")
+	i, err1 := strconv.Atoi(a)
+	n, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
+		return 0, 0, usagef("--shard %q: write i/n with 0 <= i < n, e.g. 0/4", s)
+	}
+	return i, n, nil
+}
+
+// isTerminal reports whether w is a terminal (then a progress bar is
+// drawn; otherwise plain log lines).
+func isTerminal(w any) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
