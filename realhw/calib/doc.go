@@ -1,0 +1,8 @@
+// Package calib provides calibration for realhw: it fits each stage's
+// latency as a fixed cost plus bytes over a bandwidth, CPU cycles per byte
+// and the slowdown per unit of background load from measurements (the host
+// backend's runs, perftest and nvbandwidth output, a generic CSV), writes
+// them with their provenance to a YAML calibration profile that flags poor
+// fits instead of applying them, and reports how far a calibrated model of
+// the TCP path is from a real run of it (Validate).
+package calib

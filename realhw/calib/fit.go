@@ -1,0 +1,138 @@
+package calib
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/conspirator-sim/conspirator/realhw"
+	"gonum.org/v1/gonum/stat"
+)
+
+// Fit quality thresholds: a stage fit with fewer distinct sizes or a lower
+// R-squared is reported but not applied.
+const (
+	MinSizes    = 3
+	MinRSquared = 0.9
+)
+
+// LinearFit is latency = Fixed + bytes * PerByte for one stage, fitted by
+// least squares (gonum stat.LinearRegression) on the median latency of each
+// distinct size. Fitting medians, not every sample, keeps a few
+// scheduler-delayed samples from dragging the line; the spread around the
+// median is what the residual distributions carry.
+type LinearFit struct {
+	Stage     string
+	Fixed     float64   // seconds
+	PerByte   float64   // seconds per byte (1/bandwidth)
+	RSquared  float64   // of the per-size medians
+	Sizes     []int64   // distinct sizes, ascending
+	Medians   []float64 // median latency per size, seconds
+	Residuals []float64 // median - fit per size, seconds
+	Samples   int
+	Applied   bool
+	Reason    string // why not applied; empty when applied
+}
+
+// Bandwidth is 1/PerByte in bytes per second (+Inf when PerByte <= 0).
+func (f LinearFit) Bandwidth() float64 {
+	if f.PerByte <= 0 {
+		return math.Inf(1)
+	}
+	return 1 / f.PerByte
+}
+
+// Predict returns the fitted latency in seconds for n bytes.
+func (f LinearFit) Predict(n int64) float64 { return f.Fixed + f.PerByte*float64(n) }
+
+// FitLinear fits one stage's samples (all must share the stage; their
+// background load is ignored: pass unloaded samples). It flags, and does
+// not apply, a fit with fewer than MinSizes sizes, an R-squared below
+// MinRSquared, a negative fixed cost or a non-positive per-byte cost.
+func FitLinear(stage string, samples []realhw.Sample) LinearFit {
+	f := LinearFit{Stage: stage, Samples: len(samples)}
+	by := map[int64][]float64{}
+	for _, s := range samples {
+		by[s.Bytes] = append(by[s.Bytes], s.Latency.Seconds())
+	}
+	for n := range by {
+		f.Sizes = append(f.Sizes, n)
+	}
+	slices.Sort(f.Sizes)
+	x := make([]float64, len(f.Sizes))
+	for i, n := range f.Sizes {
+		x[i] = float64(n)
+		f.Medians = append(f.Medians, median(by[n]))
+	}
+	switch len(f.Sizes) {
+	case 0:
+		f.Reason = "no samples"
+		return f
+	case 1:
+		// One size fixes no slope; report its median as the fixed cost.
+		f.Fixed = f.Medians[0]
+		f.Residuals = []float64{0}
+		f.Reason = fmt.Sprintf("too few points: 1 size, need at least %d", MinSizes)
+		return f
+	}
+	f.Fixed, f.PerByte = stat.LinearRegression(x, f.Medians, nil, false)
+	f.RSquared = stat.RSquared(x, f.Medians, nil, f.Fixed, f.PerByte)
+	for i := range x {
+		f.Residuals = append(f.Residuals, f.Medians[i]-f.Predict(f.Sizes[i]))
+	}
+	switch {
+	case len(f.Sizes) < MinSizes:
+		f.Reason = fmt.Sprintf("too few points: %d sizes, need at least %d", len(f.Sizes), MinSizes)
+	case math.IsNaN(f.RSquared) || f.RSquared < MinRSquared:
+		f.Reason = fmt.Sprintf("poor fit: R-squared %.3f < %.2f", f.RSquared, MinRSquared)
+	case f.PerByte <= 0:
+		f.Reason = fmt.Sprintf("latency does not grow with size (slope %.3g s/B): no bandwidth to fit", f.PerByte)
+	case f.Fixed < 0:
+		f.Reason = fmt.Sprintf("negative fixed cost %.3g s: the sizes do not reach small enough messages", f.Fixed)
+	default:
+		f.Applied = true
+	}
+	return f
+}
+
+// median of xs (sorts a copy); NaN when empty.
+func median(xs []float64) float64 { return quantile(xs, 0.5) }
+
+// quantile returns the p-quantile of xs with linear interpolation between
+// order statistics (type 7, as R's default and gonum's stat.Quantile with
+// LinInterp); NaN when empty.
+func quantile(xs []float64, p float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return sortedQuantile(s, p)
+}
+
+func sortedQuantile(s []float64, p float64) float64 {
+	if len(s) == 1 {
+		return s[0]
+	}
+	h := p * float64(len(s)-1)
+	lo := int(math.Floor(h))
+	if lo >= len(s)-1 {
+		return s[len(s)-1]
+	}
+	return s[lo] + (h-float64(lo))*(s[lo+1]-s[lo])
+}
+
+// groupByStage splits samples by stage, stages sorted by name.
+func groupByStage(samples []realhw.Sample) ([]string, map[string][]realhw.Sample) {
+	by := map[string][]realhw.Sample{}
+	for _, s := range samples {
+		by[s.Stage] = append(by[s.Stage], s)
+	}
+	names := make([]string, 0, len(by))
+	for k := range by {
+		names = append(names, k)
+	}
+	slices.SortFunc(names, cmp.Compare)
+	return names, by
+}

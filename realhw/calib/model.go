@@ -1,0 +1,125 @@
+package calib
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/conspirator-sim/conspirator/engine"
+	"github.com/conspirator-sim/conspirator/engine/resource"
+	"github.com/conspirator-sim/conspirator/realhw/host"
+)
+
+// TCPModel is the calibrated model of the loopback TCP path that Validate
+// compares with the real run. It stands in until the full data-path model
+// (sim/datapath) is wired to realhw.Backend, and it is deliberately small:
+//
+//   - The host CPU is an engine/resource PS server of capacity 1/m(u)
+//     cores, where m(u) is the median stretch (LoadLevel.MedianRatio)
+//     interpolated linearly between the measured loads. The linear
+//     slowdown per unit of load (LoadFit.SlowdownPerLoad) is reported in
+//     the profile, but on a small VM the median does not grow linearly
+//     with load (busy background threads even keep cores out of idle
+//     states), so the model follows the measured levels instead. With
+//     one request outstanding (the closed loop of the real run) the PS
+//     serves it alone, so this is a pure stretch; with more clients it would
+//     share the core.
+//   - A request of n bytes brings work E2E(n) * r core-seconds, where E2E is
+//     the unloaded linear fit of the end-to-end latency and r is drawn from
+//     the measured distribution of latency/fit (normalized by its median) at
+//     the calibration loads, interpolated quantile by quantile between the
+//     two nearest loads. That carries the spread and the scheduler tail
+//     measured at calibration time into the prediction; it cannot predict a
+//     tail mechanism that did not show at any calibration load.
+type TCPModel struct {
+	E2E  LinearFit
+	Load LoadFit
+}
+
+// NewTCPModel builds the model from a profile's tcp-e2e stage, which must
+// be applied, and its load levels (at least the unloaded one); a load fit
+// flagged only for its linear slowdown's poor R-squared is still usable,
+// since the model interpolates the levels.
+func NewTCPModel(p *Profile) (*TCPModel, error) {
+	f, ok := p.Stage(host.StageTCPE2E)
+	if !ok {
+		return nil, fmt.Errorf("calib: profile has no %s stage to build the TCP model from", host.StageTCPE2E)
+	}
+	if !f.Applied {
+		return nil, fmt.Errorf("calib: %s fit not applied (%s): no calibrated TCP model", host.StageTCPE2E, f.Reason)
+	}
+	lf, ok := p.Load(host.StageTCPE2E)
+	if !ok || len(lf.Levels) == 0 {
+		return nil, fmt.Errorf("calib: profile has no background-load fit for %s", host.StageTCPE2E)
+	}
+	if lf.Levels[0].Load != 0 {
+		return nil, fmt.Errorf("calib: %s background-load levels start at %v, need an unloaded level", host.StageTCPE2E, lf.Levels[0].Load)
+	}
+	return &TCPModel{E2E: f, Load: lf}, nil
+}
+
+// interp returns the value of f at load u, linear between the levels and
+// clamped outside them.
+func (m *TCPModel) interp(u float64, f func(i int) float64) float64 {
+	lv := m.Load.Levels
+	if u <= lv[0].Load {
+		return f(0)
+	}
+	for i := 1; i < len(lv); i++ {
+		if u <= lv[i].Load {
+			w := (u - lv[i-1].Load) / (lv[i].Load - lv[i-1].Load)
+			return (1-w)*f(i-1) + w*f(i)
+		}
+	}
+	return f(len(lv) - 1)
+}
+
+// ratio draws latency/fit for load u from the interpolated quantile
+// function at probability p.
+func (m *TCPModel) ratio(u, p float64) float64 {
+	lv := m.Load.Levels
+	q := func(i int) float64 {
+		h := p * float64(NumQuantiles-1)
+		lo := int(math.Floor(h))
+		if lo >= NumQuantiles-1 {
+			return lv[i].Quantiles[NumQuantiles-1]
+		}
+		return lv[i].Quantiles[lo] + (h-float64(lo))*(lv[i].Quantiles[lo+1]-lv[i].Quantiles[lo])
+	}
+	return m.interp(u, q)
+}
+
+// Simulate runs the requests of the given sizes one after another (closed
+// loop, as the real run) at background load u and returns each request's
+// latency in seconds. seed selects the random stream; the result depends
+// on nothing else.
+func (m *TCPModel) Simulate(sizes []int64, u float64, seed uint64) ([]float64, error) {
+	if !(u >= 0 && u < 1) {
+		return nil, fmt.Errorf("calib: background load %v must be in [0, 1)", u)
+	}
+	stretch := m.interp(u, func(i int) float64 { return m.Load.Levels[i].MedianRatio })
+	if !(stretch > 0) {
+		return nil, fmt.Errorf("calib: median stretch %v at load %v leaves no CPU for the foreground", stretch, u)
+	}
+	sim := engine.New(nil)
+	cpu, err := resource.NewPS(sim, 1/stretch, 0)
+	if err != nil {
+		return nil, err
+	}
+	rng := engine.NewStream(seed, "calib/tcp-model")
+	out := make([]float64, 0, len(sizes))
+	var issue func(i int)
+	issue = func(i int) {
+		if i == len(sizes) {
+			return
+		}
+		start := sim.Now()
+		work := m.E2E.Predict(sizes[i]) * m.ratio(u, rng.Float64())
+		cpu.Submit(math.Max(work, 0), func() {
+			out = append(out, (sim.Now() - start).Seconds())
+			issue(i + 1)
+		})
+	}
+	sim.MustAt(0, func() { issue(0) })
+	sim.Run()
+	return out, nil
+}

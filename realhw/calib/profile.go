@@ -1,0 +1,350 @@
+package calib
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/conspirator-sim/conspirator/engine"
+	"github.com/conspirator-sim/conspirator/realhw"
+	"github.com/conspirator-sim/conspirator/scenarios/units"
+	"go.yaml.in/yaml/v3"
+	"gonum.org/v1/gonum/stat"
+)
+
+// ProfileVersion is the schema version written into every profile.
+const ProfileVersion = 1
+
+// Profile is a calibration profile: fitted parameters with the provenance
+// of the measurements behind them. Times and rates are written in the
+// scenario unit syntax ("1.3us", "25GB/s"). A fit that is not good enough
+// is kept with applied: false and its reason, never silently dropped or
+// silently used.
+type Profile struct {
+	Version    int            `yaml:"version"`
+	Provenance Provenance     `yaml:"provenance"`
+	Stages     []StageFit     `yaml:"stages"`
+	CPU        []CPUFit       `yaml:"cpu,omitempty"`
+	Background []LoadFit      `yaml:"background,omitempty"`
+	Scenario   map[string]any `yaml:"scenario,omitempty"` // --set style overrides from applied fits (keys sorted on output)
+}
+
+// Provenance says where, when and how the measurements were taken.
+type Provenance struct {
+	Machine Machine `yaml:"machine"`
+	// Date is supplied by the caller (the CLI); nothing in this package
+	// reads the wall clock for it.
+	Date    string         `yaml:"date,omitempty"`
+	Tool    string         `yaml:"tool"`
+	Sources []string       `yaml:"sources,omitempty"`
+	Samples map[string]int `yaml:"samples"` // per stage
+}
+
+// Machine identifies the measured machine.
+type Machine struct {
+	Hostname string `yaml:"hostname,omitempty"`
+	CPUModel string `yaml:"cpu_model,omitempty"`
+	GOARCH   string `yaml:"goarch"`
+	Cores    int    `yaml:"cores,omitempty"`
+	Clock    string `yaml:"clock,omitempty"` // e.g. "2.45GHz", from /proc/cpuinfo when it says
+}
+
+// StageFit is a stage's latency = fixed + bytes / bandwidth.
+type StageFit struct {
+	Stage     string    `yaml:"stage"`
+	Fixed     string    `yaml:"fixed"`               // duration, e.g. "12.5us"
+	Bandwidth string    `yaml:"bandwidth,omitempty"` // e.g. "9.87GB/s"; empty when no slope was fitted
+	RSquared  float64   `yaml:"r_squared"`
+	Sizes     []int64   `yaml:"sizes,flow"`
+	Residuals []string  `yaml:"residuals,flow"` // per size: median - fit, as durations with sign
+	Samples   int       `yaml:"samples"`
+	Applied   bool      `yaml:"applied"`
+	Reason    string    `yaml:"reason,omitempty"`
+	fit       LinearFit `yaml:"-"`
+}
+
+// CPUFit is the CPU time a stage costs: fixed + bytes * per-byte, from
+// the kernel's per-thread accounting.
+type CPUFit struct {
+	Stage         string  `yaml:"stage"`
+	Fixed         string  `yaml:"fixed"`
+	NsPerByte     float64 `yaml:"ns_per_byte"`
+	CyclesPerByte float64 `yaml:"cycles_per_byte,omitempty"` // ns_per_byte * clock, when the clock is known
+	RSquared      float64 `yaml:"r_squared"`
+	Samples       int     `yaml:"samples"`
+	Applied       bool    `yaml:"applied"`
+	Reason        string  `yaml:"reason,omitempty"`
+}
+
+// LoadFit is a stage's slowdown under background load u: its median
+// latency is stretched by 1 + SlowdownPerLoad*u. Levels carry, per measured
+// load, the distribution of latency over the unloaded fit, normalized by
+// its median (101 quantiles, p = 0, 0.01, ..., 1), from which the model
+// draws the spread and the tail.
+type LoadFit struct {
+	Stage           string      `yaml:"stage"`
+	SlowdownPerLoad float64     `yaml:"slowdown_per_load"`
+	RSquared        float64     `yaml:"r_squared"`
+	Levels          []LoadLevel `yaml:"levels"`
+	Applied         bool        `yaml:"applied"`
+	Reason          string      `yaml:"reason,omitempty"`
+}
+
+// LoadLevel is one measured background load of a LoadFit.
+type LoadLevel struct {
+	Load        float64   `yaml:"load"`
+	MedianRatio float64   `yaml:"median_ratio"` // median latency / unloaded fit
+	Samples     int       `yaml:"samples"`
+	Quantiles   []float64 `yaml:"quantiles,flow"` // of latency / (fit * median_ratio)
+}
+
+// NumQuantiles is the length of LoadLevel.Quantiles.
+const NumQuantiles = 101
+
+// FromSamples fits every stage found in samples: latency on bytes from the
+// unloaded samples (background load 0), CPU time on bytes where samples
+// carry CPU time, and the slowdown per unit of load where a stage was also
+// measured under load. Provenance.Machine and Date are left for the caller;
+// Samples counts are filled in. Invalid samples are skipped and counted
+// under the pseudo-stage "invalid".
+func FromSamples(samples []realhw.Sample) *Profile {
+	p := &Profile{Version: ProfileVersion, Provenance: Provenance{Samples: map[string]int{}}}
+	p.Provenance.Machine.GOARCH = runtime.GOARCH
+	p.Provenance.Tool = "conspirator calibrate"
+	valid := samples[:0:0]
+	for _, s := range samples {
+		if s.Validate() != nil {
+			p.Provenance.Samples["invalid"]++
+			continue
+		}
+		valid = append(valid, s)
+	}
+	names, by := groupByStage(valid)
+	for _, name := range names {
+		ss := by[name]
+		p.Provenance.Samples[name] = len(ss)
+		var idle []realhw.Sample
+		var cpu []realhw.Sample
+		for _, s := range ss {
+			if s.BackgroundLoad == 0 {
+				idle = append(idle, s)
+				if s.CPUTime > 0 {
+					c := s
+					c.Latency = s.CPUTime
+					cpu = append(cpu, c)
+				}
+			}
+		}
+		f := FitLinear(name, idle)
+		p.Stages = append(p.Stages, stageFit(f))
+		if len(cpu) > 0 {
+			p.CPU = append(p.CPU, cpuFit(FitLinear(name, cpu), 0))
+		}
+		if lf, ok := fitLoad(f, ss); ok {
+			p.Background = append(p.Background, lf)
+		}
+	}
+	return p
+}
+
+func stageFit(f LinearFit) StageFit {
+	sf := StageFit{Stage: f.Stage, RSquared: round(f.RSquared, 4), Sizes: f.Sizes, Samples: f.Samples, Applied: f.Applied, Reason: f.Reason, fit: f}
+	sf.Fixed = signedDuration(f.Fixed)
+	if f.PerByte > 0 {
+		sf.Bandwidth = units.Bandwidth(round(1/f.PerByte, 4)).String()
+	}
+	for _, r := range f.Residuals {
+		sf.Residuals = append(sf.Residuals, signedDuration(r))
+	}
+	return sf
+}
+
+func cpuFit(f LinearFit, clockHz float64) CPUFit {
+	c := CPUFit{Stage: f.Stage, Fixed: signedDuration(f.Fixed), NsPerByte: round(f.PerByte*1e9, 4), RSquared: round(f.RSquared, 4), Samples: f.Samples, Applied: f.Applied, Reason: f.Reason}
+	if clockHz > 0 {
+		c.CyclesPerByte = round(f.PerByte*clockHz, 4)
+	}
+	return c
+}
+
+// fitLoad fits the slowdown of a stage's latency with background load:
+// for each load level, the median over samples of latency / unloaded fit;
+// then (ratio - 1) = k*u through the origin by least squares. It needs an
+// applied unloaded fit and at least one loaded level.
+func fitLoad(f LinearFit, ss []realhw.Sample) (LoadFit, bool) {
+	byLoad := map[float64][]float64{}
+	for _, s := range ss {
+		pred := f.Predict(s.Bytes)
+		if pred > 0 {
+			byLoad[s.BackgroundLoad] = append(byLoad[s.BackgroundLoad], s.Latency.Seconds()/pred)
+		}
+	}
+	if len(byLoad) < 2 || f.Stage == "" {
+		return LoadFit{}, false
+	}
+	lf := LoadFit{Stage: f.Stage}
+	loads := make([]float64, 0, len(byLoad))
+	for u := range byLoad {
+		loads = append(loads, u)
+	}
+	slices.Sort(loads)
+	var x, y []float64
+	for _, u := range loads {
+		r := byLoad[u]
+		m := median(r)
+		lvl := LoadLevel{Load: u, MedianRatio: round(m, 4), Samples: len(r)}
+		norm := make([]float64, len(r))
+		for i, v := range r {
+			norm[i] = v / m
+		}
+		slices.Sort(norm)
+		for i := range NumQuantiles {
+			lvl.Quantiles = append(lvl.Quantiles, round(sortedQuantile(norm, float64(i)/float64(NumQuantiles-1)), 4))
+		}
+		lf.Levels = append(lf.Levels, lvl)
+		x = append(x, u)
+		y = append(y, m-1)
+	}
+	// Through the origin: at u = 0 the ratio is 1 by construction.
+	_, k := stat.LinearRegression(x, y, nil, true)
+	lf.SlowdownPerLoad = round(k, 4)
+	lf.RSquared = round(stat.RSquared(x, y, nil, 0, k), 4)
+	switch {
+	case !f.Applied:
+		lf.Reason = "the unloaded fit it is relative to is not applied: " + f.Reason
+	case len(loads) < 3:
+		lf.Reason = fmt.Sprintf("too few load levels: %d, need at least 3 (0 and two loaded)", len(loads))
+	case loads[0] != 0:
+		lf.Reason = "no unloaded level to compare with"
+	default:
+		lf.Applied = true
+	}
+	return lf, true
+}
+
+// signedDuration writes seconds as a duration in the scenario syntax,
+// rounded to the nanosecond, with a leading '-' when negative (such a value
+// is only ever a residual or a flagged fit).
+func signedDuration(sec float64) string {
+	if math.IsNaN(sec) || math.IsInf(sec, 0) {
+		return "NaN"
+	}
+	return units.Duration(engine.Seconds(sec)).String()
+}
+
+// round keeps sig significant digits, so that YAML carries no noise digits.
+func round(v float64, sig int) float64 {
+	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return v
+	}
+	f, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', sig, 64), 64)
+	return f
+}
+
+// WriteYAML writes the profile as YAML.
+func (p *Profile) WriteYAML(w io.Writer) error {
+	enc := yaml.NewEncoder(w)
+	enc.SetIndent(2)
+	if err := enc.Encode(p); err != nil {
+		return fmt.Errorf("calib: writing profile: %w", err)
+	}
+	return enc.Close()
+}
+
+// LoadProfile reads a profile written by WriteYAML. Unknown keys, a wrong
+// version and unparsable durations or bandwidths are errors naming the
+// file and line.
+func LoadProfile(path string) (*Profile, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("calib: %w", err)
+	}
+	return ReadProfile(bytes.NewReader(b), path)
+}
+
+// ReadProfile is LoadProfile from a reader; name is used in errors.
+func ReadProfile(r io.Reader, name string) (*Profile, error) {
+	dec := yaml.NewDecoder(bufio.NewReader(r))
+	dec.KnownFields(true)
+	var p Profile
+	if err := dec.Decode(&p); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: empty calibration profile", name)
+		}
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if p.Version != ProfileVersion {
+		return nil, fmt.Errorf("%s: profile version %d, this build reads version %d", name, p.Version, ProfileVersion)
+	}
+	for i := range p.Stages {
+		s := &p.Stages[i]
+		fixed, err := parseSignedDuration(s.Fixed)
+		if err != nil {
+			return nil, fmt.Errorf("%s: stages[%d] (%s).fixed: %w", name, i, s.Stage, err)
+		}
+		s.fit = LinearFit{Stage: s.Stage, Fixed: fixed, RSquared: s.RSquared, Sizes: s.Sizes, Samples: s.Samples, Applied: s.Applied, Reason: s.Reason}
+		if s.Bandwidth != "" {
+			bw, err := units.ParseBandwidth(s.Bandwidth)
+			if err != nil {
+				return nil, fmt.Errorf("%s: stages[%d] (%s).bandwidth: %w", name, i, s.Stage, err)
+			}
+			if bw <= 0 {
+				return nil, fmt.Errorf("%s: stages[%d] (%s).bandwidth %q must be > 0", name, i, s.Stage, s.Bandwidth)
+			}
+			s.fit.PerByte = 1 / bw.BytesPerSecond()
+		}
+	}
+	for i, lf := range p.Background {
+		for j, l := range lf.Levels {
+			if len(l.Quantiles) != NumQuantiles || !slices.IsSorted(l.Quantiles) {
+				return nil, fmt.Errorf("%s: background[%d] (%s).levels[%d]: need %d ascending quantiles, got %d", name, i, lf.Stage, j, NumQuantiles, len(l.Quantiles))
+			}
+			if !(l.Load >= 0 && l.Load < 1) || !(l.MedianRatio > 0) {
+				return nil, fmt.Errorf("%s: background[%d] (%s).levels[%d]: load %v must be in [0,1) and median_ratio %v > 0", name, i, lf.Stage, j, l.Load, l.MedianRatio)
+			}
+		}
+	}
+	return &p, nil
+}
+
+func parseSignedDuration(s string) (float64, error) {
+	neg := strings.HasPrefix(s, "-")
+	d, err := units.ParseDuration(strings.TrimPrefix(s, "-"))
+	if err != nil {
+		return 0, err
+	}
+	v := d.Time().Seconds()
+	if neg {
+		v = -v
+	}
+	return v, nil
+}
+
+// Stage returns the named stage's fit, and whether there is one.
+func (p *Profile) Stage(name string) (LinearFit, bool) {
+	for _, s := range p.Stages {
+		if s.Stage == name {
+			return s.fit, true
+		}
+	}
+	return LinearFit{}, false
+}
+
+// Load returns the named stage's background-load fit, and whether there
+// is one.
+func (p *Profile) Load(name string) (LoadFit, bool) {
+	for _, l := range p.Background {
+		if l.Stage == name {
+			return l, true
+		}
+	}
+	return LoadFit{}, false
+}

@@ -1,0 +1,202 @@
+package calib
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/conspirator-sim/conspirator/realhw"
+	"github.com/conspirator-sim/conspirator/realhw/host"
+)
+
+// Options configure Run and Validate on the host backend. Zero fields take
+// the defaults below; Short picks the CI-sized variant (a few seconds).
+type Options struct {
+	Sizes            []int64   // request sizes (default 1KiB, 16KiB, 64KiB, 256KiB)
+	Requests         int       // measured requests per size and load (default 5000; short 1000)
+	Warmup           int       // unrecorded requests per size and load (default 100)
+	CalibrationLoads []float64 // background loads of the calibration run (default 0, 0.5, 0.9)
+	ValidationLoads  []float64 // background loads of the validation run (default 0, 0.4, 0.8)
+	LoadWorkers      int       // background threads (default one per CPU)
+	MemcpyReps       int       // copies per size for the memcpy fit (default 50)
+	Timeout          time.Duration
+	Seed             uint64 // model random stream (default 1)
+	Short            bool
+	// Date and Tool go into the profile's provenance verbatim; the CLI
+	// passes the date, this package never reads the wall clock for it.
+	Date, Tool string
+}
+
+func (o *Options) defaults() error {
+	if len(o.Sizes) == 0 {
+		o.Sizes = []int64{1 << 10, 16 << 10, 64 << 10, 256 << 10}
+	}
+	if o.Requests == 0 {
+		// Many background-load periods (10 ms) must pass per level for the
+		// tail to be sampled fairly: 4 x 5000 requests of ~25 us span ~0.5 s.
+		o.Requests = 5000
+		if o.Short {
+			o.Requests = 1000
+		}
+	}
+	if o.Warmup == 0 {
+		o.Warmup = 100
+	}
+	if len(o.CalibrationLoads) == 0 {
+		o.CalibrationLoads = []float64{0, 0.5, 0.9}
+	}
+	if len(o.ValidationLoads) == 0 {
+		o.ValidationLoads = []float64{0, 0.4, 0.8}
+	}
+	if o.MemcpyReps == 0 {
+		o.MemcpyReps = 50
+	}
+	if o.Timeout == 0 {
+		o.Timeout = time.Minute
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	if o.Tool == "" {
+		o.Tool = "conspirator calibrate (realhw host backend)"
+	}
+	for _, u := range append(slices.Clone(o.CalibrationLoads), o.ValidationLoads...) {
+		if !(u >= 0 && u <= host.MaxLoadFraction) {
+			return fmt.Errorf("calib: background load %v must be in [0, %v]", u, host.MaxLoadFraction)
+		}
+	}
+	if !slices.Contains(o.CalibrationLoads, 0) {
+		return fmt.Errorf("calib: calibration loads %v must include 0 (the unloaded fit)", o.CalibrationLoads)
+	}
+	return nil
+}
+
+// Run calibrates the host backend: it runs the TCP path for real at each
+// calibration load and times memcpy, fits every stage, and returns the
+// profile with this machine's provenance.
+func Run(opts Options) (*Profile, error) {
+	if err := opts.defaults(); err != nil {
+		return nil, err
+	}
+	var samples []realhw.Sample
+	for _, u := range opts.CalibrationLoads {
+		run, err := host.RunTCPPath(host.PathConfig{Sizes: opts.Sizes, Requests: opts.Requests, Warmup: opts.Warmup, Load: u, LoadWorkers: opts.LoadWorkers, Timeout: opts.Timeout})
+		if err != nil {
+			return nil, fmt.Errorf("calib: calibration run at load %v: %w", u, err)
+		}
+		samples = append(samples, run.Samples()...)
+	}
+	mc, err := host.MemcpyBandwidth(opts.Sizes, opts.MemcpyReps, 0)
+	if err != nil {
+		return nil, err
+	}
+	samples = append(samples, mc...)
+	p := FromSamples(samples)
+	m, hz := CollectMachine()
+	p.Provenance.Machine = m
+	p.Provenance.Date = opts.Date
+	p.Provenance.Tool = opts.Tool
+	p.Provenance.Sources = []string{fmt.Sprintf("host backend: loopback TCP, %d sizes x %d requests at loads %v; memcpy x %d", len(opts.Sizes), opts.Requests, opts.CalibrationLoads, opts.MemcpyReps)}
+	p.SetClock(hz)
+	p.fillScenario()
+	return p, nil
+}
+
+// fillScenario proposes scenario overrides (--set keys of the data-path
+// scenario) for the applied fits that map onto a scenario parameter.
+func (p *Profile) fillScenario() {
+	set := map[string]any{}
+	for _, c := range p.CPU {
+		if !c.Applied || c.CyclesPerByte <= 0 {
+			continue
+		}
+		switch c.Stage {
+		case host.StageTCPServerCPU:
+			set["host.tcp_rx_cycles_per_byte"] = c.CyclesPerByte
+		case host.StageTCPClientCPU:
+			set["host.tcp_tx_cycles_per_byte"] = c.CyclesPerByte
+		}
+	}
+	if len(set) > 0 {
+		p.Scenario = set
+	}
+}
+
+// LevelError is the model's error against the real run at one background
+// load: (model - real) / real for the median and the 99th percentile.
+type LevelError struct {
+	BackgroundLoad float64 `json:"background_load"`
+	P50Error       float64 `json:"p50_error"`
+	P99Error       float64 `json:"p99_error"`
+	RealP50US      float64 `json:"real_p50_us"`
+	RealP99US      float64 `json:"real_p99_us"`
+	ModelP50US     float64 `json:"model_p50_us"`
+	ModelP99US     float64 `json:"model_p99_us"`
+	MeasuredLoad   float64 `json:"measured_load"` // the load generator's duty cycle from getrusage
+}
+
+// LatencySet is one load level's latency samples (microseconds, in request
+// order) from the real run and from the model, for a CDF plot.
+type LatencySet struct {
+	BackgroundLoad float64   `json:"background_load"`
+	RealUS         []float64 `json:"real_us"`
+	ModelUS        []float64 `json:"model_us"`
+}
+
+// Validation is the model-versus-real report of Validate.
+type Validation struct {
+	Levels  []LevelError `json:"levels"`
+	Samples []LatencySet `json:"samples"`
+	Profile *Profile     `json:"-"`
+}
+
+// Validate calibrates on one run (Run), then runs the TCP path for real and
+// in the calibrated TCPModel at each validation load, on a separate run
+// with the same request sizes, and reports the p50 and p99 errors.
+func Validate(opts Options) (*Validation, error) {
+	if err := opts.defaults(); err != nil {
+		return nil, err
+	}
+	p, err := Run(opts)
+	if err != nil {
+		return nil, err
+	}
+	m, err := NewTCPModel(p)
+	if err != nil {
+		return nil, err
+	}
+	v := &Validation{Profile: p}
+	for i, u := range opts.ValidationLoads {
+		run, err := host.RunTCPPath(host.PathConfig{Sizes: opts.Sizes, Requests: opts.Requests, Warmup: opts.Warmup, Load: u, LoadWorkers: opts.LoadWorkers, Timeout: opts.Timeout})
+		if err != nil {
+			return nil, fmt.Errorf("calib: validation run at load %v: %w", u, err)
+		}
+		sizes := make([]int64, len(run.Requests))
+		real := make([]float64, len(run.Requests))
+		for j, q := range run.Requests {
+			sizes[j] = q.Bytes
+			real[j] = q.EndToEnd.Seconds() * 1e6
+		}
+		model, err := m.Simulate(sizes, u, opts.Seed+uint64(i))
+		if err != nil {
+			return nil, err
+		}
+		for j := range model {
+			model[j] *= 1e6
+		}
+		v.Levels = append(v.Levels, levelError(u, real, model, run.Load.Measured))
+		v.Samples = append(v.Samples, LatencySet{BackgroundLoad: u, RealUS: real, ModelUS: model})
+	}
+	return v, nil
+}
+
+func levelError(u float64, real, model []float64, measured float64) LevelError {
+	r50, r99 := quantile(real, 0.5), quantile(real, 0.99)
+	m50, m99 := quantile(model, 0.5), quantile(model, 0.99)
+	rnd := func(x float64) float64 { return math.Round(x*1e4) / 1e4 }
+	return LevelError{
+		BackgroundLoad: u, P50Error: rnd((m50 - r50) / r50), P99Error: rnd((m99 - r99) / r99),
+		RealP50US: rnd(r50), RealP99US: rnd(r99), ModelP50US: rnd(m50), ModelP99US: rnd(m99), MeasuredLoad: rnd(measured),
+	}
+}

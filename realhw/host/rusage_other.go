@@ -1,0 +1,13 @@
+//go:build !linux
+
+package host
+
+import (
+	"errors"
+	"time"
+)
+
+// ThreadCPUTime needs Linux's RUSAGE_THREAD; elsewhere it reports an error.
+func ThreadCPUTime() (time.Duration, error) {
+	return 0, errors.New("host: per-thread CPU time needs Linux (getrusage RUSAGE_THREAD)")
+}
