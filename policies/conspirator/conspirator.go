@@ -1,0 +1,223 @@
+package conspirator
+
+import (
+	"math"
+	"slices"
+
+	"github.com/conspirator-sim/conspirator/policies/internal/pack"
+	"github.com/conspirator-sim/conspirator/policies/snapshot"
+)
+
+// Config holds the policy's arguments (see the package documentation).
+type Config struct {
+	E1, E2      float64
+	OpenCost    float64
+	Migrate     bool
+	MaxMoves    int
+	MaxSlowdown float64
+}
+
+// DefaultConfig returns the defaults of the package documentation.
+func DefaultConfig() Config {
+	return Config{E1: 1, E2: 0.1, OpenCost: 1, Migrate: true, MaxMoves: 4}
+}
+
+// Policy is the Conspirator heuristic.
+type Policy struct{ cfg Config }
+
+var _ snapshot.Policy = (*Policy)(nil)
+
+// New returns the policy with cfg.
+func New(cfg Config) *Policy { return &Policy{cfg: cfg} }
+
+// Name implements snapshot.Policy.
+func (*Policy) Name() string { return "conspirator" }
+
+// UsesMIG reports that the policy partitions MIG GPUs.
+func (*Policy) UsesMIG() bool { return true }
+
+// spot is a candidate placement.
+type spot struct {
+	gi, t, start int
+	cost, free   float64
+	share        float64
+}
+
+// cost scores option t of j on GPU gi (see the package documentation).
+func (p *Policy) cost(v *pack.View, gi int, j *snapshot.Job, t int) (cost, freeAfter float64) {
+	g := &v.GPUs[gi]
+	o := j.Options[t]
+	share := pack.Share(g.Model, o)
+	charge := share
+	if g.Jobs == 0 {
+		charge += p.cfg.OpenCost * (1 - share)
+	}
+	return charge / pack.Speed(o), g.Free() - share
+}
+
+// best returns the cheapest spot for j over the GPUs in gis; ok is false
+// when nothing fits. accept filters candidates (nil accepts all).
+func (p *Policy) best(v *pack.View, j *snapshot.Job, gis []int, accept func(gi, t int) bool) (spot, bool) {
+	var b spot
+	found := false
+	for _, gi := range gis {
+		for t := range j.Options {
+			if accept != nil && !accept(gi, t) {
+				continue
+			}
+			st := v.Starts(gi, j, t)
+			if st == nil {
+				continue
+			}
+			c, free := p.cost(v, gi, j, t)
+			share := pack.Share(v.GPUs[gi].Model, j.Options[t])
+			better := !found || c < b.cost-1e-12
+			if !better && c < b.cost+1e-12 {
+				// Ties: the smaller instance (room for others), then the
+				// fuller GPU (best fit).
+				better = share < b.share-1e-12 || (share < b.share+1e-12 && free < b.free-1e-12)
+			}
+			if better {
+				b = spot{gi: gi, t: t, cost: c, free: free, share: share, start: v.BestStart(gi, j, t, st)}
+				found = true
+			}
+		}
+	}
+	return b, found
+}
+
+// Schedule implements snapshot.Policy.
+func (p *Policy) Schedule(s *snapshot.Snapshot) (snapshot.Decision, error) {
+	v := pack.New(s)
+	v.KeepRunning()
+	for _, j := range v.Pending() {
+		if b, ok := p.best(v, j, v.Candidates(), nil); ok {
+			v.Place(b.gi, j, b.t, b.start)
+		}
+	}
+	if p.cfg.Migrate {
+		p.consolidate(v)
+	}
+	return v.Decision(), nil
+}
+
+// consolidate empties lightly loaded GPUs onto the other GPUs in use when
+// the saving outweighs the migration cost.
+func (p *Policy) consolidate(v *pack.View) {
+	var active []int
+	for gi := range v.GPUs {
+		if v.GPUs[gi].Jobs > 0 {
+			active = append(active, gi)
+		}
+	}
+	if len(active) < 2 {
+		return
+	}
+	slices.SortStableFunc(active, func(a, b int) int {
+		ga, gb := &v.GPUs[a], &v.GPUs[b]
+		if ga.Jobs != gb.Jobs {
+			return ga.Jobs - gb.Jobs
+		}
+		switch fa, fb := ga.Free(), gb.Free(); {
+		case fa > fb:
+			return -1
+		case fa < fb:
+			return 1
+		}
+		return a - b
+	})
+	closed := make(map[int]bool)
+	// Jobs on each GPU, by job ID, from the decision so far.
+	onGPU := map[int][]int{}
+	for k := range v.S.Jobs {
+		if pl, ok := v.Placed(v.S.Jobs[k].ID); ok {
+			gi, _ := v.GPUIndex(pl.GPU)
+			onGPU[gi] = append(onGPU[gi], v.S.Jobs[k].ID)
+		}
+	}
+	for _, src := range active {
+		ids := onGPU[src]
+		if len(ids) == 0 || len(ids) > p.cfg.MaxMoves {
+			continue
+		}
+		// Move the largest jobs first: they are the hardest to fit.
+		ids = slices.Clone(ids)
+		slices.SortStableFunc(ids, func(a, b int) int {
+			pa, _ := v.Placed(a)
+			pb, _ := v.Placed(b)
+			sa := pack.Share(v.GPUs[src].Model, v.Job(a).Options[pa.Option])
+			sb := pack.Share(v.GPUs[src].Model, v.Job(b).Options[pb.Option])
+			switch {
+			case sa > sb:
+				return -1
+			case sa < sb:
+				return 1
+			}
+			return a - b
+		})
+		orig := make([]snapshot.Placement, len(ids))
+		for k, id := range ids {
+			orig[k], _ = v.Placed(id)
+			v.Remove(id)
+		}
+		closed[src] = true
+		var targets []int
+		for _, gi := range active {
+			if !closed[gi] && v.GPUs[gi].Jobs > 0 {
+				targets = append(targets, gi)
+			}
+		}
+		moved := make([]snapshot.Placement, 0, len(ids))
+		cost := 0.0
+		ok := true
+		for k, id := range ids {
+			j := v.Job(id)
+			curSpeed := pack.Speed(j.Options[orig[k].Option])
+			b, found := p.best(v, j, targets, func(gi, t int) bool {
+				return pack.Speed(j.Options[t]) >= curSpeed*(1-p.cfg.MaxSlowdown)-1e-12
+			})
+			if !found {
+				ok = false
+				break
+			}
+			moved = append(moved, v.Place(b.gi, j, b.t, b.start))
+			if j.Current != nil && !snapshot.SameInstance(*j.Current, moved[len(moved)-1]) {
+				cost += j.MigrationCost
+			}
+		}
+		if ok && p.cfg.E1 > p.cfg.E2*cost {
+			for k, id := range ids {
+				gi, _ := v.GPUIndex(moved[k].GPU)
+				onGPU[gi] = append(onGPU[gi], id)
+			}
+			delete(onGPU, src)
+			continue
+		}
+		for _, m := range moved {
+			v.Remove(m.JobID)
+		}
+		for k, id := range ids {
+			v.Put(src, v.Job(id), orig[k])
+		}
+		delete(closed, src)
+	}
+}
+
+func init() {
+	snapshot.Register("conspirator", func(raw map[string]string) (snapshot.Policy, error) {
+		d := DefaultConfig()
+		a := snapshot.NewArgs(raw)
+		cfg := Config{
+			E1:          a.Float("e1", d.E1, 0, math.MaxFloat64),
+			E2:          a.Float("e2", d.E2, 0, math.MaxFloat64),
+			OpenCost:    a.Float("open_cost", d.OpenCost, 0, 1),
+			Migrate:     a.Bool("migrate", d.Migrate),
+			MaxMoves:    a.Int("max_moves", d.MaxMoves, 0, 64),
+			MaxSlowdown: a.Float("max_slowdown", d.MaxSlowdown, 0, 0.999),
+		}
+		if err := a.Err(); err != nil {
+			return nil, err
+		}
+		return New(cfg), nil
+	})
+}

@@ -1,0 +1,299 @@
+package pack
+
+import (
+	"math/bits"
+	"slices"
+
+	"github.com/conspirator-sim/conspirator/policies/snapshot"
+)
+
+// fractionSlack matches snapshot's tolerance: 1/3+1/3+1/3 fits.
+const fractionSlack = 1e-9
+
+// GPU is the state of one GPU while a decision is being built.
+type GPU struct {
+	ID    int
+	Model *snapshot.GPUModel
+	Jobs  int // placements on it
+	// Non-MIG: Used is the sum of fractions; Tenant the tenant of its jobs.
+	Used   float64
+	Tenant string
+	// MIG: memory slices in use (bit i = slice i), compute slices in use,
+	// and instances per profile (for MaxCount).
+	Mem     uint64
+	Compute int
+	count   map[string]int
+}
+
+// Free returns the share of the GPU not allocated: 1 - fraction sum on a
+// non-MIG GPU, free compute slices / ComputeSlices on a MIG GPU.
+func (g *GPU) Free() float64 {
+	if g.Model.MIG {
+		return float64(g.Model.ComputeSlices-g.Compute) / float64(g.Model.ComputeSlices)
+	}
+	return max(0, 1-g.Used)
+}
+
+// FreeMem returns the free memory slices of a MIG GPU (0 on non-MIG).
+func (g *GPU) FreeMem() int {
+	if !g.Model.MIG {
+		return 0
+	}
+	return g.Model.MemorySlices - bits.OnesCount64(g.Mem)
+}
+
+// View is the GPUs of a snapshot with the placements made so far.
+type View struct {
+	S      *snapshot.Snapshot
+	GPUs   []GPU
+	gpuPos map[int]int
+	jobPos map[int]int
+	placed map[int]snapshot.Placement
+}
+
+// New returns an empty view of s: every GPU free, no job placed.
+func New(s *snapshot.Snapshot) *View {
+	v := &View{S: s, GPUs: make([]GPU, len(s.GPUs)), gpuPos: make(map[int]int, len(s.GPUs)),
+		jobPos: make(map[int]int, len(s.Jobs)), placed: make(map[int]snapshot.Placement, len(s.Jobs))}
+	for k := range s.GPUs {
+		v.GPUs[k] = GPU{ID: s.GPUs[k].ID, Model: &s.GPUs[k].Model}
+		v.gpuPos[s.GPUs[k].ID] = k
+	}
+	for k := range s.Jobs {
+		v.jobPos[s.Jobs[k].ID] = k
+	}
+	return v
+}
+
+// GPUIndex returns the position of GPU id in S.GPUs and GPUs.
+func (v *View) GPUIndex(id int) (int, bool) { k, ok := v.gpuPos[id]; return k, ok }
+
+// Job returns the snapshot job with the given ID.
+func (v *View) Job(id int) *snapshot.Job { return &v.S.Jobs[v.jobPos[id]] }
+
+// Placed returns the job's placement in the decision so far.
+func (v *View) Placed(id int) (snapshot.Placement, bool) { p, ok := v.placed[id]; return p, ok }
+
+// Pending returns the jobs of the snapshot that are not running, in
+// snapshot order (the simulator lists them by arrival).
+func (v *View) Pending() []*snapshot.Job {
+	var out []*snapshot.Job
+	for k := range v.S.Jobs {
+		if v.S.Jobs[k].Current == nil {
+			out = append(out, &v.S.Jobs[k])
+		}
+	}
+	return out
+}
+
+// KeepRunning keeps every running job where it is. Running jobs of a valid
+// snapshot always fit together again.
+func (v *View) KeepRunning() {
+	for k := range v.S.Jobs {
+		if c := v.S.Jobs[k].Current; c != nil {
+			if gi, ok := v.gpuPos[c.GPU]; ok {
+				v.add(gi, &v.S.Jobs[k], *c)
+			}
+		}
+	}
+}
+
+// profileMask returns the memory-slice mask of profile p at start.
+func profileMask(p *snapshot.MIGProfile, start int) uint64 {
+	return ((uint64(1) << p.MemSlices) - 1) << start
+}
+
+// Starts returns the legal starts at which job j's option t can be added to
+// GPU gi now (a single 0 for a non-MIG GPU), or nil when it does not fit:
+// type, MIG-ness, capacity, tenant isolation.
+func (v *View) Starts(gi int, j *snapshot.Job, t int) []int {
+	g := &v.GPUs[gi]
+	o := j.Options[t]
+	if !o.Fits(g.Model) {
+		return nil
+	}
+	if !g.Model.MIG {
+		if g.Jobs > 0 && g.Tenant != j.Tenant {
+			return nil
+		}
+		if g.Used+o.Fraction > 1+fractionSlack {
+			return nil
+		}
+		return []int{0}
+	}
+	p, _ := g.Model.Profile(o.Profile)
+	if g.Compute+p.Compute > g.Model.ComputeSlices {
+		return nil
+	}
+	if p.MaxCount > 0 && g.count[p.Name] >= p.MaxCount {
+		return nil
+	}
+	var out []int
+	for _, st := range p.Starts {
+		if g.Mem&profileMask(&p, st) == 0 {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// Fits reports whether option t of j can be added to GPU gi at some start.
+func (v *View) Fits(gi int, j *snapshot.Job, t int) bool { return len(v.Starts(gi, j, t)) > 0 }
+
+// Openness counts the (profile, start) slots of GPU gi's model that would
+// still be free after taking memory mask extra and compute slices more: a
+// measure of how many future instances the layout leaves room for. Used to
+// pick the start of a new MIG instance.
+func (v *View) Openness(gi int, extraMem uint64, more int) int {
+	g := &v.GPUs[gi]
+	mem := g.Mem | extraMem
+	free := g.Model.ComputeSlices - g.Compute - more
+	n := 0
+	for pk := range g.Model.Profiles {
+		p := &g.Model.Profiles[pk]
+		if p.Compute > free {
+			continue
+		}
+		for _, st := range p.Starts {
+			if mem&profileMask(p, st) == 0 {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// BestStart returns the start among starts (legal for option t of j on GPU
+// gi) that leaves the layout most open (Openness), the lowest on ties.
+func (v *View) BestStart(gi int, j *snapshot.Job, t int, starts []int) int {
+	g := &v.GPUs[gi]
+	if !g.Model.MIG || len(starts) == 1 {
+		return starts[0]
+	}
+	p, _ := g.Model.Profile(j.Options[t].Profile)
+	best, bestOpen := starts[0], -1
+	for _, st := range starts {
+		if o := v.Openness(gi, profileMask(&p, st), p.Compute); o > bestOpen {
+			best, bestOpen = st, o
+		}
+	}
+	return best
+}
+
+// Place puts job j on GPU gi with option t at start (0 on non-MIG GPUs).
+// The caller has checked it with Starts.
+func (v *View) Place(gi int, j *snapshot.Job, t, start int) snapshot.Placement {
+	g := &v.GPUs[gi]
+	o := j.Options[t]
+	p := snapshot.Placement{JobID: j.ID, GPU: g.ID, Option: t}
+	if g.Model.MIG {
+		p.Profile, p.Start = o.Profile, start
+	} else {
+		p.Fraction = o.Fraction
+	}
+	v.add(gi, j, p)
+	return p
+}
+
+func (v *View) add(gi int, j *snapshot.Job, p snapshot.Placement) {
+	g := &v.GPUs[gi]
+	g.Jobs++
+	if g.Model.MIG {
+		pr, _ := g.Model.Profile(p.Profile)
+		g.Mem |= profileMask(&pr, p.Start)
+		g.Compute += pr.Compute
+		if g.count == nil {
+			g.count = map[string]int{}
+		}
+		g.count[pr.Name]++
+	} else {
+		g.Used += p.Fraction
+		g.Tenant = j.Tenant
+	}
+	v.placed[j.ID] = p
+}
+
+// Remove takes job id off its GPU in the decision being built.
+func (v *View) Remove(id int) {
+	p, ok := v.placed[id]
+	if !ok {
+		return
+	}
+	delete(v.placed, id)
+	g := &v.GPUs[v.gpuPos[p.GPU]]
+	g.Jobs--
+	if g.Model.MIG {
+		pr, _ := g.Model.Profile(p.Profile)
+		g.Mem &^= profileMask(&pr, p.Start)
+		g.Compute -= pr.Compute
+		g.count[pr.Name]--
+	} else {
+		g.Used -= p.Fraction
+		if g.Jobs == 0 {
+			g.Used, g.Tenant = 0, ""
+		}
+	}
+}
+
+// Candidates returns the GPU positions worth trying for a new placement, in
+// position order: every GPU holding a job plus the first empty GPU of each
+// model (empty GPUs of one model are interchangeable, so trying one is
+// enough; taking the first keeps first-fit's lowest-index rule).
+func (v *View) Candidates() []int {
+	seen := map[string]bool{}
+	out := make([]int, 0, 16)
+	for k := range v.GPUs {
+		g := &v.GPUs[k]
+		if g.Jobs > 0 {
+			out = append(out, k)
+			continue
+		}
+		if !seen[g.Model.Name] {
+			seen[g.Model.Name] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// Decision returns the placements made so far, sorted by job ID, with every
+// other job of the snapshot in Unscheduled (ascending).
+func (v *View) Decision() snapshot.Decision {
+	var d snapshot.Decision
+	for k := range v.S.Jobs {
+		id := v.S.Jobs[k].ID
+		if p, ok := v.placed[id]; ok {
+			d.Placements = append(d.Placements, p)
+		} else {
+			d.Unscheduled = append(d.Unscheduled, id)
+		}
+	}
+	slices.SortFunc(d.Placements, func(a, b snapshot.Placement) int { return a.JobID - b.JobID })
+	slices.Sort(d.Unscheduled)
+	return d
+}
+
+// Put adds an existing placement p of job j on GPU gi (to restore a job
+// after a tentative move). The caller has checked that it fits.
+func (v *View) Put(gi int, j *snapshot.Job, p snapshot.Placement) { v.add(gi, j, p) }
+
+// Share returns the share of a GPU of model m that option o takes: the
+// fraction on a non-MIG GPU, compute slices / ComputeSlices on a MIG GPU.
+func Share(m *snapshot.GPUModel, o snapshot.Option) float64 {
+	if !m.MIG {
+		return o.Fraction
+	}
+	p, ok := m.Profile(o.Profile)
+	if !ok || m.ComputeSlices == 0 {
+		return 1
+	}
+	return float64(p.Compute) / float64(m.ComputeSlices)
+}
+
+// Speed returns o.Speed, or 1 when the snapshot gives none.
+func Speed(o snapshot.Option) float64 {
+	if o.Speed > 0 {
+		return o.Speed
+	}
+	return 1
+}

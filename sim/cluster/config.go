@@ -1,0 +1,217 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/conspirator-sim/conspirator/engine"
+	"github.com/conspirator-sim/conspirator/hw/gpu"
+	"github.com/conspirator-sim/conspirator/policies/snapshot"
+	"github.com/conspirator-sim/conspirator/scenarios/units"
+	"github.com/conspirator-sim/conspirator/workloads"
+
+	_ "github.com/conspirator-sim/conspirator/policies/builtin" // registers every policy
+)
+
+// Tenant modes (Config.Tenants).
+const (
+	TenantsTrace  = "trace"
+	TenantsPerJob = "per-job"
+	TenantsSingle = "single"
+)
+
+// MIG option modes (Config.MIGOptions).
+const (
+	MIGOptionsSmallest = "smallest"
+	MIGOptionsFitting  = "fitting"
+)
+
+// Paths of the openb trace relative to the repository root, where the
+// project keeps ../shared beside it.
+const (
+	OpenBPods  = "../shared/traces/alibaba-gpu-v2023/openb_pod_list_default.csv"
+	OpenBNodes = "../shared/traces/alibaba-gpu-v2023/openb_node_list_gpu_node.csv"
+)
+
+// Config is the cluster section of a scenario.
+type Config struct {
+	Trace       string `yaml:"trace" doc:"job trace file (any format of workloads/trace, detected from name and header); relative to the working directory" default:"../shared/traces/alibaba-gpu-v2023/openb_pod_list_default.csv"`
+	TraceFormat string `yaml:"trace_format" doc:"trace format name; empty detects it" default:""`
+	Window      Window `yaml:"window" doc:"which jobs of the trace to replay"`
+	Synthetic   Synth  `yaml:"synthetic" doc:"replace the trace by synthetic jobs with its statistics"`
+
+	Nodes string     `yaml:"nodes" doc:"node list giving the cluster's GPUs (openb_node_list_gpu_node.csv format); empty uses gpus" default:"../shared/traces/alibaba-gpu-v2023/openb_node_list_gpu_node.csv"`
+	GPUs  []GPUGroup `yaml:"gpus" doc:"the cluster's GPUs when nodes is empty, in GPU-ID order" default:"[]"`
+
+	TypeMap      string `yaml:"gpu_type_map" doc:"trace GPU codes to catalog names, CODE=gpu pairs over the defaults (G2=a100-40gb, G3=a100-80gb, ...)" default:""`
+	ReferenceGPU string `yaml:"reference_gpu" doc:"GPU type on which an unconstrained job's trace run time was measured; empty = the cluster's most common type" default:""`
+	SpeedModel   string `yaml:"speed_model" doc:"model whose measured speeds scale work across GPU types and MIG sizes (resnet50, bert)" default:"resnet50"`
+	Tenants      string `yaml:"tenants" doc:"trace (the trace's tenant; empty = one shared tenant), per-job (every job isolated), single" default:"trace"`
+	MIGOptions   string `yaml:"mig_options" doc:"MIG profiles a job may use: smallest (the smallest covering its share) or fitting (every covering one)" default:"fitting"`
+
+	Policies   []string                     `yaml:"policies" doc:"policies to compare, each run on the same jobs" default:"[exclusive, naive-share, first-fit, best-fit, fgd, conspirator]"`
+	PolicyArgs map[string]map[string]string `yaml:"policy_args" doc:"arguments per policy name, e.g. {conspirator: {e2: \"0.2\"}}" default:"{}"`
+
+	MIGReconfigTime units.Duration `yaml:"mig_reconfig_time" doc:"time to create or destroy one MIG instance" default:"2s"`
+	MigrationTime   units.Duration `yaml:"migration_time" doc:"pause of a migrated job (checkpoint, copy, restore)" default:"30s"`
+	MigrationCost   float64        `yaml:"migration_cost" doc:"m_i of each running task in the snapshot (policies weigh it by their e2)" default:"1"`
+	BatchWindow     units.Duration `yaml:"batch_window" doc:"delay between an event and the policy call it triggers; events within it share one call" default:"0s"`
+
+	VerifyDecisions bool `yaml:"verify_decisions" doc:"check every decision with snapshot.CheckDecision (slow; for tests)" default:"false"`
+	RecordJobs      bool `yaml:"record_jobs" doc:"keep one record per job in the result" default:"true"`
+	RecordSeries    bool `yaml:"record_series" doc:"keep the active-GPU time series in the result" default:"true"`
+
+	// Jobs, when non-nil, replaces the trace (tests and programs).
+	Jobs []workloads.Job `yaml:"-"`
+}
+
+// Window selects jobs of the trace by position (after sorting by arrival).
+type Window struct {
+	Skip int `yaml:"skip" doc:"jobs to drop from the start" default:"0"`
+	Jobs int `yaml:"jobs" doc:"jobs to keep after skip; 0 = all" default:"0"`
+}
+
+// Synth configures synthetic jobs drawn from the trace.
+type Synth struct {
+	Jobs int        `yaml:"jobs" doc:"number of synthetic jobs; 0 replays the trace itself" default:"0"`
+	Rate units.Rate `yaml:"rate" doc:"Poisson arrival rate; 0/s keeps the trace's rate" default:"0/s"`
+}
+
+// GPUGroup is a number of identical GPUs.
+type GPUGroup struct {
+	Model string `yaml:"model" doc:"GPU model from the hardware catalog or a trace code, e.g. a100-40gb, G2" default:""`
+	Count int    `yaml:"count" doc:"number of GPUs" default:"1"`
+}
+
+// Defaults returns the configuration of the paper/gpu-hours scenario: the
+// openb default trace on its own node list, every heuristic policy.
+func Defaults() Config {
+	return Config{
+		Trace:           OpenBPods,
+		Nodes:           OpenBNodes,
+		SpeedModel:      "resnet50",
+		Tenants:         TenantsTrace,
+		MIGOptions:      MIGOptionsFitting,
+		Policies:        []string{"exclusive", "naive-share", "first-fit", "best-fit", "fgd", "conspirator"},
+		MIGReconfigTime: units.Duration(gpu.DefaultMIGReconfigTime),
+		MigrationTime:   units.Duration(30 * engine.Second),
+		MigrationCost:   1,
+		RecordJobs:      true,
+		RecordSeries:    true,
+	}
+}
+
+// Validate reports every problem of c, one per line, each with its key.
+func (c Config) Validate() error {
+	var p []string
+	add := func(key, format string, args ...any) {
+		p = append(p, key+": "+fmt.Sprintf(format, args...))
+	}
+	if c.Jobs == nil && strings.TrimSpace(c.Trace) == "" {
+		add("trace", "empty; name a trace file, e.g. %s", OpenBPods)
+	}
+	if c.Window.Skip < 0 {
+		add("window.skip", "%d is negative; use 0 or more", c.Window.Skip)
+	}
+	if c.Window.Jobs < 0 {
+		add("window.jobs", "%d is negative; use 0 (all) or more", c.Window.Jobs)
+	}
+	if c.Synthetic.Jobs < 0 {
+		add("synthetic.jobs", "%d is negative; use 0 (replay the trace) or more", c.Synthetic.Jobs)
+	}
+	if r := float64(c.Synthetic.Rate); r < 0 || math.IsNaN(r) || math.IsInf(r, 0) {
+		add("synthetic.rate", "%v; want a finite rate >= 0/s", r)
+	}
+	if c.Nodes == "" && len(c.GPUs) == 0 {
+		add("gpus", "empty and no nodes file; give at least one group, e.g. {model: a100-40gb, count: 8}")
+	}
+	tm, err := gpu.ParseTraceTypeMap(c.TypeMap)
+	if err != nil {
+		add("gpu_type_map", "%v", err)
+	}
+	for i, g := range c.GPUs {
+		if g.Count < 1 {
+			add(fmt.Sprintf("gpus[%d].count", i), "%d; want at least 1", g.Count)
+		}
+		if _, err := resolveType(g.Model, tm); err != nil {
+			add(fmt.Sprintf("gpus[%d].model", i), "%v", err)
+		}
+	}
+	if c.ReferenceGPU != "" {
+		if _, err := resolveType(c.ReferenceGPU, tm); err != nil {
+			add("reference_gpu", "%v", err)
+		}
+	}
+	if !slices.Contains(gpu.Models(), c.SpeedModel) {
+		add("speed_model", "%q has no speed table; use one of %s", c.SpeedModel, strings.Join(gpu.Models(), ", "))
+	}
+	if !slices.Contains([]string{TenantsTrace, TenantsPerJob, TenantsSingle}, c.Tenants) {
+		add("tenants", "%q; use %s, %s or %s", c.Tenants, TenantsTrace, TenantsPerJob, TenantsSingle)
+	}
+	if c.MIGOptions != MIGOptionsSmallest && c.MIGOptions != MIGOptionsFitting {
+		add("mig_options", "%q; use %s or %s", c.MIGOptions, MIGOptionsSmallest, MIGOptionsFitting)
+	}
+	if len(c.Policies) == 0 {
+		add("policies", "empty; list at least one of %s", strings.Join(snapshot.Names(), ", "))
+	}
+	seen := map[string]bool{}
+	for i, name := range c.Policies {
+		key := fmt.Sprintf("policies[%d]", i)
+		if seen[name] {
+			add(key, "%q listed twice", name)
+			continue
+		}
+		seen[name] = true
+		if _, err := snapshot.New(name, c.PolicyArgs[name]); err != nil {
+			add(key, "%v", err)
+		}
+	}
+	for _, name := range sortedKeys(c.PolicyArgs) {
+		if !seen[name] {
+			add("policy_args."+name, "arguments for a policy that is not in policies (%s)", strings.Join(c.Policies, ", "))
+		}
+	}
+	if c.MIGReconfigTime < 0 {
+		add("mig_reconfig_time", "%v is negative", c.MIGReconfigTime)
+	}
+	if c.MigrationTime < 0 {
+		add("migration_time", "%v is negative", c.MigrationTime)
+	}
+	if c.BatchWindow < 0 {
+		add("batch_window", "%v is negative", c.BatchWindow)
+	}
+	if c.MigrationCost < 0 || math.IsNaN(c.MigrationCost) || math.IsInf(c.MigrationCost, 0) {
+		add("migration_cost", "%v; want a finite value >= 0", c.MigrationCost)
+	}
+	if len(p) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(p, "\n"))
+}
+
+// resolveType turns a catalog name or a trace code into a catalog spec name.
+func resolveType(name string, tm gpu.TraceTypeMap) (string, error) {
+	if strings.TrimSpace(name) == "" {
+		return "", errors.New("empty GPU model; name one of the catalog, e.g. a100-40gb")
+	}
+	if s, err := gpu.Lookup(name); err == nil {
+		return s.Name, nil
+	}
+	n, err := gpu.ResolveTraceType(name, tm)
+	if err != nil {
+		return "", fmt.Errorf("%q is neither a catalog GPU (%s) nor a known trace code: %w", name, strings.Join(gpu.Names(), ", "), err)
+	}
+	return n, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,83 @@
+// Package cluster provides the job-level cluster scheduling simulation: it
+// replays a job trace on a cluster of heterogeneous, MIG-capable GPUs under
+// each named placement policy and reports GPU-hours, queueing and completion
+// times, migrations and decision times per policy.
+//
+// # Model
+//
+// A trace job (workloads.Job) needs NumGPU GPUs, each to the share
+// GPUMilli/1000, as a gang: the simulator splits it into NumGPU tasks (one
+// snapshot job each, consecutive IDs) and runs the job only when every task
+// is placed; a decision that places part of a gang is applied as if it placed
+// none of it (policies do not see gangs). Tasks of one gang may land on
+// different servers: the model has GPUs, not servers.
+//
+// Work and speed. The trace's Duration is the job's run time on its
+// reference GPU R with its requested share: R is the trace's GPU type when
+// the job is constrained (the allowed type with the most GPUs in the
+// cluster), else Config.ReferenceGPU (default: the cluster's most common
+// type). The job's demand is D = GPUMilli/1000 x RelSpeed(R) (hw/gpu
+// RelSpeed of Config.SpeedModel, whole-GPU throughput relative to an
+// A100-80GB). A placement gives capacity C = f x RelSpeed(G) for a fraction f
+// of a non-MIG GPU G, or SpeedFraction(G, k) x RelSpeed(G) for a MIG instance
+// of k compute slices; the job's speed there is C/D and its remaining work
+// (reference nanoseconds) drains at that speed. A gang runs at its slowest
+// task's speed.
+//
+// Options (the R_it of the paper's program). On a non-MIG GPU (or a MIG GPU
+// under a policy that does not use MIG, which then runs it whole) a task
+// takes the fraction GPUMilli/1000 of whichever GPU it lands on, the
+// trace's own semantics. On a MIG GPU a task with share s may use a profile
+// of k compute and m memory slices when k/7 >= s and m/8 >= s (the share
+// covers both compute time and memory, as the trace defines it):
+// Config.MIGOptions "smallest" offers the smallest such profile, "fitting"
+// (default) every such profile, smallest first. GPU-type constraints keep
+// only the allowed types.
+//
+// Tenants. Config.Tenants "trace" uses the trace's tenant ("" is one shared
+// tenant), "per-job" makes every job its own tenant (isolation between
+// every pair of jobs, the reading of the paper's hard isolation requirement
+// when a trace names no owners), "single" puts every job in one tenant.
+// Without MIG a GPU serves one tenant (snapshot rule); MIG instances isolate.
+//
+// MIG reconfiguration. Instances stay after their job leaves (idle). A
+// placement on an instance that does not exist destroys the idle instances
+// in its way and creates it, each operation taking Config.MIGReconfigTime;
+// the task starts after them. Only idle instances are touched, so other jobs
+// on the GPU keep running.
+//
+// Migration. A running job whose task moves pauses for Config.MigrationTime
+// (checkpoint, transfer, restore) plus any reconfiguration at the
+// destination, then continues with its remaining work; its old place is
+// freed at once, its new one held during the pause. Each moved task counts as
+// one migration and carries MigrationCost (m_i) in the snapshot.
+//
+// # Loop
+//
+// Events: arrivals, completions, ends of setup (reconfiguration,
+// migration). Any event asks for one policy invocation at now +
+// Config.BatchWindow (coalesced). The policy sees a Snapshot of the alive
+// tasks (running and pending, by ID = arrival order) and of the GPUs that
+// hold a task plus, per GPU model, the lowest-ID empty GPUs, as many as
+// there are pending tasks: empty GPUs of one model are interchangeable, so
+// nothing is lost and each call costs O(alive jobs), not O(cluster).
+//
+// # Metrics
+//
+//   - gpu_hours: integral over time of the number of GPUs holding at least
+//     one task (running, in setup or migrating): the paper's GPU-hours.
+//   - gpu_hours_fractional: integral of the allocated share (non-MIG:
+//     fraction sum; MIG: compute slices of busy instances / 7).
+//   - utilization: gpu_hours_fractional / gpu_hours.
+//   - jct_s: completion - arrival; queue_s: first placement - arrival (MIG
+//     setup counts in jct_s, not in queue_s); over completed jobs, 0 when
+//     none completed.
+//   - migrations: moved or preempted tasks; unscheduled: jobs never
+//     completed (no GPU type or capacity ever fitted them).
+//   - decision_us: wall-clock microseconds per policy call (mean, p99),
+//     measured around Schedule but kept out of the deterministic result:
+//     Result.Policies[i].DecisionUS is always zero, the measurement is in
+//     Result.Timing, and Result.WithTiming fills it in for display.
+//   - optimality_gap: (gpu_hours - gpu_hours of "optimal") / gpu_hours of
+//     "optimal" when the optimal policy is among those run, else null.
+package cluster

@@ -1,0 +1,285 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+
+	"github.com/conspirator-sim/conspirator/engine"
+	"github.com/conspirator-sim/conspirator/hw/gpu"
+	"github.com/conspirator-sim/conspirator/policies/snapshot"
+	"github.com/conspirator-sim/conspirator/workloads"
+	"github.com/conspirator-sim/conspirator/workloads/trace"
+)
+
+// downloadHint tells a user without the trace where it comes from.
+const downloadHint = "the Alibaba GPU traces are at https://github.com/alibaba/clusterdata " +
+	"(openb: folder cluster-trace-gpu-v2023/csv); download the file there, or point " +
+	"cluster.trace / cluster.nodes at your copy"
+
+// checkFile returns a clear error for a missing input file.
+func checkFile(key, path string) error {
+	if _, err := os.Stat(path); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%s: file %s not found; %s", key, path, downloadHint)
+		}
+		return fmt.Errorf("%s: %w", key, err)
+	}
+	return nil
+}
+
+// loadJobs returns the jobs of the run: cfg.Jobs, or the trace (windowed,
+// or synthesised from it).
+func loadJobs(cfg Config, seed uint64) ([]workloads.Job, error) {
+	jobs := cfg.Jobs
+	if jobs == nil {
+		if err := checkFile("cluster.trace", cfg.Trace); err != nil {
+			return nil, err
+		}
+		r, err := trace.ImportFile(cfg.Trace, trace.Options{Format: cfg.TraceFormat})
+		if err != nil {
+			return nil, fmt.Errorf("cluster.trace: %w", err)
+		}
+		jobs = r.Jobs
+	}
+	jobs = slices.Clone(jobs)
+	if cfg.Synthetic.Jobs > 0 {
+		st := engine.NewStream(seed, "cluster/synthetic")
+		var err error
+		if cfg.Synthetic.Rate > 0 {
+			jobs, err = trace.SynthesizeAtRate(jobs, cfg.Synthetic.Jobs, float64(cfg.Synthetic.Rate)*3600, st)
+		} else {
+			jobs, err = trace.Synthesize(jobs, cfg.Synthetic.Jobs, st)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("cluster.synthetic: %w", err)
+		}
+	}
+	slices.SortStableFunc(jobs, func(a, b workloads.Job) int {
+		switch {
+		case a.Arrival < b.Arrival:
+			return -1
+		case a.Arrival > b.Arrival:
+			return 1
+		}
+		return 0
+	})
+	if cfg.Window.Skip > 0 {
+		jobs = jobs[min(cfg.Window.Skip, len(jobs)):]
+	}
+	if cfg.Window.Jobs > 0 && cfg.Window.Jobs < len(jobs) {
+		jobs = jobs[:cfg.Window.Jobs]
+	}
+	if len(jobs) > 0 && jobs[0].Arrival > 0 {
+		// A window starts the simulation at its first arrival.
+		t0 := jobs[0].Arrival
+		for k := range jobs {
+			jobs[k].Arrival -= t0
+		}
+	}
+	for k := range jobs {
+		if err := jobs[k].Validate(); err != nil {
+			return nil, fmt.Errorf("cluster jobs[%d]: %w", k, err)
+		}
+		if jobs[k].NumGPU == 0 {
+			return nil, fmt.Errorf("cluster jobs[%d] (%s): CPU-only job; the cluster simulation needs GPU jobs", k, jobs[k].ID)
+		}
+	}
+	return jobs, nil
+}
+
+// gpuType is one GPU model present in the cluster.
+type gpuType struct {
+	name  string
+	spec  gpu.Spec
+	count int
+	rel   float64 // whole-GPU RelSpeed of the speed model
+	// Views of the model for policies that use MIG and for those that
+	// run the GPU whole.
+	migModel, wholeModel snapshot.GPUModel
+}
+
+// clusterGPU is one GPU of the cluster.
+type clusterGPU struct {
+	typ int // index into types
+}
+
+// buildCluster returns the GPU types (sorted by name) and the GPUs in ID
+// order.
+func buildCluster(cfg Config, tm gpu.TraceTypeMap) ([]gpuType, []clusterGPU, error) {
+	var names []string
+	if cfg.Nodes != "" {
+		if err := checkFile("cluster.nodes", cfg.Nodes); err != nil {
+			return nil, nil, err
+		}
+		r, err := trace.ImportFile(cfg.Nodes, trace.Options{})
+		if err != nil {
+			return nil, nil, fmt.Errorf("cluster.nodes: %w", err)
+		}
+		for _, n := range r.Nodes {
+			if n.NumGPU == 0 || n.GPUType == "" {
+				continue
+			}
+			name, err := resolveType(n.GPUType, tm)
+			if err != nil {
+				return nil, nil, fmt.Errorf("cluster.nodes %s row %d: %w", cfg.Nodes, n.Row, err)
+			}
+			for range n.NumGPU {
+				names = append(names, name)
+			}
+		}
+		if len(names) == 0 {
+			return nil, nil, fmt.Errorf("cluster.nodes: %s lists no GPU node", cfg.Nodes)
+		}
+	} else {
+		for i, g := range cfg.GPUs {
+			name, err := resolveType(g.Model, tm)
+			if err != nil {
+				return nil, nil, fmt.Errorf("cluster.gpus[%d].model: %w", i, err)
+			}
+			for range g.Count {
+				names = append(names, name)
+			}
+		}
+	}
+	distinct := slices.Clone(names)
+	slices.Sort(distinct)
+	distinct = slices.Compact(distinct)
+	types := make([]gpuType, len(distinct))
+	for k, n := range distinct {
+		s, err := gpu.Lookup(n)
+		if err != nil {
+			return nil, nil, err
+		}
+		rel := s.RelSpeed[cfg.SpeedModel]
+		if !(rel > 0) {
+			return nil, nil, fmt.Errorf("GPU %s has no relative speed for model %q", n, cfg.SpeedModel)
+		}
+		m := snapshot.ModelFromSpec(s)
+		types[k] = gpuType{name: s.Name, spec: s, rel: rel, migModel: m,
+			wholeModel: snapshot.GPUModel{Name: s.Name}}
+	}
+	gpus := make([]clusterGPU, len(names))
+	for k, n := range names {
+		t, _ := slices.BinarySearch(distinct, n)
+		gpus[k] = clusterGPU{typ: t}
+		types[t].count++
+	}
+	return types, gpus, nil
+}
+
+// mostCommon returns the index of the type with the most GPUs among allowed
+// (nil = all), ties to the lower index; -1 when none is present.
+func mostCommon(types []gpuType, allowed []int) int {
+	best := -1
+	consider := func(t int) {
+		if best < 0 || types[t].count > types[best].count {
+			best = t
+		}
+	}
+	if allowed == nil {
+		for t := range types {
+			consider(t)
+		}
+	} else {
+		for _, t := range allowed {
+			consider(t)
+		}
+	}
+	return best
+}
+
+// jobPlan is what the simulator precomputes for one job: its tasks'
+// options in both MIG modes, its tenant and its work.
+type jobPlan struct {
+	src                *workloads.Job
+	tenant             string
+	work               engine.Time // reference run time
+	optsMIG, optsWhole []snapshot.Option
+}
+
+// planJobs resolves types, reference speeds and options of every job.
+func planJobs(cfg Config, jobs []workloads.Job, types []gpuType, tm gpu.TraceTypeMap) ([]jobPlan, error) {
+	index := map[string]int{}
+	for k, t := range types {
+		index[t.name] = k
+	}
+	var refRel float64
+	if cfg.ReferenceGPU != "" {
+		n, err := resolveType(cfg.ReferenceGPU, tm)
+		if err != nil {
+			return nil, fmt.Errorf("cluster.reference_gpu: %w", err)
+		}
+		s, _ := gpu.Lookup(n) // a type outside the cluster is fine: only its speed is used
+		if refRel = s.RelSpeed[cfg.SpeedModel]; !(refRel > 0) {
+			return nil, fmt.Errorf("cluster.reference_gpu: %s has no relative speed for model %q", n, cfg.SpeedModel)
+		}
+	} else {
+		refRel = types[mostCommon(types, nil)].rel
+	}
+	plans := make([]jobPlan, len(jobs))
+	for k := range jobs {
+		j := &jobs[k]
+		p := jobPlan{src: j, work: j.Duration}
+		switch cfg.Tenants {
+		case TenantsTrace:
+			p.tenant = j.Tenant
+		case TenantsPerJob:
+			p.tenant = fmt.Sprintf("job-%d", k)
+		}
+		var allowed []int
+		if len(j.GPUTypes) > 0 {
+			allowed = []int{}
+			for _, code := range j.GPUTypes {
+				n, err := resolveType(code, tm)
+				if err != nil {
+					return nil, fmt.Errorf("job %s (row %d) gpu type: %w", j.ID, j.Row, err)
+				}
+				if t, ok := index[n]; ok && !slices.Contains(allowed, t) {
+					allowed = append(allowed, t)
+				}
+			}
+			slices.Sort(allowed)
+		}
+		rel := refRel
+		if allowed != nil {
+			if t := mostCommon(types, allowed); t >= 0 {
+				rel = types[t].rel
+			} else {
+				// No allowed type in the cluster: the job never runs.
+				plans[k] = p
+				continue
+			}
+		}
+		share := float64(j.GPUMilli) / workloads.MaxGPUMilli
+		demand := share * rel
+		for t := range types {
+			if allowed != nil && !slices.Contains(allowed, t) {
+				continue
+			}
+			ty := &types[t]
+			// A job never runs faster than its requested share of the GPU
+			// type allows: more slices than it asked for do not help it.
+			top := ty.rel / rel
+			p.optsWhole = append(p.optsWhole, snapshot.Option{GPUType: ty.name, Fraction: share, Speed: top})
+			if !ty.spec.MIG {
+				p.optsMIG = append(p.optsMIG, p.optsWhole[len(p.optsWhole)-1])
+				continue
+			}
+			for _, pr := range ty.spec.Profiles { // smallest first
+				if float64(pr.Compute)/gpu.MIGComputeSlices < share-1e-9 || float64(pr.MemSlices)/gpu.MIGMemorySlices < share-1e-9 {
+					continue
+				}
+				c := gpu.SpeedFraction(ty.spec, pr.Compute, cfg.SpeedModel) * ty.rel
+				p.optsMIG = append(p.optsMIG, snapshot.Option{GPUType: ty.name, Profile: pr.Name, Speed: min(top, c/demand)})
+				if cfg.MIGOptions == MIGOptionsSmallest {
+					break
+				}
+			}
+		}
+		plans[k] = p
+	}
+	return plans, nil
+}

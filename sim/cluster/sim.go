@@ -1,0 +1,699 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/conspirator-sim/conspirator/engine"
+	"github.com/conspirator-sim/conspirator/engine/stats"
+	"github.com/conspirator-sim/conspirator/hw/gpu"
+	"github.com/conspirator-sim/conspirator/policies/fgd"
+	"github.com/conspirator-sim/conspirator/policies/snapshot"
+)
+
+// Job states.
+const (
+	statePending = iota
+	stateSetup   // placed, waiting for MIG reconfiguration or a migration
+	stateRunning
+	stateDone
+)
+
+type jobState struct {
+	plan      *jobPlan
+	firstTask int // snapshot IDs firstTask .. firstTask+NumGPU-1
+	state     int
+	remaining engine.Time // reference work left
+	speed     float64
+	last      engine.Time // when remaining was last brought up to date
+	ev        engine.Handle
+	hasEv     bool
+	placed    bool // placed at least once
+	rec       JobRecord
+}
+
+type taskState struct {
+	job int
+	gpu int // -1 when not placed
+	pl  snapshot.Placement
+}
+
+// instance is one MIG instance of a GPU; task is -1 while it is idle.
+type instance struct {
+	snapshot.Instance
+	task int
+}
+
+type gpuState struct {
+	typ       int
+	tasks     int
+	used      float64 // non-MIG: fraction sum
+	tenant    string
+	compute   int        // MIG: compute slices of busy instances
+	instances []instance // MIG: the current layout, idle instances included
+}
+
+// share is the allocated part of the GPU counted in gpu_hours_fractional.
+func (g *gpuState) share() float64 {
+	if g.instances != nil || g.compute > 0 {
+		return float64(g.compute) / gpu.MIGComputeSlices
+	}
+	return min(g.used, 1)
+}
+
+// run is one policy's simulation.
+type run struct {
+	cfg   Config
+	sim   *engine.Simulator
+	pol   snapshot.Policy
+	mig   bool // the policy partitions MIG GPUs
+	types []gpuType
+	gpus  []gpuState
+	byTyp [][]int // GPU indices of each type, ascending
+
+	plans []jobPlan
+	jobs  []jobState
+	tasks []taskState
+	alive []int // indices of arrived, unfinished, schedulable jobs, ascending
+	next  int   // next job to arrive
+
+	busy         map[int]bool // GPUs holding a task
+	pendingTasks int
+	scheduled    bool
+	err          error
+
+	// metrics
+	lastT              engine.Time
+	active             int
+	alloc              float64
+	gpuHours, fracHour float64
+	migrations         int
+	jct, queue         stats.Tally
+	decisions          stats.Tally
+	decisionTotal      time.Duration
+	series             []SeriesPoint
+}
+
+// Run simulates every policy of cfg on the same jobs and returns their
+// results, in cfg.Policies order. seed drives synthetic jobs only; replaying
+// a trace is deterministic without it.
+func Run(cfg Config, seed uint64) (*Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("cluster config:\n%w", err)
+	}
+	tm, _ := gpu.ParseTraceTypeMap(cfg.TypeMap)
+	types, gpus, err := buildCluster(cfg, tm)
+	if err != nil {
+		return nil, err
+	}
+	jobs, err := loadJobs(cfg, seed)
+	if err != nil {
+		return nil, err
+	}
+	plans, err := planJobs(cfg, jobs, types, tm)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{}
+	for _, name := range cfg.Policies {
+		pol, err := snapshot.New(name, cfg.PolicyArgs[name])
+		if err != nil {
+			return nil, err
+		}
+		pr, tm, err := simulate(cfg, pol, types, gpus, plans)
+		if err != nil {
+			return nil, fmt.Errorf("policy %s: %w", name, err)
+		}
+		pr.Name, tm.Name = name, name
+		res.Policies = append(res.Policies, pr)
+		res.Timing = append(res.Timing, tm)
+	}
+	if opt, ok := res.Policy("optimal"); ok && opt.GPUHours > 0 {
+		for k := range res.Policies {
+			g := (res.Policies[k].GPUHours - opt.GPUHours) / opt.GPUHours
+			res.Policies[k].OptimalityGap = &g
+		}
+	}
+	return res, nil
+}
+
+// workloadClasses is FGD's target workload: the per-task demand and allowed
+// types of every job, weighted by task count.
+func workloadClasses(plans []jobPlan) []fgd.Class {
+	var out []fgd.Class
+	idx := map[string]int{}
+	for k := range plans {
+		p := &plans[k]
+		if len(p.optsWhole) == 0 {
+			continue
+		}
+		var types []string
+		if len(p.src.GPUTypes) > 0 {
+			for _, o := range p.optsWhole {
+				types = append(types, o.GPUType)
+			}
+		}
+		d := p.optsWhole[0].Fraction
+		key := fmt.Sprint(d, types)
+		if c, ok := idx[key]; ok {
+			out[c].Weight += float64(p.src.NumGPU)
+			continue
+		}
+		idx[key] = len(out)
+		out = append(out, fgd.Class{Demand: d, Types: types, Weight: float64(p.src.NumGPU)})
+	}
+	return out
+}
+
+func simulate(cfg Config, pol snapshot.Policy, types []gpuType, gpus []clusterGPU, plans []jobPlan) (PolicyResult, Timing, error) {
+	r := &run{cfg: cfg, sim: engine.New(nil), pol: pol, mig: true, types: types, plans: plans,
+		gpus: make([]gpuState, len(gpus)), byTyp: make([][]int, len(types)), busy: map[int]bool{}}
+	if m, ok := pol.(interface{ UsesMIG() bool }); ok {
+		r.mig = m.UsesMIG()
+	}
+	if w, ok := pol.(interface{ SetWorkload([]fgd.Class) }); ok {
+		w.SetWorkload(workloadClasses(plans))
+	}
+	for k, g := range gpus {
+		r.gpus[k].typ = g.typ
+		r.byTyp[g.typ] = append(r.byTyp[g.typ], k)
+	}
+	r.jobs = make([]jobState, len(plans))
+	nt := 0
+	for k := range plans {
+		r.jobs[k] = jobState{plan: &plans[k], firstTask: nt, remaining: plans[k].work,
+			rec: JobRecord{ID: plans[k].src.ID, ArrivalS: plans[k].src.Arrival.Seconds(), QueueS: -1, JCTS: -1}}
+		nt += plans[k].src.NumGPU
+	}
+	r.tasks = make([]taskState, nt)
+	for k := range r.jobs {
+		for t := range plans[k].src.NumGPU {
+			r.tasks[r.jobs[k].firstTask+t] = taskState{job: k, gpu: -1}
+		}
+	}
+	r.jct.KeepSamples(true)
+	if len(plans) > 0 {
+		r.sim.MustAt(plans[0].src.Arrival, r.arrive)
+	}
+	r.sim.Run()
+	if r.err != nil {
+		return PolicyResult{}, Timing{}, r.err
+	}
+	r.advance()
+	pr := PolicyResult{
+		GPUHours: r.gpuHours, GPUHoursFractional: r.fracHour,
+		JCT: summarize(&r.jct), Queue: summarize(&r.queue),
+		Migrations: r.migrations, Decisions: r.decisions.Count(),
+	}
+	if r.gpuHours > 0 {
+		pr.Utilization = r.fracHour / r.gpuHours
+	}
+	for k := range r.jobs {
+		if r.jobs[k].state != stateDone {
+			pr.Unscheduled++
+		}
+	}
+	if cfg.RecordSeries {
+		pr.Series = r.series
+	}
+	if cfg.RecordJobs {
+		pr.Jobs = make([]JobRecord, len(r.jobs))
+		for k := range r.jobs {
+			pr.Jobs[k] = r.jobs[k].rec
+		}
+	}
+	tm := Timing{DecisionUS: summarize(&r.decisions), Decisions: r.decisions.Count(), TotalS: r.decisionTotal.Seconds()}
+	return pr, tm, nil
+}
+
+func summarize(t *stats.Tally) Summary {
+	if t.Count() == 0 {
+		return Summary{}
+	}
+	return Summary{Mean: t.Mean(), P99: t.Quantile(0.99)}
+}
+
+// fail stops the run with err.
+func (r *run) fail(err error) {
+	if r.err == nil {
+		r.err = fmt.Errorf("at t=%.3fs: %w", r.sim.Now().Seconds(), err)
+	}
+	r.sim.Stop()
+}
+
+// arrive admits the next job and schedules the one after it.
+func (r *run) arrive() {
+	k := r.next
+	r.next++
+	if r.next < len(r.plans) {
+		r.sim.MustAt(r.plans[r.next].src.Arrival, r.arrive)
+	}
+	if len(r.plans[k].optsWhole) == 0 && len(r.plans[k].optsMIG) == 0 {
+		return // no GPU type of the cluster is allowed: never runs
+	}
+	if r.plans[k].work <= 0 {
+		// Nothing to run (an arrival-only trace): done at once.
+		r.jobs[k].state = stateDone
+		r.jobs[k].rec.QueueS, r.jobs[k].rec.JCTS = 0, 0
+		return
+	}
+	r.alive = append(r.alive, k) // arrivals come in index order
+	r.pendingTasks += r.plans[k].src.NumGPU
+	r.request()
+}
+
+// request asks for one policy call at now + batch window.
+func (r *run) request() {
+	if r.scheduled {
+		return
+	}
+	r.scheduled = true
+	r.sim.MustAfter(r.cfg.BatchWindow.Time(), r.schedule)
+}
+
+// advance integrates the metrics up to now.
+func (r *run) advance() {
+	now := r.sim.Now()
+	if now > r.lastT {
+		dt := (now - r.lastT).Seconds() / 3600
+		r.gpuHours += float64(r.active) * dt
+		r.fracHour += r.alloc * dt
+		r.lastT = now
+	}
+}
+
+// noteActive records the active-GPU count after a change.
+func (r *run) noteActive() {
+	if !r.cfg.RecordSeries {
+		return
+	}
+	t := r.sim.Now().Seconds()
+	if n := len(r.series); n > 0 && r.series[n-1].T == t {
+		r.series[n-1].Active = r.active
+		if n > 1 && r.series[n-2].Active == r.active {
+			r.series = r.series[:n-1]
+		}
+		return
+	}
+	if n := len(r.series); n > 0 && r.series[n-1].Active == r.active {
+		return
+	}
+	r.series = append(r.series, SeriesPoint{T: t, Active: r.active})
+}
+
+func (r *run) options(p *jobPlan) []snapshot.Option {
+	if r.mig {
+		return p.optsMIG
+	}
+	return p.optsWhole
+}
+
+func (r *run) model(t int) *snapshot.GPUModel {
+	if r.mig && r.types[t].spec.MIG {
+		return &r.types[t].migModel
+	}
+	return &r.types[t].wholeModel
+}
+
+// snapshot builds the policy's view: alive tasks, GPUs in use and, per
+// model, as many of the lowest-ID empty GPUs as there are pending tasks.
+func (r *run) snapshot() *snapshot.Snapshot {
+	s := &snapshot.Snapshot{Now: r.sim.Now()}
+	ids := make([]int, 0, len(r.busy)+len(r.types)*min(r.pendingTasks, 8))
+	for g := range r.busy {
+		ids = append(ids, g)
+	}
+	if r.pendingTasks > 0 {
+		for t := range r.types {
+			n := 0
+			for _, g := range r.byTyp[t] {
+				if n >= r.pendingTasks {
+					break
+				}
+				if r.gpus[g].tasks == 0 {
+					ids = append(ids, g)
+					n++
+				}
+			}
+		}
+	}
+	slices.Sort(ids)
+	s.GPUs = make([]snapshot.GPU, len(ids))
+	for k, g := range ids {
+		gs := &r.gpus[g]
+		s.GPUs[k] = snapshot.GPU{ID: g, Model: *r.model(gs.typ)}
+		if s.GPUs[k].Model.MIG {
+			for _, in := range gs.instances {
+				s.GPUs[k].Instances = append(s.GPUs[k].Instances, in.Instance)
+			}
+		}
+	}
+	for _, j := range r.alive {
+		js := &r.jobs[j]
+		opts := r.options(js.plan)
+		for t := range js.plan.src.NumGPU {
+			id := js.firstTask + t
+			sj := snapshot.Job{ID: id, Tenant: js.plan.tenant, Options: opts, MigrationCost: r.cfg.MigrationCost}
+			if ts := &r.tasks[id]; ts.gpu >= 0 {
+				pl := ts.pl
+				sj.Current = &pl
+			}
+			s.Jobs = append(s.Jobs, sj)
+		}
+	}
+	return s
+}
+
+// schedule calls the policy and applies its decision.
+func (r *run) schedule() {
+	r.scheduled = false
+	if len(r.alive) == 0 {
+		return
+	}
+	s := r.snapshot()
+	begin := time.Now()
+	d, err := r.pol.Schedule(s)
+	el := time.Since(begin)
+	r.decisionTotal += el
+	r.decisions.Add(float64(el.Nanoseconds()) / 1e3)
+	if err != nil {
+		r.fail(fmt.Errorf("policy %s: %w", r.pol.Name(), err))
+		return
+	}
+	if r.cfg.VerifyDecisions {
+		if err := snapshot.CheckSnapshot(s); err != nil {
+			r.fail(fmt.Errorf("simulator built an invalid snapshot: %w", err))
+			return
+		}
+		if err := snapshot.CheckDecision(s, d); err != nil {
+			r.fail(fmt.Errorf("policy %s broke a rule: %w", r.pol.Name(), err))
+			return
+		}
+	}
+	if err := r.apply(s, d); err != nil {
+		r.fail(fmt.Errorf("policy %s: %w", r.pol.Name(), err))
+	}
+}
+
+// progress brings a running job's remaining work up to now.
+func (r *run) progress(js *jobState) {
+	if js.state != stateRunning {
+		return
+	}
+	dt := r.sim.Now() - js.last
+	done := dt
+	if js.speed != 1 {
+		done = engine.Time(float64(dt) * js.speed)
+	}
+	js.remaining = max(0, js.remaining-done)
+	js.last = r.sim.Now()
+}
+
+func (r *run) cancel(js *jobState) {
+	if js.hasEv {
+		r.sim.Cancel(js.ev)
+		js.hasEv = false
+	}
+}
+
+// startRunning runs a placed job from now and schedules its completion.
+func (r *run) startRunning(k int) {
+	js := &r.jobs[k]
+	js.state, js.last = stateRunning, r.sim.Now()
+	left := js.remaining
+	if js.speed != 1 {
+		left = engine.Time(math.Ceil(float64(js.remaining) / js.speed))
+	}
+	js.ev, js.hasEv = r.sim.MustAfter(left, func() { r.complete(k) }), true
+}
+
+// complete finishes job k.
+func (r *run) complete(k int) {
+	js := &r.jobs[k]
+	js.hasEv = false
+	js.remaining = 0
+	js.state = stateDone
+	r.advance()
+	for t := range js.plan.src.NumGPU {
+		r.release(js.firstTask + t)
+	}
+	r.noteActive()
+	js.rec.JCTS = (r.sim.Now() - js.plan.src.Arrival).Seconds()
+	r.jct.Add(js.rec.JCTS)
+	i, _ := slices.BinarySearch(r.alive, k)
+	r.alive = slices.Delete(r.alive, i, i+1)
+	r.request()
+}
+
+// release takes task id off its GPU (a MIG instance stays, idle).
+func (r *run) release(id int) {
+	ts := &r.tasks[id]
+	if ts.gpu < 0 {
+		return
+	}
+	g := &r.gpus[ts.gpu]
+	r.alloc -= g.share()
+	g.tasks--
+	if ts.pl.Profile != "" {
+		for k := range g.instances {
+			if g.instances[k].task == id {
+				g.instances[k].task = -1
+			}
+		}
+		m := r.model(g.typ)
+		p, _ := m.Profile(ts.pl.Profile)
+		g.compute -= p.Compute
+	} else {
+		g.used -= ts.pl.Fraction
+	}
+	if g.tasks == 0 {
+		g.used, g.tenant = 0, ""
+		r.active--
+		delete(r.busy, ts.gpu)
+	}
+	r.alloc += g.share()
+	ts.gpu = -1
+}
+
+// overlaps reports whether two instances of model m share a memory slice.
+func overlaps(m *snapshot.GPUModel, a, b snapshot.Instance) bool {
+	pa, _ := m.Profile(a.Profile)
+	pb, _ := m.Profile(b.Profile)
+	return a.Start < b.Start+pb.MemSlices && b.Start < a.Start+pa.MemSlices
+}
+
+// acquire puts task id at p and returns the setup delay (MIG operations).
+func (r *run) acquire(id int, p snapshot.Placement, tenant string) (engine.Time, error) {
+	if p.GPU < 0 || p.GPU >= len(r.gpus) {
+		return 0, fmt.Errorf("task %d placed on unknown GPU %d", id, p.GPU)
+	}
+	g := &r.gpus[p.GPU]
+	m := r.model(g.typ)
+	var delay engine.Time
+	r.alloc -= g.share()
+	if m.MIG {
+		want := snapshot.Instance{Profile: p.Profile, Start: p.Start}
+		prof, ok := m.Profile(p.Profile)
+		if !ok {
+			return 0, fmt.Errorf("task %d: profile %q not on GPU %d (%s)", id, p.Profile, p.GPU, m.Name)
+		}
+		found := false
+		for k := range g.instances {
+			in := &g.instances[k]
+			if in.Instance == want {
+				if in.task >= 0 {
+					return 0, fmt.Errorf("tasks %d and %d on the same MIG instance %s@%d of GPU %d", in.task, id, want.Profile, want.Start, p.GPU)
+				}
+				in.task, found = id, true
+			}
+		}
+		if !found {
+			ops := 1 // create
+			kept := g.instances[:0]
+			for _, in := range g.instances {
+				if overlaps(m, in.Instance, want) {
+					if in.task >= 0 {
+						return 0, fmt.Errorf("task %d: instance %s@%d of GPU %d overlaps %s@%d of running task %d", id, want.Profile, want.Start, p.GPU, in.Profile, in.Start, in.task)
+					}
+					ops++ // destroy the idle instance in the way
+					continue
+				}
+				kept = append(kept, in)
+			}
+			g.instances = append(kept, instance{Instance: want, task: id})
+			// Idle instances may still exceed the compute slices or a
+			// profile's count: destroy them, lowest start first.
+			for snapshot.CheckLayout(m, layout(g)) != nil {
+				k := slices.IndexFunc(g.instances, func(in instance) bool { return in.task < 0 })
+				if k < 0 {
+					return 0, fmt.Errorf("GPU %d (%s): illegal MIG layout: %v", p.GPU, m.Name, snapshot.CheckLayout(m, layout(g)))
+				}
+				g.instances = slices.Delete(g.instances, k, k+1)
+				ops++
+			}
+			slices.SortFunc(g.instances, func(a, b instance) int { return a.Start - b.Start })
+			delay = engine.Time(ops) * r.cfg.MIGReconfigTime.Time()
+		}
+		g.compute += prof.Compute
+	} else {
+		if g.tasks > 0 && g.tenant != tenant {
+			return 0, fmt.Errorf("task %d of tenant %q joins tenant %q on non-MIG GPU %d", id, tenant, g.tenant, p.GPU)
+		}
+		if g.used+p.Fraction > 1+1e-9 {
+			return 0, fmt.Errorf("GPU %d: fractions sum to %v > 1", p.GPU, g.used+p.Fraction)
+		}
+		g.used += p.Fraction
+		g.tenant = tenant
+	}
+	if g.tasks == 0 {
+		r.active++
+		r.busy[p.GPU] = true
+	}
+	g.tasks++
+	r.alloc += g.share()
+	ts := &r.tasks[id]
+	ts.gpu, ts.pl = p.GPU, p
+	return delay, nil
+}
+
+func layout(g *gpuState) []snapshot.Instance {
+	out := make([]snapshot.Instance, len(g.instances))
+	for k, in := range g.instances {
+		out[k] = in.Instance
+	}
+	return out
+}
+
+// apply carries out decision d, taken on snapshot s.
+func (r *run) apply(s *snapshot.Snapshot, d snapshot.Decision) error {
+	placed := make(map[int]snapshot.Placement, len(d.Placements))
+	for _, p := range d.Placements {
+		if _, dup := placed[p.JobID]; dup {
+			return fmt.Errorf("job %d placed twice", p.JobID)
+		}
+		if p.JobID < 0 || p.JobID >= len(r.tasks) {
+			return fmt.Errorf("placement for unknown job %d", p.JobID)
+		}
+		placed[p.JobID] = p
+	}
+	type change struct {
+		job       int
+		moved     int // tasks that leave or change place
+		wasPlaced bool
+		delay     engine.Time
+	}
+	var changes []change
+	var news []int // tasks to acquire
+	for _, k := range r.alive {
+		js := &r.jobs[k]
+		n := js.plan.src.NumGPU
+		got := 0
+		for t := range n {
+			if p, ok := placed[js.firstTask+t]; ok {
+				got++
+				opts := r.options(js.plan)
+				if p.Option < 0 || p.Option >= len(opts) {
+					return fmt.Errorf("job %d: option %d of %d", p.JobID, p.Option, len(opts))
+				}
+			}
+		}
+		if got > 0 && got < n {
+			// Part of a gang: applied as none of it.
+			for t := range n {
+				delete(placed, js.firstTask+t)
+			}
+		}
+		c := change{job: k, wasPlaced: r.tasks[js.firstTask].gpu >= 0}
+		for t := range n {
+			id := js.firstTask + t
+			p, ok := placed[id]
+			cur := r.tasks[id]
+			if cur.gpu >= 0 && ok && snapshot.SameInstance(cur.pl, p) {
+				continue
+			}
+			c.moved++
+			if ok {
+				news = append(news, id)
+			}
+		}
+		if c.moved > 0 {
+			changes = append(changes, c)
+		}
+	}
+	if len(changes) == 0 {
+		return nil
+	}
+	r.advance()
+	for _, c := range changes {
+		js := &r.jobs[c.job]
+		r.progress(js)
+		for t := range js.plan.src.NumGPU {
+			id := js.firstTask + t
+			if p, ok := placed[id]; !ok || r.tasks[id].gpu < 0 || !snapshot.SameInstance(r.tasks[id].pl, p) {
+				r.release(id)
+			}
+		}
+	}
+	delays := map[int]engine.Time{}
+	for _, id := range news {
+		k := r.tasks[id].job
+		dl, err := r.acquire(id, placed[id], r.jobs[k].plan.tenant)
+		if err != nil {
+			return err
+		}
+		delays[k] = max(delays[k], dl)
+	}
+	r.noteActive()
+	for _, c := range changes {
+		k := c.job
+		js := &r.jobs[k]
+		r.cancel(js)
+		nowPlaced := r.tasks[js.firstTask].gpu >= 0
+		if c.wasPlaced {
+			r.migrations += c.moved
+			js.rec.Migrations += c.moved
+		}
+		if !nowPlaced {
+			if c.wasPlaced {
+				js.state = statePending
+				r.pendingTasks += js.plan.src.NumGPU
+			}
+			continue
+		}
+		opts := r.options(js.plan)
+		js.speed = math.Inf(1)
+		for t := range js.plan.src.NumGPU {
+			js.speed = min(js.speed, opts[r.tasks[js.firstTask+t].pl.Option].Speed)
+		}
+		if !c.wasPlaced {
+			r.pendingTasks -= js.plan.src.NumGPU
+		}
+		if !js.placed {
+			js.placed = true
+			js.rec.QueueS = (r.sim.Now() - js.plan.src.Arrival).Seconds()
+			r.queue.Add(js.rec.QueueS)
+			pl := r.tasks[js.firstTask].pl
+			js.rec.GPUType, js.rec.Profile, js.rec.Speed = r.types[r.gpus[pl.GPU].typ].name, pl.Profile, js.speed
+		}
+		delay := delays[k]
+		if c.wasPlaced {
+			delay += r.cfg.MigrationTime.Time()
+		}
+		if delay == 0 {
+			r.startRunning(k)
+			continue
+		}
+		js.state = stateSetup
+		js.ev, js.hasEv = r.sim.MustAfter(delay, func() {
+			js.hasEv = false
+			r.startRunning(k)
+		}), true
+	}
+	if r.pendingTasks < 0 {
+		return errors.New("internal error: negative pending task count")
+	}
+	return nil
+}
