@@ -320,7 +320,7 @@ func (r *run) model(t int) *snapshot.GPUModel {
 
 // snapshot builds the policy's view: alive tasks, GPUs in use and, per
 // model, as many of the lowest-ID empty GPUs as there are pending tasks.
-func (r *run) snapshot() *snapshot.Snapshot {
+func (r *run) snapshot(hidden map[int]bool) *snapshot.Snapshot {
 	s := &snapshot.Snapshot{Now: r.sim.Now()}
 	ids := make([]int, 0, len(r.busy)+len(r.types)*min(r.pendingTasks, 8))
 	for g := range r.busy {
@@ -352,6 +352,9 @@ func (r *run) snapshot() *snapshot.Snapshot {
 		}
 	}
 	for _, j := range r.alive {
+		if hidden[j] {
+			continue
+		}
 		js := &r.jobs[j]
 		opts := r.options(js.plan)
 		for t := range js.plan.src.NumGPU {
@@ -367,35 +370,74 @@ func (r *run) snapshot() *snapshot.Snapshot {
 	return s
 }
 
-// schedule calls the policy and applies its decision.
+// schedule calls the policy and applies its decision. Policies do not see
+// gangs: when a decision places only part of a pending gang, the policy is
+// asked again without that gang (it stays pending until a later event), so a
+// gang that does not fit never holds GPUs that other jobs could use.
 func (r *run) schedule() {
 	r.scheduled = false
 	if len(r.alive) == 0 {
 		return
 	}
-	s := r.snapshot()
-	begin := time.Now()
-	d, err := r.pol.Schedule(s)
-	el := time.Since(begin)
-	r.decisionTotal += el
-	r.decisions.Add(float64(el.Nanoseconds()) / 1e3)
-	if err != nil {
-		r.fail(fmt.Errorf("policy %s: %w", r.pol.Name(), err))
+	var hidden map[int]bool
+	for {
+		s := r.snapshot(hidden)
+		begin := time.Now()
+		d, err := r.pol.Schedule(s)
+		el := time.Since(begin)
+		r.decisionTotal += el
+		r.decisions.Add(float64(el.Nanoseconds()) / 1e3)
+		if err != nil {
+			r.fail(fmt.Errorf("policy %s: %w", r.pol.Name(), err))
+			return
+		}
+		if r.cfg.VerifyDecisions {
+			if err := snapshot.CheckSnapshot(s); err != nil {
+				r.fail(fmt.Errorf("simulator built an invalid snapshot: %w", err))
+				return
+			}
+			if err := snapshot.CheckDecision(s, d); err != nil {
+				r.fail(fmt.Errorf("policy %s broke a rule: %w", r.pol.Name(), err))
+				return
+			}
+		}
+		if partial := r.partialPendingGangs(d); len(partial) > 0 {
+			if hidden == nil {
+				hidden = map[int]bool{}
+			}
+			for _, k := range partial {
+				hidden[k] = true
+			}
+			continue
+		}
+		if err := r.apply(d); err != nil {
+			r.fail(fmt.Errorf("policy %s: %w", r.pol.Name(), err))
+		}
 		return
 	}
-	if r.cfg.VerifyDecisions {
-		if err := snapshot.CheckSnapshot(s); err != nil {
-			r.fail(fmt.Errorf("simulator built an invalid snapshot: %w", err))
-			return
+}
+
+// partialPendingGangs returns the pending multi-GPU jobs that d places in
+// part.
+func (r *run) partialPendingGangs(d snapshot.Decision) []int {
+	var out []int
+	count := map[int]int{}
+	for _, p := range d.Placements {
+		if p.JobID < 0 || p.JobID >= len(r.tasks) {
+			continue // apply reports it
 		}
-		if err := snapshot.CheckDecision(s, d); err != nil {
-			r.fail(fmt.Errorf("policy %s broke a rule: %w", r.pol.Name(), err))
-			return
+		k := r.tasks[p.JobID].job
+		if r.jobs[k].plan.src.NumGPU > 1 && r.tasks[r.jobs[k].firstTask].gpu < 0 {
+			count[k]++
 		}
 	}
-	if err := r.apply(s, d); err != nil {
-		r.fail(fmt.Errorf("policy %s: %w", r.pol.Name(), err))
+	for k, n := range count {
+		if n < r.jobs[k].plan.src.NumGPU {
+			out = append(out, k)
+		}
 	}
+	slices.Sort(out)
+	return out
 }
 
 // progress brings a running job's remaining work up to now.
@@ -567,8 +609,9 @@ func layout(g *gpuState) []snapshot.Instance {
 	return out
 }
 
-// apply carries out decision d, taken on snapshot s.
-func (r *run) apply(s *snapshot.Snapshot, d snapshot.Decision) error {
+// apply carries out decision d. Jobs the snapshot hid are not in d and
+// stay pending.
+func (r *run) apply(d snapshot.Decision) error {
 	placed := make(map[int]snapshot.Placement, len(d.Placements))
 	for _, p := range d.Placements {
 		if _, dup := placed[p.JobID]; dup {
@@ -611,8 +654,8 @@ func (r *run) apply(s *snapshot.Snapshot, d snapshot.Decision) error {
 			id := js.firstTask + t
 			p, ok := placed[id]
 			cur := r.tasks[id]
-			if cur.gpu >= 0 && ok && snapshot.SameInstance(cur.pl, p) {
-				continue
+			if (cur.gpu >= 0 && ok && snapshot.SameInstance(cur.pl, p)) || (cur.gpu < 0 && !ok) {
+				continue // stays where it is, or stays pending
 			}
 			c.moved++
 			if ok {

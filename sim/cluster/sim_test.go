@@ -1,0 +1,286 @@
+package cluster
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/conspirator-sim/conspirator/engine"
+	"github.com/conspirator-sim/conspirator/scenarios/units"
+	"github.com/conspirator-sim/conspirator/workloads"
+)
+
+// job builds a one-GPU trace job.
+func job(id string, arrivalS, durS float64, milli int) workloads.Job {
+	return workloads.Job{ID: id, Arrival: engine.Seconds(arrivalS), Duration: engine.Seconds(durS), NumGPU: 1, GPUMilli: milli}
+}
+
+// small returns a config on in-memory jobs and a homogeneous cluster.
+func small(jobs []workloads.Job, model string, n int, policies ...string) Config {
+	c := Defaults()
+	c.Trace, c.Nodes = "", ""
+	c.Jobs = jobs
+	c.GPUs = []GPUGroup{{Model: model, Count: n}}
+	c.Policies = policies
+	c.VerifyDecisions = true
+	return c
+}
+
+func mustRun(t *testing.T, c Config) *Result {
+	t.Helper()
+	r, err := Run(c, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// Closed form: with one GPU per job available and the exclusive policy,
+// nobody waits, every job runs at reference speed (one GPU type), so
+// GPU-hours are exactly the sum of NumGPU x duration and queueing is 0.
+func TestExclusiveInfiniteGPUsSumOfDurations(t *testing.T) {
+	r := engine.NewStream(7, "test/exclusive")
+	var jobs []workloads.Job
+	want := 0.0
+	for k := range 300 {
+		j := job(fmt.Sprint("j", k), r.Uniform(0, 5000), math.Round(r.Exp(600)+1), 1+r.IntN(1000))
+		if k%10 == 0 {
+			j.NumGPU, j.GPUMilli = 1+r.IntN(4), 1000
+		}
+		jobs = append(jobs, j)
+		want += float64(j.NumGPU) * j.Duration.Seconds() / 3600
+	}
+	c := small(jobs, "v100", 1200, "exclusive")
+	c.VerifyDecisions = false
+	got := mustRun(t, c).Policies[0]
+	if math.Abs(got.GPUHours-want) > 1e-9*want {
+		t.Errorf("gpu_hours = %.12f, want sum of durations %.12f", got.GPUHours, want)
+	}
+	if got.Queue.Mean != 0 || got.Queue.P99 != 0 || got.Unscheduled != 0 || got.Migrations != 0 {
+		t.Errorf("queue %+v unscheduled %d migrations %d; want all 0", got.Queue, got.Unscheduled, got.Migrations)
+	}
+}
+
+// M/M/1: one non-MIG GPU, whole-GPU jobs, Poisson arrivals at rate lambda
+// and exponential run times of mean 1/mu, served FIFO by exclusive. Theory:
+// mean wait in queue Wq = rho/(mu - lambda); with lambda = 0.5/h, mu = 1/h,
+// Wq = 1 h = 3600 s. GPU-hours = busy time, whose share of the span is rho.
+func TestSingleGPUFIFOMatchesMM1(t *testing.T) {
+	if testing.Short() {
+		t.Skip("20k jobs")
+	}
+	r := engine.NewStream(11, "test/mm1")
+	var jobs []workloads.Job
+	at := 0.0
+	for k := range 20000 {
+		at += r.Exp(7200)
+		jobs = append(jobs, job(fmt.Sprint("j", k), at, r.Exp(3600), 1000))
+	}
+	c := small(jobs, "v100", 1, "exclusive")
+	c.VerifyDecisions = false
+	got := mustRun(t, c).Policies[0]
+	t.Logf("M/M/1: mean wait %.0f s (theory 3600 s), busy share %.4f (theory 0.5)", got.Queue.Mean, got.GPUHours*3600/at)
+	if math.Abs(got.Queue.Mean-3600)/3600 > 0.10 {
+		t.Errorf("mean queueing delay %.0f s; M/M/1 theory 3600 s (10%% tolerance for 20k jobs)", got.Queue.Mean)
+	}
+	if u := got.GPUHours * 3600 / at; math.Abs(u-0.5) > 0.03 {
+		t.Errorf("busy share %.3f; want rho = 0.5", u)
+	}
+}
+
+// Hand-derived MIG trace on two A100-40GB (reconfiguration 2 s, migration
+// 30 s), conspirator:
+//
+//	t=0  A (share 0.5, 100 s): options 4g, 7g; GPU0 4g@0, created by t=2, ends 102.
+//	t=1  C (0.4, 1000 s): 3g on busy GPU0 costs 3/7 < 1 for a new GPU;
+//	     3g@4, created by 3, would end 1003.
+//	t=2  B (0.5, 1000 s): GPU0 is full (7 slices); GPU1 4g@0, runs 4..1004.
+//	t=102 A ends. GPU0 (C, 4/7 free) is emptier than GPU1: C moves to
+//	     GPU1 3g@4 (e1=1 > e2 x 1 = 0.1). C ran 99 s, 901 s left; pause
+//	     30 s + 2 s create: resumes 134, ends 1035.
+//
+// GPU-hours: GPU0 0..102 plus GPU1 2..1035 = 1135 s; 1 migration; JCTs
+// 102, 1034, 1002 s.
+func TestHandDerivedMIGConsolidation(t *testing.T) {
+	jobs := []workloads.Job{job("A", 0, 100, 500), job("C", 1, 1000, 400), job("B", 2, 1000, 500)}
+	c := small(jobs, "a100-40gb", 2, "conspirator")
+	got := mustRun(t, c).Policies[0]
+	if want := 1135.0 / 3600; math.Abs(got.GPUHours-want) > 1e-12 {
+		t.Errorf("gpu_hours = %v (%v s), want %v (1135 s)", got.GPUHours, got.GPUHours*3600, want)
+	}
+	if got.Migrations != 1 {
+		t.Errorf("migrations = %d, want 1", got.Migrations)
+	}
+	wantJCT := map[string]float64{"A": 102, "C": 1034, "B": 1002}
+	for _, j := range got.Jobs {
+		if math.Abs(j.JCTS-wantJCT[j.ID]) > 1e-9 {
+			t.Errorf("job %s JCT %v, want %v", j.ID, j.JCTS, wantJCT[j.ID])
+		}
+	}
+	// Fractional: GPU0 4/7 over 0..102 (A's 4g from placement), plus 3/7
+	// over 1..102 (C); GPU1 4/7 over 2..1004 (B) and 3/7 over 102..1035
+	// (C, held during its pause).
+	frac := (4.0/7*102 + 3.0/7*101 + 4.0/7*1002 + 3.0/7*933) / 3600
+	if math.Abs(got.GPUHoursFractional-frac) > 1e-12 {
+		t.Errorf("gpu_hours_fractional = %v, want %v", got.GPUHoursFractional, frac)
+	}
+}
+
+// The same jobs under naive-share: per-job tenants forbid co-location on
+// a GPU without MIG, so each job holds a whole GPU: A on GPU0 0..100, C on
+// GPU1 1..1001, B waits for GPU0 from 2 to 100 and runs 100..1100.
+// GPU-hours 100 + 1000 + 1000 = 2100 s; B queues 98 s.
+func TestHandDerivedNaiveSharePerJobTenants(t *testing.T) {
+	jobs := []workloads.Job{job("A", 0, 100, 500), job("C", 1, 1000, 400), job("B", 2, 1000, 500)}
+	c := small(jobs, "a100-40gb", 2, "naive-share")
+	c.Tenants = TenantsPerJob
+	got := mustRun(t, c).Policies[0]
+	if want := 2100.0 / 3600; math.Abs(got.GPUHours-want) > 1e-12 {
+		t.Errorf("gpu_hours = %v s, want 2100 s", got.GPUHours*3600)
+	}
+	if want := 98.0 / 3; math.Abs(got.Queue.Mean-want) > 1e-9 {
+		t.Errorf("mean queue = %v s, want %v (0, 0, 98)", got.Queue.Mean, want)
+	}
+	// One tenant: naive-share packs A and C (0.5 + 0.4) on GPU0, B on GPU1:
+	// GPU0 0..1001 (C ends last), GPU1 2..1002: 2001 s.
+	c.Tenants = TenantsSingle
+	got = mustRun(t, c).Policies[0]
+	if want := 2001.0 / 3600; math.Abs(got.GPUHours-want) > 1e-12 {
+		t.Errorf("single tenant: gpu_hours = %v s, want 2001 s", got.GPUHours*3600)
+	}
+}
+
+// Heterogeneity: a whole-GPU job of 100 s measured on the reference
+// A100-40GB (RelSpeed 0.941 for resnet50) runs on a T4 (0.1515) at speed
+// 0.1515/0.941 = 0.161, i.e. 621.0 s; first-fit takes the T4 listed
+// first, conspirator the A100 (cost 1/1 against 1/0.161).
+func TestHeterogeneousSpeed(t *testing.T) {
+	c := small([]workloads.Job{job("x", 0, 100, 1000)}, "t4", 1, "first-fit", "conspirator")
+	c.GPUs = append(c.GPUs, GPUGroup{Model: "a100-40gb", Count: 1})
+	c.ReferenceGPU = "a100-40gb"
+	r := mustRun(t, c)
+	ff, _ := r.Policy("first-fit")
+	cs, _ := r.Policy("conspirator")
+	wantT4 := 100 * 0.9409843309456918 / 0.1515328859330004
+	if math.Abs(ff.JCT.Mean-wantT4) > 1e-6 || ff.Jobs[0].GPUType != "t4" {
+		t.Errorf("first-fit: JCT %v on %s, want %v on t4", ff.JCT.Mean, ff.Jobs[0].GPUType, wantT4)
+	}
+	// A100 in MIG mode: 7g.40gb created first (2 s).
+	if math.Abs(cs.JCT.Mean-102) > 1e-9 || cs.Jobs[0].GPUType != "a100-40gb" {
+		t.Errorf("conspirator: JCT %v on %s, want 102 on a100-40gb", cs.JCT.Mean, cs.Jobs[0].GPUType)
+	}
+}
+
+// A 2-GPU gang on a cluster with one GPU never runs; a later 1-GPU job
+// does.
+func TestGangNeedsAllTasks(t *testing.T) {
+	g := job("gang", 0, 10, 1000)
+	g.NumGPU = 2
+	c := small([]workloads.Job{g, job("one", 1, 10, 1000)}, "v100", 1, "first-fit", "conspirator")
+	for _, p := range mustRun(t, c).Policies {
+		if p.Unscheduled != 1 || math.Abs(p.GPUHours-10.0/3600) > 1e-12 {
+			t.Errorf("%s: unscheduled %d gpu_hours %v s; want 1 and 10 s", p.Name, p.Unscheduled, p.GPUHours*3600)
+		}
+	}
+}
+
+func TestDeterministicJSON(t *testing.T) {
+	r := engine.NewStream(3, "test/det")
+	var jobs []workloads.Job
+	for k := range 400 {
+		jobs = append(jobs, job(fmt.Sprint("j", k), r.Uniform(0, 20000), r.Exp(900)+1, 1+r.IntN(1000)))
+	}
+	c := small(jobs, "a100-40gb", 30, "exclusive", "naive-share", "first-fit", "best-fit", "fgd", "conspirator")
+	c.GPUs = append(c.GPUs, GPUGroup{Model: "t4", Count: 20})
+	c.Synthetic.Jobs = 600
+	c.VerifyDecisions = false
+	var out [2][]byte
+	for k := range out {
+		res, err := Run(c, 42)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out[k], err = res.JSON(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(out[0], out[1]) {
+		t.Errorf("two runs with the same seed differ:\n%s\n%s", out[0], out[1])
+	}
+	for _, key := range []string{`"policies"`, `"gpu_hours"`, `"gpu_hours_fractional"`, `"jct_s"`, `"queue_s"`, `"utilization"`, `"migrations"`, `"unscheduled"`, `"decision_us"`, `"optimality_gap": null`} {
+		if !bytes.Contains(out[0], []byte(key)) {
+			t.Errorf("JSON lacks %s", key)
+		}
+	}
+	if bytes.Contains(out[0], []byte(`"decision_us": {
+        "mean": 0,`)) == false {
+		t.Errorf("decision_us must be zero in the deterministic JSON")
+	}
+}
+
+func TestValidateNamesEveryKey(t *testing.T) {
+	c := Defaults()
+	c.Trace, c.Nodes = "", ""
+	c.Window.Skip = -1
+	c.GPUs = []GPUGroup{{Model: "nope", Count: 0}}
+	c.Tenants = "some"
+	c.MIGOptions = "all"
+	c.SpeedModel = "gpt"
+	c.Policies = []string{"fgd", "fgd", "nosuch"}
+	c.PolicyArgs = map[string]map[string]string{"conspirator": {"e1": "2"}}
+	c.MigrationTime = units.Duration(-1)
+	c.MigrationCost = math.NaN()
+	err := c.Validate()
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, key := range []string{"trace:", "window.skip:", "gpus[0].count:", "gpus[0].model:", "tenants:", "mig_options:", "speed_model:", "policies[1]:", "policies[2]:", "policy_args.conspirator:", "migration_time:", "migration_cost:"} {
+		if !strings.Contains(err.Error(), key) {
+			t.Errorf("error lacks %q:\n%v", key, err)
+		}
+	}
+	if err := Defaults().Validate(); err != nil {
+		t.Errorf("defaults invalid: %v", err)
+	}
+}
+
+func TestMissingTraceNamesFileAndSource(t *testing.T) {
+	c := Defaults()
+	c.Trace = filepath.Join(t.TempDir(), "openb_pod_list_default.csv")
+	c.Nodes = ""
+	c.GPUs = []GPUGroup{{Model: "a100-40gb", Count: 1}}
+	_, err := Run(c, 1)
+	if err == nil || !strings.Contains(err.Error(), c.Trace) || !strings.Contains(err.Error(), "github.com/alibaba/clusterdata") {
+		t.Errorf("error %v; want the missing path and the download location", err)
+	}
+}
+
+// repoShared returns ../shared beside the repository root, or skips.
+func repoShared(t testing.TB) string {
+	dir, _ := os.Getwd()
+	for dir != "/" {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			s := filepath.Join(dir, "..", "shared")
+			if _, err := os.Stat(filepath.Join(s, "traces", "alibaba-gpu-v2023")); err != nil {
+				t.Skipf("shared traces not found at %s (a fresh clone without ../shared)", s)
+			}
+			return s
+		}
+		dir = filepath.Dir(dir)
+	}
+	t.Skip("repository root not found")
+	return ""
+}
+
+// openb returns the paper/gpu-hours config with paths from this directory.
+func openb(t testing.TB) Config {
+	s := repoShared(t)
+	c := Defaults()
+	c.Trace = filepath.Join(s, "traces/alibaba-gpu-v2023/openb_pod_list_default.csv")
+	c.Nodes = filepath.Join(s, "traces/alibaba-gpu-v2023/openb_node_list_gpu_node.csv")
+	return c
+}
