@@ -84,10 +84,10 @@ func FitLinear(stage string, samples []realhw.Sample) LinearFit {
 	switch {
 	case len(f.Sizes) < MinSizes:
 		f.Reason = fmt.Sprintf("too few points: %d sizes, need at least %d", len(f.Sizes), MinSizes)
-	case math.IsNaN(f.RSquared) || f.RSquared < MinRSquared:
-		f.Reason = fmt.Sprintf("poor fit: R-squared %.3f < %.2f", f.RSquared, MinRSquared)
 	case f.PerByte <= 0:
 		f.Reason = fmt.Sprintf("latency does not grow with size (slope %.3g s/B): no bandwidth to fit", f.PerByte)
+	case math.IsNaN(f.RSquared) || f.RSquared < MinRSquared:
+		f.Reason = fmt.Sprintf("poor fit: R-squared %.3f < %.2f", f.RSquared, MinRSquared)
 	case f.Fixed < 0:
 		f.Reason = fmt.Sprintf("negative fixed cost %.3g s: the sizes do not reach small enough messages", f.Fixed)
 	default:

@@ -1,0 +1,276 @@
+package calib
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/conspirator-sim/conspirator/engine"
+	"github.com/conspirator-sim/conspirator/realhw"
+	"github.com/conspirator-sim/conspirator/realhw/host"
+)
+
+// synthetic returns samples of latency = fixed + n/bw exactly, reps per size.
+func synthetic(stage string, fixed, bw float64, sizes []int64, load float64) []realhw.Sample {
+	var out []realhw.Sample
+	for _, n := range sizes {
+		for range 3 {
+			out = append(out, realhw.Sample{Stage: stage, Bytes: n, Latency: engine.Seconds(fixed + float64(n)/bw), BackgroundLoad: load})
+		}
+	}
+	return out
+}
+
+// Exact linear data: the fit returns the generating parameters, R^2 = 1
+// and zero residuals (to the nanosecond rounding of the samples).
+func TestFitRecoversParameters(t *testing.T) {
+	cases := []struct {
+		fixed, bw float64
+	}{
+		{1.3e-6, 25e9},  // RDMA-class: 1.3 us + 25 GB/s
+		{10e-6, 12.5e9}, // cudaMemcpy-class: 10 us + 12.5 GB/s
+		{200e-9, 100e9}, // memcpy-class
+	}
+	sizes := []int64{4096, 65536, 1 << 20, 8 << 20}
+	for _, c := range cases {
+		f := FitLinear("s", synthetic("s", c.fixed, c.bw, sizes, 0))
+		if !f.Applied || math.Abs(f.Fixed-c.fixed) > 2e-9 || math.Abs(f.Bandwidth()-c.bw)/c.bw > 1e-6 || f.RSquared < 0.999999 {
+			t.Errorf("fixed %v bw %v: got fixed %v bw %v R2 %v applied %v (%s)", c.fixed, c.bw, f.Fixed, f.Bandwidth(), f.RSquared, f.Applied, f.Reason)
+		}
+		for _, r := range f.Residuals {
+			if math.Abs(r) > 2e-9 {
+				t.Errorf("residual %v", r)
+			}
+		}
+	}
+}
+
+func TestPoorFitFlagged(t *testing.T) {
+	sizes := []int64{1000, 2000, 3000, 4000}
+	// Latencies 1, 10, 1, 10 us: no line fits. By hand: Sxy = 9000 us*B,
+	// Sxx = 5e6 B^2, slope 1.8e-3 us/B, SSreg = 16.2, SStot = 81: R^2 = 0.2.
+	var zig []realhw.Sample
+	for i, n := range sizes {
+		us := 1.0
+		if i%2 == 1 {
+			us = 10
+		}
+		zig = append(zig, realhw.Sample{Stage: "z", Bytes: n, Latency: engine.Microseconds(us)})
+	}
+	cases := []struct {
+		name    string
+		samples []realhw.Sample
+		reason  string
+	}{
+		{"two sizes", synthetic("s", 1e-6, 1e9, []int64{10, 20}, 0), "too few points: 2 sizes"},
+		{"one size", synthetic("s", 1e-6, 1e9, []int64{10}, 0), "too few points: 1 size"},
+		{"zigzag", zig, "poor fit: R-squared 0.200"},
+		{"flat", synthetic("s", 1e-6, math.Inf(1), sizes, 0), "does not grow with size"},
+		{"no samples", nil, "no samples"},
+	}
+	for _, c := range cases {
+		f := FitLinear("s", c.samples)
+		if f.Applied || !strings.Contains(f.Reason, c.reason) {
+			t.Errorf("%s: applied %v reason %q, want %q", c.name, f.Applied, f.Reason, c.reason)
+		}
+	}
+	// The flag reaches the YAML as applied: false with the reason.
+	p := FromSamples(synthetic("s", 1e-6, 1e9, []int64{10, 20}, 0))
+	var buf bytes.Buffer
+	if err := p.WriteYAML(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "applied: false") || !strings.Contains(buf.String(), "too few points") {
+		t.Errorf("profile does not flag the fit:\n%s", buf.String())
+	}
+}
+
+// Slowdown: median latency at load u is (1 + 0.5u) times the unloaded one,
+// so the fitted slowdown per unit load is 0.5 with R^2 = 1.
+func TestLoadSlowdownFit(t *testing.T) {
+	sizes := []int64{1000, 10000, 100000}
+	var ss []realhw.Sample
+	for _, u := range []float64{0, 0.4, 0.8} {
+		stretch := 1 + 0.5*u
+		ss = append(ss, synthetic("s", 2e-6*stretch, 1e9/stretch, sizes, u)...)
+	}
+	p := FromSamples(ss)
+	lf, ok := p.Load("s")
+	if !ok || !lf.Applied || math.Abs(lf.SlowdownPerLoad-0.5) > 1e-3 || lf.RSquared < 0.999 {
+		t.Fatalf("load fit %+v", lf)
+	}
+	if got := lf.Levels[2].MedianRatio; math.Abs(got-1.4) > 1e-3 {
+		t.Errorf("median ratio at 0.8 = %v, want 1.4", got)
+	}
+}
+
+// Write, read back: every fit survives with its units.
+func TestProfileRoundTrip(t *testing.T) {
+	ss := synthetic("rdma-write", 1.3e-6, 25e9, []int64{4096, 65536, 1 << 20}, 0)
+	p := FromSamples(ss)
+	p.Provenance.Date = "2026-01-02"
+	var buf bytes.Buffer
+	if err := p.WriteYAML(&buf); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"fixed: 1.3us", "bandwidth: 25GB/s", "date: \"2026-01-02\""} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("YAML lacks %q:\n%s", want, buf.String())
+		}
+	}
+	q, err := ReadProfile(strings.NewReader(buf.String()), "p.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, ok := q.Stage("rdma-write")
+	if !ok || math.Abs(f.Fixed-1.3e-6) > 1e-12 || math.Abs(f.Bandwidth()-25e9) > 1 {
+		t.Errorf("read back %+v", f)
+	}
+	for _, bad := range []struct{ in, want string }{
+		{"version: 2\n", "version 2"},
+		{"version: 1\nbogus: 1\n", "field bogus not found"},
+		{"version: 1\nstages:\n  - stage: a\n    fixed: 3 parsecs\n", "stages[0] (a).fixed"},
+		{"", "empty"},
+	} {
+		if _, err := ReadProfile(strings.NewReader(bad.in), "p.yaml"); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%q: %v, want %q", bad.in, err, bad.want)
+		}
+	}
+}
+
+func TestParseCSV(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "samples.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ss, err := ParseCSV(f, "samples.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 85.24 us = 85240 ns, exactly.
+	if len(ss) != 4 || ss[3].Bytes != 1048576 || ss[3].Latency != 85240 || ss[0].Source != "samples.csv:4" {
+		t.Fatalf("%+v", ss)
+	}
+	// The fixture was made as 1.35us + n/12.5GB/s (rounded to 10 ns):
+	// 1048576/12.5e9 = 83.886 us, + 1.35 = 85.236 -> 85.24.
+	fit := FitLinear("rdma-write", ss)
+	if !fit.Applied || math.Abs(fit.Bandwidth()-12.5e9)/12.5e9 > 0.01 || math.Abs(fit.Fixed-1.35e-6) > 0.05e-6 {
+		t.Errorf("fit %+v bw %v", fit, fit.Bandwidth())
+	}
+	for _, c := range []struct{ in, want string }{
+		{"stage,bytes\n", "x.csv:1: header has 2 columns"},
+		{"stage,size,latency_us\n", "x.csv:1: header column 2 is \"size\""},
+		{"stage,bytes,latency_us\na,1,2,3\n", "x.csv:2: 4 fields"},
+		{"stage,bytes,latency_us\na,-1,2\n", "x.csv:2: bytes"},
+		{"stage,bytes,latency_us\n\na,1,NaN\n", "x.csv:3: latency_us"},
+		{"stage,bytes,latency_us,background_load\na,1,2,1.5\n", "x.csv:2: background_load"},
+		{"# only a comment\n", "no header"},
+	} {
+		if _, err := ParseCSV(strings.NewReader(c.in), "x.csv"); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q", c.in, err, c.want)
+		}
+	}
+}
+
+func FuzzParseCSV(f *testing.F) {
+	b, _ := os.ReadFile(filepath.Join("testdata", "samples.csv"))
+	f.Add(string(b))
+	f.Add("stage,bytes,latency_us\na,1,2\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		ss, err := ParseCSV(strings.NewReader(in), "fuzz")
+		if err != nil {
+			return
+		}
+		for _, s := range ss {
+			if err := s.Validate(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		FromSamples(ss) // must not panic on anything the parser accepts
+	})
+}
+
+func FuzzReadProfile(f *testing.F) {
+	p := FromSamples(synthetic("s", 1e-6, 1e9, []int64{1, 2, 3}, 0))
+	var buf bytes.Buffer
+	p.WriteYAML(&buf)
+	f.Add(buf.String())
+	f.Fuzz(func(t *testing.T, in string) {
+		ReadProfile(strings.NewReader(in), "fuzz") // errors are fine, panics are not
+	})
+}
+
+// The model with a single unloaded level of all-ones quantiles and no
+// slowdown reproduces the fit exactly (a closed form: latency = E2E(n));
+// at a load level with median ratio 2 it doubles.
+func TestTCPModelClosedForm(t *testing.T) {
+	ones := make([]float64, NumQuantiles)
+	for i := range ones {
+		ones[i] = 1
+	}
+	m := &TCPModel{
+		E2E:  LinearFit{Fixed: 10e-6, PerByte: 1e-10, Applied: true},
+		Load: LoadFit{Levels: []LoadLevel{{Load: 0, MedianRatio: 1, Quantiles: ones}, {Load: 0.8, MedianRatio: 2, Quantiles: ones}}},
+	}
+	sizes := []int64{0, 100000}
+	for _, c := range []struct {
+		u    float64
+		want []float64
+	}{
+		{0, []float64{10e-6, 20e-6}},   // 10us + 100000*0.1ns
+		{0.4, []float64{15e-6, 30e-6}}, // median ratio interpolated to 1.5
+		{0.8, []float64{20e-6, 40e-6}},
+	} {
+		got, err := m.Simulate(sizes, c.u, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range got {
+			if math.Abs(got[i]-c.want[i]) > 2e-9 {
+				t.Errorf("u=%v: latency %v, want %v", c.u, got[i], c.want[i])
+			}
+		}
+	}
+	// Determinism: the same seed gives the same draws.
+	qs := make([]float64, NumQuantiles)
+	for i := range qs {
+		qs[i] = 0.5 + float64(i)/100
+	}
+	m.Load.Levels[0].Quantiles = qs
+	a, _ := m.Simulate([]int64{1, 2, 3, 4}, 0, 7)
+	b, _ := m.Simulate([]int64{1, 2, 3, 4}, 0, 7)
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatal("same seed, different result")
+		}
+	}
+}
+
+// A short Validate on the real host backend: three levels, the JSON shape,
+// and finite errors. The error sizes are reported, not asserted: they
+// depend on the machine (see the package report).
+func TestValidateShort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real TCP path for about a second")
+	}
+	v, err := Validate(Options{Short: true, Requests: 200, Sizes: []int64{1 << 10, 16 << 10, 64 << 10, 256 << 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Levels) != 3 || len(v.Samples) != 3 {
+		t.Fatalf("levels %d samples %d, want 3", len(v.Levels), len(v.Samples))
+	}
+	for _, l := range v.Levels {
+		if math.IsNaN(l.P50Error) || math.IsNaN(l.P99Error) || l.RealP50US <= 0 {
+			t.Errorf("level %+v", l)
+		}
+		t.Logf("load %.1f: p50 error %+.3f, p99 error %+.3f (real p50 %.1fus p99 %.1fus)", l.BackgroundLoad, l.P50Error, l.P99Error, l.RealP50US, l.RealP99US)
+	}
+	if _, ok := v.Profile.Stage(host.StageTCPE2E); !ok {
+		t.Error("profile lacks the e2e stage")
+	}
+}

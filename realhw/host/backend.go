@@ -1,0 +1,140 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/conspirator-sim/conspirator/engine"
+	"github.com/conspirator-sim/conspirator/realhw"
+)
+
+// Backend is the host implementation of realhw.Backend: Network and Reply
+// are real loopback TCP exchanges, HostCopy a memcpy, CPUWork a calibrated
+// spin loop, Compute the fixed FNV compute; there is no DMA engine.
+type Backend struct {
+	srv       *Server
+	cl        *Client
+	src, dst  []byte
+	itersPerS float64 // Compute bytes per second on this machine, measured at New
+	closed    bool
+	// Timeout bounds each network exchange (default 10 s).
+	Timeout time.Duration
+}
+
+var _ realhw.Backend = (*Backend)(nil)
+
+// NewBackend starts a loopback server and connects to it, and measures the
+// speed of the CPU work loop (call it on an idle machine).
+func NewBackend() (*Backend, error) {
+	origin := time.Now()
+	srv, err := NewServer(origin)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := Dial(srv.Addr(), origin)
+	if err != nil {
+		srv.Close()
+		return nil, err
+	}
+	b := &Backend{srv: srv, cl: cl, Timeout: 10 * time.Second}
+	// Bytes of Compute per second, over ~2 ms, so that CPUWork(d) runs d
+	// of CPU on an idle machine.
+	buf := grow(nil, 64<<10)
+	t0 := time.Now()
+	n := 0
+	for time.Since(t0) < 2*time.Millisecond {
+		Compute(buf, len(buf))
+		n += len(buf)
+	}
+	b.itersPerS = float64(n) / time.Since(t0).Seconds()
+	return b, nil
+}
+
+func (b *Backend) Name() string { return "host" }
+
+func (b *Backend) check(n int64) error {
+	if b.closed {
+		return errors.New("realhw/host: backend used after Close")
+	}
+	if n < 0 || n > MaxPayload {
+		return fmt.Errorf("realhw/host: size %d must be in [0, %d]", n, MaxPayload)
+	}
+	return nil
+}
+
+// Network sends bytes to the server and returns the time until the server
+// holds them all.
+func (b *Backend) Network(bytes int64) (engine.Time, error) {
+	if err := b.check(bytes); err != nil {
+		return 0, err
+	}
+	rt, err := b.cl.Do(bytes, 0, 0, time.Now().Add(b.Timeout))
+	return engine.Time(rt.Network), err
+}
+
+// Reply asks the server for bytes and returns the time from the server's
+// write to the client holding them.
+func (b *Backend) Reply(bytes int64) (engine.Time, error) {
+	if err := b.check(bytes); err != nil {
+		return 0, err
+	}
+	rt, err := b.cl.Do(0, bytes, 0, time.Now().Add(b.Timeout))
+	return engine.Time(rt.Reply), err
+}
+
+// HostCopy copies bytes between two host buffers.
+func (b *Backend) HostCopy(bytes int64) (engine.Time, error) {
+	if err := b.check(bytes); err != nil {
+		return 0, err
+	}
+	b.src, b.dst = grow(b.src, int(bytes)), grow(b.dst, int(bytes))
+	t0 := time.Now()
+	copy(b.dst, b.src)
+	return engine.Time(time.Since(t0)), nil
+}
+
+// CPUWork runs the Compute loop for as many bytes as take work on this
+// machine when idle, and returns how long it took now.
+func (b *Backend) CPUWork(work engine.Time) (engine.Time, error) {
+	if err := b.check(0); err != nil {
+		return 0, err
+	}
+	if work < 0 || work > engine.Time(10*time.Second) {
+		return 0, fmt.Errorf("realhw/host: CPU work %v must be in [0, 10s]", work)
+	}
+	n := int(b.itersPerS * work.Seconds())
+	b.src = grow(b.src, 64<<10)
+	t0 := time.Now()
+	Compute(b.src, n)
+	return engine.Time(time.Since(t0)), nil
+}
+
+// DMA is not available on the host backend.
+func (b *Backend) DMA(int64) (engine.Time, error) {
+	return 0, realhw.Unsupported("host", realhw.StageDMA)
+}
+
+// Compute runs the fixed FNV compute over bytes.
+func (b *Backend) Compute(bytes int64) (engine.Time, error) {
+	if err := b.check(bytes); err != nil {
+		return 0, err
+	}
+	b.dst = grow(b.dst, int(max(bytes, 1)))
+	t0 := time.Now()
+	Compute(b.dst, int(bytes))
+	return engine.Time(time.Since(t0)), nil
+}
+
+// Close shuts the connection and the server down.
+func (b *Backend) Close() error {
+	if b.closed {
+		return nil
+	}
+	b.closed = true
+	cerr := b.cl.Close()
+	if err := b.srv.Close(); err != nil {
+		return err
+	}
+	return cerr
+}

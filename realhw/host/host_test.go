@@ -1,0 +1,154 @@
+package host
+
+import (
+	"errors"
+	"math"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/conspirator-sim/conspirator/engine"
+	"github.com/conspirator-sim/conspirator/realhw"
+)
+
+// The backend moves real bytes: every stage takes a positive time, DMA is
+// unsupported, and use after Close is an error.
+func TestBackendSmoke(t *testing.T) {
+	b, err := NewBackend()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range []struct {
+		name string
+		f    func() (engine.Time, error)
+	}{
+		{"network", func() (engine.Time, error) { return b.Network(64 << 10) }},
+		{"reply", func() (engine.Time, error) { return b.Reply(2000) }},
+		{"copy", func() (engine.Time, error) { return b.HostCopy(1 << 20) }},
+		{"cpu", func() (engine.Time, error) { return b.CPUWork(engine.Microseconds(200)) }},
+		{"compute", func() (engine.Time, error) { return b.Compute(4096) }},
+	} {
+		d, err := st.f()
+		if err != nil || d <= 0 || d > engine.Seconds(5) {
+			t.Errorf("%s: %v, %v; want a positive time under 5 s", st.name, d, err)
+		}
+	}
+	// CPUWork(200us) on an idle machine takes about 200 us; a shared CI
+	// machine may stretch it, but not shrink it far below.
+	if d, _ := b.CPUWork(engine.Microseconds(200)); d < engine.Microseconds(100) {
+		t.Errorf("CPUWork(200us) took %v: the loop calibration is off", d)
+	}
+	if _, err := b.DMA(10); !errors.Is(err, realhw.ErrUnsupported) {
+		t.Errorf("DMA: %v, want ErrUnsupported", err)
+	}
+	if _, err := b.Network(-1); err == nil {
+		t.Error("negative size accepted")
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Network(10); err == nil {
+		t.Error("Network after Close succeeded")
+	}
+}
+
+// A short real TCP path run: every request recorded, stages ordered, and
+// the network stage grows with size (256 KiB takes longer than 1 KiB at the
+// median: at least the extra copy of 255 KiB, ~10 us at 25 GB/s).
+func TestRunTCPPathSmoke(t *testing.T) {
+	run, err := RunTCPPath(PathConfig{Sizes: []int64{1 << 10, 256 << 10}, Requests: 100, Warmup: 10, Timeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Requests) != 200 {
+		t.Fatalf("%d requests recorded, want 200", len(run.Requests))
+	}
+	med := map[int64][]float64{}
+	valid := 0
+	for _, q := range run.Requests {
+		if q.Network <= 0 || q.EndToEnd < q.Network || q.EndToEnd < q.Reply || q.Copy < 0 {
+			t.Fatalf("inconsistent stage times %+v", q)
+		}
+		med[q.Bytes] = append(med[q.Bytes], q.Network.Seconds())
+		if q.CPUValid {
+			valid++
+		}
+	}
+	if runtime.GOOS == "linux" && valid < 190 {
+		t.Errorf("%d requests with CPU times, want nearly all 200", valid)
+	}
+	if m1, m256 := median(med[1<<10]), median(med[256<<10]); !(m256 > m1) {
+		t.Errorf("median network time 1KiB %v >= 256KiB %v", m1, m256)
+	}
+	ss := run.Samples()
+	for _, s := range ss {
+		if err := s.Validate(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := RunTCPPath(PathConfig{Sizes: []int64{-1}, Requests: 1}); err == nil {
+		t.Error("negative size accepted")
+	}
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	for i := range s {
+		for j := i + 1; j < len(s); j++ {
+			if s[j] < s[i] {
+				s[i], s[j] = s[j], s[i]
+			}
+		}
+	}
+	return s[len(s)/2]
+}
+
+// One worker at duty 50% for 400 ms: getrusage says it used about half of
+// its wall time. Tolerance 0.5 +- 0.2: the machine is shared and the
+// accounting lags a running thread by up to a tick.
+func TestLoadDutyCycle(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("needs RUSAGE_THREAD")
+	}
+	l, err := StartLoad(LoadConfig{Fraction: 0.5, Workers: 1, MaxDuration: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(400 * time.Millisecond)
+	rep := l.Stop()
+	if rep.Err != nil {
+		t.Fatal(rep.Err)
+	}
+	if math.Abs(rep.Measured-0.5) > 0.2 {
+		t.Errorf("measured duty %.3f, want 0.5 +- 0.2 (workers %+v)", rep.Measured, rep.Workers)
+	}
+	if again := l.Stop(); again.Measured != rep.Measured {
+		t.Error("second Stop gave a different report")
+	}
+	for _, bad := range []LoadConfig{{Fraction: 0.95}, {Fraction: -0.1}, {Fraction: 0.5, Period: time.Microsecond}} {
+		if _, err := StartLoad(bad); err == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+}
+
+// Compute is FNV-1a: the empty input hashes to the offset basis, and "a"
+// to 0xaf63dc4c8601ec8c (the published FNV-1a 64-bit test vector).
+func TestComputeIsFNV1a(t *testing.T) {
+	if got := Compute([]byte("a"), 1); got != 0xaf63dc4c8601ec8c {
+		t.Errorf("FNV-1a(a) = %#x", got)
+	}
+	if got := Compute(nil, 10); got != 14695981039346656037 {
+		t.Errorf("empty = %d", got)
+	}
+	// Cycling: 2 bytes of "ab" then wrap = hash of "aba".
+	if Compute([]byte("ab"), 3) != Compute([]byte("aba"), 3) {
+		t.Error("cycling over the buffer differs from the longer input")
+	}
+}
+
+func TestDialRefusesNonLoopback(t *testing.T) {
+	if _, err := Dial("10.0.0.1:80", time.Now()); err == nil {
+		t.Error("non-loopback address accepted")
+	}
+}
