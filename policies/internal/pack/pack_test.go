@@ -1,0 +1,63 @@
+package pack
+
+import (
+	"testing"
+
+	"github.com/conspirator-sim/conspirator/policies/snapshot"
+)
+
+// Hand-derived A100 layouts: with 4g.20gb@0 in use, 3g.20gb fits only at
+// start 4 (memory 4-7); a second 4g does not fit (MaxCount 1 and 8
+// compute slices); on a non-MIG GPU at 0.6 used, 0.4 fits and 0.5 does not,
+// and another tenant never fits.
+func TestStartsFollowMIGAndTenantRules(t *testing.T) {
+	a100, _ := snapshot.LookupModel("a100-40gb")
+	v100, _ := snapshot.LookupModel("v100")
+	s := &snapshot.Snapshot{
+		GPUs: []snapshot.GPU{{ID: 0, Model: a100}, {ID: 1, Model: v100}},
+		Jobs: []snapshot.Job{
+			{ID: 1, Tenant: "a", Options: []snapshot.Option{{Profile: "4g.20gb"}}},
+			{ID: 2, Tenant: "a", Options: []snapshot.Option{{Profile: "3g.20gb"}, {Profile: "4g.20gb"}}},
+			{ID: 3, Tenant: "a", Options: []snapshot.Option{{Fraction: 0.6}}},
+			{ID: 4, Tenant: "a", Options: []snapshot.Option{{Fraction: 0.4}, {Fraction: 0.5}}},
+			{ID: 5, Tenant: "b", Options: []snapshot.Option{{Fraction: 0.1}}},
+		},
+	}
+	v := New(s)
+	v.Place(0, v.Job(1), 0, 0)
+	if got := v.Starts(0, v.Job(2), 0); len(got) != 1 || got[0] != 4 {
+		t.Errorf("3g starts = %v, want [4]", got)
+	}
+	if got := v.Starts(0, v.Job(2), 1); got != nil {
+		t.Errorf("second 4g starts = %v, want none", got)
+	}
+	v.Place(1, v.Job(3), 0, 0)
+	if !v.Fits(1, v.Job(4), 0) || v.Fits(1, v.Job(4), 1) || v.Fits(1, v.Job(5), 0) {
+		t.Errorf("non-MIG fits: 0.4 %v (want true), 0.5 %v (false), other tenant %v (false)",
+			v.Fits(1, v.Job(4), 0), v.Fits(1, v.Job(4), 1), v.Fits(1, v.Job(5), 0))
+	}
+	v.Place(0, v.Job(2), 0, 4)
+	if err := snapshot.CheckDecision(s, v.Decision()); err != nil {
+		t.Error(err)
+	}
+	v.Remove(1)
+	if g := &v.GPUs[0]; g.Compute != 3 || g.FreeMem() != 4 {
+		t.Errorf("after removing the 4g: compute %d free memory %d, want 3 and 4", g.Compute, g.FreeMem())
+	}
+}
+
+// Openness on an empty A100-40GB: 1g.5gb has starts 0-6 (7), 1g.10gb
+// 0,2,4,6 (4), 2g.10gb 0,2,4 (3), 3g.20gb 0,4 (2), 4g.20gb 0 (1), 7g 0
+// (1): 18 slots. A 1g.5gb at start 6 keeps more of them open than at 0.
+func TestOpennessPrefersEdgeForSmallInstance(t *testing.T) {
+	a100, _ := snapshot.LookupModel("a100-40gb")
+	s := &snapshot.Snapshot{GPUs: []snapshot.GPU{{ID: 0, Model: a100}},
+		Jobs: []snapshot.Job{{ID: 1, Options: []snapshot.Option{{Profile: "1g.5gb"}}}}}
+	v := New(s)
+	if n := v.Openness(0, 0, 0); n != 18 {
+		t.Errorf("openness of an empty A100 = %d, want 18", n)
+	}
+	if st := v.BestStart(0, v.Job(1), 0, v.Starts(0, v.Job(1), 0)); st != 6 {
+		t.Errorf("best start of 1g.5gb = %d, want 6", st)
+	}
+}
