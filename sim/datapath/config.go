@@ -32,48 +32,48 @@ type Config struct {
 	Paths    []string       `yaml:"paths" doc:"pipelines to simulate: tcp, gpudirect, host-rdma, conspirator" default:"[tcp, gpudirect, host-rdma, conspirator]"`
 	Clients  ClientsConfig  `yaml:"clients" doc:"the clients sending inference requests"`
 	Request  RequestConfig  `yaml:"request" doc:"what one request carries and computes"`
-	GPUs     []GPUConfig    `yaml:"gpus" doc:"GPU instances serving requests" default:"[{type: a100-80gb, count: 2}]"`
+	GPUs     []GPUConfig    `yaml:"gpus" doc:"GPU instances serving requests" default:"[{type: a100-80gb, count: 2}]" source:"paper: BlueField-3 + A100 testbed (conspirator.md); two GPUs so that the scheduler has a choice"`
 	Host     HostConfig     `yaml:"host" doc:"the server's host CPU and software stack"`
 	Network  NetworkConfig  `yaml:"network" doc:"the network between clients and server"`
 	SmartNIC SmartNICConfig `yaml:"smartnic" doc:"the off-path SmartNIC of the conspirator path"`
 
 	// WarmupRequests are left out of every statistic: the first requests
 	// see an idle, empty system.
-	WarmupRequests int `yaml:"warmup_requests" doc:"requests, counted over all clients in issue order, left out of the statistics" default:"100"`
+	WarmupRequests int `yaml:"warmup_requests" doc:"requests, counted over all clients in issue order, left out of the statistics" default:"100" source:"choice: run control; the first requests see an idle, empty system"`
 	// MaxInFlight stops a diverging run: an open-loop load above capacity
 	// would otherwise grow its queues without bound.
-	MaxInFlight int `yaml:"max_in_flight" doc:"requests in flight at which an open-loop run is stopped and flagged unstable" default:"100000"`
+	MaxInFlight int `yaml:"max_in_flight" doc:"requests in flight at which an open-loop run is stopped and flagged unstable" default:"100000" source:"choice: run control; far above any stable queue of the default scenarios"`
 	// RecordRequests keeps one record per request for CSV output.
 	RecordRequests bool `yaml:"record_requests" doc:"keep per-request records (stage times) for CSV output" default:"true"`
 }
 
 // ClientsConfig describes the clients.
 type ClientsConfig struct {
-	Count int `yaml:"count" doc:"number of clients, one RDMA queue pair (or TCP connection) each" default:"4"`
+	Count int `yaml:"count" doc:"number of clients, one RDMA queue pair (or TCP connection) each" default:"4" source:"choice: paper/e2e workload; four clients saturate two GPUs"`
 	// Mode closed: each client sends its next request a think time after
 	// the previous reply. open: Poisson arrivals at Rate per client,
 	// whatever the replies.
-	Mode      string         `yaml:"mode" doc:"closed (think time after each reply) or open (Poisson arrivals)" default:"closed"`
-	ThinkTime units.Duration `yaml:"think_time" doc:"closed loop: mean of the exponential think time between a reply and the next request" default:"1ms"`
-	Rate      units.Rate     `yaml:"rate" doc:"open loop: Poisson arrival rate per client" default:"100/s"`
-	Requests  int            `yaml:"requests" doc:"requests each client sends" default:"1000"`
+	Mode      string         `yaml:"mode" doc:"closed (think time after each reply) or open (Poisson arrivals)" default:"closed" source:"choice: paper/e2e workload (completion time per request)"`
+	ThinkTime units.Duration `yaml:"think_time" doc:"closed loop: mean of the exponential think time between a reply and the next request" default:"1ms" source:"choice: paper/e2e workload"`
+	Rate      units.Rate     `yaml:"rate" doc:"open loop: Poisson arrival rate per client" default:"100/s" source:"choice: open-loop scenarios set their own rate"`
+	Requests  int            `yaml:"requests" doc:"requests each client sends" default:"1000" source:"choice: run length"`
 	// GPUChoice is how a gpudirect client picks the GPU it writes into:
 	// it cannot see the server's load.
-	GPUChoice string `yaml:"gpu_choice" doc:"gpudirect path: round-robin or hash (client id), both load-unaware" default:"round-robin"`
+	GPUChoice string `yaml:"gpu_choice" doc:"gpudirect path: round-robin or hash (client id), both load-unaware" default:"round-robin" source:"choice: a client cannot see the server's load (conspirator.md, path 2)"`
 }
 
 // RequestConfig describes one inference request.
 type RequestConfig struct {
-	Model string `yaml:"model" doc:"model name known to the GPU compute tables (resnet50, bert)" default:"resnet50"`
-	Batch int    `yaml:"batch" doc:"items per request" default:"8"`
+	Model string `yaml:"model" doc:"model name known to the GPU compute tables (resnet50, bert)" default:"resnet50" source:"choice: a standard vision model with published compute times (hw/gpu); the paper does not name its model"`
+	Batch int    `yaml:"batch" doc:"items per request" default:"8" source:"choice: moving the batch costs more than the fixed overheads (datapath.Defaults)"`
 	// InputBytesPerItem: a 224x224x3 image in FP16 is 301,056 bytes.
-	InputBytesPerItem units.Bytes `yaml:"input_bytes_per_item" doc:"input tensor bytes per item (224x224x3 FP16 = 301056B)" default:"301056B"`
+	InputBytesPerItem units.Bytes `yaml:"input_bytes_per_item" doc:"input tensor bytes per item (224x224x3 FP16 = 301056B)" default:"301056B" source:"derived: 224 x 224 x 3 values x 2 B (FP16 ResNet-50 input)"`
 	// OutputBytesPerItem: 1000 FP16 logits.
-	OutputBytesPerItem units.Bytes `yaml:"output_bytes_per_item" doc:"result bytes per item returned to the client (1000 FP16 logits = 2000B)" default:"2000B"`
+	OutputBytesPerItem units.Bytes `yaml:"output_bytes_per_item" doc:"result bytes per item returned to the client (1000 FP16 logits = 2000B)" default:"2000B" source:"derived: 1000 logits x 2 B (FP16)"`
 	// StackSpeedup divides the measured framework-level compute times
 	// (gpu.ComputeModel): 1 is PyTorch eager as measured, about 14 a
 	// TensorRT engine. See Defaults for the choice.
-	StackSpeedup float64 `yaml:"stack_speedup" doc:"serving-stack speedup over the framework-level compute tables (1 = PyTorch eager as measured, ~14 = TensorRT INT8)" default:"13.8"`
+	StackSpeedup float64 `yaml:"stack_speedup" doc:"serving-stack speedup over the framework-level compute tables (1 = PyTorch eager as measured, ~14 = TensorRT INT8)" default:"13.8" source:"derived: MLPerf Inference v3.0 A100 TensorRT INT8 42,379/s over PyTorch eager 3,070 img/s (hardware.md §7)"`
 	// ComputeTime overrides the GPU compute-time table when non-zero.
 	ComputeTime units.Duration `yaml:"compute_time" doc:"GPU time of one request on a whole GPU; 0s takes it from the GPU compute tables" default:"0s"`
 }
@@ -88,61 +88,61 @@ type GPUConfig struct {
 // HostConfig describes the server's host CPU and its software costs. All
 // costs are core-time on one unloaded host core.
 type HostConfig struct {
-	CPU             string          `yaml:"cpu" doc:"host CPU from the catalog (xeon-8380-2s, xeon-8380)" default:"xeon-8380-2s"`
-	Cores           int             `yaml:"cores" doc:"physical cores serving requests and background load" default:"80"`
-	Clock           units.Frequency `yaml:"clock" doc:"core frequency turning TCP cycles into time" default:"3GHz"`
-	BackgroundLoad  units.Fraction  `yaml:"background_load" doc:"background CPU load u, 0% to below 100%" default:"0%"`
-	BackgroundModel string          `yaml:"background_model" doc:"per-core (a stressor on every core, stress-ng --cpu-load) or threads (u*N busy threads)" default:"per-core"`
-	Interference    units.Ratio     `yaml:"interference" doc:"alpha: host-side work stretched by 1 + alpha*u (cache and memory contention)" default:"10%"`
+	CPU             string          `yaml:"cpu" doc:"host CPU from the catalog (xeon-8380-2s, xeon-8380)" default:"xeon-8380-2s" source:"estimate: a host matching the 800 W CPU of the paper's cost table"`
+	Cores           int             `yaml:"cores" doc:"physical cores serving requests and background load" default:"80" source:"hw:host_cpu.xeon-8380-2s.cores"`
+	Clock           units.Frequency `yaml:"clock" doc:"core frequency turning TCP cycles into time" default:"3GHz" source:"hw:host_cpu.xeon-8380-2s.clock"`
+	BackgroundLoad  units.Fraction  `yaml:"background_load" doc:"background CPU load u, 0% to below 100%" default:"0%" source:"choice: unloaded baseline; the paper also shows 80%"`
+	BackgroundModel string          `yaml:"background_model" doc:"per-core (a stressor on every core, stress-ng --cpu-load) or threads (u*N busy threads)" default:"per-core" source:"anecdotal: stress-ng --cpu-load noisy neighbour (hardware.md §4)"`
+	Interference    units.Ratio     `yaml:"interference" doc:"alpha: host-side work stretched by 1 + alpha*u (cache and memory contention)" default:"10%" source:"hw:host.interference"`
 	// InputCopy is how the host copies a request into the GPU on the tcp
 	// and host-rdma paths; see Defaults for why pageable.
-	InputCopy      string          `yaml:"input_copy" doc:"pageable or pinned cudaMemcpy of the input on the tcp and host-rdma paths" default:"pageable"`
-	GPULink        string          `yaml:"gpu_link" doc:"PCIe link of each GPU (gen4-x16, gen5-x16)" default:"gen4-x16"`
-	PinnedH2D      units.Bandwidth `yaml:"pinned_h2d" doc:"pinned cudaMemcpy rate over the GPU link" default:"25GB/s"`
-	PageableFactor units.Ratio     `yaml:"pageable_factor" doc:"pageable over pinned cudaMemcpy rate" default:"40%"`
-	MemcpyIssue    units.Duration  `yaml:"memcpy_issue" doc:"fixed CPU cost of one cudaMemcpy" default:"10us"`
-	KernelLaunch   units.Duration  `yaml:"kernel_launch" doc:"CPU cost of launching the request's kernel" default:"2.7us"`
-	SyncWait       units.Duration  `yaml:"sync_wait" doc:"CPU time from GPU completion to the host thread's return from synchronize" default:"6.95us"`
-	PollCompletion units.Duration  `yaml:"poll_completion" doc:"CPU cost of one completion seen by a polling thread" default:"500ns"`
-	PostSend       units.Duration  `yaml:"post_send" doc:"CPU cost of posting one RDMA work request" default:"300ns"`
+	InputCopy      string          `yaml:"input_copy" doc:"pageable or pinned cudaMemcpy of the input on the tcp and host-rdma paths" default:"pageable" source:"choice: the paper's unmodified PyTorch baseline copies an unregistered buffer (datapath.Defaults)"`
+	GPULink        string          `yaml:"gpu_link" doc:"PCIe link of each GPU (gen4-x16, gen5-x16)" default:"gen4-x16" source:"vendor: A100 host interface, PCIe Gen4 x16"`
+	PinnedH2D      units.Bandwidth `yaml:"pinned_h2d" doc:"pinned cudaMemcpy rate over the GPU link" default:"25GB/s" source:"hw:pcie.gen4-x16.pinned_h2d"`
+	PageableFactor units.Ratio     `yaml:"pageable_factor" doc:"pageable over pinned cudaMemcpy rate" default:"40%" source:"hw:host.pageable_factor"`
+	MemcpyIssue    units.Duration  `yaml:"memcpy_issue" doc:"fixed CPU cost of one cudaMemcpy" default:"10us" source:"hw:host.memcpy_issue"`
+	KernelLaunch   units.Duration  `yaml:"kernel_launch" doc:"CPU cost of launching the request's kernel" default:"2.7us" source:"hw:host.kernel_launch"`
+	SyncWait       units.Duration  `yaml:"sync_wait" doc:"CPU time from GPU completion to the host thread's return from synchronize" default:"6.95us" source:"hw:host.sync_wait"`
+	PollCompletion units.Duration  `yaml:"poll_completion" doc:"CPU cost of one completion seen by a polling thread" default:"500ns" source:"hw:host.poll_completion"`
+	PostSend       units.Duration  `yaml:"post_send" doc:"CPU cost of posting one RDMA work request" default:"300ns" source:"hw:host.post_send"`
 	// DecisionTime is the scheduler's CPU time per decision on a host
 	// core; the SoC takes DecisionTime / arm_speed.
-	DecisionTime       units.Duration `yaml:"decision_time" doc:"scheduling decision CPU time on one host core" default:"2us"`
-	TCPRxCyclesPerByte float64        `yaml:"tcp_rx_cycles_per_byte" doc:"host TCP receive cost per payload byte" default:"0.6"`
-	TCPTxCyclesPerByte float64        `yaml:"tcp_tx_cycles_per_byte" doc:"host TCP send cost per payload byte" default:"0.3"`
-	TCPRxPerMessage    units.Duration `yaml:"tcp_rx_per_message" doc:"host TCP receive cost per message (system call, wake-up)" default:"5us"`
-	TCPTxPerMessage    units.Duration `yaml:"tcp_tx_per_message" doc:"host TCP send cost per message" default:"3us"`
-	Price              units.Money    `yaml:"price" doc:"price charged to the host CPU in the cost table" default:"$1000"`
-	Power              units.Power    `yaml:"power" doc:"power charged to the host CPU in the cost table" default:"800W"`
+	DecisionTime       units.Duration `yaml:"decision_time" doc:"scheduling decision CPU time on one host core" default:"2us" source:"estimate: a least-loaded choice over a few GPUs plus bookkeeping (DefaultDecisionTime)"`
+	TCPRxCyclesPerByte float64        `yaml:"tcp_rx_cycles_per_byte" doc:"host TCP receive cost per payload byte" default:"0.6" source:"hw:host.tcp_rx_cycles_per_byte"`
+	TCPTxCyclesPerByte float64        `yaml:"tcp_tx_cycles_per_byte" doc:"host TCP send cost per payload byte" default:"0.3" source:"hw:host.tcp_tx_cycles_per_byte"`
+	TCPRxPerMessage    units.Duration `yaml:"tcp_rx_per_message" doc:"host TCP receive cost per message (system call, wake-up)" default:"5us" source:"hw:host.tcp_rx_per_message"`
+	TCPTxPerMessage    units.Duration `yaml:"tcp_tx_per_message" doc:"host TCP send cost per message" default:"3us" source:"hw:host.tcp_tx_per_message"`
+	Price              units.Money    `yaml:"price" doc:"price charged to the host CPU in the cost table" default:"$1000" source:"hw:host_cpu.xeon-8380-2s.price"`
+	Power              units.Power    `yaml:"power" doc:"power charged to the host CPU in the cost table" default:"800W" source:"hw:host_cpu.xeon-8380-2s.power"`
 }
 
 // NetworkConfig describes the client-server network.
 type NetworkConfig struct {
-	NIC        string          `yaml:"nic" doc:"RDMA NIC of clients and server (connectx6, connectx7)" default:"connectx6"`
-	LineRate   units.Bandwidth `yaml:"line_rate" doc:"line rate of every port" default:"200Gbps"`
-	Efficiency units.Fraction  `yaml:"efficiency" doc:"large-message goodput over line rate" default:"95%"`
-	Latency    units.Duration  `yaml:"latency" doc:"one-way small-message latency NIC to NIC" default:"1.3us"`
-	PerMessage units.Duration  `yaml:"per_message" doc:"NIC per-message overhead (1 / message rate)" default:"5ns"`
+	NIC        string          `yaml:"nic" doc:"RDMA NIC of clients and server (connectx6, connectx7)" default:"connectx6" source:"choice: the ConnectX generation of a 200 Gb/s BlueField-3 port"`
+	LineRate   units.Bandwidth `yaml:"line_rate" doc:"line rate of every port" default:"200Gbps" source:"hw:nic.connectx6.line_rate"`
+	Efficiency units.Fraction  `yaml:"efficiency" doc:"large-message goodput over line rate" default:"95%" source:"hw:nic.connectx6.efficiency"`
+	Latency    units.Duration  `yaml:"latency" doc:"one-way small-message latency NIC to NIC" default:"1.3us" source:"hw:nic.connectx6.one_way_latency"`
+	PerMessage units.Duration  `yaml:"per_message" doc:"NIC per-message overhead (1 / message rate)" default:"5ns" source:"hw:nic.connectx6.per_message"`
 	// SameRootComplex: GPUDirect writes run at the GPU link's rate when NIC
 	// and GPU share a PCIe root complex, else at CrossRootComplexFactor.
-	SameRootComplex        bool           `yaml:"same_root_complex" doc:"NIC and GPUs share a PCIe root complex (GPUDirect at full rate)" default:"true"`
-	CrossRootComplexFactor units.Fraction `yaml:"cross_root_complex_factor" doc:"GPUDirect rate factor across root complexes" default:"50%"`
-	MaxQPs                 int            `yaml:"max_qps" doc:"queue pairs the server NIC supports; one per client" default:"262144"`
+	SameRootComplex        bool           `yaml:"same_root_complex" doc:"NIC and GPUs share a PCIe root complex (GPUDirect at full rate)" default:"true" source:"vendor: the layout NVIDIA's GPUDirect RDMA manual recommends"`
+	CrossRootComplexFactor units.Fraction `yaml:"cross_root_complex_factor" doc:"GPUDirect rate factor across root complexes" default:"50%" source:"estimate: no sourced factor (hw.DefaultCrossRootComplexFactor)"`
+	MaxQPs                 int            `yaml:"max_qps" doc:"queue pairs the server NIC supports; one per client" default:"262144" source:"anecdotal: max_qp 262144 in ibv_devinfo -v of mlx5 devices"`
 }
 
 // SmartNICConfig describes the SmartNIC of the conspirator path.
 type SmartNICConfig struct {
-	Model         string          `yaml:"model" doc:"SmartNIC from the catalog (bluefield3, bluefield2)" default:"bluefield3"`
-	ArmCores      int             `yaml:"arm_cores" doc:"Arm cores serving requests" default:"16"`
-	ArmSpeed      units.Ratio     `yaml:"arm_speed" doc:"one Arm core's speed relative to one host core" default:"62%"`
-	LineRate      units.Bandwidth `yaml:"line_rate" doc:"the SmartNIC port's line rate" default:"200Gbps"`
-	BufferBytes   units.Bytes     `yaml:"buffer" doc:"on-card buffer for incoming requests" default:"256MiB"`
-	BufferPolicy  string          `yaml:"buffer_policy" doc:"when the buffer is full: wait or drop" default:"wait"`
-	DMABandwidth  units.Bandwidth `yaml:"dma_bandwidth" doc:"SoC-to-GPU DMA rate" default:"22GB/s"`
-	DMAPerOp      units.Duration  `yaml:"dma_per_op" doc:"DMA engine cost per operation" default:"95ns"`
-	NotifyLatency units.Duration  `yaml:"notify_latency" doc:"SoC-to-host notification (a posted PCIe write the host polls)" default:"1us"`
-	Price         units.Money     `yaml:"price" doc:"price charged to the SmartNIC in the cost table" default:"$231"`
-	Power         units.Power     `yaml:"power" doc:"power charged to the SmartNIC in the cost table" default:"150W"`
+	Model         string          `yaml:"model" doc:"SmartNIC from the catalog (bluefield3, bluefield2)" default:"bluefield3" source:"paper: BlueField-3 + A100 testbed (conspirator.md)"`
+	ArmCores      int             `yaml:"arm_cores" doc:"Arm cores serving requests" default:"16" source:"hw:smartnic.bluefield3.arm_cores"`
+	ArmSpeed      units.Ratio     `yaml:"arm_speed" doc:"one Arm core's speed relative to one host core" default:"62%" source:"hw:smartnic.bluefield3.arm_speed"`
+	LineRate      units.Bandwidth `yaml:"line_rate" doc:"the SmartNIC port's line rate" default:"200Gbps" source:"hw:smartnic.bluefield3.line_rate"`
+	BufferBytes   units.Bytes     `yaml:"buffer" doc:"on-card buffer for incoming requests" default:"256MiB" source:"choice: 111 default requests (2.4 MB each) in a slice of the BlueField-3's 32 GB DRAM"`
+	BufferPolicy  string          `yaml:"buffer_policy" doc:"when the buffer is full: wait or drop" default:"wait" source:"choice: lossless, as RDMA flow control back-pressures a full receiver"`
+	DMABandwidth  units.Bandwidth `yaml:"dma_bandwidth" doc:"SoC-to-GPU DMA rate" default:"22GB/s" source:"hw:smartnic.bluefield3.dma_bandwidth"`
+	DMAPerOp      units.Duration  `yaml:"dma_per_op" doc:"DMA engine cost per operation" default:"95ns" source:"hw:smartnic.bluefield3.dma_per_op"`
+	NotifyLatency units.Duration  `yaml:"notify_latency" doc:"SoC-to-host notification (a posted PCIe write the host polls)" default:"1us" source:"estimate: a posted PCIe write the host polls, plus room for the DOCA completion path (DefaultNotifyLatency)"`
+	Price         units.Money     `yaml:"price" doc:"price charged to the SmartNIC in the cost table" default:"$231" source:"hw:smartnic.bluefield3.price"`
+	Power         units.Power     `yaml:"power" doc:"power charged to the SmartNIC in the cost table" default:"150W" source:"hw:smartnic.bluefield3.max_power"`
 }
 
 // Defaults returns the paper/e2e configuration: four clients in a closed

@@ -1,0 +1,46 @@
+package datapath
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/conspirator-sim/conspirator/hw"
+)
+
+// CatalogSource prefixes a source tag that names a key of hw.Provenance:
+// `source:"hw:host.memcpy_issue"`. Any other source tag is a literal
+// citation that starts with its grade, `source:"estimate: ..."`.
+const CatalogSource = "hw:"
+
+// ChoiceGrade is the grade of a default that is a modelling or workload
+// choice (how many clients, which batch) rather than a property of
+// hardware: no measurement could confirm or refute it, only the scenario's
+// purpose.
+const ChoiceGrade = "choice"
+
+// SourceText turns the source tag of a Config field into the text the key
+// reference shows: for a catalog key, its grade and citation from
+// hw.Provenance followed by the key, so a reader can find the number in
+// hw's catalog; a literal citation unchanged. An unknown catalog key is an
+// error, so that a renamed catalog key fails the schema test instead of
+// leaving a dangling reference in the documentation.
+func SourceText(tag string) (string, error) {
+	key, ok := strings.CutPrefix(tag, CatalogSource)
+	if !ok {
+		return tag, nil
+	}
+	p, ok := catalogParam(key)
+	if !ok {
+		return "", fmt.Errorf("source tag %q: no key %q in hw.Provenance", tag, key)
+	}
+	return fmt.Sprintf("%s: %s (hw %s)", p.Grade, p.Source, p.Key), nil
+}
+
+func catalogParam(key string) (hw.Param, bool) {
+	for _, p := range hw.Provenance() {
+		if p.Key == key {
+			return p, true
+		}
+	}
+	return hw.Param{}, false
+}
