@@ -23,6 +23,7 @@ func (a *app) sweepCmd() *cobra.Command {
 	var seeds, jobs int
 	var outDir, shard string
 	var resume, noReport bool
+	var e emitFlags
 	c := &cobra.Command{
 		Use:   "sweep SCENARIO|FILE --param key=v1,v2,... [--param ...]",
 		Short: "Run a scenario over the cartesian product of parameter values and seeds",
@@ -39,10 +40,16 @@ Sharding (one sweep on many machines): --shard i/n runs the points with
 index % n == i; without --shard, the shard is read from Slurm job arrays
 (SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_COUNT) or Kubernetes Indexed Jobs
 (JOB_COMPLETION_INDEX with CONSPIRATOR_SHARDS). 'conspirator report DIR
-SHARD_DIR...' merges shard directories into one result.`,
+SHARD_DIR...' merges shard directories into one result.
+
+On a cluster: --emit slurm -o DIR writes DIR/sweep.sbatch, a Slurm job array
+with one task per shard (--shards, --throttle) that resumes into DIR, and a
+README saying how to submit it, rerun failed tasks and merge; --emit k8s
+writes a Kubernetes Indexed Job (generated, not tested on a live cluster).`,
 		Example: `  conspirator sweep paper/e2e --param datapath.host.background_load=0%,10%,20%,30%,40%,50%,60%,70%,80%,90% --seeds 3
   conspirator sweep my.yaml --param datapath.clients.count=1,2,4,8 --param datapath.request.batch=1,8 -j 2 -o out/sw
-  conspirator sweep my.yaml --param datapath.clients.count=1,2,4,8 -o out/sw --resume`,
+  conspirator sweep my.yaml --param datapath.clients.count=1,2,4,8 -o out/sw --resume
+  conspirator sweep my.yaml --param datapath.clients.count=1,2,4,8 --seeds 5 --emit slurm --shards 8 --throttle 4 -o /scratch/sw`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(params) == 0 {
@@ -55,7 +62,12 @@ SHARD_DIR...' merges shard directories into one result.`,
 			if seeds < 1 {
 				return usagef("--seeds %d: must be at least 1", seeds)
 			}
-			if !cmd.Flags().Changed("jobs") {
+			if err := e.check(cmd, outDir, shard); err != nil {
+				return err
+			}
+			if e.emit != "" && !cmd.Flags().Changed("jobs") {
+				jobs = 1 // one core per array task
+			} else if !cmd.Flags().Changed("jobs") {
 				if jobs, err = a.jobs(); err != nil {
 					return err
 				}
@@ -90,8 +102,11 @@ SHARD_DIR...' merges shard directories into one result.`,
 			if err := checkWritableParent(dir); err != nil {
 				return err
 			}
+			if e.emit != "" {
+				return a.emitBatch(e, args[0], f, ps, seeds, jobs, base, sweep.Expand(ps, seedList), dir)
+			}
 			opts := sweep.Options{Dir: dir, Jobs: jobs, Resume: resume, Progress: a.stderr,
-				Meta: map[string]string{"scenario": args[0], "sets": strings.Join(f.sets, "\n"), "version": sim.Version}}
+				Meta: sweepMeta(args[0], f.sets)}
 			if isTerminal(a.stderr) {
 				opts.IsTerminal = true
 			}
@@ -139,6 +154,7 @@ SHARD_DIR...' merges shard directories into one result.`,
 		},
 	}
 	f.add(c)
+	e.add(c)
 	fl := c.Flags()
 	fl.StringArrayVar(&params, "param", nil, "a swept key and its values, key=v1,v2,... (repeatable; the points are the cartesian product)")
 	fl.IntVar(&seeds, "seeds", 1, "seeds per parameter combination (the scenario's seed, seed+1, ...)")

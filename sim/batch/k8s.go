@@ -1,0 +1,151 @@
+package batch
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// ClaimName is the PersistentVolumeClaim the Kubernetes manifest mounts at
+// K8sMount: a ReadWriteMany volume holding the sweep directory.
+const ClaimName = "conspirator-sweep"
+
+// The manifest's objects, in the field order kubectl prints them; only the
+// fields the Job needs.
+type (
+	k8sJob struct {
+		APIVersion string  `yaml:"apiVersion"`
+		Kind       string  `yaml:"kind"`
+		Metadata   k8sMeta `yaml:"metadata"`
+		Spec       k8sSpec `yaml:"spec"`
+	}
+	k8sMeta struct {
+		Name   string            `yaml:"name"`
+		Labels map[string]string `yaml:"labels,omitempty"`
+	}
+	k8sSpec struct {
+		CompletionMode string      `yaml:"completionMode"`
+		Completions    int         `yaml:"completions"`
+		Parallelism    int         `yaml:"parallelism"`
+		BackoffLimit   int         `yaml:"backoffLimit"`
+		Template       k8sTemplate `yaml:"template"`
+	}
+	k8sTemplate struct {
+		Metadata k8sMeta    `yaml:"metadata"`
+		Spec     k8sPodSpec `yaml:"spec"`
+	}
+	k8sPodSpec struct {
+		RestartPolicy string         `yaml:"restartPolicy"`
+		Containers    []k8sContainer `yaml:"containers"`
+		Volumes       []k8sVolume    `yaml:"volumes"`
+	}
+	k8sContainer struct {
+		Name         string        `yaml:"name"`
+		Image        string        `yaml:"image"`
+		WorkingDir   string        `yaml:"workingDir"`
+		Command      []string      `yaml:"command"`
+		Args         []string      `yaml:"args"`
+		Env          []k8sEnv      `yaml:"env"`
+		Resources    k8sResources  `yaml:"resources"`
+		VolumeMounts []k8sVolMount `yaml:"volumeMounts"`
+	}
+	k8sEnv struct {
+		Name  string `yaml:"name"`
+		Value string `yaml:"value"`
+	}
+	k8sResources struct {
+		Requests map[string]string `yaml:"requests"`
+	}
+	k8sVolMount struct {
+		Name      string `yaml:"name"`
+		MountPath string `yaml:"mountPath"`
+	}
+	k8sVolume struct {
+		Name string   `yaml:"name"`
+		PVC  k8sClaim `yaml:"persistentVolumeClaim"`
+	}
+	k8sClaim struct {
+		ClaimName string `yaml:"claimName"`
+	}
+)
+
+// K8sManifest is a Kubernetes Indexed Job for j: Shards completions, at
+// most Throttle pods at once, each pod running shard JOB_COMPLETION_INDEX of
+// CONSPIRATOR_SHARDS into the sweep directory mounted at K8sMount from the
+// claim ClaimName. It is generated, not tested against a live cluster.
+func K8sManifest(j Job) ([]byte, error) {
+	if err := j.Validate(K8s); err != nil {
+		return nil, err
+	}
+	image := j.Image
+	if image == "" {
+		image = DefaultImage
+	}
+	par := j.throttle()
+	if par == 0 {
+		par = j.Shards
+	}
+	// No --shard: the pod's shard is JOB_COMPLETION_INDEX, which the Job
+	// controller sets; the count is fixed by the manifest's env.
+	before, after := j.taskArgs(K8sMount)
+	args := append(append([]string{}, before[:len(before)-1]...), after...)
+	cpu := fmt.Sprint(j.Jobs)
+	job := k8sJob{
+		APIVersion: "batch/v1",
+		Kind:       "Job",
+		Metadata:   k8sMeta{Name: j.jobName()},
+		Spec: k8sSpec{
+			CompletionMode: "Indexed",
+			Completions:    j.Shards,
+			Parallelism:    par,
+			// A failed pod is retried; it resumes, keeping finished points.
+			BackoffLimit: j.Shards,
+			Template: k8sTemplate{
+				Metadata: k8sMeta{Labels: map[string]string{"app.kubernetes.io/name": "conspirator"}},
+				Spec: k8sPodSpec{
+					RestartPolicy: "Never",
+					Containers: []k8sContainer{{
+						Name:         "sweep",
+						Image:        image,
+						WorkingDir:   K8sMount,
+						Command:      []string{j.Binary},
+						Args:         args,
+						Env:          []k8sEnv{{Name: "CONSPIRATOR_SHARDS", Value: fmt.Sprint(j.Shards)}},
+						Resources:    k8sResources{Requests: map[string]string{"cpu": cpu}},
+						VolumeMounts: []k8sVolMount{{Name: "sweep", MountPath: K8sMount}},
+					}},
+					Volumes: []k8sVolume{{Name: "sweep", PVC: k8sClaim{ClaimName: ClaimName}}},
+				},
+			},
+		},
+	}
+	var b bytes.Buffer
+	head := []string{
+		"A conspirator sweep as a Kubernetes Indexed Job, written by",
+		fmt.Sprintf("`conspirator sweep --emit k8s` (conspirator %s): %d points in %d pods;", j.Version, j.Points, j.Shards),
+		fmt.Sprintf("pod I (JOB_COMPLETION_INDEX) runs the points with index %% %d == I.", j.Shards),
+		"",
+		"GENERATED, NOT TESTED against a live cluster (the Slurm script is tested",
+		"on a real Slurm in conspirator-sim's CI). Before `kubectl apply -f`:",
+		fmt.Sprintf("  1. replace image %s with an image holding this conspirator", DefaultImage),
+		fmt.Sprintf("     version at %s;", j.Binary),
+		fmt.Sprintf("  2. create a ReadWriteMany PersistentVolumeClaim %q and copy", ClaimName),
+		fmt.Sprintf("     %s onto it (sweep.json and scenario.yaml at its root).", j.Dir),
+		"Every pod writes its finished points into that volume; a retried pod",
+		"resumes. Afterwards copy the volume back and run `conspirator report DIR`.",
+	}
+	for _, h := range head {
+		b.WriteString(strings.TrimRight("# "+h, " ") + "\n")
+	}
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(job); err != nil {
+		return nil, fmt.Errorf("k8s manifest: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return nil, fmt.Errorf("k8s manifest: %w", err)
+	}
+	return b.Bytes(), nil
+}

@@ -1,0 +1,105 @@
+package batch
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Readme is the README.md written beside the script or manifest: what the
+// directory holds, how to submit, find and rerun failed tasks, merge, and
+// run the same sweep on one machine.
+func Readme(s Scheduler, j Job) []byte {
+	var b strings.Builder
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
+	report := fmt.Sprintf("%s report %s", j.Binary, j.Dir)
+	before, _ := j.taskArgs(j.Dir)
+	local := shellJoin(append([]string{j.Binary}, before[:len(before)-5]...)) // without -j ... --shard
+	emitAgain := "the `conspirator sweep ... --emit` command that wrote this directory"
+	if len(j.Command) > 0 {
+		emitAgain = "cd " + shellQuote(j.Dir) + " && " + shellJoin(j.Command)
+	}
+	example := strconv.Itoa(j.Shards - 1)
+	if j.Shards >= 3 {
+		example = "0,2"
+	}
+
+	switch s {
+	case Slurm:
+		script := filepath.Join(j.Dir, SlurmFile)
+		w("# conspirator sweep: Slurm job array")
+		w("")
+		w("Written by `conspirator sweep --emit slurm` (conspirator %s): %d points in", j.Version, j.Points)
+		w("%d array tasks (%s). Task I runs the points with index %% %d == I, %d at a", j.Shards, throttleText(j), j.Shards, j.Jobs)
+		w("time, and writes each finished point into `points/` of this directory.")
+		w("")
+		w("## Submit")
+		w("")
+		w("    sbatch %s", script)
+		w("    squeue --me                     # running and pending tasks")
+		w("")
+		w("Task I writes `logs/task-I.out` and `logs/task-I.err`. Add your cluster's")
+		w("`#SBATCH` lines (partition, time limit, account) to `%s` first.", SlurmFile)
+		w("")
+		w("## A task failed")
+		w("")
+		w("Every finished point is kept; a task that runs again skips them (`--resume`).")
+		w("To list the tasks with unfinished points, run the emit command again (it")
+		w("rewrites the same files and prints the `sbatch --array=...` line to submit):")
+		w("")
+		w("    %s", emitAgain)
+		w("")
+		w("and submit only those tasks, e.g. tasks %s:", example)
+		w("")
+		w("    sbatch --array=%s %s", example, script)
+		w("")
+		w("The array index is the shard index, so a rerun of task I is shard I of %d.", j.Shards)
+	case K8s:
+		w("# conspirator sweep: Kubernetes Indexed Job")
+		w("")
+		w("Written by `conspirator sweep --emit k8s` (conspirator %s): %d points in", j.Version, j.Points)
+		w("%d indexed pods (%s). Pod I (`JOB_COMPLETION_INDEX`) runs the points with", j.Shards, throttleText(j))
+		w("index %% %d == I and writes each finished point into `points/`.", j.Shards)
+		w("")
+		w("**Generated, not tested against a live cluster** (the Slurm script is tested")
+		w("on a real single-node Slurm in conspirator-sim's CI).")
+		w("")
+		w("## Submit")
+		w("")
+		w("1. Build an image holding this conspirator version at `%s` and set it", j.Binary)
+		w("   in `%s` (the placeholder is `%s`).", K8sFile, DefaultImage)
+		w("2. Create a ReadWriteMany PersistentVolumeClaim `%s` and copy this", ClaimName)
+		w("   directory onto it (the pods mount it at `%s`).", K8sMount)
+		w("3. `kubectl apply -f %s`; `kubectl get pods -l app.kubernetes.io/name=conspirator`.", K8sFile)
+		w("")
+		w("A failed pod is retried (`backoffLimit`) and resumes: finished points are")
+		w("kept. Copy the volume back into this directory when the Job completes.")
+		w("To list the indices with unfinished points, run the emit command again:")
+		w("")
+		w("    %s", emitAgain)
+	}
+	w("")
+	w("## Merge and report")
+	w("")
+	w("    %s", report)
+	w("")
+	w("checks that every point is done and writes the aggregate and `report.md`.")
+	w("")
+	w("## The same sweep on one machine")
+	w("")
+	w("    cd %s && %s -j 8 -o /some/other/dir", shellQuote(j.Dir), local)
+	w("")
+	w("writes the same `sweep.json` and byte-identical `points/` at any `-j`.")
+	w("")
+	w("Files: `%s` (the sweep's points), `%s` (the scenario, copied so no task", "sweep.json", ScenarioFile)
+	w("depends on where it was submitted from), `%s` (the shard count).", StateFile)
+	return []byte(b.String())
+}
+
+func throttleText(j Job) string {
+	if t := j.throttle(); t > 0 {
+		return fmt.Sprintf("at most %d at once", t)
+	}
+	return "no limit on how many run at once"
+}
