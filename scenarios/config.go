@@ -19,6 +19,7 @@ type Scenario struct {
 	Description string           `yaml:"description" doc:"free text shown by 'conspirator scenarios show'"`
 	DataPath    *datapath.Config `yaml:"datapath" json:"datapath,omitempty" doc:"request-level simulation of the four data paths (tcp, gpudirect, host-rdma, conspirator); absent means not simulated"`
 	Cost        *Cost            `yaml:"cost" json:"cost,omitempty" doc:"cost and power table of the control-plane processors; absent means: compare the simulated host CPU and SmartNIC on the same control work"`
+	Calibration string           `yaml:"calibration" json:"calibration,omitempty" doc:"calibration profile (YAML written by 'conspirator calibrate') whose fitted values override the defaults; a relative path is relative to the scenario file; --set still wins"`
 }
 
 // Cost lists the processors of a cost and power comparison. The first one

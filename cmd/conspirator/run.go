@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/conspirator-sim/conspirator/realhw/calib"
 	"github.com/conspirator-sim/conspirator/reports"
 	"github.com/conspirator-sim/conspirator/scenarios"
 	"github.com/conspirator-sim/conspirator/sim"
@@ -51,10 +52,50 @@ func (a *app) load(nameOrPath string, f scenarioFlags, extra ...string) (*scenar
 		}
 		return nil, usageError{err}
 	}
+	if sc.Calibration != "" {
+		// A calibration profile sits between the file and --set: its
+		// fitted values replace the defaults, the user's --set still wins.
+		// Reload with its overrides placed before the user's.
+		prof := sc.Calibration
+		over, err := calibrationOverrides(nameOrPath, prof)
+		if err != nil {
+			return nil, err
+		}
+		sc = scenarios.Scenario{}
+		if err := scenarios.Load(nameOrPath, append(over, sets...), scenarioEnv(a.env), &sc); err != nil {
+			return nil, usageError{fmt.Errorf("with calibration profile %s: %w", prof, err)}
+		}
+	}
 	if sc.Name == "" {
 		sc.Name = strings.TrimSuffix(filepath.Base(nameOrPath), filepath.Ext(nameOrPath))
 	}
 	return &sc, nil
+}
+
+// calibrationOverrides reads a calibration profile and returns its
+// proposed scenario values as --set strings, in key order. A relative
+// profile path is taken relative to the scenario file.
+func calibrationOverrides(scenarioPath, profile string) ([]string, error) {
+	p := profile
+	if !filepath.IsAbs(p) {
+		if st, err := os.Stat(scenarioPath); err == nil && !st.IsDir() {
+			p = filepath.Join(filepath.Dir(scenarioPath), p)
+		}
+	}
+	prof, err := calib.LoadProfile(p)
+	if err != nil {
+		return nil, usagef("calibration profile: %v", err)
+	}
+	keys := make([]string, 0, len(prof.Scenario))
+	for k := range prof.Scenario {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]string, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, fmt.Sprintf("%s=%v", k, prof.Scenario[k]))
+	}
+	return out, nil
 }
 
 // scenarioEnv drops the command line's own variables (CONSPIRATOR_JOBS,

@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -35,6 +36,10 @@ type Profile struct {
 	CPU        []CPUFit       `yaml:"cpu,omitempty"`
 	Background []LoadFit      `yaml:"background,omitempty"`
 	Scenario   map[string]any `yaml:"scenario,omitempty"` // --set style overrides from applied fits (keys sorted on output)
+
+	// throughput holds the median bytes/second of single-size stages
+	// (nvbandwidth), which have no line to fit.
+	throughput map[string]float64
 }
 
 // Provenance says where, when and how the measurements were taken.
@@ -151,7 +156,23 @@ func FromSamples(samples []realhw.Sample) *Profile {
 		if lf, ok := fitLoad(f, ss); ok {
 			p.Background = append(p.Background, lf)
 		}
+		if len(f.Sizes) == 1 && len(idle) > 0 {
+			rates := make([]float64, 0, len(idle))
+			for _, s := range idle {
+				if s.Latency > 0 {
+					rates = append(rates, float64(s.Bytes)/s.Latency.Seconds())
+				}
+			}
+			if len(rates) > 0 {
+				sort.Float64s(rates)
+				if p.throughput == nil {
+					p.throughput = map[string]float64{}
+				}
+				p.throughput[name] = rates[len(rates)/2]
+			}
+		}
 	}
+	p.fillScenario()
 	return p
 }
 

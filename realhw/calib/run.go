@@ -6,8 +6,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/conspirator-sim/conspirator/engine"
 	"github.com/conspirator-sim/conspirator/realhw"
 	"github.com/conspirator-sim/conspirator/realhw/host"
+	"github.com/conspirator-sim/conspirator/scenarios/units"
 )
 
 // Options configure Run and Validate on the host backend. Zero fields take
@@ -104,7 +106,18 @@ func Run(opts Options) (*Profile, error) {
 }
 
 // fillScenario proposes scenario overrides (--set keys of the data-path
-// scenario) for the applied fits that map onto a scenario parameter.
+// scenario, full paths) for the measurements that map onto a scenario
+// parameter:
+//
+//   - host TCP CPU fits -> datapath.host.tcp_{rx,tx}_cycles_per_byte;
+//   - an applied ib_write_lat / ib_send_lat fit (perftest reports half a
+//     round trip, the one-way latency the model wants) -> its fixed cost as
+//     datapath.network.latency;
+//   - nvbandwidth host_to_device_memcpy_ce -> datapath.host.pinned_h2d. It
+//     is one buffer size, so there is no line to fit: the override is the
+//     median measured throughput, which is what pinned_h2d means.
+//
+// A fit that is not applied proposes nothing.
 func (p *Profile) fillScenario() {
 	set := map[string]any{}
 	for _, c := range p.CPU {
@@ -113,10 +126,19 @@ func (p *Profile) fillScenario() {
 		}
 		switch c.Stage {
 		case host.StageTCPServerCPU:
-			set["host.tcp_rx_cycles_per_byte"] = c.CyclesPerByte
+			set["datapath.host.tcp_rx_cycles_per_byte"] = c.CyclesPerByte
 		case host.StageTCPClientCPU:
-			set["host.tcp_tx_cycles_per_byte"] = c.CyclesPerByte
+			set["datapath.host.tcp_tx_cycles_per_byte"] = c.CyclesPerByte
 		}
+	}
+	for _, verb := range []string{"rdma-write", "rdma-send"} {
+		if f, ok := p.Stage(verb); ok && f.Applied && f.Fixed > 0 {
+			set["datapath.network.latency"] = units.Duration(engine.Seconds(f.Fixed)).String()
+			break
+		}
+	}
+	if bw := p.throughput["nvbandwidth/host_to_device_memcpy_ce"]; bw > 0 {
+		set["datapath.host.pinned_h2d"] = units.Bandwidth(round(bw, 4)).String()
 	}
 	if len(set) > 0 {
 		p.Scenario = set
