@@ -119,9 +119,10 @@ func (j Job) Validate(s Scheduler) error {
 	return nil
 }
 
-// throttle is min(Throttle, Shards), 0 meaning no limit.
+// throttle is the limit to write: 0 (none) where Throttle is 0 or would
+// not hold back any of the Shards tasks.
 func (j Job) throttle() int {
-	if j.Throttle == 0 || j.Throttle > j.Shards {
+	if j.Throttle == 0 || j.Throttle >= j.Shards {
 		return 0
 	}
 	return j.Throttle

@@ -22,7 +22,7 @@ type (
 		Spec       k8sSpec `yaml:"spec"`
 	}
 	k8sMeta struct {
-		Name   string            `yaml:"name"`
+		Name   string            `yaml:"name,omitempty"`
 		Labels map[string]string `yaml:"labels,omitempty"`
 	}
 	k8sSpec struct {
@@ -129,8 +129,8 @@ func K8sManifest(j Job) ([]byte, error) {
 		"",
 		"GENERATED, NOT TESTED against a live cluster (the Slurm script is tested",
 		"on a real Slurm in conspirator-sim's CI). Before `kubectl apply -f`:",
-		fmt.Sprintf("  1. replace image %s with an image holding this conspirator", DefaultImage),
-		fmt.Sprintf("     version at %s;", j.Binary),
+		fmt.Sprintf("  1. replace the image %s with one that holds", DefaultImage),
+		fmt.Sprintf("     this conspirator version at %s;", j.Binary),
 		fmt.Sprintf("  2. create a ReadWriteMany PersistentVolumeClaim %q and copy", ClaimName),
 		fmt.Sprintf("     %s onto it (sweep.json and scenario.yaml at its root).", j.Dir),
 		"Every pod writes its finished points into that volume; a retried pod",

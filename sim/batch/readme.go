@@ -13,9 +13,18 @@ import (
 func Readme(s Scheduler, j Job) []byte {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
-	report := fmt.Sprintf("%s report %s", j.Binary, j.Dir)
+	// Merging and local runs happen where the emit command ran: for Slurm
+	// that is the shared binary, for Kubernetes not the one in the image.
+	here := j.Binary
+	if s == K8s {
+		here = "conspirator"
+		if len(j.Command) > 0 {
+			here = j.Command[0]
+		}
+	}
+	report := fmt.Sprintf("%s report %s", shellQuote(here), shellQuote(j.Dir))
 	before, _ := j.taskArgs(j.Dir)
-	local := shellJoin(append([]string{j.Binary}, before[:len(before)-5]...)) // without -j ... --shard
+	local := shellJoin(append([]string{here}, before[:len(before)-5]...)) // without -j ... --shard
 	emitAgain := "the `conspirator sweep ... --emit` command that wrote this directory"
 	if len(j.Command) > 0 {
 		emitAgain = "cd " + shellQuote(j.Dir) + " && " + shellJoin(j.Command)
