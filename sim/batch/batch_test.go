@@ -116,7 +116,7 @@ func TestSlurmScriptRunsInBash(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command("bash", sp)
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "SLURM_ARRAY_TASK_ID=2", "CONSPIRATOR_DATAPATH_HOST_CORES=4"}
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "SLURM_ARRAY_TASK_ID=2", "CONSPIRATOR_DATAPATH__HOST__CORES=4"}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
