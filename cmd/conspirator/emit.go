@@ -68,6 +68,11 @@ func (a *app) emitBatch(e emitFlags, scenarioArg string, f scenarioFlags, params
 			return usagef("%s is set: the array's tasks do not see this environment; pass it as --set key=value instead", name)
 		}
 	}
+	// The tasks read a copy of the scenario in DIR, where a profile path
+	// relative to the original file would point elsewhere.
+	if base.Calibration != "" && !filepath.IsAbs(base.Calibration) {
+		return usagef("calibration: %s is relative to %s, but the array's tasks read a copy of the scenario in -o DIR: give the profile's absolute path (in the file, or --set calibration=/abs/%s)", base.Calibration, scenarioArg, filepath.Base(base.Calibration))
+	}
 	// The scenario text, as Load resolves the name: a built-in first.
 	text, err := scenarios.Show(scenarioArg)
 	if err != nil {

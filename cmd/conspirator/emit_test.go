@@ -1,11 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/conspirator-sim/conspirator/realhw/calib"
 	"github.com/conspirator-sim/conspirator/sim/batch"
 )
 
@@ -56,6 +58,18 @@ func TestEmitBadInput(t *testing.T) {
 // script's command with --shard i/n) resumes into the prepared sweep.json
 // instead of refusing a different sweep, and emitting again afterwards
 // names the tasks with unfinished points.
+// A calibration profile given by a relative path would not be found from
+// the copy of the scenario in DIR: refused, with the fix.
+func TestEmitRelativeCalibration(t *testing.T) {
+	tmp := t.TempDir()
+	t.Chdir(tmp)
+	writeFile(t, tmp, "prof.yaml", fmt.Sprintf("version: %d\n", calib.ProfileVersion))
+	code, _, stderr := cli(t, nil, emitArgs("--emit", "slurm", "--set", "calibration=prof.yaml", "-o", filepath.Join(tmp, "sw"))...)
+	if code != exitUsage || !strings.Contains(stderr, "calibration: prof.yaml is relative") || !strings.Contains(stderr, "absolute path") {
+		t.Errorf("exit %d, %q; want exit 2 naming the relative profile", code, stderr)
+	}
+}
+
 func TestEmitThenRunATask(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "sw")
 	code, stdout, stderr := cli(t, nil, emitArgs("--emit", "slurm", "--shards", "2", "--throttle", "1", "--binary", "/opt/conspirator", "-o", dir)...)
