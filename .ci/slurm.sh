@@ -33,5 +33,7 @@ if ! have_all; then
   exit 0
 fi
 
+echo "== go vet -tags slurm ./sim/batch/"
+go vet -tags slurm ./sim/batch/
 echo "== go test -tags slurm -run Slurm -v ./sim/batch/   (a real Slurm on 127.0.0.1)"
 go test -tags slurm -run Slurm -count=1 -timeout 5m -v ./sim/batch/
