@@ -72,6 +72,9 @@ type Config struct {
 type Window struct {
 	Skip int `yaml:"skip" doc:"jobs to drop from the start" default:"0"`
 	Jobs int `yaml:"jobs" doc:"jobs to keep after skip; 0 = all" default:"0"`
+	// Compress divides every arrival time (trace.CompressTime): the same
+	// jobs at Compress times the load.
+	Compress float64 `yaml:"compress" doc:"divide arrival times by this factor (>1 raises the load); 1 keeps the trace's times" default:"1"`
 }
 
 // Synth configures synthetic jobs drawn from the trace.
@@ -92,6 +95,7 @@ func Defaults() Config {
 	return Config{
 		Trace:           OpenBPods,
 		Nodes:           OpenBNodes,
+		Window:          Window{Compress: 1},
 		SpeedModel:      "resnet50",
 		Tenants:         TenantsTrace,
 		MIGOptions:      MIGOptionsFitting,
@@ -115,6 +119,9 @@ func (c Config) Validate() error {
 	}
 	if c.Window.Skip < 0 {
 		add("window.skip", "%d is negative; use 0 or more", c.Window.Skip)
+	}
+	if !(c.Window.Compress >= 1) || math.IsInf(c.Window.Compress, 0) {
+		add("window.compress", "%v; want a finite factor >= 1", c.Window.Compress)
 	}
 	if c.Window.Jobs < 0 {
 		add("window.jobs", "%d is negative; use 0 (all) or more", c.Window.Jobs)

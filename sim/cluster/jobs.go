@@ -72,6 +72,12 @@ func loadJobs(cfg Config, seed uint64) ([]workloads.Job, error) {
 	if cfg.Window.Jobs > 0 && cfg.Window.Jobs < len(jobs) {
 		jobs = jobs[:cfg.Window.Jobs]
 	}
+	if cfg.Window.Compress > 1 {
+		var err error
+		if jobs, err = trace.CompressTime(jobs, cfg.Window.Compress); err != nil {
+			return nil, fmt.Errorf("cluster.window.compress: %w", err)
+		}
+	}
 	if len(jobs) > 0 && jobs[0].Arrival > 0 {
 		// A window starts the simulation at its first arrival.
 		t0 := jobs[0].Arrival

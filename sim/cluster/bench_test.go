@@ -1,0 +1,30 @@
+package cluster
+
+import (
+	"testing"
+)
+
+// benchOpenB replays the whole openb default trace (6,203 GPU pods of the
+// 8,152 rows over 149 days) on its 6,212-GPU node list with one policy.
+func benchOpenB(b *testing.B, policy string, synthetic int) {
+	c := openb(b)
+	c.Policies = []string{policy}
+	c.Synthetic.Jobs = synthetic
+	b.ReportAllocs()
+	for b.Loop() {
+		r, err := Run(c, 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(r.Policies[0].GPUHours, "GPU-hours")
+		b.ReportMetric(float64(r.Policies[0].Decisions), "decisions")
+	}
+}
+
+func BenchmarkOpenBConspirator(b *testing.B) { benchOpenB(b, "conspirator", 0) }
+func BenchmarkOpenBFGD(b *testing.B)         { benchOpenB(b, "fgd", 0) }
+func BenchmarkOpenBNaiveShare(b *testing.B)  { benchOpenB(b, "naive-share", 0) }
+
+// BenchmarkSynthetic100k: 100,000 jobs drawn from openb's empirical job
+// mix at its arrival rate, on the openb cluster, conspirator.
+func BenchmarkSynthetic100k(b *testing.B) { benchOpenB(b, "conspirator", 100000) }

@@ -1,0 +1,62 @@
+package cluster
+
+import (
+	"testing"
+)
+
+// paper/gpu-hours: on the openb default trace and its own node list,
+// conspirator must use at least 30% fewer GPU-hours than naive-share (the
+// paper: 33%). The model gives far more (see the report): naive-share is
+// heterogeneity-blind and fills the node list in order, whose first 22
+// nodes are P100s (4.5x slower than the reference A100-40GB), while
+// conspirator places by GPU time per unit of work and shares A100s by MIG.
+func TestPaperGPUHours(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays the whole openb trace")
+	}
+	c := openb(t)
+	c.Policies = []string{"naive-share", "conspirator"}
+	r := mustRun(t, c)
+	naive, _ := r.Policy("naive-share")
+	cons, _ := r.Policy("conspirator")
+	saving := 1 - cons.GPUHours/naive.GPUHours
+	t.Logf("naive-share %.0f GPU-hours, conspirator %.0f: %.1f%% fewer (paper 33%%); conspirator migrations %d",
+		naive.GPUHours, cons.GPUHours, 100*saving, cons.Migrations)
+	if saving < 0.30 {
+		t.Errorf("conspirator saves %.1f%% of naive-share's GPU-hours; the paper's claim needs >= 30%%", 100*saving)
+	}
+	if naive.Unscheduled != 0 || cons.Unscheduled != 0 {
+		t.Errorf("unscheduled jobs: naive %d, conspirator %d; the 6,212-GPU cluster fits every job", naive.Unscheduled, cons.Unscheduled)
+	}
+}
+
+// paper/heuristic-vs-optimal: windows of 12 consecutive openb jobs,
+// arrivals compressed 100x so that they overlap, on 4 A100-40GB; the
+// optimal policy solves the paper's program exactly at every event. The
+// heuristic's GPU-hours must be within 2% of the optimum's. Decision times
+// are logged (wall clock: asserted only loosely).
+func TestHeuristicVsOptimal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("exact solves")
+	}
+	base := openb(t)
+	for _, skip := range []int{2000, 3000} {
+		c := base
+		c.Nodes = ""
+		c.GPUs = []GPUGroup{{Model: "a100-40gb", Count: 4}}
+		c.Window = Window{Skip: skip, Jobs: 12, Compress: 100}
+		c.Policies = []string{"conspirator", "optimal"}
+		c.PolicyArgs = map[string]map[string]string{"optimal": {"time_limit": "5s"}}
+		r := mustRun(t, c)
+		cons, opt := r.Policies[0], r.Policies[1]
+		ratio := r.Timing[1].TotalS / r.Timing[0].TotalS
+		t.Logf("window skip=%d: conspirator %.3f GPU-hours, optimal %.3f (gap %+.2f%%); decision time %.0f us vs %.0f us per call (%.0fx)",
+			skip, cons.GPUHours, opt.GPUHours, 100**cons.OptimalityGap, r.Timing[0].DecisionUS.Mean, r.Timing[1].DecisionUS.Mean, ratio)
+		if *cons.OptimalityGap > 0.02 {
+			t.Errorf("window skip=%d: heuristic %.2f%% above the optimum; want <= 2%%", skip, 100**cons.OptimalityGap)
+		}
+		if ratio < 2 {
+			t.Errorf("window skip=%d: heuristic decisions only %.1fx faster than exact ones", skip, ratio)
+		}
+	}
+}
