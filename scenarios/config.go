@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/conspirator-sim/conspirator/scenarios/units"
+	"github.com/conspirator-sim/conspirator/sim/cluster"
 	"github.com/conspirator-sim/conspirator/sim/datapath"
 )
 
@@ -18,6 +19,7 @@ type Scenario struct {
 	Seed        uint64           `yaml:"seed" default:"1" doc:"seed of every random stream; the same seed gives byte-identical results"`
 	Description string           `yaml:"description" doc:"free text shown by 'conspirator scenarios show'"`
 	DataPath    *datapath.Config `yaml:"datapath" json:"datapath,omitempty" doc:"request-level simulation of the four data paths (tcp, gpudirect, host-rdma, conspirator); absent means not simulated"`
+	Cluster     *cluster.Config  `yaml:"cluster" json:"cluster,omitempty" doc:"job-level simulation of GPU scheduling policies over a trace on MIG-partitioned, heterogeneous GPUs; absent means not simulated"`
 	Cost        *Cost            `yaml:"cost" json:"cost,omitempty" doc:"cost and power table of the control-plane processors; absent means: compare the simulated host CPU and SmartNIC on the same control work"`
 	Calibration string           `yaml:"calibration" json:"calibration,omitempty" doc:"calibration profile (YAML written by 'conspirator calibrate') whose fitted values override the defaults; a relative path is relative to the scenario file; --set still wins"`
 }

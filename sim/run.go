@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/conspirator-sim/conspirator/scenarios"
+	"github.com/conspirator-sim/conspirator/sim/cluster"
 	"github.com/conspirator-sim/conspirator/sim/datapath"
 )
 
@@ -26,12 +29,24 @@ type Summary struct {
 	Gap *float64 `json:"conspirator_vs_host_rdma_gap_pct,omitempty"`
 	// Cost is the cost and power table of the control-plane processors.
 	Cost []datapath.CostLine `json:"cost,omitempty"`
+	// Policies is the cluster-scheduling result, one entry per policy.
+	// decision_us is zero here: wall-clock decision times are not
+	// deterministic and go to timing.json.
+	Policies []cluster.PolicyResult `json:"policies,omitempty"`
+}
+
+// Timing is timing.json: wall-clock measurements of a run, kept out of
+// summary.json so that it stays byte-identical across runs and machines.
+type Timing struct {
+	Note     string           `json:"note"`
+	Policies []cluster.Timing `json:"policies,omitempty"`
 }
 
 // Output is everything one run produces, as file name -> content, ready to
 // be written atomically into a result directory.
 type Output struct {
 	Summary Summary
+	Timing  Timing
 	Files   map[string][]byte
 }
 
@@ -40,6 +55,7 @@ type Output struct {
 func Run(sc *scenarios.Scenario) (*Output, error) {
 	sum := Summary{Version: Version, Scenario: sc.Name, Seed: sc.Seed, Inputs: sc}
 	files := map[string][]byte{}
+	var timing Timing
 	if sc.DataPath != nil {
 		res, err := datapath.Run(*sc.DataPath, sc.Seed)
 		if err != nil {
@@ -55,6 +71,24 @@ func Run(sc *scenarios.Scenario) (*Output, error) {
 		}
 		files["requests.csv"] = csv.Bytes()
 	}
+	if sc.Cluster != nil {
+		res, err := cluster.Run(*sc.Cluster, sc.Seed)
+		if err != nil {
+			return nil, fmt.Errorf("cluster: %w", err)
+		}
+		sum.Policies = res.Policies
+		files["jobs.csv"] = jobsCSV(res)
+		files["active_gpus.csv"] = activeCSV(res)
+		timing = Timing{
+			Note:     "wall-clock policy decision times on the machine that ran the simulation; not deterministic",
+			Policies: res.Timing,
+		}
+		tj, err := json.MarshalIndent(timing, "", "  ")
+		if err != nil {
+			return nil, err
+		}
+		files["timing.json"] = append(tj, '\n')
+	}
 	if rows := costRows(sc); len(rows) > 0 {
 		table, err := datapath.CostTable(rows)
 		if err != nil {
@@ -67,7 +101,7 @@ func Run(sc *scenarios.Scenario) (*Output, error) {
 		return nil, fmt.Errorf("encoding summary.json: %w", err)
 	}
 	files["summary.json"] = append(js, '\n')
-	return &Output{Summary: sum, Files: files}, nil
+	return &Output{Summary: sum, Timing: timing, Files: files}, nil
 }
 
 // costRows picks the processors of the cost table: the scenario's own rows
@@ -85,4 +119,39 @@ func costRows(sc *scenarios.Scenario) []datapath.CostRow {
 		return datapath.SameWorkCostRows(*sc.DataPath)
 	}
 	return nil
+}
+
+// jobsCSV writes one row per job and policy.
+func jobsCSV(r *cluster.Result) []byte {
+	var b bytes.Buffer
+	b.WriteString("policy,id,arrival_s,queue_s,jct_s,gpu_type,profile,speed,migrations\n")
+	for _, p := range r.Policies {
+		for _, j := range p.Jobs {
+			fmt.Fprintf(&b, "%s,%s,%s,%s,%s,%s,%s,%s,%d\n", p.Name, csvField(j.ID), num(j.ArrivalS), num(j.QueueS), num(j.JCTS),
+				csvField(j.GPUType), csvField(j.Profile), num(j.Speed), j.Migrations)
+		}
+	}
+	return b.Bytes()
+}
+
+// activeCSV writes the active-GPU step series of every policy.
+func activeCSV(r *cluster.Result) []byte {
+	var b bytes.Buffer
+	b.WriteString("policy,t_s,active_gpus\n")
+	for _, p := range r.Policies {
+		for _, s := range p.Series {
+			fmt.Fprintf(&b, "%s,%s,%d\n", p.Name, num(s.T), s.Active)
+		}
+	}
+	return b.Bytes()
+}
+
+func num(v float64) string { return strconv.FormatFloat(v, 'g', 10, 64) }
+
+// csvField quotes a field that holds a comma or a quote.
+func csvField(s string) string {
+	if strings.ContainsAny(s, ",\"\n") {
+		return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+	}
+	return s
 }

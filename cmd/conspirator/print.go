@@ -9,7 +9,7 @@ import (
 )
 
 // printSummary writes the key metrics of a run as aligned tables.
-func printSummary(w io.Writer, s *sim.Summary) {
+func printSummary(w io.Writer, s *sim.Summary, timing *sim.Timing) {
 	fmt.Fprintf(w, "scenario %s, seed %d, conspirator %s\n", s.Scenario, s.Seed, s.Version)
 	if len(s.Paths) > 0 {
 		if s.Inputs != nil && s.Inputs.DataPath != nil {
@@ -31,6 +31,37 @@ func printSummary(w io.Writer, s *sim.Summary) {
 		if s.Gap != nil {
 			fmt.Fprintf(w, "\nconspirator vs host-rdma: %.1f%% lower mean end-to-end time (paper: 15%%)\n", *s.Gap)
 		}
+	}
+	if len(s.Policies) > 0 {
+		dec := map[string]float64{}
+		if timing != nil {
+			for _, t := range timing.Policies {
+				dec[t.Name] = t.DecisionUS.Mean
+			}
+		}
+		base := 0.0
+		for _, p := range s.Policies {
+			if p.Name == "naive-share" {
+				base = p.GPUHours
+			}
+		}
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "policy	GPU-hours	vs naive-share	fractional	JCT mean s	JCT p99 s	queue mean s	util	migrations	unscheduled	decision us*	gap to optimal	")
+		for _, p := range s.Policies {
+			vs, gap := "", ""
+			if base > 0 {
+				vs = fmt.Sprintf("%+.1f%%", 100*(p.GPUHours-base)/base)
+			}
+			if p.OptimalityGap != nil {
+				gap = fmt.Sprintf("%+.2f%%", 100**p.OptimalityGap)
+			}
+			fmt.Fprintf(tw, "%s\t%.1f\t%s\t%.1f\t%.0f\t%.0f\t%.1f\t%.3f\t%d\t%d\t%.1f\t%s\t\n",
+				p.Name, p.GPUHours, vs, p.GPUHoursFractional, p.JCT.Mean, p.JCT.P99, p.Queue.Mean, p.Utilization,
+				p.Migrations, p.Unscheduled, dec[p.Name], gap)
+		}
+		tw.Flush()
+		fmt.Fprintln(w, "* wall-clock mean per policy call on this machine (timing.json); not part of the deterministic summary")
 	}
 	if len(s.Cost) > 0 {
 		fmt.Fprintln(w)

@@ -155,7 +155,7 @@ An existing result directory at the same place is replaced.`,
 			if err := writeResultDir(dir, out.Files, !noReport); err != nil {
 				return err
 			}
-			printSummary(a.stdout, &out.Summary)
+			printSummary(a.stdout, &out.Summary, &out.Timing)
 			what := "summary.json, report.md, plots/"
 			if noReport {
 				what = "summary.json"

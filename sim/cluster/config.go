@@ -39,15 +39,15 @@ const (
 // Config is the cluster section of a scenario.
 type Config struct {
 	Trace       string `yaml:"trace" doc:"job trace file (any format of workloads/trace, detected from name and header); relative to the working directory" default:"../shared/traces/alibaba-gpu-v2023/openb_pod_list_default.csv"`
-	TraceFormat string `yaml:"trace_format" doc:"trace format name; empty detects it" default:""`
+	TraceFormat string `yaml:"trace_format" doc:"trace format name; empty detects it"`
 	Window      Window `yaml:"window" doc:"which jobs of the trace to replay"`
 	Synthetic   Synth  `yaml:"synthetic" doc:"replace the trace by synthetic jobs with its statistics"`
 
 	Nodes string     `yaml:"nodes" doc:"node list giving the cluster's GPUs (openb_node_list_gpu_node.csv format); empty uses gpus" default:"../shared/traces/alibaba-gpu-v2023/openb_node_list_gpu_node.csv"`
 	GPUs  []GPUGroup `yaml:"gpus" doc:"the cluster's GPUs when nodes is empty, in GPU-ID order" default:"[]"`
 
-	TypeMap      string `yaml:"gpu_type_map" doc:"trace GPU codes to catalog names, CODE=gpu pairs over the defaults (G2=a100-40gb, G3=a100-80gb, ...)" default:""`
-	ReferenceGPU string `yaml:"reference_gpu" doc:"GPU type on which an unconstrained job's trace run time was measured; empty = the cluster's most common type" default:""`
+	TypeMap      string `yaml:"gpu_type_map" doc:"trace GPU codes to catalog names, CODE=gpu pairs over the defaults (G2=a100-40gb, G3=a100-80gb, ...)"`
+	ReferenceGPU string `yaml:"reference_gpu" doc:"GPU type on which an unconstrained job's trace run time was measured; empty = the cluster's most common type"`
 	SpeedModel   string `yaml:"speed_model" doc:"model whose measured speeds scale work across GPU types and MIG sizes (resnet50, bert)" default:"resnet50"`
 	Tenants      string `yaml:"tenants" doc:"trace (the trace's tenant; empty = one shared tenant), per-job (every job isolated), single" default:"trace"`
 	MIGOptions   string `yaml:"mig_options" doc:"MIG profiles a job may use: smallest (the smallest covering its share) or fitting (every covering one)" default:"fitting"`
@@ -85,7 +85,7 @@ type Synth struct {
 
 // GPUGroup is a number of identical GPUs.
 type GPUGroup struct {
-	Model string `yaml:"model" doc:"GPU model from the hardware catalog or a trace code, e.g. a100-40gb, G2" default:""`
+	Model string `yaml:"model" doc:"GPU model from the hardware catalog or a trace code, e.g. a100-40gb, G2"`
 	Count int    `yaml:"count" doc:"number of GPUs" default:"1"`
 }
 
