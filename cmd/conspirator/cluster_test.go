@@ -1,0 +1,135 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// sharedTraces returns ../shared/traces/alibaba-gpu-v2023 beside the
+// repository root, or skips the test where it is absent (a fresh clone
+// without the data).
+func sharedTraces(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test directory")
+		}
+		dir = parent
+	}
+	p := filepath.Join(dir, "..", "shared", "traces", "alibaba-gpu-v2023")
+	if _, err := os.Stat(filepath.Join(p, "openb_pod_list_default.csv")); err != nil {
+		t.Skipf("the Alibaba v2023 trace is not at %s (download cluster-trace-gpu-v2023 from github.com/alibaba/clusterdata): %v", p, err)
+	}
+	return p
+}
+
+type policySummary struct {
+	Policies []struct {
+		Name          string   `json:"name"`
+		GPUHours      float64  `json:"gpu_hours"`
+		Unscheduled   int      `json:"unscheduled"`
+		OptimalityGap *float64 `json:"optimality_gap"`
+	} `json:"policies"`
+}
+
+func runCluster(t *testing.T, scenario string, sets ...string) (policySummary, map[string]float64) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "out")
+	args := append([]string{"run", scenario, "-o", dir, "--no-report"}, sets...)
+	if code, _, stderr := cli(t, nil, args...); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var s policySummary
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	var timing struct {
+		Policies []struct {
+			Name       string `json:"name"`
+			DecisionUS struct {
+				Mean float64 `json:"mean"`
+			} `json:"decision_us"`
+		} `json:"policies"`
+	}
+	b, err = os.ReadFile(filepath.Join(dir, "timing.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &timing); err != nil {
+		t.Fatal(err)
+	}
+	dec := map[string]float64{}
+	for _, p := range timing.Policies {
+		dec[p.Name] = p.DecisionUS.Mean
+	}
+	return s, dec
+}
+
+// paper/gpu-hours, read back from the summary.json a user gets: the
+// Conspirator heuristic uses at least 30% fewer GPU-hours than naive-share
+// (paper: 33%), and every policy of the table is there.
+func TestPaperGPUHours(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays the whole openb trace for six policies (about 5 s)")
+	}
+	tr := sharedTraces(t)
+	s, _ := runCluster(t, "paper/gpu-hours",
+		"--set", "cluster.trace="+filepath.Join(tr, "openb_pod_list_default.csv"),
+		"--set", "cluster.nodes="+filepath.Join(tr, "openb_node_list_gpu_node.csv"))
+	hours := map[string]float64{}
+	for _, p := range s.Policies {
+		hours[p.Name] = p.GPUHours
+		if p.Unscheduled != 0 {
+			t.Errorf("%s left %d jobs unscheduled on the 6,212-GPU cluster", p.Name, p.Unscheduled)
+		}
+	}
+	for _, want := range []string{"exclusive", "naive-share", "first-fit", "best-fit", "fgd", "conspirator"} {
+		if _, ok := hours[want]; !ok {
+			t.Errorf("policy %s missing from the table", want)
+		}
+	}
+	saving := 1 - hours["conspirator"]/hours["naive-share"]
+	t.Logf("conspirator saves %.1f%% of naive-share's GPU-hours (paper: 33%%)", 100*saving)
+	if saving < 0.30 {
+		t.Errorf("conspirator saves %.1f%%, want >= 30%%", 100*saving)
+	}
+}
+
+// paper/heuristic-vs-optimal: on windows small enough for the exact
+// optimum, the heuristic's GPU-hours are within 2% of it.
+func TestPaperHeuristicVsOptimal(t *testing.T) {
+	tr := sharedTraces(t)
+	s, dec := runCluster(t, "paper/heuristic-vs-optimal",
+		"--set", "cluster.trace="+filepath.Join(tr, "openb_pod_list_default.csv"))
+	var h, o float64
+	for _, p := range s.Policies {
+		switch p.Name {
+		case "conspirator":
+			h = p.GPUHours
+			if p.OptimalityGap == nil || *p.OptimalityGap > 0.02 {
+				t.Errorf("heuristic optimality gap %v, want <= 2%%", p.OptimalityGap)
+			}
+		case "optimal":
+			o = p.GPUHours
+		}
+	}
+	if o <= 0 || h > 1.02*o {
+		t.Errorf("heuristic %.3f GPU-hours vs optimal %.3f: want within 2%%", h, o)
+	}
+	t.Logf("GPU-hours heuristic %.3f, optimal %.3f; mean decision %.1f us vs %.1f us (wall clock, %.0fx)",
+		h, o, dec["conspirator"], dec["optimal"], dec["optimal"]/dec["conspirator"])
+}
