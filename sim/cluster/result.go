@@ -1,8 +1,11 @@
 package cluster
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"slices"
+	"strconv"
 )
 
 // Summary is the mean and 99th percentile (nearest rank) of a quantity.
@@ -57,6 +60,72 @@ type Timing struct {
 	DecisionUS Summary `json:"decision_us"`
 	Decisions  int     `json:"decisions"`
 	TotalS     float64 `json:"total_s"` // summed decision time
+
+	// LargeUS is the decision time over the calls whose snapshot holds at
+	// least LargeJobs jobs, LargeCalls of them: the calls where an exact
+	// solver's cost grows, which the overall mean, dominated by calls on
+	// one to three jobs, hides.
+	LargeUS    Summary `json:"decision_us_large"`
+	LargeCalls int     `json:"large_calls"`
+	// BySize splits the calls by the number of jobs in the snapshot
+	// (SizeBuckets); buckets without calls are left out.
+	BySize []SizeBucket `json:"by_size"`
+	// Calls holds the first MaxCalls calls in order, for decisions.csv;
+	// CallsDropped counts those beyond.
+	Calls        []Call `json:"-"`
+	CallsDropped int    `json:"calls_dropped,omitempty"`
+}
+
+// LargeJobs is the snapshot size from which a call counts in
+// Timing.LargeUS.
+const LargeJobs = 10
+
+// MaxCalls caps Timing.Calls (24 bytes each: 2.4 MB per policy at most),
+// enough for every call of a whole-openb replay.
+const MaxCalls = 100000
+
+// Call is one policy call: the size of its snapshot (jobs, i.e. tasks, and
+// GPUs shown) and its wall-clock time.
+type Call struct {
+	Jobs, GPUs int
+	US         float64
+}
+
+// SizeBucket is the decision time of the calls whose snapshot holds
+// MinJobs to MaxJobs jobs (MaxJobs 0: no upper end).
+type SizeBucket struct {
+	MinJobs    int     `json:"min_jobs"`
+	MaxJobs    int     `json:"max_jobs"`
+	Calls      int     `json:"calls"`
+	DecisionUS Summary `json:"decision_us"`
+	MeanGPUs   float64 `json:"mean_gpus"`
+}
+
+// SizeBuckets are the lower ends of the Timing.BySize buckets: 1, 2-4,
+// 5-9, 10-19, 20-49, 50-99, 100 and more jobs. 0 holds empty snapshots.
+var SizeBuckets = [...]int{0, 1, 2, 5, 10, 20, 50, 100}
+
+// sizeBucket returns the index in SizeBuckets of a snapshot of n jobs.
+func sizeBucket(n int) int {
+	i, found := slices.BinarySearch(SizeBuckets[:], n)
+	if !found {
+		i--
+	}
+	return i
+}
+
+// DecisionsCSV writes one row per recorded policy call (Timing.Calls) of
+// every policy: policy,jobs,gpus,decision_us. The times are wall clock:
+// the file is not reproducible, unlike the rest of a run's output.
+func DecisionsCSV(r *Result) []byte {
+	var b bytes.Buffer
+	b.WriteString("policy,jobs,gpus,decision_us\n")
+	for _, t := range r.Timing {
+		for _, c := range t.Calls {
+			fmt.Fprintf(&b, "%s,%d,%d,%s\n", t.Name, c.Jobs, c.GPUs, strconv.FormatFloat(c.US, 'f', 3, 64))
+		}
+	}
+	return b.Bytes()
 }
 
 // Result is the outcome of Run. Its JSON form is deterministic: the same

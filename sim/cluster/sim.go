@@ -94,6 +94,7 @@ type run struct {
 	jct, queue         stats.Tally
 	decisions          stats.Tally
 	decisionTotal      time.Duration
+	timing             callLog
 	series             []SeriesPoint
 }
 
@@ -226,6 +227,7 @@ func simulate(cfg Config, pol snapshot.Policy, types []gpuType, gpus []clusterGP
 		}
 	}
 	tm := Timing{DecisionUS: summarize(&r.decisions), Decisions: r.decisions.Count(), TotalS: r.decisionTotal.Seconds()}
+	r.timing.fill(&tm)
 	return pr, tm, nil
 }
 
@@ -386,7 +388,9 @@ func (r *run) schedule() {
 		d, err := r.pol.Schedule(s)
 		el := time.Since(begin)
 		r.decisionTotal += el
-		r.decisions.Add(float64(el.Nanoseconds()) / 1e3)
+		us := float64(el.Nanoseconds()) / 1e3
+		r.decisions.Add(us)
+		r.timing.add(Call{Jobs: len(s.Jobs), GPUs: len(s.GPUs), US: us})
 		if err != nil {
 			r.fail(fmt.Errorf("policy %s: %w", r.pol.Name(), err))
 			return
