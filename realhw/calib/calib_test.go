@@ -273,4 +273,10 @@ func TestValidateShort(t *testing.T) {
 	if _, ok := v.Profile.Stage(host.StageTCPE2E); !ok {
 		t.Error("profile lacks the e2e stage")
 	}
+	// Run measures the decision time too and proposes it.
+	if d := v.Profile.Decision; d == nil || !d.Applied || v.Profile.Scenario["datapath.host.decision_time"] != d.HostDecisionTime {
+		t.Errorf("decision block %+v, overrides %v; want an applied decision time proposed as datapath.host.decision_time", d, v.Profile.Scenario)
+	} else {
+		t.Logf("decision time: %+v", d.Sizes)
+	}
 }

@@ -3,6 +3,8 @@
 // and the slowdown per unit of background load from measurements (the host
 // backend's runs, perftest and nvbandwidth output, a generic CSV), writes
 // them with their provenance to a YAML calibration profile that flags poor
-// fits instead of applying them, and reports how far a calibrated model of
+// fits instead of applying them, times the Conspirator heuristic's
+// scheduling decision on fixed snapshots (the data path's decision_time),
+// and reports how far a calibrated model of
 // the TCP path is from a real run of it (Validate).
 package calib

@@ -35,6 +35,7 @@ type Profile struct {
 	Stages     []StageFit     `yaml:"stages"`
 	CPU        []CPUFit       `yaml:"cpu,omitempty"`
 	Background []LoadFit      `yaml:"background,omitempty"`
+	Decision   *DecisionFit   `yaml:"decision,omitempty"`
 	Scenario   map[string]any `yaml:"scenario,omitempty"` // --set style overrides from applied fits (keys sorted on output)
 
 	// throughput holds the median bytes/second of single-size stages
@@ -321,6 +322,24 @@ func ReadProfile(r io.Reader, name string) (*Profile, error) {
 				return nil, fmt.Errorf("%s: stages[%d] (%s).bandwidth %q must be > 0", name, i, s.Stage, s.Bandwidth)
 			}
 			s.fit.PerByte = 1 / bw.BytesPerSecond()
+		}
+	}
+	if d := p.Decision; d != nil {
+		for i := range d.Sizes {
+			z := &d.Sizes[i]
+			mean, err := units.ParseDuration(z.Mean)
+			if err != nil {
+				return nil, fmt.Errorf("%s: decision.sizes[%d].mean: %w", name, i, err)
+			}
+			if _, err := units.ParseDuration(z.P99); err != nil {
+				return nil, fmt.Errorf("%s: decision.sizes[%d].p99: %w", name, i, err)
+			}
+			z.meanS = mean.Time().Seconds()
+		}
+		if d.Applied {
+			if _, err := units.ParseDuration(d.HostDecisionTime); err != nil {
+				return nil, fmt.Errorf("%s: decision.host_decision_time: %w", name, err)
+			}
 		}
 	}
 	for i, lf := range p.Background {

@@ -22,6 +22,7 @@ type Options struct {
 	ValidationLoads  []float64 // background loads of the validation run (default 0, 0.4, 0.8)
 	LoadWorkers      int       // background threads (default one per CPU)
 	MemcpyReps       int       // copies per size for the memcpy fit (default 50)
+	Decision         DecisionOptions
 	Timeout          time.Duration
 	Seed             uint64 // model random stream (default 1)
 	Short            bool
@@ -101,6 +102,11 @@ func Run(opts Options) (*Profile, error) {
 	p.Provenance.Tool = opts.Tool
 	p.Provenance.Sources = []string{fmt.Sprintf("host backend: loopback TCP, %d sizes x %d requests at loads %v; memcpy x %d", len(opts.Sizes), opts.Requests, opts.CalibrationLoads, opts.MemcpyReps)}
 	p.SetClock(hz)
+	if p.Decision, err = MeasureDecision(opts.Decision); err != nil {
+		return nil, err
+	}
+	d := p.Decision
+	p.Provenance.Sources = append(p.Provenance.Sources, fmt.Sprintf("decision time: %s policy on %d synthetic openb-like snapshots x %d rounds per size, measured on the %s", d.Policy, d.Snapshots, d.Rounds, d.MeasuredOn))
 	p.fillScenario()
 	return p, nil
 }
@@ -115,7 +121,9 @@ func Run(opts Options) (*Profile, error) {
 //     datapath.network.latency;
 //   - nvbandwidth host_to_device_memcpy_ce -> datapath.host.pinned_h2d. It
 //     is one buffer size, so there is no line to fit: the override is the
-//     median measured throughput, which is what pinned_h2d means.
+//     median measured throughput, which is what pinned_h2d means;
+//   - the heuristic's decision time -> datapath.host.decision_time (see
+//     DecisionFit for the host/SoC rule).
 //
 // A fit that is not applied proposes nothing.
 func (p *Profile) fillScenario() {
@@ -139,6 +147,9 @@ func (p *Profile) fillScenario() {
 	}
 	if bw := p.throughput["nvbandwidth/host_to_device_memcpy_ce"]; bw > 0 {
 		set["datapath.host.pinned_h2d"] = units.Bandwidth(round(bw, 4)).String()
+	}
+	if d := p.Decision; d != nil && d.Applied {
+		set["datapath.host.decision_time"] = d.HostDecisionTime
 	}
 	if len(set) > 0 {
 		p.Scenario = set

@@ -78,6 +78,10 @@
 //     measured around Schedule but kept out of the deterministic result:
 //     Result.Policies[i].DecisionUS is always zero, the measurement is in
 //     Result.Timing, and Result.WithTiming fills it in for display.
+//     Timing also splits the calls by snapshot size (BySize; LargeUS for
+//     snapshots of at least LargeJobs jobs, where an exact solver's cost
+//     shows) and keeps each call's size and time (Calls, written by
+//     DecisionsCSV as decisions.csv).
 //   - optimality_gap: (gpu_hours - gpu_hours of "optimal") / gpu_hours of
 //     "optimal" when the optimal policy is among those run, else null.
 package cluster
