@@ -5,6 +5,6 @@
 // them with their provenance to a YAML calibration profile that flags poor
 // fits instead of applying them, times the Conspirator heuristic's
 // scheduling decision on fixed snapshots (the data path's decision_time),
-// and reports how far a calibrated model of
-// the TCP path is from a real run of it (Validate).
+// and reports how far a calibrated model of the TCP path is from a real run
+// of it (Validate).
 package calib
