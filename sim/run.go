@@ -10,6 +10,7 @@ import (
 	"github.com/conspirator-sim/conspirator/scenarios"
 	"github.com/conspirator-sim/conspirator/sim/cluster"
 	"github.com/conspirator-sim/conspirator/sim/datapath"
+	"go.yaml.in/yaml/v3"
 )
 
 // Summary is summary.json: the public, documented result of one run (see
@@ -20,7 +21,9 @@ type Summary struct {
 	Version  string              `json:"version"`
 	Scenario string              `json:"scenario"`
 	Seed     uint64              `json:"seed"`
-	Inputs   *scenarios.Scenario `json:"inputs"`
+	// Inputs is the resolved scenario with the keys and unit syntax of a
+	// scenario file (what `conspirator scenarios schema` documents).
+	Inputs map[string]any `json:"inputs"`
 	// Paths is the data-path result, one entry per simulated path.
 	Paths []datapath.PathResult `json:"paths,omitempty"`
 	// Gap is the end-to-end gain of the conspirator path over host-rdma in
@@ -53,7 +56,11 @@ type Output struct {
 // Run simulates a validated scenario. It does no I/O: the caller writes
 // the files.
 func Run(sc *scenarios.Scenario) (*Output, error) {
-	sum := Summary{Version: Version, Scenario: sc.Name, Seed: sc.Seed, Inputs: sc}
+	inputs, err := scenarioKeys(sc)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the resolved inputs: %w", err)
+	}
+	sum := Summary{Version: Version, Scenario: sc.Name, Seed: sc.Seed, Inputs: inputs}
 	files := map[string][]byte{}
 	var timing Timing
 	if sc.DataPath != nil {
@@ -88,6 +95,7 @@ func Run(sc *scenarios.Scenario) (*Output, error) {
 			return nil, err
 		}
 		files["timing.json"] = append(tj, '\n')
+		files["decisions.csv"] = cluster.DecisionsCSV(res)
 	}
 	if rows := costRows(sc); len(rows) > 0 {
 		table, err := datapath.CostTable(rows)
@@ -137,7 +145,7 @@ func jobsCSV(r *cluster.Result) []byte {
 // activeCSV writes the active-GPU step series of every policy.
 func activeCSV(r *cluster.Result) []byte {
 	var b bytes.Buffer
-	b.WriteString("policy,t_s,active_gpus\n")
+	b.WriteString("policy,time_s,active_gpus\n")
 	for _, p := range r.Policies {
 		for _, s := range p.Series {
 			fmt.Fprintf(&b, "%s,%s,%d\n", p.Name, num(s.T), s.Active)
@@ -154,4 +162,19 @@ func csvField(s string) string {
 		return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 	}
 	return s
+}
+
+// scenarioKeys turns a scenario into nested maps keyed by its YAML keys,
+// with quantities in their unit syntax ("25GB/s"): the same names a user
+// writes in a file. encoding/json sorts map keys, so the bytes are stable.
+func scenarioKeys(sc *scenarios.Scenario) (map[string]any, error) {
+	y, err := yaml.Marshal(sc)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := yaml.Unmarshal(y, &m); err != nil {
+		return nil, err
+	}
+	return m, nil
 }

@@ -132,7 +132,7 @@ func TestDefaultRunSummary(t *testing.T) {
 		Version string `json:"version"`
 		Seed    uint64 `json:"seed"`
 		Inputs  struct {
-			Name string `json:"Name"`
+			Name string `json:"name"`
 		} `json:"inputs"`
 		Paths []struct {
 			Name    string `json:"name"`

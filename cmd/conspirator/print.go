@@ -12,8 +12,10 @@ import (
 func printSummary(w io.Writer, s *sim.Summary, timing *sim.Timing) {
 	fmt.Fprintf(w, "scenario %s, seed %d, conspirator %s\n", s.Scenario, s.Seed, s.Version)
 	if len(s.Paths) > 0 {
-		if s.Inputs != nil && s.Inputs.DataPath != nil {
-			fmt.Fprintf(w, "background CPU load %s\n", s.Inputs.DataPath.Host.BackgroundLoad)
+		if dp, ok := s.Inputs["datapath"].(map[string]any); ok {
+			if h, ok := dp["host"].(map[string]any); ok {
+				fmt.Fprintf(w, "background CPU load %v\n", h["background_load"])
+			}
 		}
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -282,7 +282,7 @@ func looksLikeResult(dir string) bool {
 		return true
 	}
 	for _, e := range entries {
-		if e.Name() == "summary.json" || e.Name() == "sweep.json" {
+		if e.Name() == "summary.json" || e.Name() == "sweep.json" || e.Name() == "profile.yaml" {
 			return true
 		}
 	}

@@ -1,0 +1,247 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/conspirator-sim/conspirator/realhw"
+	"github.com/conspirator-sim/conspirator/realhw/calib"
+	"github.com/conspirator-sim/conspirator/realhw/nvbandwidth"
+	"github.com/conspirator-sim/conspirator/realhw/perftest"
+	"github.com/conspirator-sim/conspirator/reports"
+	"github.com/spf13/cobra"
+)
+
+func (a *app) calibrateCmd() *cobra.Command {
+	var backend, outDir, format string
+	var imports []string
+	var validate, short bool
+	var bufferBytes int64
+	c := &cobra.Command{
+		Use:   "calibrate [--backend host] [--validate] | --import FILE...",
+		Short: "Measure real hardware (or import testbed measurements), fit the models and show their error",
+		Long: `Calibrate the models against real measurements and write a calibration
+profile (profile.yaml) that a scenario includes with the key
+'calibration: PATH' to override catalog defaults. Every fit reports its
+R-squared and residuals; a poor fit (R-squared below 0.9, fewer than 3
+sizes) is kept with 'applied: false' and its reason, never used silently.
+
+--backend host measures this machine: real TCP over loopback with real
+payloads at several background CPU loads (busy workers at a duty cycle),
+memcpy bandwidth, and CPU time per byte from the kernel's accounting. It
+runs on any Linux machine, a BlueField SoC's Arm cores included.
+
+--validate then runs the TCP path for real and in the calibrated model at
+0%, 40% and 80% background load (a separate run) and prints the p50 and
+p99 error at each level; the table is also written to validation.json as
+[{"background_load", "p50_error", "p99_error"}] (errors as fractions), with
+a plot of measured vs simulated latency CDFs.
+
+--import reads testbed output instead: perftest (ib_write_bw, ib_read_bw,
+ib_write_lat, ib_read_lat, ib_send_lat; MiB/s vs Gb/s from the header,
+write/send latency as half a round trip, read as a full one), NVIDIA
+nvbandwidth text output (give --buffer-bytes, which its output does not
+print), or a CSV with the header stage,bytes,latency_us[,background_load].`,
+		Example: `  conspirator calibrate --backend host --validate --short -o out/calib
+  conspirator calibrate --import ib_write_lat.txt --import nvbandwidth.txt --buffer-bytes 512MiB -o out/testbed
+  conspirator run paper/e2e --set calibration=out/testbed/profile.yaml`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if outDir == "" {
+				outDir = filepath.Join(a.outRoot(), "calibration")
+			}
+			if err := checkWritableParent(outDir); err != nil {
+				return err
+			}
+			date := time.Now().UTC().Format("2006-01-02") // provenance only
+			files := map[string][]byte{}
+			var prof *calib.Profile
+			var val *calib.Validation
+			switch {
+			case len(imports) > 0:
+				if validate {
+					return usagef("--validate measures this machine; it does not apply to --import")
+				}
+				samples, err := importSamples(imports, format, bufferBytes)
+				if err != nil {
+					return err
+				}
+				prof = calib.FromSamples(samples)
+				prof.Provenance.Date = date
+				prof.Provenance.Tool = "conspirator calibrate --import"
+				prof.Provenance.Sources = imports
+			case backend == "host":
+				opts := calib.Options{Short: short, Date: date}
+				var err error
+				if validate {
+					fmt.Fprintln(a.stderr, "calibrate: measuring this machine, then validating on a separate run (short: a few seconds; full: about a minute)")
+					if val, err = calib.Validate(opts); err != nil {
+						return err
+					}
+					prof = val.Profile
+				} else {
+					fmt.Fprintln(a.stderr, "calibrate: measuring this machine")
+					if prof, err = calib.Run(opts); err != nil {
+						return err
+					}
+				}
+			case backend == "cuda" || backend == "rdma":
+				return usagef("--backend %s measures with the realhw/%s package, built with -tags %s; its measurements are imported with --import (see the README)", backend, backend, backend)
+			default:
+				return usagef("--backend %q: use host (or --import FILE for testbed measurements)", backend)
+			}
+			var y bytes.Buffer
+			if err := prof.WriteYAML(&y); err != nil {
+				return err
+			}
+			files["profile.yaml"] = y.Bytes()
+			if val != nil {
+				js, err := json.MarshalIndent(val.Levels, "", "  ")
+				if err != nil {
+					return err
+				}
+				files["validation.json"] = append(js, '\n')
+			}
+			if err := writeResultDir(outDir, files, false); err != nil {
+				return err
+			}
+			if val != nil {
+				sets := make([]reports.CDFSeries, 0, 2*len(val.Samples))
+				for _, s := range val.Samples {
+					load := fmt.Sprintf("%.0f%% load", 100*s.BackgroundLoad)
+					sets = append(sets,
+						reports.CDFSeries{Label: "measured, " + load, Values: s.RealUS},
+						reports.CDFSeries{Label: "model, " + load, Values: s.ModelUS, Dashed: true})
+				}
+				if err := reports.CDFPlot(filepath.Join(outDir, "plots", "validation_cdf"),
+					"TCP path latency: measured vs calibrated model", "end-to-end latency (µs)", sets); err != nil {
+					return fmt.Errorf("plotting the validation CDF: %w", err)
+				}
+			}
+			printProfile(a, prof, val)
+			fmt.Fprintf(a.stdout, "\nprofile: %s\n", filepath.Join(outDir, "profile.yaml"))
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&backend, "backend", "host", "real backend to measure: host")
+	f.BoolVar(&validate, "validate", false, "after calibrating, compare the calibrated model with a separate real run at 0%, 40%, 80% load")
+	f.BoolVar(&short, "short", false, "a CI-sized run of a few seconds (noisier)")
+	f.StringArrayVar(&imports, "import", nil, "testbed output to fit instead of measuring (perftest, nvbandwidth, CSV; repeatable)")
+	f.StringVar(&format, "format", "", "format of the --import files: perftest, nvbandwidth or csv (default: from the content)")
+	f.Int64Var(&bufferBytes, "buffer-bytes", 0, "nvbandwidth buffer size in bytes (its output does not print it)")
+	f.StringVarP(&outDir, "output", "o", "", "output directory (default $CONSPIRATOR_OUT/calibration)")
+	return c
+}
+
+// importSamples parses testbed output files into samples.
+func importSamples(paths []string, format string, bufferBytes int64) ([]realhw.Sample, error) {
+	var all []realhw.Sample
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, usagef("--import %s: %v", p, err)
+		}
+		fm := format
+		if fm == "" {
+			fm = detectFormat(data)
+		}
+		switch fm {
+		case "perftest":
+			r, err := perftest.Parse(bytes.NewReader(data), p)
+			if err != nil {
+				return nil, usageError{err}
+			}
+			all = append(all, r.Samples()...)
+		case "nvbandwidth":
+			if bufferBytes <= 0 {
+				return nil, usagef("--import %s: nvbandwidth output does not print its buffer size; give it with --buffer-bytes (its -b option, default 512MiB = 536870912)", p)
+			}
+			ts, err := nvbandwidth.Parse(bytes.NewReader(data), p)
+			if err != nil {
+				return nil, usageError{err}
+			}
+			ss, err := nvbandwidth.Samples(ts, bufferBytes)
+			if err != nil {
+				return nil, usageError{err}
+			}
+			all = append(all, ss...)
+		case "csv":
+			ss, err := calib.ParseCSV(bytes.NewReader(data), p)
+			if err != nil {
+				return nil, usageError{err}
+			}
+			all = append(all, ss...)
+		default:
+			return nil, usagef("--import %s: cannot tell the format (perftest, nvbandwidth or csv); give --format", p)
+		}
+	}
+	return all, nil
+}
+
+func detectFormat(data []byte) string {
+	s := string(data)
+	switch {
+	case strings.Contains(s, "nvbandwidth") || strings.Contains(s, "memcpy CE"):
+		return "nvbandwidth"
+	case strings.Contains(s, "#bytes"):
+		return "perftest"
+	case strings.HasPrefix(strings.TrimSpace(s), "stage,"):
+		return "csv"
+	}
+	return ""
+}
+
+// printProfile writes the fits, the proposed scenario overrides and the
+// validation table.
+func printProfile(a *app, p *calib.Profile, v *calib.Validation) {
+	tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "stage\tfixed\tbandwidth\tR²\tsamples\tapplied")
+	for _, s := range p.Stages {
+		ap := "yes"
+		if !s.Applied {
+			ap = "no: " + s.Reason
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.4f\t%d\t%s\n", s.Stage, s.Fixed, s.Bandwidth, s.RSquared, s.Samples, ap)
+	}
+	tw.Flush()
+	if len(p.Scenario) > 0 {
+		fmt.Fprintln(a.stdout, "\nscenario overrides proposed by the profile:")
+		keys := make([]string, 0, len(p.Scenario))
+		for k := range p.Scenario {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(a.stdout, "  %s = %v\n", k, p.Scenario[k])
+		}
+	}
+	if v != nil {
+		fmt.Fprintln(a.stdout, "\nvalidation (model vs real, TCP path; error = (model - real) / real):")
+		tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "background load\tp50 error\tp99 error\ttarget\t")
+		for _, l := range v.Levels {
+			ok := "met"
+			if abs(l.P50Error) > 0.10 || abs(l.P99Error) > 0.25 {
+				ok = "missed"
+			}
+			fmt.Fprintf(tw, "%.0f%%\t%+.1f%%\t%+.1f%%\t%s\t\n", 100*l.BackgroundLoad, 100*l.P50Error, 100*l.P99Error, ok)
+		}
+		tw.Flush()
+		fmt.Fprintln(a.stdout, "target: |p50 error| <= 10%, |p99 error| <= 25% at every load")
+	}
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Testbed measurements (fixtures written from the documented perftest and
+// nvbandwidth formats) produce a calibration profile that `run` accepts:
+// the profile's values reach the resolved inputs in summary.json, and a
+// --set still wins over the profile.
+func TestCalibrateImportThenRun(t *testing.T) {
+	dir := t.TempDir()
+	lat := filepath.Join("..", "..", "realhw", "perftest", "testdata", "ib_write_lat.txt")
+	nvb := filepath.Join("..", "..", "realhw", "nvbandwidth", "testdata", "h100.txt")
+	out := filepath.Join(dir, "testbed")
+	code, stdout, stderr := cli(t, nil, "calibrate", "--import", lat, "--import", nvb, "--buffer-bytes", "536870912", "-o", out)
+	if code != 0 {
+		t.Fatalf("calibrate --import: exit %d: %s", code, stderr)
+	}
+	for _, w := range []string{"datapath.host.pinned_h2d", "datapath.network.latency"} {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("calibrate output lacks the override %s:\n%s", w, stdout)
+		}
+	}
+	prof := filepath.Join(out, "profile.yaml")
+	run := filepath.Join(dir, "run")
+	code, _, stderr = cli(t, nil, "run", "paper/e2e", "--set", "calibration="+prof, "--set", "datapath.clients.requests=100",
+		"--set", "datapath.network.latency=2us", "-o", run, "--no-report")
+	if code != 0 {
+		t.Fatalf("run with the profile: exit %d: %s", code, stderr)
+	}
+	var s struct {
+		Inputs struct {
+			DataPath struct {
+				Host struct {
+					PinnedH2D string `json:"pinned_h2d"`
+				} `json:"host"`
+				Network struct {
+					Latency string `json:"latency"`
+				} `json:"network"`
+			} `json:"datapath"`
+		} `json:"inputs"`
+	}
+	b, err := os.ReadFile(filepath.Join(run, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	// The h100.txt fixture's host_to_device_memcpy_ce cells are 55.63 and
+	// 55.41 GB/s; the median of two is the upper one (index n/2).
+	if got := s.Inputs.DataPath.Host.PinnedH2D; got != "55.63GB/s" {
+		t.Errorf("pinned_h2d = %q, want the profile's 55.63GB/s", got)
+	}
+	if got := s.Inputs.DataPath.Network.Latency; got != "2us" {
+		t.Errorf("network.latency = %q, want the --set 2us to win over the profile", got)
+	}
+}
+
+// calibrate --validate on this machine prints the error table and writes
+// validation.json in the documented shape.
+func TestCalibrateValidateHost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures this machine for a few seconds")
+	}
+	out := filepath.Join(t.TempDir(), "cal")
+	code, stdout, stderr := cli(t, nil, "calibrate", "--backend", "host", "--validate", "--short", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "p50 error") {
+		t.Errorf("no error table:\n%s", stdout)
+	}
+	var levels []struct {
+		Load *float64 `json:"background_load"`
+		P50  *float64 `json:"p50_error"`
+		P99  *float64 `json:"p99_error"`
+	}
+	b, err := os.ReadFile(filepath.Join(out, "validation.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &levels); err != nil {
+		t.Fatal(err)
+	}
+	if len(levels) != 3 {
+		t.Fatalf("%d levels, want 0%%, 40%%, 80%%", len(levels))
+	}
+	for i, want := range []float64{0, 0.4, 0.8} {
+		l := levels[i]
+		if l.Load == nil || *l.Load != want || l.P50 == nil || l.P99 == nil {
+			t.Errorf("level %d = %+v, want background_load %v with p50_error and p99_error", i, l, want)
+		}
+	}
+	for _, f := range []string{"profile.yaml", "plots/validation_cdf.png", "plots/validation_cdf.svg"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("missing %s: %v", f, err)
+		}
+	}
+}
+
+func TestCalibrateBadInput(t *testing.T) {
+	dir := t.TempDir()
+	junk := writeFile(t, dir, "junk.txt", "hello\n")
+	nvb := filepath.Join("..", "..", "realhw", "nvbandwidth", "testdata", "h100.txt")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"calibrate", "--import", junk, "-o", filepath.Join(dir, "a")}, "cannot tell the format"},
+		{[]string{"calibrate", "--import", nvb, "-o", filepath.Join(dir, "b")}, "--buffer-bytes"},
+		{[]string{"calibrate", "--backend", "fpga", "-o", filepath.Join(dir, "c")}, `--backend "fpga"`},
+		{[]string{"calibrate", "--import", filepath.Join(dir, "missing.txt"), "-o", filepath.Join(dir, "d")}, "missing.txt"},
+	} {
+		code, _, stderr := cli(t, nil, c.args...)
+		if code != exitUsage || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", c.args, code, stderr, c.want)
+		}
+	}
+}

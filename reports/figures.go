@@ -1,0 +1,416 @@
+package reports
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// cdfPoints returns at most maxPts points (x = value, y = fraction of
+// samples <= x) of the empirical CDF of vs, always including the minimum and
+// maximum, so a million-request run gives a small, smooth SVG.
+func cdfPoints(vs []float64, maxPts int) plotter.XYs {
+	s := append([]float64(nil), vs...)
+	sort.Float64s(s)
+	n := len(s)
+	if n == 0 {
+		return nil
+	}
+	m := min(n, maxPts)
+	pts := make(plotter.XYs, 0, m+1)
+	// Start at (min, 0) so the first step up is drawn: a path whose
+	// requests mostly take the same time rises vertically there.
+	pts = append(pts, plotter.XY{X: s[0], Y: 0})
+	for k := 0; k < m; k++ {
+		i := k * (n - 1) / max(m-1, 1)
+		// Fraction <= s[i]: step to the last equal sample.
+		j := sort.SearchFloat64s(s, math.Nextafter(s[i], math.Inf(1)))
+		pts = append(pts, plotter.XY{X: s[i], Y: float64(j) / float64(n)})
+	}
+	return pts
+}
+
+// cdfFigure draws one empirical CDF per named sample set.
+func cdfFigure(name, title, xLabel string, names []string, samples map[string][]float64) (*figure, error) {
+	p := newPlot(title, xLabel, "fraction ≤ x")
+	p.Y.Min, p.Y.Max = 0, 1
+	var all [][]float64
+	for _, n := range names {
+		all = append(all, samples[n])
+	}
+	if useLogScale(all...) {
+		setLog(&p.X)
+		p.X.Label.Text += " (log scale)"
+	}
+	leg := newLegend()
+	for i, n := range names {
+		l, err := plotter.NewLine(cdfPoints(samples[n], 500))
+		if err != nil {
+			return nil, fmt.Errorf("plot %s: %s: %w", name, n, err)
+		}
+		l.StepStyle = plotter.PostStep
+		l.LineStyle = lineStyle(i)
+		p.Add(l)
+		leg.add(fmt.Sprintf("%s (n=%d)", n, len(samples[n])), l)
+	}
+	return &figure{name: name, panels: []*plot.Plot{p}, legend: leg}, nil
+}
+
+// latencyCDF is the per-request latency CDF of each data path.
+func latencyCDF(req Requests) (*figure, error) {
+	return cdfFigure("latency_cdf", "Request latency CDF per data path", "end-to-end latency (µs)", req.Paths, req.LatencyUS)
+}
+
+// stageBreakdown stacks each path's mean time per pipeline stage.
+func stageBreakdown(paths []PathResult, order []string) (*figure, error) {
+	stages := stageOrder(paths, order)
+	if len(stages) == 0 {
+		return nil, nil
+	}
+	p := newPlot("Where a request's time goes (mean per stage)", "data path", "mean time per request (µs)")
+	names := make([]string, len(paths))
+	for i, pr := range paths {
+		names[i] = pr.Name
+	}
+	p.NominalX(names...)
+	p.X.Padding = vg.Points(20)
+	leg := newLegend()
+	var below *plotter.BarChart
+	for si, s := range stages {
+		vals := make(plotter.Values, len(paths))
+		for i, pr := range paths {
+			if v, ok := pr.StagesUS[s]; ok && !math.IsNaN(float64(v)) {
+				vals[i] = float64(v)
+			}
+		}
+		b, err := plotter.NewBarChart(vals, vg.Points(36))
+		if err != nil {
+			return nil, fmt.Errorf("plot stage_breakdown: stage %s: %w", s, err)
+		}
+		b.Color = stageColour(si, len(stages))
+		b.LineStyle.Width = vg.Points(0.5)
+		if below != nil {
+			b.StackOn(below)
+		}
+		below = b
+		p.Add(b)
+		leg.add(s, b)
+	}
+	p.Y.Min = 0
+	return &figure{name: "stage_breakdown", panels: []*plot.Plot{p}, legend: leg}, nil
+}
+
+// stageOrder lists the stages that occur in any path: in requests.csv's
+// column order (the pipeline order) where known, then the rest sorted.
+func stageOrder(paths []PathResult, order []string) []string {
+	// A stage that takes no time on any path (a column shared with other
+	// paths' pipelines) would only crowd the legend.
+	present := map[string]bool{}
+	for _, p := range paths {
+		for s, v := range p.StagesUS {
+			if float64(v) > 0 {
+				present[s] = true
+			}
+		}
+	}
+	var out []string
+	for _, s := range order {
+		if present[s] {
+			out = append(out, s)
+			delete(present, s)
+		}
+	}
+	var rest []string
+	for s := range present {
+		rest = append(rest, s)
+	}
+	sort.Strings(rest)
+	return append(out, rest...)
+}
+
+// barPanel is one bar per name with its value written above the bar.
+func barPanel(title, xLabel, yLabel string, names []string, vals []float64, c int) (*plot.Plot, error) {
+	p := newPlot(title, xLabel, yLabel)
+	p.Title.TextStyle.Font = font.From(sans, 11)
+	p.NominalX(names...)
+	p.X.Padding = vg.Points(20)
+	vs := make(plotter.Values, len(vals))
+	var labels []string
+	var xys plotter.XYs
+	for i, v := range vals {
+		if !math.IsNaN(v) {
+			vs[i] = v
+			labels = append(labels, fmtSig(v))
+			xys = append(xys, plotter.XY{X: float64(i), Y: v})
+		}
+	}
+	b, err := plotter.NewBarChart(vs, vg.Points(30))
+	if err != nil {
+		return nil, err
+	}
+	b.Color = colour(c)
+	p.Add(b)
+	if len(xys) > 0 {
+		l, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels})
+		if err != nil {
+			return nil, err
+		}
+		for i := range l.TextStyle {
+			l.TextStyle[i].Font = font.From(sans, 9)
+			l.TextStyle[i].XAlign = draw.XCenter
+		}
+		l.Offset = vg.Point{Y: vg.Points(3)}
+		p.Add(l)
+	}
+	p.Y.Min = 0
+	p.Y.Max = maxOf(vals) * 1.15 // room for the value labels
+	return p, nil
+}
+
+func maxOf(vs []float64) float64 {
+	m := 0.0
+	for _, v := range vs {
+		if v > m {
+			m = v
+		}
+	}
+	if m == 0 {
+		return 1
+	}
+	return m
+}
+
+// costPower shows the paper's two ratios side by side.
+func costPower(rows []CostRow) (*figure, error) {
+	names := make([]string, len(rows))
+	ce := make([]float64, len(rows))
+	pe := make([]float64, len(rows))
+	for i, r := range rows {
+		names[i], ce[i], pe[i] = r.Name, float64(r.CostEffectiveness), float64(r.PowerEfficiency)
+	}
+	a, err := barPanel("Cost-effectiveness", "scheduler hardware", "throughput per price (normalized)", names, ce, 0)
+	if err != nil {
+		return nil, fmt.Errorf("plot cost_power: %w", err)
+	}
+	b, err := barPanel("Power efficiency", "scheduler hardware", "throughput per watt (req/s per W)", names, pe, 2)
+	if err != nil {
+		return nil, fmt.Errorf("plot cost_power: %w", err)
+	}
+	return &figure{name: "cost_power", panels: []*plot.Plot{a, b}}, nil
+}
+
+// gpuHours shows each policy's GPU-hours: whole GPUs in use and the
+// fraction-weighted count (a GPU a third used counts a third).
+func gpuHours(pols []PolicyResult) (*figure, error) {
+	p := newPlot("GPU-hours consumed per scheduling policy", "policy", "GPU-hours (GPU h)")
+	names := make([]string, len(pols))
+	whole := make(plotter.Values, len(pols))
+	frac := make(plotter.Values, len(pols))
+	hasFrac := false
+	for i, q := range pols {
+		names[i] = q.Name
+		whole[i] = nan0(float64(q.GPUHours))
+		frac[i] = nan0(float64(q.GPUHoursFractional))
+		hasFrac = hasFrac || frac[i] != 0
+	}
+	p.NominalX(names...)
+	p.X.Padding = vg.Points(20)
+	leg := newLegend()
+	w := vg.Points(24)
+	b1, err := plotter.NewBarChart(whole, w)
+	if err != nil {
+		return nil, fmt.Errorf("plot gpu_hours: %w", err)
+	}
+	b1.Color = colour(0)
+	p.Add(b1)
+	leg.add("whole GPUs in use", b1)
+	if hasFrac {
+		b1.Offset = -w / 2
+		b2, err := plotter.NewBarChart(frac, w)
+		if err != nil {
+			return nil, fmt.Errorf("plot gpu_hours: %w", err)
+		}
+		b2.Color = colour(4)
+		b2.Offset = w / 2
+		p.Add(b2)
+		leg.add("fraction-weighted (MIG)", b2)
+	}
+	p.Y.Min = 0
+	return &figure{name: "gpu_hours", panels: []*plot.Plot{p}, legend: leg}, nil
+}
+
+func nan0(v float64) float64 {
+	if math.IsNaN(v) {
+		return 0
+	}
+	return v
+}
+
+// timeUnit picks seconds, hours or days for a span of seconds.
+func timeUnit(maxS float64) (string, float64) {
+	switch {
+	case maxS > 3*86400:
+		return "days", 86400
+	case maxS > 3*3600:
+		return "h", 3600
+	}
+	return "s", 1
+}
+
+// activeGPUs draws each policy's GPUs in use as a step function of time.
+func activeGPUs(series []Series) (*figure, error) {
+	maxT := 0.0
+	for _, s := range series {
+		for _, x := range s.X {
+			maxT = math.Max(maxT, x)
+		}
+	}
+	unit, div := timeUnit(maxT)
+	p := newPlot("GPUs in use over time", fmt.Sprintf("simulated time (%s)", unit), "active GPUs")
+	leg := newLegend()
+	for i, s := range series {
+		pts := make(plotter.XYs, len(s.X))
+		for j := range s.X {
+			pts[j] = plotter.XY{X: s.X[j] / div, Y: s.Y[j]}
+		}
+		l, err := plotter.NewLine(pts)
+		if err != nil {
+			return nil, fmt.Errorf("plot active_gpus: policy %s: %w", s.Name, err)
+		}
+		l.StepStyle = plotter.PostStep
+		l.LineStyle = lineStyle(i)
+		p.Add(l)
+		leg.add(s.Name, l)
+	}
+	p.Y.Min = 0
+	return &figure{name: "active_gpus", panels: []*plot.Plot{p}, legend: leg}, nil
+}
+
+// jctCDF is the CDF of job completion times per policy.
+func jctCDF(jobs []Series) (*figure, error) {
+	names := make([]string, len(jobs))
+	samples := map[string][]float64{}
+	for i, s := range jobs {
+		names[i] = s.Name
+		samples[s.Name] = s.Y
+	}
+	return cdfFigure("jct_cdf", "Job completion time CDF per policy", "job completion time (s)", names, samples)
+}
+
+// decisionTime plots the mean decision time per problem size, log-scale y,
+// one line per policy (heuristic vs exact optimum).
+func decisionTime(series []Series) (*figure, error) {
+	p := newPlot("Scheduling decision time vs problem size", "problem size (jobs in the snapshot)", "decision time (µs, log scale)")
+	setLog(&p.Y)
+	var xs [][]float64
+	for _, s := range series {
+		xs = append(xs, s.X)
+	}
+	if useLogScale(xs...) {
+		setLog(&p.X)
+		p.X.Label.Text = "problem size (jobs in the snapshot, log scale)"
+	}
+	leg := newLegend()
+	for i, s := range series {
+		sum := map[float64]float64{}
+		cnt := map[float64]int{}
+		for j := range s.X {
+			if s.Y[j] <= 0 {
+				return nil, fmt.Errorf("plot decision_time: policy %s: decision_us %v at size %v: a log axis needs positive times", s.Name, s.Y[j], s.X[j])
+			}
+			sum[s.X[j]] += s.Y[j]
+			cnt[s.X[j]]++
+		}
+		var sizes []float64
+		for x := range sum {
+			sizes = append(sizes, x)
+		}
+		sort.Float64s(sizes)
+		pts := make(plotter.XYs, len(sizes))
+		for j, x := range sizes {
+			pts[j] = plotter.XY{X: x, Y: sum[x] / float64(cnt[x])}
+		}
+		l, sc, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return nil, fmt.Errorf("plot decision_time: policy %s: %w", s.Name, err)
+		}
+		l.LineStyle = lineStyle(i)
+		sc.Color = colour(i)
+		sc.Shape = shapes[i%len(shapes)]
+		p.Add(l, sc)
+		leg.add(s.Name, l, sc)
+	}
+	return &figure{name: "decision_time", panels: []*plot.Plot{p}, legend: leg}, nil
+}
+
+var shapes = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{}, draw.RingGlyph{}, draw.PlusGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}}
+
+// Line is one curve of a metric-vs-parameter figure: the mean at each x and
+// the half-width of its confidence interval (NaN: no bar).
+type Line struct {
+	Name            string
+	X, Y, HalfWidth []float64
+}
+
+type errPts struct {
+	plotter.XYs
+	plotter.YErrors
+}
+
+// metricVsParam draws one line per path or policy with 95% CI error bars.
+// ticks, when not nil, names categorical x positions 0..n-1.
+func metricVsParam(name, title, xLabel, yLabel string, lines []Line, logY bool, ticks []string) (*figure, error) {
+	p := newPlot(title, xLabel, yLabel)
+	if logY {
+		setLog(&p.Y)
+		p.Y.Label.Text += " (log scale)"
+	}
+	if ticks != nil {
+		p.NominalX(ticks...)
+	}
+	leg := newLegend()
+	for i, ln := range lines {
+		var e errPts
+		for j := range ln.X {
+			y := ln.Y[j]
+			if math.IsNaN(y) || logY && y <= 0 {
+				continue
+			}
+			hw := ln.HalfWidth[j]
+			if math.IsNaN(hw) {
+				hw = 0
+			}
+			e.XYs = append(e.XYs, plotter.XY{X: ln.X[j], Y: y})
+			e.YErrors = append(e.YErrors, struct{ Low, High float64 }{hw, hw})
+		}
+		if len(e.XYs) == 0 {
+			continue
+		}
+		l, sc, err := plotter.NewLinePoints(e.XYs)
+		if err != nil {
+			return nil, fmt.Errorf("plot %s: %s: %w", name, ln.Name, err)
+		}
+		l.LineStyle = lineStyle(i)
+		sc.Color = colour(i)
+		sc.Shape = shapes[i%len(shapes)]
+		eb, err := plotter.NewYErrorBars(e)
+		if err != nil {
+			return nil, fmt.Errorf("plot %s: %s: %w", name, ln.Name, err)
+		}
+		eb.LineStyle.Color = colour(i)
+		eb.LineStyle.Width = vg.Points(1)
+		eb.CapWidth = vg.Points(6)
+		p.Add(l, sc, eb)
+		leg.add(ln.Name, l, sc)
+	}
+	if !logY {
+		p.Y.Min = math.Min(p.Y.Min, 0)
+	}
+	return &figure{name: name, panels: []*plot.Plot{p}, legend: leg}, nil
+}

@@ -1,0 +1,216 @@
+package reports
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Output names inside a rendered directory.
+const (
+	PlotsDir      = "plots"
+	ReportFile    = "report.md"
+	AggregateJSON = "aggregate.json"
+	AggregateCSV  = "aggregate.csv"
+)
+
+// Render re-draws every figure and the report page of dir from the result
+// files stored in it: a sweep directory (it holds sweep.json) or a single
+// run directory (it holds summary.json). It writes only derived files
+// (plots/, report.md, aggregates), each atomically, so rendering twice gives
+// the same bytes and an interrupted render loses nothing.
+func Render(dir string) error {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("report: %s is a file; give the run or sweep directory that holds it", dir)
+	}
+	if exists(filepath.Join(dir, "sweep.json")) {
+		return renderSweep(dir)
+	}
+	if exists(filepath.Join(dir, ResultFile)) {
+		return renderRun(dir)
+	}
+	return fmt.Errorf("report: %s holds neither sweep.json (a sweep) nor %s (a run)", dir, ResultFile)
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+func mkPlotsDir(dir string) (string, error) {
+	p := filepath.Join(dir, PlotsDir)
+	if err := os.MkdirAll(p, 0o755); err != nil {
+		return "", fmt.Errorf("report: cannot create plot directory %s: %w", p, err)
+	}
+	return p, nil
+}
+
+// runFigures draws the figures of one run; optional inputs that are absent
+// simply leave their figure out. It returns the figures in report order.
+func runFigures(dir string, r Result) ([]*figure, error) {
+	var figs []*figure
+	add := func(f *figure, err error) error {
+		if err != nil {
+			return err
+		}
+		if f != nil {
+			figs = append(figs, f)
+		}
+		return nil
+	}
+	var stageCols []string
+	if len(r.Paths) > 0 {
+		if req, err := ReadRequests(filepath.Join(dir, RequestsFile)); err == nil {
+			stageCols = req.Stages
+			if len(req.Paths) > 0 {
+				if err := add(latencyCDF(req)); err != nil {
+					return nil, err
+				}
+			}
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		if err := add(stageBreakdown(r.Paths, stageCols)); err != nil {
+			return nil, err
+		}
+	}
+	if len(r.Cost) > 0 {
+		if err := add(costPower(r.Cost)); err != nil {
+			return nil, err
+		}
+	}
+	if len(r.Policies) > 0 {
+		if err := add(gpuHours(r.Policies)); err != nil {
+			return nil, err
+		}
+	}
+	optional := []struct {
+		file string
+		read func(string) ([]Series, error)
+		draw func([]Series) (*figure, error)
+	}{
+		{ActiveGPUsFile, ReadActiveGPUs, activeGPUs},
+		{JobsFile, ReadJobs, jctCDF},
+		{DecisionsFile, ReadDecisions, decisionTime},
+	}
+	for _, o := range optional {
+		s, err := o.read(filepath.Join(dir, o.file))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(s) == 0 {
+			continue
+		}
+		if err := add(o.draw(s)); err != nil {
+			return nil, err
+		}
+	}
+	return figs, nil
+}
+
+var figureCaptions = map[string]string{
+	"latency_cdf":     "Latency CDF per data path: further left is faster; a long tail to the right is queueing.",
+	"stage_breakdown": "Mean time per pipeline stage, stacked: which stage dominates each path.",
+	"cost_power":      "Cost-effectiveness (throughput per price, normalized) and power efficiency (throughput per watt) of the scheduler hardware.",
+	"gpu_hours":       "GPU-hours per policy: lower is better for the same trace.",
+	"active_gpus":     "GPUs in use over time per policy.",
+	"jct_cdf":         "Job completion time CDF per policy.",
+	"decision_time":   "Mean scheduling decision time against problem size (log scale): heuristic vs exact optimum.",
+}
+
+func renderRun(dir string) error {
+	r, err := ReadResult(filepath.Join(dir, ResultFile))
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	plots, err := mkPlotsDir(dir)
+	if err != nil {
+		return err
+	}
+	figs, err := runFigures(dir, r)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	var md strings.Builder
+	title := r.Scenario
+	if title == "" {
+		title = filepath.Base(filepath.Clean(dir))
+	}
+	fmt.Fprintf(&md, "# Report: %s\n\n", title)
+	md.WriteString("Rendered from the stored results in this directory by `conspirator report`.\n")
+	writeTables(&md, r)
+	md.WriteString("\n## Figures\n")
+	for _, f := range figs {
+		base, err := f.save(plots)
+		if err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+		fmt.Fprintf(&md, "\n%s ([SVG](%s/%s.svg))\n\n![%s](%s/%s)\n", figureCaptions[f.name], PlotsDir, f.name, f.name, PlotsDir, base)
+	}
+	return writeReport(dir, md.String())
+}
+
+func writeReport(dir, md string) error {
+	p := filepath.Join(dir, ReportFile)
+	if err := writeFileAtomic(p, []byte(md)); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return nil
+}
+
+// writeTables writes the key-metric tables of one result.
+func writeTables(md *strings.Builder, r Result) {
+	if len(r.Paths) > 0 {
+		md.WriteString("\n## Data path\n\n")
+		md.WriteString("| path | mean latency (µs) | ±95% CI | p50 (µs) | p99 (µs) | throughput (req/s) | host CPU (µs/req) | SoC util | GPU util | dropped | stable |\n")
+		md.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+		for _, p := range r.Paths {
+			stable := "yes"
+			if p.Unstable {
+				stable = "**no** (offered load above capacity)"
+			}
+			fmt.Fprintf(md, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %s |\n", p.Name,
+				fmtSig(float64(p.LatencyUS.Mean)), fmtSig(float64(p.LatencyUS.CI95Mean)), fmtSig(float64(p.LatencyUS.P50)),
+				fmtSig(float64(p.LatencyUS.P99)), fmtSig(float64(p.ThroughputRPS)), fmtSig(float64(p.HostCPUUSPerRequest)),
+				fmtPct(float64(p.SoCUtilization)), fmtPct(float64(p.GPUUtilization)), p.Dropped, stable)
+		}
+	}
+	if len(r.Cost) > 0 {
+		md.WriteString("\n## Cost and power\n\n")
+		md.WriteString("| hardware | price (USD) | power (W) | throughput | cost-effectiveness | power efficiency |\n")
+		md.WriteString("|---|---:|---:|---:|---:|---:|\n")
+		for _, c := range r.Cost {
+			fmt.Fprintf(md, "| %s | %s | %s | %s | %s | %s |\n", c.Name, fmtSig(float64(c.PriceUSD)), fmtSig(float64(c.PowerW)),
+				fmtSig(float64(c.Throughput)), fmtSig(float64(c.CostEffectiveness)), fmtSig(float64(c.PowerEfficiency)))
+		}
+	}
+	if len(r.Policies) > 0 {
+		md.WriteString("\n## Cluster scheduling\n\n")
+		md.WriteString("| policy | GPU-hours | GPU-hours (fractional) | mean JCT (s) | p99 JCT (s) | mean queue (s) | utilization | migrations | unscheduled | mean decision (µs) | optimality gap |\n")
+		md.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		for _, q := range r.Policies {
+			fmt.Fprintf(md, "| %s | %s | %s | %s | %s | %s | %s | %d | %d | %s | %s |\n", q.Name,
+				fmtSig(float64(q.GPUHours)), fmtSig(float64(q.GPUHoursFractional)), fmtSig(float64(q.JCTS.Mean)), fmtSig(float64(q.JCTS.P99)),
+				fmtSig(float64(q.QueueS.Mean)), fmtPct(float64(q.Utilization)), q.Migrations, q.Unscheduled,
+				fmtSig(float64(q.DecisionUS.Mean)), fmtPct(float64(q.OptimalityGap)))
+		}
+	}
+}
+
+func fmtPct(v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*v)
+}

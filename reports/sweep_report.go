@@ -1,0 +1,396 @@
+package reports
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/conspirator-sim/conspirator/sim/sweep"
+)
+
+// metric is a scalar taken from each point's summary.json and aggregated
+// across seeds. Metric keys in aggregate files are "<kind>/<name>/<field>",
+// e.g. "paths/conspirator/latency_us.mean".
+type metric struct {
+	field string
+	label string // axis label with unit
+	title string
+	logY  bool
+	plot  bool
+}
+
+var pathMetrics = []metric{
+	{field: "latency_us.mean", label: "mean latency (µs)", title: "Mean request latency", plot: true},
+	{field: "latency_us.p50", label: "median latency (µs)"},
+	{field: "latency_us.p95", label: "p95 latency (µs)"},
+	{field: "latency_us.p99", label: "p99 latency (µs)", title: "p99 request latency", plot: true},
+	{field: "throughput_rps", label: "throughput (req/s)", title: "Throughput", plot: true},
+	{field: "host_cpu_us_per_request", label: "host CPU time (µs per request)", title: "Host CPU cost per request", plot: true},
+	{field: "soc_utilization", label: "SoC utilization (fraction)"},
+	{field: "gpu_utilization", label: "GPU utilization (fraction)"},
+	{field: "dropped", label: "dropped requests"},
+}
+
+var policyMetrics = []metric{
+	{field: "gpu_hours", label: "GPU-hours (GPU h)", title: "GPU-hours consumed", plot: true},
+	{field: "gpu_hours_fractional", label: "fraction-weighted GPU-hours (GPU h)"},
+	{field: "jct_s.mean", label: "mean job completion time (s)", title: "Mean job completion time", plot: true},
+	{field: "jct_s.p99", label: "p99 job completion time (s)"},
+	{field: "queue_s.mean", label: "mean queueing delay (s)", title: "Mean queueing delay", plot: true},
+	{field: "queue_s.p99", label: "p99 queueing delay (s)"},
+	{field: "utilization", label: "GPU utilization (fraction)"},
+	{field: "migrations", label: "migrations"},
+	{field: "unscheduled", label: "unscheduled jobs"},
+	{field: "decision_us.mean", label: "mean decision time (µs)", title: "Scheduling decision time", logY: true, plot: true},
+	{field: "decision_us.p99", label: "p99 decision time (µs)"},
+	{field: "optimality_gap", label: "optimality gap (fraction)"},
+}
+
+func pathValues(p PathResult) []float64 {
+	return []float64{float64(p.LatencyUS.Mean), float64(p.LatencyUS.P50), float64(p.LatencyUS.P95), float64(p.LatencyUS.P99),
+		float64(p.ThroughputRPS), float64(p.HostCPUUSPerRequest), float64(p.SoCUtilization), float64(p.GPUUtilization), float64(p.Dropped)}
+}
+
+func policyValues(q PolicyResult) []float64 {
+	return []float64{float64(q.GPUHours), float64(q.GPUHoursFractional), float64(q.JCTS.Mean), float64(q.JCTS.P99),
+		float64(q.QueueS.Mean), float64(q.QueueS.P99), float64(q.Utilization), float64(q.Migrations), float64(q.Unscheduled),
+		float64(q.DecisionUS.Mean), float64(q.DecisionUS.P99), float64(q.OptimalityGap)}
+}
+
+// Metrics flattens a result into the scalar metrics a sweep aggregates.
+func Metrics(r Result) map[string]float64 {
+	m := map[string]float64{}
+	for _, p := range r.Paths {
+		for i, v := range pathValues(p) {
+			m["paths/"+p.Name+"/"+pathMetrics[i].field] = v
+		}
+	}
+	for _, q := range r.Policies {
+		for i, v := range policyValues(q) {
+			m["policies/"+q.Name+"/"+policyMetrics[i].field] = v
+		}
+	}
+	return m
+}
+
+// SweepAggregate is aggregate.json: every parameter combination's metrics,
+// mean and 95% CI half-width across seeds.
+type SweepAggregate struct {
+	Complete int           `json:"complete_points"`
+	Total    int           `json:"total_points"`
+	Params   []sweep.Param `json:"params"`
+	Seeds    []uint64      `json:"seeds"`
+	Paths    []string      `json:"paths,omitempty"`
+	Policies []string      `json:"policies,omitempty"`
+	Groups   []sweep.Group `json:"groups"`
+}
+
+// AggregateSweep reads the complete points of the sweep in dir and
+// aggregates their metrics across seeds.
+func AggregateSweep(dir string) (SweepAggregate, error) {
+	spec, err := sweep.ReadSpec(dir)
+	if err != nil {
+		return SweepAggregate{}, err
+	}
+	agg := SweepAggregate{Total: len(spec.Points), Params: spec.Params, Seeds: spec.Seeds}
+	seenPath, seenPol := map[string]bool{}, map[string]bool{}
+	var samples []sweep.Sample
+	for _, p := range spec.Points {
+		ok, err := sweep.IsComplete(dir, p)
+		if err != nil {
+			return SweepAggregate{}, err
+		}
+		if !ok {
+			continue
+		}
+		r, err := ReadResult(filepath.Join(sweep.PointDir(dir, p), ResultFile))
+		if err != nil {
+			return SweepAggregate{}, fmt.Errorf("point %s: %w", p.ID, err)
+		}
+		for _, x := range r.Paths {
+			if !seenPath[x.Name] {
+				seenPath[x.Name] = true
+				agg.Paths = append(agg.Paths, x.Name)
+			}
+		}
+		for _, x := range r.Policies {
+			if !seenPol[x.Name] {
+				seenPol[x.Name] = true
+				agg.Policies = append(agg.Policies, x.Name)
+			}
+		}
+		samples = append(samples, sweep.Sample{Point: p, Metrics: Metrics(r)})
+		agg.Complete++
+	}
+	agg.Groups = sweep.Aggregate(samples, 0.95)
+	if agg.Groups == nil {
+		agg.Groups = []sweep.Group{}
+	}
+	return agg, nil
+}
+
+func renderSweep(dir string) error {
+	agg, err := AggregateSweep(dir)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if err := WriteJSONAtomic(filepath.Join(dir, AggregateJSON), agg); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if err := writeAggregateCSV(filepath.Join(dir, AggregateCSV), agg); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	plots, err := mkPlotsDir(dir)
+	if err != nil {
+		return err
+	}
+	var md strings.Builder
+	// The title names the scenario, not the directory, so that one sweep
+	// renders to the same bytes wherever it is written.
+	title := filepath.Base(filepath.Clean(dir))
+	if spec, err := sweep.ReadSpec(dir); err == nil && spec.Meta["scenario"] != "" {
+		title = spec.Meta["scenario"]
+	}
+	fmt.Fprintf(&md, "# Sweep report: %s\n\n", title)
+	fmt.Fprintf(&md, "%d of %d points complete", agg.Complete, agg.Total)
+	if agg.Complete < agg.Total {
+		md.WriteString(" (**incomplete**: rerun the sweep with `--resume` to finish it)")
+	}
+	fmt.Fprintf(&md, "; seeds %v. Means across seeds with 95%% confidence intervals (Student t).\n\n", agg.Seeds)
+	for _, p := range agg.Params {
+		fmt.Fprintf(&md, "- `%s`: %s\n", p.Key, strings.Join(p.Values, ", "))
+	}
+	sweepTable(&md, agg, "paths", agg.Paths, pathMetrics)
+	sweepTable(&md, agg, "policies", agg.Policies, policyMetrics)
+	figs, err := sweepFigures(agg)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if len(figs) > 0 {
+		md.WriteString("\n## Figures\n")
+	}
+	for _, f := range figs {
+		base, err := f.save(plots)
+		if err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+		fmt.Fprintf(&md, "\n%s ([SVG](%s/%s.svg))\n\n![%s](%s/%s)\n", f.caption, PlotsDir, f.name, f.name, PlotsDir, base)
+	}
+	return writeReport(dir, md.String())
+}
+
+func writeAggregateCSV(path string, agg SweepAggregate) error {
+	header := []string{}
+	for _, p := range agg.Params {
+		header = append(header, p.Key)
+	}
+	header = append(header, "kind", "name", "metric", "mean", "ci95_half_width", "n")
+	var rows [][]string
+	for _, g := range agg.Groups {
+		for _, kind := range []struct {
+			kind    string
+			names   []string
+			metrics []metric
+		}{{"paths", agg.Paths, pathMetrics}, {"policies", agg.Policies, policyMetrics}} {
+			for _, name := range kind.names {
+				for _, m := range kind.metrics {
+					e, ok := g.Metrics[kind.kind+"/"+name+"/"+m.field]
+					if !ok {
+						continue
+					}
+					row := []string{}
+					for _, kv := range g.Params {
+						row = append(row, kv.Value)
+					}
+					row = append(row, kind.kind, name, m.field, FormatFloat(e.Mean), FormatFloat(e.HalfWidth), strconv.Itoa(e.N))
+					rows = append(rows, row)
+				}
+			}
+		}
+	}
+	return WriteCSVAtomic(path, header, rows)
+}
+
+// sweepTable lists the plotted metrics of every combination and entity.
+func sweepTable(md *strings.Builder, agg SweepAggregate, kind string, names []string, metrics []metric) {
+	if len(names) == 0 {
+		return
+	}
+	var shown []metric
+	for _, m := range metrics {
+		if m.plot {
+			shown = append(shown, m)
+		}
+	}
+	title := map[string]string{"paths": "Data path", "policies": "Cluster scheduling"}[kind]
+	fmt.Fprintf(md, "\n## %s\n\n|", title)
+	for _, p := range agg.Params {
+		fmt.Fprintf(md, " %s |", p.Key)
+	}
+	fmt.Fprintf(md, " %s |", strings.TrimSuffix(kind, "s"))
+	for _, m := range shown {
+		fmt.Fprintf(md, " %s |", m.label)
+	}
+	md.WriteString("\n|")
+	for range len(agg.Params) + 1 {
+		md.WriteString("---|")
+	}
+	for range shown {
+		md.WriteString("---:|")
+	}
+	md.WriteString("\n")
+	for _, g := range agg.Groups {
+		for _, n := range names {
+			md.WriteString("|")
+			for _, kv := range g.Params {
+				fmt.Fprintf(md, " %s |", kv.Value)
+			}
+			fmt.Fprintf(md, " %s |", n)
+			for _, m := range shown {
+				e, ok := g.Metrics[kind+"/"+n+"/"+m.field]
+				switch {
+				case !ok:
+					md.WriteString(" - |")
+				case math.IsNaN(e.HalfWidth):
+					fmt.Fprintf(md, " %s |", fmtSig(e.Mean))
+				default:
+					hw := e.HalfWidth
+					// Seeds that agree up to rounding give a half-width of
+					// 1e-13: print it as the 0 it is.
+					if math.Abs(hw) < 1e-9*math.Max(math.Abs(e.Mean), 1e-300) {
+						hw = 0
+					}
+					fmt.Fprintf(md, " %s ± %s |", fmtSig(e.Mean), fmtSig(hw))
+				}
+			}
+			md.WriteString("\n")
+		}
+	}
+}
+
+var leadingNumber = regexp.MustCompile(`^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(.*?)\s*$`)
+
+// numericAxis reads parameter values such as "0.4", "80%", "25GB/s" as
+// numbers sharing one unit; ok is false when they are not all numbers with
+// the same unit (then the axis is categorical).
+func numericAxis(values []string) (xs []float64, unit string, ok bool) {
+	for i, v := range values {
+		m := leadingNumber.FindStringSubmatch(v)
+		if m == nil {
+			return nil, "", false
+		}
+		x, err := strconv.ParseFloat(m[1], 64)
+		if err != nil {
+			return nil, "", false
+		}
+		if i == 0 {
+			unit = m[2]
+		} else if m[2] != unit {
+			return nil, "", false
+		}
+		xs = append(xs, x)
+	}
+	return xs, unit, true
+}
+
+var unsafeName = regexp.MustCompile(`[^a-z0-9._-]+`)
+
+func slug(s string) string {
+	return strings.Trim(unsafeName.ReplaceAllString(strings.ToLower(s), "_"), "_")
+}
+
+// sweepFigures draws, for every swept parameter with at least two values
+// and every plotted metric, the metric against that parameter with one line
+// per path or policy. When other parameters are swept too, there is one
+// figure per combination of their values.
+func sweepFigures(agg SweepAggregate) ([]*figure, error) {
+	var figs []*figure
+	for xi, xp := range agg.Params {
+		if len(xp.Values) < 2 {
+			continue
+		}
+		xs, unit, numeric := numericAxis(xp.Values)
+		var ticks []string
+		if !numeric {
+			ticks = xp.Values
+			xs = make([]float64, len(xp.Values))
+			for i := range xs {
+				xs[i] = float64(i)
+			}
+		}
+		xLabel := xp.Key
+		if unit != "" {
+			xLabel += " (" + unit + ")"
+		}
+		xAt := map[string]float64{}
+		for i, v := range xp.Values {
+			xAt[v] = xs[i]
+		}
+		// Split groups by the values of the other parameters.
+		var fixedKeys []string
+		byFixed := map[string][]sweep.Group{}
+		for _, g := range agg.Groups {
+			var parts []string
+			for i, kv := range g.Params {
+				if i != xi {
+					parts = append(parts, kv.Key+"="+kv.Value)
+				}
+			}
+			k := strings.Join(parts, ", ")
+			if _, ok := byFixed[k]; !ok {
+				fixedKeys = append(fixedKeys, k)
+			}
+			byFixed[k] = append(byFixed[k], g)
+		}
+		for fi, fixed := range fixedKeys {
+			for _, kind := range []struct {
+				kind    string
+				names   []string
+				metrics []metric
+			}{{"paths", agg.Paths, pathMetrics}, {"policies", agg.Policies, policyMetrics}} {
+				for _, m := range kind.metrics {
+					if !m.plot {
+						continue
+					}
+					var lines []Line
+					for _, n := range kind.names {
+						ln := Line{Name: n}
+						for _, g := range byFixed[fixed] {
+							e, ok := g.Metrics[kind.kind+"/"+n+"/"+m.field]
+							if !ok {
+								continue
+							}
+							ln.X = append(ln.X, xAt[g.Params[xi].Value])
+							ln.Y = append(ln.Y, e.Mean)
+							ln.HalfWidth = append(ln.HalfWidth, e.HalfWidth)
+						}
+						if len(ln.X) > 0 {
+							lines = append(lines, ln)
+						}
+					}
+					if len(lines) == 0 {
+						continue
+					}
+					name := slug(strings.ReplaceAll(m.field, "_us", "")) + "_vs_" + slug(xp.Key)
+					title := fmt.Sprintf("%s vs %s", m.title, xp.Key)
+					caption := fmt.Sprintf("%s against `%s`, one line per %s; error bars: 95%% CI across seeds.", m.title, xp.Key, strings.TrimSuffix(kind.kind, "s"))
+					if len(fixedKeys) > 1 || fixed != "" {
+						name += fmt.Sprintf("__%02d", fi+1)
+						title += " (" + fixed + ")"
+						caption += " Fixed: " + fixed + "."
+					}
+					f, err := metricVsParam(name, title, xLabel, m.label, lines, m.logY, ticks)
+					if err != nil {
+						return nil, err
+					}
+					f.caption = caption
+					figs = append(figs, f)
+				}
+			}
+		}
+	}
+	return figs, nil
+}

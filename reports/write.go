@@ -1,0 +1,75 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/conspirator-sim/conspirator/sim/sweep"
+)
+
+// WriteJSONAtomic writes v as indented JSON with a trailing newline,
+// atomically (temp file, fsync, rename). Map keys come out sorted and
+// struct fields in declaration order, so equal values give equal bytes.
+func WriteJSONAtomic(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return sweep.WriteFileAtomic(path, append(b, '\n'))
+}
+
+// EncodeCSV formats a header and rows as CSV (RFC 4180, "\n" line ends).
+func EncodeCSV(header []string, rows [][]string) ([]byte, error) {
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	if err := w.Write(header); err != nil {
+		return nil, err
+	}
+	for i, r := range rows {
+		if len(r) != len(header) {
+			return nil, fmt.Errorf("csv row %d has %d fields, header has %d", i+1, len(r), len(header))
+		}
+		if err := w.Write(r); err != nil {
+			return nil, err
+		}
+	}
+	w.Flush()
+	return buf.Bytes(), w.Error()
+}
+
+// WriteCSVAtomic writes a header and rows to path atomically.
+func WriteCSVAtomic(path string, header []string, rows [][]string) error {
+	b, err := EncodeCSV(header, rows)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return sweep.WriteFileAtomic(path, b)
+}
+
+// FormatFloat is the one number format of CSV and tables: the shortest
+// representation that reads back to the same float64, "" for NaN.
+func FormatFloat(v float64) string {
+	if math.IsNaN(v) {
+		return ""
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// fmtSig formats v for a human table with 4 significant digits, "-" for NaN.
+func fmtSig(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "-"
+	case math.IsInf(v, 0):
+		return "inf"
+	case v != 0 && (math.Abs(v) >= 1e6 || math.Abs(v) < 1e-3):
+		return strconv.FormatFloat(v, 'e', 3, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
+}
+
+func writeFileAtomic(path string, data []byte) error { return sweep.WriteFileAtomic(path, data) }
