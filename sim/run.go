@@ -18,9 +18,9 @@ import (
 // the resolved scenario and the seed, so the same inputs give the same
 // bytes; wall-clock measurements go to timing.json instead.
 type Summary struct {
-	Version  string              `json:"version"`
-	Scenario string              `json:"scenario"`
-	Seed     uint64              `json:"seed"`
+	Version  string `json:"version"`
+	Scenario string `json:"scenario"`
+	Seed     uint64 `json:"seed"`
 	// Inputs is the resolved scenario with the keys and unit syntax of a
 	// scenario file (what `conspirator scenarios schema` documents).
 	Inputs map[string]any `json:"inputs"`
