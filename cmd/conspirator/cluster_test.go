@@ -5,32 +5,16 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/conspirator-sim/conspirator/internal/shareddata"
 )
 
-// sharedTraces returns ../shared/traces/alibaba-gpu-v2023 beside the
-// repository root, or skips the test where it is absent (a fresh clone
-// without the data).
+// sharedTraces returns ../shared/traces/alibaba-gpu-v2023, or skips the
+// test where it is absent (download cluster-trace-gpu-v2023 from
+// github.com/alibaba/clusterdata).
 func sharedTraces(t *testing.T) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, "..", "shared", "traces", "alibaba-gpu-v2023")
-	if _, err := os.Stat(filepath.Join(p, "openb_pod_list_default.csv")); err != nil {
-		t.Skipf("the Alibaba v2023 trace is not at %s (download cluster-trace-gpu-v2023 from github.com/alibaba/clusterdata): %v", p, err)
-	}
-	return p
+	return shareddata.Path(t, "traces", "alibaba-gpu-v2023")
 }
 
 type policySummary struct {

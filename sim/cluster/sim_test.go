@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/conspirator-sim/conspirator/engine"
+	"github.com/conspirator-sim/conspirator/internal/shareddata"
 	"github.com/conspirator-sim/conspirator/scenarios/units"
 	"github.com/conspirator-sim/conspirator/workloads"
 )
@@ -261,19 +261,9 @@ func TestMissingTraceNamesFileAndSource(t *testing.T) {
 
 // repoShared returns ../shared beside the repository root, or skips.
 func repoShared(t testing.TB) string {
-	dir, _ := os.Getwd()
-	for dir != "/" {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			s := filepath.Join(dir, "..", "shared")
-			if _, err := os.Stat(filepath.Join(s, "traces", "alibaba-gpu-v2023")); err != nil {
-				t.Skipf("shared traces not found at %s (a fresh clone without ../shared)", s)
-			}
-			return s
-		}
-		dir = filepath.Dir(dir)
-	}
-	t.Skip("repository root not found")
-	return ""
+	t.Helper()
+	shareddata.Path(t, "traces", "alibaba-gpu-v2023")
+	return shareddata.Path(t)
 }
 
 // openb returns the paper/gpu-hours config with paths from this directory.

@@ -3,13 +3,13 @@ package trace
 import (
 	"errors"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/conspirator-sim/conspirator/engine"
+	"github.com/conspirator-sim/conspirator/internal/shareddata"
 	"github.com/conspirator-sim/conspirator/workloads"
 )
 
@@ -321,29 +321,11 @@ func TestGPUShare(t *testing.T) {
 	}
 }
 
-// repoShared returns ../shared/traces next to the repository root (found by
-// walking up to go.mod), or skips the test when it is absent.
+// repoShared returns ../shared/traces/rel, or skips the test where it is
+// absent.
 func repoShared(t testing.TB, rel string) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("no go.mod above the test directory")
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, "..", "shared", "traces", rel)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("real trace %s not present (../shared/traces is only in CI and the authors' checkout): %v", rel, err)
-	}
-	return p
+	return shareddata.Path(t, "traces", rel)
 }
 
 var _ = workloads.Job{}
