@@ -96,6 +96,14 @@ type run struct {
 	decisionTotal      time.Duration
 	timing             callLog
 	series             []SeriesPoint
+
+	// Buffers reused by every snapshot: a policy must not keep the
+	// snapshot it is given (snapshot.Policy), so one set of slices serves
+	// all calls, and a call allocates nothing in steady state.
+	snap    snapshot.Snapshot
+	snapIDs []int
+	snapIns []snapshot.Instance
+	snapCur []snapshot.Placement
 }
 
 // Run simulates every policy of cfg on the same jobs and returns their
@@ -323,8 +331,9 @@ func (r *run) model(t int) *snapshot.GPUModel {
 // snapshot builds the policy's view: alive tasks, GPUs in use and, per
 // model, as many of the lowest-ID empty GPUs as there are pending tasks.
 func (r *run) snapshot(hidden map[int]bool) *snapshot.Snapshot {
-	s := &snapshot.Snapshot{Now: r.sim.Now()}
-	ids := make([]int, 0, len(r.busy)+len(r.types)*min(r.pendingTasks, 8))
+	s := &r.snap
+	s.Now = r.sim.Now()
+	ids := r.snapIDs[:0]
 	for g := range r.busy {
 		ids = append(ids, g)
 	}
@@ -343,16 +352,25 @@ func (r *run) snapshot(hidden map[int]bool) *snapshot.Snapshot {
 		}
 	}
 	slices.Sort(ids)
-	s.GPUs = make([]snapshot.GPU, len(ids))
+	r.snapIDs = ids
+	s.GPUs = slices.Grow(s.GPUs[:0], len(ids))[:len(ids)]
+	ins := r.snapIns[:0]
 	for k, g := range ids {
 		gs := &r.gpus[g]
 		s.GPUs[k] = snapshot.GPU{ID: g, Model: *r.model(gs.typ)}
-		if s.GPUs[k].Model.MIG {
+		if s.GPUs[k].Model.MIG && len(gs.instances) > 0 {
+			start := len(ins)
 			for _, in := range gs.instances {
-				s.GPUs[k].Instances = append(s.GPUs[k].Instances, in.Instance)
+				ins = append(ins, in.Instance)
 			}
+			// Full slice expression: a policy appending to one GPU's
+			// instances cannot write into the next GPU's.
+			s.GPUs[k].Instances = ins[start:len(ins):len(ins)]
 		}
 	}
+	r.snapIns = ins
+	s.Jobs = s.Jobs[:0]
+	cur := r.snapCur[:0]
 	for _, j := range r.alive {
 		if hidden[j] {
 			continue
@@ -363,12 +381,21 @@ func (r *run) snapshot(hidden map[int]bool) *snapshot.Snapshot {
 			id := js.firstTask + t
 			sj := snapshot.Job{ID: id, Tenant: js.plan.tenant, Options: opts, MigrationCost: r.cfg.MigrationCost}
 			if ts := &r.tasks[id]; ts.gpu >= 0 {
-				pl := ts.pl
-				sj.Current = &pl
+				cur = append(cur, ts.pl)
 			}
 			s.Jobs = append(s.Jobs, sj)
 		}
 	}
+	// Point Current at the placements only now: cur may have moved while
+	// it grew.
+	c := 0
+	for k := range s.Jobs {
+		if ts := &r.tasks[s.Jobs[k].ID]; ts.gpu >= 0 {
+			s.Jobs[k].Current = &cur[c]
+			c++
+		}
+	}
+	r.snapCur = cur
 	return s
 }
 
