@@ -35,10 +35,13 @@ func printSummary(w io.Writer, s *sim.Summary, timing *sim.Timing) {
 		}
 	}
 	if len(s.Policies) > 0 {
-		dec := map[string]float64{}
+		dec, large := map[string]float64{}, map[string]string{}
 		if timing != nil {
 			for _, t := range timing.Policies {
 				dec[t.Name] = t.DecisionUS.Mean
+				if t.LargeCalls > 0 {
+					large[t.Name] = fmt.Sprintf("%.1f (%d)", t.LargeUS.Mean, t.LargeCalls)
+				}
 			}
 		}
 		base := 0.0
@@ -49,7 +52,7 @@ func printSummary(w io.Writer, s *sim.Summary, timing *sim.Timing) {
 		}
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "policy	GPU-hours	vs naive-share	fractional	JCT mean s	JCT p99 s	queue mean s	util	migrations	unscheduled	decision us*	gap to optimal	")
+		fmt.Fprintln(tw, "policy\tGPU-hours\tvs naive-share\tfractional\tJCT mean s\tJCT p99 s\tqueue mean s\tutil\tmigrations\tunscheduled\tdecision us*\t≥10 jobs us (calls)*\tgap to optimal\t")
 		for _, p := range s.Policies {
 			vs, gap := "", ""
 			if base > 0 {
@@ -58,9 +61,9 @@ func printSummary(w io.Writer, s *sim.Summary, timing *sim.Timing) {
 			if p.OptimalityGap != nil {
 				gap = fmt.Sprintf("%+.2f%%", 100**p.OptimalityGap)
 			}
-			fmt.Fprintf(tw, "%s\t%.1f\t%s\t%.1f\t%.0f\t%.0f\t%.1f\t%.3f\t%d\t%d\t%.1f\t%s\t\n",
+			fmt.Fprintf(tw, "%s\t%.1f\t%s\t%.1f\t%.0f\t%.0f\t%.1f\t%.3f\t%d\t%d\t%.1f\t%s\t%s\t\n",
 				p.Name, p.GPUHours, vs, p.GPUHoursFractional, p.JCT.Mean, p.JCT.P99, p.Queue.Mean, p.Utilization,
-				p.Migrations, p.Unscheduled, dec[p.Name], gap)
+				p.Migrations, p.Unscheduled, dec[p.Name], large[p.Name], gap)
 		}
 		tw.Flush()
 		fmt.Fprintln(w, "* wall-clock mean per policy call on this machine (timing.json); not part of the deterministic summary")
