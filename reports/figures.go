@@ -221,8 +221,9 @@ func gpuHours(pols []PolicyResult) (*figure, error) {
 	}
 	p.NominalX(names...)
 	p.X.Padding = vg.Points(20)
+	slantLabels(p)
 	leg := newLegend()
-	w := vg.Points(24)
+	w := vg.Points(14)
 	b1, err := plotter.NewBarChart(whole, w)
 	if err != nil {
 		return nil, fmt.Errorf("plot gpu_hours: %w", err)
@@ -413,4 +414,12 @@ func metricVsParam(name, title, xLabel, yLabel string, lines []Line, logY bool, 
 		p.Y.Min = math.Min(p.Y.Min, 0)
 	}
 	return &figure{name: name, panels: []*plot.Plot{p}, legend: leg}, nil
+}
+
+// slantLabels tilts nominal x tick labels so that long names (policy
+// names such as naive-share) do not run into each other.
+func slantLabels(p *plot.Plot) {
+	p.X.Tick.Label.Rotation = math.Pi / 8
+	p.X.Tick.Label.XAlign = draw.XRight
+	p.X.Tick.Label.YAlign = draw.YCenter
 }
