@@ -71,7 +71,6 @@ func TestSlurmArray(t *testing.T) {
 		t.Fatalf("merge: %v", err)
 	}
 	sameTree(t, "merged array", merged, "local -j 1", local)
-	reportIfAvailable(t, bin, dir, local)
 
 	// 2. Task 1 finishes one of its two points and is killed (SIGKILL):
 	// a wrapper binary injects the fault until the file "heal" exists.
@@ -150,6 +149,10 @@ exec %[2]s "$@"
 		t.Fatalf("merge after the rerun: %v", err)
 	}
 	sameTree(t, "merged array after a rerun", merged2, "local -j 1", local)
+
+	// Last, as it adds the rendered files to local: the reports of the
+	// array and of the local run are identical too.
+	reportIfAvailable(t, bin, dir, local)
 }
 
 // emit runs `sweep --emit slurm` into dir and returns its output.
