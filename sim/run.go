@@ -32,6 +32,11 @@ type Summary struct {
 	Gap *float64 `json:"conspirator_vs_host_rdma_gap_pct,omitempty"`
 	// Cost is the cost and power table of the control-plane processors.
 	Cost []datapath.CostLine `json:"cost,omitempty"`
+	// CostSource says where the cost rows' inputs came from: "scenario"
+	// (the cost section, e.g. the paper's own figures) or "same-work" (the
+	// simulated host CPU and SmartNIC doing the same control work, each at
+	// its cores times its per-core speed).
+	CostSource string `json:"cost_source,omitempty"`
 	// Policies is the cluster-scheduling result, one entry per policy.
 	// decision_us is zero here: wall-clock decision times are not
 	// deterministic and go to timing.json.
@@ -103,6 +108,10 @@ func Run(sc *scenarios.Scenario) (*Output, error) {
 			return nil, fmt.Errorf("cost: %w", err)
 		}
 		sum.Cost = table
+		sum.CostSource = "same-work"
+		if sc.Cost != nil && len(sc.Cost.Processors) > 0 {
+			sum.CostSource = "scenario"
+		}
 	}
 	js, err := json.MarshalIndent(sum, "", "  ")
 	if err != nil {
