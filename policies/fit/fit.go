@@ -70,7 +70,9 @@ func bestFit(v *pack.View, j *snapshot.Job) {
 				mem -= pr.MemSlices
 			}
 			if bestG < 0 || free < bestFree-1e-12 || (free < bestFree+1e-12 && mem < bestMem) {
-				bestG, bestT, bestFree, bestMem, bestStarts = gi, t, free, mem, st
+				// Copy: st is the view's scratch, reused by the next Starts.
+				bestG, bestT, bestFree, bestMem = gi, t, free, mem
+				bestStarts = append(bestStarts[:0], st...)
 			}
 			break
 		}

@@ -49,6 +49,8 @@ type View struct {
 	gpuPos map[int]int
 	jobPos map[int]int
 	placed map[int]snapshot.Placement
+
+	starts []int // scratch returned by Starts
 }
 
 // New returns an empty view of s: every GPU free, no job placed.
@@ -105,7 +107,10 @@ func profileMask(p *snapshot.MIGProfile, start int) uint64 {
 
 // Starts returns the legal starts at which job j's option t can be added to
 // GPU gi now (a single 0 for a non-MIG GPU), or nil when it does not fit:
-// type, MIG-ness, capacity, tenant isolation.
+// type, MIG-ness, capacity, tenant isolation. The slice is the view's
+// scratch space, valid until the next call of Starts: policies call it in
+// their innermost loop, where a fresh slice per call was most of the
+// allocation.
 func (v *View) Starts(gi int, j *snapshot.Job, t int) []int {
 	g := &v.GPUs[gi]
 	o := j.Options[t]
@@ -119,7 +124,8 @@ func (v *View) Starts(gi int, j *snapshot.Job, t int) []int {
 		if g.Used+o.Fraction > 1+fractionSlack {
 			return nil
 		}
-		return []int{0}
+		v.starts = append(v.starts[:0], 0)
+		return v.starts
 	}
 	p, _ := g.Model.Profile(o.Profile)
 	if g.Compute+p.Compute > g.Model.ComputeSlices {
@@ -128,11 +134,15 @@ func (v *View) Starts(gi int, j *snapshot.Job, t int) []int {
 	if p.MaxCount > 0 && g.count[p.Name] >= p.MaxCount {
 		return nil
 	}
-	var out []int
+	out := v.starts[:0]
 	for _, st := range p.Starts {
 		if g.Mem&profileMask(&p, st) == 0 {
 			out = append(out, st)
 		}
+	}
+	v.starts = out
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }
