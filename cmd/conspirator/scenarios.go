@@ -14,7 +14,7 @@ func (a *app) scenariosCmd() *cobra.Command {
 		Short: "List, show and document the built-in scenarios and every scenario key",
 		Example: `  conspirator scenarios list
   conspirator scenarios show paper/e2e > my.yaml   # save, edit, then: conspirator run my.yaml
-  conspirator scenarios schema                     # every key: meaning, unit, default`,
+  conspirator scenarios schema                     # every key: meaning, unit, default, source`,
 	}
 	c.AddCommand(&cobra.Command{
 		Use:   "list",
@@ -41,7 +41,7 @@ func (a *app) scenariosCmd() *cobra.Command {
 		},
 	}, &cobra.Command{
 		Use:   "schema",
-		Short: "Print the reference of every scenario key (meaning, unit, default) as Markdown",
+		Short: "Print the reference of every scenario key (meaning, unit, default, source) as Markdown",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			var b strings.Builder
