@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/conspirator-sim/conspirator/scenarios"
+	"github.com/conspirator-sim/conspirator/sim/cluster"
 	"github.com/spf13/cobra"
 )
 
@@ -40,7 +41,8 @@ func exitCode(err error) int {
 	}
 	var u usageError
 	var ce *scenarios.ConfigError
-	if errors.As(err, &u) || errors.As(err, &ce) {
+	var ie *cluster.InputError
+	if errors.As(err, &u) || errors.As(err, &ce) || errors.As(err, &ie) {
 		return exitUsage
 	}
 	// cobra's own "unknown command" error has no type of its own.

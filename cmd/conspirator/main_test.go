@@ -61,6 +61,10 @@ func TestBadInputExitCodes(t *testing.T) {
 		{name: "unknown command", args: []string{"runn"}, want: []string{`unknown command "runn"`}},
 		{name: "unknown flag", args: []string{"run", "--sed", "3"}, want: []string{"unknown flag: --sed"}},
 		{name: "non-MIG GPU", args: []string{"mig", "layouts", "t4"}, want: []string{"t4 does not support MIG"}},
+		{name: "missing trace", args: []string{"run", "paper/gpu-hours", "--set", "cluster.trace=" + filepath.Join(dir, "none.csv"), "--no-report"},
+			want: []string{filepath.Join(dir, "none.csv") + " not found", "github.com/alibaba/clusterdata"}},
+		{name: "trace of unknown format", args: []string{"trace", "inspect", blocker},
+			want: []string{blocker, "cannot detect the trace format"}},
 		{name: "unknown GPU", args: []string{"mig", "layouts", "a100-40"}, want: []string{"a100-40"}},
 	}
 	for _, c := range cases {

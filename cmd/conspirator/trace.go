@@ -29,7 +29,7 @@ workloads/trace/FORMATS.md for each format's columns and rules.`,
 		RunE: func(_ *cobra.Command, args []string) error {
 			res, err := trace.ImportFile(args[0], opt)
 			if err != nil {
-				return err
+				return usageError{err} // the input file is wrong, not the run
 			}
 			return trace.Inspect(res).WriteText(a.stdout)
 		},

@@ -19,13 +19,21 @@ const downloadHint = "the Alibaba GPU traces are at https://github.com/alibaba/c
 	"(openb: folder cluster-trace-gpu-v2023/csv); download the file there, or point " +
 	"cluster.trace / cluster.nodes at your copy"
 
+// InputError is a problem with the run's input files (a missing or
+// malformed trace or node list), as opposed to a failure of the
+// simulation: the command line reports it as a configuration error.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
 // checkFile returns a clear error for a missing input file.
 func checkFile(key, path string) error {
 	if _, err := os.Stat(path); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("%s: file %s not found; %s", key, path, downloadHint)
+			return &InputError{fmt.Errorf("%s: file %s not found; %s", key, path, downloadHint)}
 		}
-		return fmt.Errorf("%s: %w", key, err)
+		return &InputError{fmt.Errorf("%s: %w", key, err)}
 	}
 	return nil
 }
@@ -40,7 +48,7 @@ func loadJobs(cfg Config, seed uint64) ([]workloads.Job, error) {
 		}
 		r, err := trace.ImportFile(cfg.Trace, trace.Options{Format: cfg.TraceFormat})
 		if err != nil {
-			return nil, fmt.Errorf("cluster.trace: %w", err)
+			return nil, &InputError{fmt.Errorf("cluster.trace: %w", err)}
 		}
 		jobs = r.Jobs
 	}
@@ -122,7 +130,7 @@ func buildCluster(cfg Config, tm gpu.TraceTypeMap) ([]gpuType, []clusterGPU, err
 		}
 		r, err := trace.ImportFile(cfg.Nodes, trace.Options{})
 		if err != nil {
-			return nil, nil, fmt.Errorf("cluster.nodes: %w", err)
+			return nil, nil, &InputError{fmt.Errorf("cluster.nodes: %w", err)}
 		}
 		for _, n := range r.Nodes {
 			if n.NumGPU == 0 || n.GPUType == "" {
