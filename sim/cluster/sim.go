@@ -657,7 +657,6 @@ func (r *run) apply(d snapshot.Decision) error {
 		job       int
 		moved     int // tasks that leave or change place
 		wasPlaced bool
-		delay     engine.Time
 	}
 	var changes []change
 	var news []int // tasks to acquire

@@ -11,7 +11,6 @@ import (
 
 // Columns of the Alibaba v2023 openb pod and node lists.
 var (
-	openbPodCols   = []string{"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec", "qos", "pod_phase", "creation_time", "deletion_time", "scheduled_time"}
 	openbTimeCols  = []string{"creation_time", "deletion_time", "scheduled_time"}
 	openbNodeCols  = []string{"sn", "cpu_milli", "memory_mib", "gpu", "model"}
 	maxCountInFile = int64(1 << 20) // bigger GPU counts are typos, not jobs
