@@ -24,7 +24,7 @@ func CDFPlot(base, title, xLabel string, series []CDFSeries) error {
 	if len(series) == 0 {
 		return fmt.Errorf("plot %s: no series", base)
 	}
-	p := newPlot(title, xLabel, "fraction ≤ x")
+	p := newPlot(title, xLabel, "fraction ≤ x", true)
 	p.Y.Min, p.Y.Max = 0, 1
 	all := make([][]float64, len(series))
 	for i, s := range series {

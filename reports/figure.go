@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"math"
 	"path/filepath"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -90,8 +91,8 @@ func lineStyle(i int) draw.LineStyle {
 }
 
 // newPlot makes a plot with title, axis labels (with units) and readable
-// sans-serif text.
-func newPlot(title, xLabel, yLabel string) *plot.Plot {
+// sans-serif text; vertical grid lines only where x is a numeric scale.
+func newPlot(title, xLabel, yLabel string, vgrid bool) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = title
 	p.Title.TextStyle.Font = font.From(sans, 13)
@@ -102,7 +103,11 @@ func newPlot(title, xLabel, yLabel string) *plot.Plot {
 		a.Tick.Label.Font = font.From(sans, 10)
 	}
 	p.X.Padding, p.Y.Padding = vg.Points(4), vg.Points(4)
-	p.Add(plotter.NewGrid())
+	g := plotter.NewGrid()
+	if !vgrid {
+		g.Vertical.Color = nil
+	}
+	p.Add(g)
 	return p
 }
 
@@ -150,6 +155,8 @@ type figure struct {
 }
 
 func (f *figure) draw(c draw.Canvas) {
+	// A small margin keeps the title and tick labels off the image edge.
+	c = draw.Crop(c, vg.Points(3), -vg.Points(3), vg.Points(3), -vg.Points(5))
 	dc := c
 	if f.legend != nil && f.legend.n > 0 {
 		lw := f.legend.width()
@@ -158,13 +165,48 @@ func (f *figure) draw(c draw.Canvas) {
 		f.legend.Draw(lc)
 	}
 	if len(f.panels) == 1 {
-		f.panels[0].Draw(dc)
+		drawPanel(f.panels[0], dc)
 		return
 	}
 	tiles := draw.Tiles{Rows: 1, Cols: len(f.panels), PadX: vg.Points(18), PadRight: vg.Points(4), PadTop: vg.Points(2)}
 	cs := plot.Align([][]*plot.Plot{f.panels}, tiles, dc)
 	for i, p := range f.panels {
-		p.Draw(cs[0][i])
+		drawPanel(p, cs[0][i])
+	}
+}
+
+// drawPanel draws p into c, placing the labels of log-scale axes itself.
+// gonum reserves room for an axis label centred on the data value
+// (min+max)/2, which on a log axis sits near the far end, so the label's
+// box seems to overflow and the data area shrinks by half the label's
+// length. The label is drawn centred on the data area, so that room is
+// never used; here the label is taken out of the layout and drawn by hand.
+func drawPanel(p *plot.Plot, c draw.Canvas) {
+	_, xlog := p.X.Scale.(plot.LogScale)
+	_, ylog := p.Y.Scale.(plot.LogScale)
+	xl, yl := p.X.Label, p.Y.Label
+	inner := c
+	if ylog && yl.Text != "" {
+		p.Y.Label.Text = ""
+		inner = draw.Crop(inner, yl.TextStyle.Height(yl.Text)+yl.Padding+vg.Points(4), 0, 0, 0)
+	}
+	if xlog && xl.Text != "" {
+		p.X.Label.Text = ""
+		inner = draw.Crop(inner, 0, 0, xl.TextStyle.Height(xl.Text)+xl.Padding, 0)
+	}
+	p.Draw(inner)
+	da := p.DataCanvas(inner)
+	p.X.Label, p.Y.Label = xl, yl // drawn twice (PNG, SVG): leave p as found
+	if ylog && yl.Text != "" {
+		sty := yl.TextStyle
+		sty.Rotation = math.Pi / 2
+		sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
+		c.FillText(sty, vg.Point{X: c.Min.X, Y: (da.Min.Y + da.Max.Y) / 2}, yl.Text)
+	}
+	if xlog && xl.Text != "" {
+		sty := xl.TextStyle
+		sty.XAlign, sty.YAlign = draw.XCenter, draw.YBottom
+		c.FillText(sty, vg.Point{X: (da.Min.X + da.Max.X) / 2, Y: c.Min.Y + sty.FontExtents().Descent}, xl.Text)
 	}
 }
 
@@ -218,5 +260,49 @@ func useLogScale(vals ...[]float64) bool {
 
 func setLog(a *plot.Axis) {
 	a.Scale = plot.LogScale{}
-	a.Tick.Marker = plot.LogTicks{Prec: -1}
+	a.Tick.Marker = logTicks{}
+}
+
+// logTicks marks powers of ten (and 2x, 5x when fewer than two powers fall
+// in range) with labels, other integer multiples without. Unlike
+// plot.LogTicks it emits no tick outside [min, max]: gonum reserves room
+// for every tick label, so out-of-range ticks shrink the plot area.
+type logTicks struct{}
+
+func (logTicks) Ticks(min, max float64) []plot.Tick {
+	if !(min > 0) || !(max >= min) {
+		return nil
+	}
+	lo, hi := int(math.Floor(math.Log10(min))), int(math.Ceil(math.Log10(max)))
+	powers := 0
+	for e := lo; e <= hi; e++ {
+		if v := math.Pow10(e); v >= min && v <= max {
+			powers++
+		}
+	}
+	var ticks []plot.Tick
+	for e := lo; e <= hi; e++ {
+		for m := 1; m < 10; m++ {
+			v := float64(m) * math.Pow10(e)
+			if v < min*(1-1e-9) || v > max*(1+1e-9) {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if m == 1 || powers < 2 && (m == 2 || m == 5) {
+				t.Label = tickLabel(v)
+			}
+			ticks = append(ticks, t)
+		}
+	}
+	return ticks
+}
+
+// tickLabel writes 1..9999 plainly and other magnitudes as 1e5, 2e-3.
+func tickLabel(v float64) string {
+	if v >= 0.01 && v < 1e4 {
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	e := int(math.Floor(math.Log10(v)))
+	m := v / math.Pow10(e)
+	return strconv.FormatFloat(math.Round(m*10)/10, 'g', -1, 64) + "e" + strconv.Itoa(e)
 }

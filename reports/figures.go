@@ -38,7 +38,7 @@ func cdfPoints(vs []float64, maxPts int) plotter.XYs {
 
 // cdfFigure draws one empirical CDF per named sample set.
 func cdfFigure(name, title, xLabel string, names []string, samples map[string][]float64) (*figure, error) {
-	p := newPlot(title, xLabel, "fraction ≤ x")
+	p := newPlot(title, xLabel, "fraction ≤ x", true)
 	p.Y.Min, p.Y.Max = 0, 1
 	var all [][]float64
 	for _, n := range names {
@@ -73,13 +73,12 @@ func stageBreakdown(paths []PathResult, order []string) (*figure, error) {
 	if len(stages) == 0 {
 		return nil, nil
 	}
-	p := newPlot("Where a request's time goes (mean per stage)", "data path", "mean time per request (µs)")
+	p := newPlot("Where a request's time goes (mean per stage)", "data path", "mean time per request (µs)", false)
 	names := make([]string, len(paths))
 	for i, pr := range paths {
 		names[i] = pr.Name
 	}
-	p.NominalX(names...)
-	p.X.Padding = vg.Points(20)
+	nominalX(p, names)
 	leg := newLegend()
 	var below *plotter.BarChart
 	for si, s := range stages {
@@ -136,10 +135,9 @@ func stageOrder(paths []PathResult, order []string) []string {
 
 // barPanel is one bar per name with its value written above the bar.
 func barPanel(title, xLabel, yLabel string, names []string, vals []float64, c int) (*plot.Plot, error) {
-	p := newPlot(title, xLabel, yLabel)
+	p := newPlot(title, xLabel, yLabel, false)
 	p.Title.TextStyle.Font = font.From(sans, 11)
-	p.NominalX(names...)
-	p.X.Padding = vg.Points(20)
+	nominalX(p, names)
 	vs := make(plotter.Values, len(vals))
 	var labels []string
 	var xys plotter.XYs
@@ -208,7 +206,7 @@ func costPower(rows []CostRow) (*figure, error) {
 // gpuHours shows each policy's GPU-hours: whole GPUs in use and the
 // fraction-weighted count (a GPU a third used counts a third).
 func gpuHours(pols []PolicyResult) (*figure, error) {
-	p := newPlot("GPU-hours consumed per scheduling policy", "policy", "GPU-hours (GPU h)")
+	p := newPlot("GPU-hours consumed per scheduling policy", "policy", "GPU-hours (GPU h)", false)
 	names := make([]string, len(pols))
 	whole := make(plotter.Values, len(pols))
 	frac := make(plotter.Values, len(pols))
@@ -273,7 +271,7 @@ func activeGPUs(series []Series) (*figure, error) {
 		}
 	}
 	unit, div := timeUnit(maxT)
-	p := newPlot("GPUs in use over time", fmt.Sprintf("simulated time (%s)", unit), "active GPUs")
+	p := newPlot("GPUs in use over time", fmt.Sprintf("simulated time (%s)", unit), "active GPUs", true)
 	leg := newLegend()
 	for i, s := range series {
 		pts := make(plotter.XYs, len(s.X))
@@ -307,7 +305,7 @@ func jctCDF(jobs []Series) (*figure, error) {
 // decisionTime plots the mean decision time per problem size, log-scale y,
 // one line per policy (heuristic vs exact optimum).
 func decisionTime(series []Series) (*figure, error) {
-	p := newPlot("Scheduling decision time vs problem size", "problem size (jobs in the snapshot)", "decision time (µs, log scale)")
+	p := newPlot("Scheduling decision time vs problem size", "problem size (jobs in the snapshot)", "decision time (µs, log scale)", true)
 	setLog(&p.Y)
 	var xs [][]float64
 	for _, s := range series {
@@ -367,13 +365,13 @@ type errPts struct {
 // metricVsParam draws one line per path or policy with 95% CI error bars.
 // ticks, when not nil, names categorical x positions 0..n-1.
 func metricVsParam(name, title, xLabel, yLabel string, lines []Line, logY bool, ticks []string) (*figure, error) {
-	p := newPlot(title, xLabel, yLabel)
+	p := newPlot(title, xLabel, yLabel, ticks == nil)
 	if logY {
 		setLog(&p.Y)
 		p.Y.Label.Text += " (log scale)"
 	}
 	if ticks != nil {
-		p.NominalX(ticks...)
+		nominalX(p, ticks)
 	}
 	leg := newLegend()
 	for i, ln := range lines {
@@ -422,4 +420,12 @@ func slantLabels(p *plot.Plot) {
 	p.X.Tick.Label.Rotation = math.Pi / 8
 	p.X.Tick.Label.XAlign = draw.XRight
 	p.X.Tick.Label.YAlign = draw.YCenter
+}
+
+// nominalX puts names under x = 0, 1, ... (plots made with newPlot(...,
+// false) have no vertical grid lines to cut through the bars).
+func nominalX(p *plot.Plot, names []string) {
+	p.NominalX(names...)
+	p.X.Padding = vg.Points(20)
+	p.X.Tick.Label.Font = font.From(sans, 10)
 }
