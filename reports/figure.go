@@ -141,7 +141,7 @@ func (l *legend) width() vg.Length {
 			w = tw
 		}
 	}
-	return w + l.ThumbnailWidth + 3*l.TextStyle.Width(" ")
+	return w + l.ThumbnailWidth + 5*l.TextStyle.Width(" ")
 }
 
 // figure is what gets saved: one or more panels side by side and an
