@@ -2,11 +2,8 @@ package reports
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -16,25 +13,13 @@ import (
 
 	"gonum.org/v1/plot/plotter"
 
+	"github.com/conspirator-sim/conspirator/internal/filetree"
 	"github.com/conspirator-sim/conspirator/sim/sweep"
 )
 
 func hashTree(t *testing.T, dir string) map[string]string {
 	t.Helper()
-	tree := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		s := sha256.Sum256(b)
-		tree[filepath.ToSlash(rel)] = hex.EncodeToString(s[:])
-		return nil
-	})
+	tree, err := filetree.Hashes(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,34 +1,25 @@
 package main
 
 import (
-	"crypto/sha256"
-	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/conspirator-sim/conspirator/internal/filetree"
 )
 
 // treeHash lists every file under dir with its SHA-256, in path order.
 func treeHash(t *testing.T, dir string) string {
 	t.Helper()
-	var lines []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		lines = append(lines, fmt.Sprintf("%x  %s", sha256.Sum256(b), rel))
-		return nil
-	})
+	tree, err := filetree.Hashes(dir)
 	if err != nil {
 		t.Fatal(err)
+	}
+	lines := make([]string, 0, len(tree))
+	for p, h := range tree {
+		lines = append(lines, h+"  "+p)
 	}
 	sort.Strings(lines)
 	return strings.Join(lines, "\n")

@@ -13,10 +13,7 @@ package batch_test
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -28,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/conspirator-sim/conspirator/internal/filetree"
 	"github.com/conspirator-sim/conspirator/sim/batch"
 	"github.com/conspirator-sim/conspirator/sim/sweep"
 )
@@ -219,33 +217,16 @@ var emittedFiles = map[string]bool{batch.ScenarioFile: true, batch.StateFile: tr
 // tree maps every file under dir (but the emitted ones) to its SHA-256.
 func tree(t *testing.T, dir string) map[string]string {
 	t.Helper()
-	m := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		if top, _, _ := strings.Cut(filepath.ToSlash(rel), "/"); emittedFiles[top] {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() {
-			return nil
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		sum := sha256.Sum256(data)
-		m[filepath.ToSlash(rel)] = hex.EncodeToString(sum[:])
-		return nil
-	})
+	tree, err := filetree.Hashes(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return m
+	for p := range tree {
+		if top, _, _ := strings.Cut(p, "/"); emittedFiles[top] {
+			delete(tree, p)
+		}
+	}
+	return tree
 }
 
 func sameTree(t *testing.T, nameA, a, nameB, b string) {

@@ -2,15 +2,14 @@ package sweep
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/conspirator-sim/conspirator/internal/filetree"
 )
 
 // fakeRun is a deterministic stand-in for a simulation: its files depend on
@@ -39,20 +38,7 @@ func fakeRun(_ context.Context, p Point) (map[string][]byte, error) {
 // treeOf maps every file under dir (relative slash path) to its sha256.
 func treeOf(t *testing.T, dir string) map[string]string {
 	t.Helper()
-	tree := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		sum := sha256.Sum256(b)
-		tree[filepath.ToSlash(rel)] = hex.EncodeToString(sum[:])
-		return nil
-	})
+	tree, err := filetree.Hashes(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
