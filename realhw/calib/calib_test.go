@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -204,26 +205,34 @@ func FuzzReadProfile(f *testing.F) {
 	})
 }
 
-// The model with a single unloaded level of all-ones quantiles and no
-// slowdown reproduces the fit exactly (a closed form: latency = E2E(n));
-// at a load level with median ratio 2 it doubles.
+// Closed forms of the model. With zero delays at load 0 and a constant
+// 10 us delay at load 0.8, latency is E2E(n) at 0, E2E(n) + 5 us at 0.4
+// (interpolated) and E2E(n) + 10 us at 0.8, for small and large requests
+// alike: the delay adds, it does not scale with the size. With delay
+// quantiles rising linearly from 0 to 100 us (a uniform delay), the model's
+// p-quantile of latency - E2E(n) is 100p us.
 func TestTCPModelClosedForm(t *testing.T) {
-	ones := make([]float64, NumQuantiles)
-	for i := range ones {
-		ones[i] = 1
+	level := func(u, d0, d1 float64) LoadLevel {
+		l := LoadLevel{Load: u, MedianRatio: 1, Quantiles: make([]float64, NumQuantiles), DelayQuantiles: make([]float64, NumQuantiles)}
+		for i := range NumQuantiles {
+			l.Quantiles[i] = 1
+			l.DelayQuantiles[i] = d0 + (d1-d0)*QuantileP[i]
+		}
+		return l
 	}
 	m := &TCPModel{
 		E2E:  LinearFit{Fixed: 10e-6, PerByte: 1e-10, Applied: true},
-		Load: LoadFit{Levels: []LoadLevel{{Load: 0, MedianRatio: 1, Quantiles: ones}, {Load: 0.8, MedianRatio: 2, Quantiles: ones}}},
+		Load: LoadFit{Levels: []LoadLevel{level(0, 0, 0), level(0.8, 10, 10)}},
 	}
 	sizes := []int64{0, 100000}
 	for _, c := range []struct {
 		u    float64
 		want []float64
 	}{
-		{0, []float64{10e-6, 20e-6}},   // 10us + 100000*0.1ns
-		{0.4, []float64{15e-6, 30e-6}}, // median ratio interpolated to 1.5
-		{0.8, []float64{20e-6, 40e-6}},
+		{0, []float64{10e-6, 20e-6}}, // 10us + 100000*0.1ns
+		{0.4, []float64{15e-6, 25e-6}},
+		{0.8, []float64{20e-6, 30e-6}},
+		{0.9, []float64{20e-6, 30e-6}}, // clamped to the last level
 	} {
 		got, err := m.Simulate(sizes, c.u, 1)
 		if err != nil {
@@ -235,18 +244,76 @@ func TestTCPModelClosedForm(t *testing.T) {
 			}
 		}
 	}
-	// Determinism: the same seed gives the same draws.
-	qs := make([]float64, NumQuantiles)
-	for i := range qs {
-		qs[i] = 0.5 + float64(i)/100
+	// A uniform delay on [0, 100us].
+	m.Load.Levels[0] = level(0, 0, 100)
+	n := 20000
+	got, err := m.Simulate(make([]int64, n), 0, 7)
+	if err != nil {
+		t.Fatal(err)
 	}
-	m.Load.Levels[0].Quantiles = qs
+	d := make([]float64, n)
+	for i, v := range got {
+		d[i] = (v - 10e-6) * 1e6
+	}
+	slices.Sort(d)
+	for _, p := range []float64{0.1, 0.5, 0.9, 0.99} {
+		// The order statistic's standard error is 100*sqrt(p(1-p)/n) us,
+		// under 0.36 us here: 1.5 us is over four of them.
+		if q := d[int(p*float64(n-1))]; math.Abs(q-100*p) > 1.5 {
+			t.Errorf("uniform delay: p%.0f %.2f us, want %.0f us", 100*p, q, 100*p)
+		}
+	}
+	// Determinism: the same seed gives the same draws, another seed others.
 	a, _ := m.Simulate([]int64{1, 2, 3, 4}, 0, 7)
 	b, _ := m.Simulate([]int64{1, 2, 3, 4}, 0, 7)
-	for i := range a {
-		if a[i] != b[i] {
-			t.Fatal("same seed, different result")
+	c, _ := m.Simulate([]int64{1, 2, 3, 4}, 0, 8)
+	if !slices.Equal(a, b) {
+		t.Fatal("same seed, different result")
+	}
+	if slices.Equal(a, c) {
+		t.Fatal("another seed, same result")
+	}
+}
+
+// A tcp-e2e fit at loads 0, 0.5 and 0.9 carries delay quantiles that
+// NewTCPModel uses: the data are exact lines with a constant 2 us (at 0.5)
+// and 6 us (at 0.9) added, so every delay quantile is that constant. A
+// profile file without them (written by an older version) is refused with
+// the key's name, not read as zero delays.
+func TestDelayQuantilesFromSamples(t *testing.T) {
+	sizes := []int64{1 << 10, 16 << 10, 64 << 10, 256 << 10}
+	ss := synthetic(host.StageTCPE2E, 10e-6, 5e9, sizes, 0)
+	for _, c := range []struct{ u, add float64 }{{0.5, 2e-6}, {0.9, 6e-6}} {
+		ss = append(ss, synthetic(host.StageTCPE2E, 10e-6+c.add, 5e9, sizes, c.u)...)
+	}
+	p := FromSamples(ss)
+	m, err := NewTCPModel(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []float64{0, 2, 6} {
+		for _, d := range m.Load.Levels[i].DelayQuantiles {
+			if math.Abs(d-want) > 0.01 {
+				t.Fatalf("level %v: delay quantiles %v, want all %v us", m.Load.Levels[i].Load, m.Load.Levels[i].DelayQuantiles, want)
+			}
 		}
+	}
+	var buf bytes.Buffer
+	if err := p.WriteYAML(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadProfile(bytes.NewReader(buf.Bytes()), "new.yaml"); err != nil {
+		t.Fatalf("round trip: %v", err)
+	}
+	var old []string
+	for _, line := range strings.Split(buf.String(), "\n") {
+		if !strings.Contains(line, "delay_quantiles_us") {
+			old = append(old, line)
+		}
+	}
+	_, err = ReadProfile(strings.NewReader(strings.Join(old, "\n")), "old.yaml")
+	if err == nil || !strings.Contains(err.Error(), "delay_quantiles_us") || !strings.Contains(err.Error(), "old.yaml") {
+		t.Errorf("profile without delay quantiles: error %v, want one naming old.yaml and delay_quantiles_us", err)
 	}
 }
 

@@ -93,8 +93,9 @@ type CPUFit struct {
 // LoadFit is a stage's slowdown under background load u: its median
 // latency is stretched by 1 + SlowdownPerLoad*u. Levels carry, per measured
 // load, the distribution of latency over the unloaded fit, normalized by
-// its median (101 quantiles, p = 0, 0.01, ..., 1), from which the model
-// draws the spread and the tail.
+// its median, and of latency minus the unloaded fit (quantiles at the
+// probabilities QuantileP), from which the model draws the spread and the
+// tail.
 type LoadFit struct {
 	Stage           string      `yaml:"stage"`
 	SlowdownPerLoad float64     `yaml:"slowdown_per_load"`
@@ -110,10 +111,31 @@ type LoadLevel struct {
 	MedianRatio float64   `yaml:"median_ratio"` // median latency / unloaded fit
 	Samples     int       `yaml:"samples"`
 	Quantiles   []float64 `yaml:"quantiles,flow"` // of latency / (fit * median_ratio)
+	// DelayQuantiles are the quantiles (same p) of latency - unloaded fit,
+	// in microseconds: the absolute delay over the fit, which is what
+	// TCPModel draws (see there for why absolute, not relative).
+	DelayQuantiles []float64 `yaml:"delay_quantiles_us,flow"`
 }
 
-// NumQuantiles is the length of LoadLevel.Quantiles.
-const NumQuantiles = 101
+// QuantileP are the probabilities of LoadLevel's quantiles: every 1% up
+// to 99%, then every 0.1% to 99.9%, then 99.99% and the maximum. The tail
+// points matter: between two stored quantiles the model interpolates
+// linearly, and with only p99 and the maximum (a stall of milliseconds) the
+// top 1% of draws would spread uniformly up to that maximum and drag the
+// model's p99 with them at the slightest sampling excess.
+var QuantileP = func() []float64 {
+	var p []float64
+	for i := range 100 {
+		p = append(p, float64(i)/100)
+	}
+	for i := range 9 {
+		p = append(p, 0.99+float64(i)/1000)
+	}
+	return append(p, 0.9999, 1)
+}()
+
+// NumQuantiles is the length of LoadLevel's quantile lists.
+var NumQuantiles = len(QuantileP)
 
 // FromSamples fits every stage found in samples: latency on bytes from the
 // unloaded samples (background load 0), CPU time on bytes where samples
@@ -203,10 +225,12 @@ func cpuFit(f LinearFit, clockHz float64) CPUFit {
 // applied unloaded fit and at least one loaded level.
 func fitLoad(f LinearFit, ss []realhw.Sample) (LoadFit, bool) {
 	byLoad := map[float64][]float64{}
+	delays := map[float64][]float64{}
 	for _, s := range ss {
 		pred := f.Predict(s.Bytes)
 		if pred > 0 {
 			byLoad[s.BackgroundLoad] = append(byLoad[s.BackgroundLoad], s.Latency.Seconds()/pred)
+			delays[s.BackgroundLoad] = append(delays[s.BackgroundLoad], (s.Latency.Seconds()-pred)*1e6)
 		}
 	}
 	if len(byLoad) < 2 || f.Stage == "" {
@@ -228,8 +252,11 @@ func fitLoad(f LinearFit, ss []realhw.Sample) (LoadFit, bool) {
 			norm[i] = v / m
 		}
 		slices.Sort(norm)
-		for i := range NumQuantiles {
-			lvl.Quantiles = append(lvl.Quantiles, round(sortedQuantile(norm, float64(i)/float64(NumQuantiles-1)), 4))
+		d := delays[u]
+		slices.Sort(d)
+		for _, p := range QuantileP {
+			lvl.Quantiles = append(lvl.Quantiles, round(sortedQuantile(norm, p), 4))
+			lvl.DelayQuantiles = append(lvl.DelayQuantiles, round(sortedQuantile(d, p), 4))
 		}
 		lf.Levels = append(lf.Levels, lvl)
 		x = append(x, u)
@@ -346,6 +373,9 @@ func ReadProfile(r io.Reader, name string) (*Profile, error) {
 		for j, l := range lf.Levels {
 			if len(l.Quantiles) != NumQuantiles || !slices.IsSorted(l.Quantiles) {
 				return nil, fmt.Errorf("%s: background[%d] (%s).levels[%d]: need %d ascending quantiles, got %d", name, i, lf.Stage, j, NumQuantiles, len(l.Quantiles))
+			}
+			if len(l.DelayQuantiles) != NumQuantiles || !slices.IsSorted(l.DelayQuantiles) {
+				return nil, fmt.Errorf("%s: background[%d] (%s).levels[%d]: need %d ascending delay_quantiles_us, got %d", name, i, lf.Stage, j, NumQuantiles, len(l.DelayQuantiles))
 			}
 			if !(l.Load >= 0 && l.Load < 1) || !(l.MedianRatio > 0) {
 				return nil, fmt.Errorf("%s: background[%d] (%s).levels[%d]: load %v must be in [0,1) and median_ratio %v > 0", name, i, lf.Stage, j, l.Load, l.MedianRatio)

@@ -1,10 +1,15 @@
 package host
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"os"
+	"os/exec"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -12,18 +17,29 @@ import (
 // spinning for Fraction of every Period and sleeping for the rest, the load
 // that `stress-ng --cpu N --cpu-load P` produces. One worker per core at
 // duty u is the "per-core" background model of hw.HostCPU.
+//
+// Like stress-ng, the workers run in a separate process (this executable,
+// started again as a load generator, see StartLoad), so they contend with
+// the measured threads in the kernel's scheduler only. In-process workers
+// would also hold the Go runtime's Ps while spinning and starve the
+// measured goroutines for milliseconds, a Go artefact no host has.
 type LoadConfig struct {
 	// Fraction is the duty cycle u of every worker, in [0, 0.9]. Above
 	// 0.9 a 2-core test machine stops answering, so it is refused.
 	Fraction float64
-	// Workers is the number of busy threads; 0 means runtime.NumCPU().
+	// Workers is the number of busy threads; 0 means one per CPU this
+	// process may run on.
 	Workers int
 	// Period is one spin+sleep cycle; 0 means 10 ms. It must be at least
 	// 1 ms: shorter sleeps are dominated by timer slack.
 	Period time.Duration
-	// MaxDuration stops the workers on its own after this long even if Stop
-	// is never called; 0 means 2 minutes.
+	// MaxDuration stops the workers on their own after this long even if
+	// Stop is never called; 0 means 2 minutes.
 	MaxDuration time.Duration
+	// NoPin leaves the workers free to migrate. By default worker i is
+	// pinned to the i-th allowed CPU (round robin), as per-core stressors
+	// are, so the load on every core is the configured one.
+	NoPin bool
 }
 
 // MaxLoadFraction is the largest background duty cycle accepted.
@@ -37,7 +53,7 @@ func (c *LoadConfig) defaults() error {
 		return fmt.Errorf("host: background load workers %d must be in [0, 1024] (0 = one per CPU)", c.Workers)
 	}
 	if c.Workers == 0 {
-		c.Workers = runtime.NumCPU()
+		c.Workers = len(allowedCPUs())
 	}
 	if c.Period == 0 {
 		c.Period = 10 * time.Millisecond
@@ -57,32 +73,59 @@ func (c *LoadConfig) defaults() error {
 // Load is a running background load; Stop ends it.
 type Load struct {
 	cfg     LoadConfig
-	stop    atomic.Bool
-	wg      sync.WaitGroup
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	stdout  io.ReadCloser
+	stderr  bytes.Buffer
 	mu      sync.Mutex
-	workers []WorkerUsage
 	stopped bool
 	report  LoadReport
-	finish  func()
 }
 
 // WorkerUsage is what one worker thread did.
 type WorkerUsage struct {
-	Wall time.Duration // time from its start to its end
-	CPU  time.Duration // CPU time from getrusage(RUSAGE_THREAD); 0 if unavailable
+	CPU  int           `json:"cpu"`  // the CPU it was pinned to; -1 if not pinned
+	Wall time.Duration `json:"wall"` // time from its start to its end
+	// CPUTime is its CPU time from getrusage(RUSAGE_THREAD); 0 if
+	// unavailable.
+	CPUTime time.Duration `json:"cpu_time"`
 }
 
 // LoadReport summarizes a finished load: the measured duty cycle is the
-// workers' CPU time over their wall time, averaged.
+// workers' CPU time over their wall time, averaged. It is below Fraction
+// where the measured threads took CPU time from the workers.
 type LoadReport struct {
-	Fraction float64 // configured duty cycle
-	Workers  []WorkerUsage
-	Measured float64 // mean CPU/wall over the workers (0 with no workers)
-	Err      error   // first CPU-time reading error, if any
+	Fraction float64       `json:"fraction"` // configured duty cycle
+	Workers  []WorkerUsage `json:"workers"`
+	Measured float64       `json:"measured"` // mean CPU/wall over the workers (0 with no workers)
+	Err      error         `json:"-"`        // first error of the generator, if any
+	ErrText  string        `json:"err,omitempty"`
 }
 
-// StartLoad starts the workers and returns at once. With Fraction 0 no
-// thread is started.
+// loadChildEnv names the environment variable that turns this executable
+// into a load generator (see init below). Its value is the LoadConfig, as
+// JSON, with the CPU list.
+const loadChildEnv = "CONSPIRATOR_REALHW_LOADGEN"
+
+type childConfig struct {
+	LoadConfig
+	CPUs []int `json:"cpus"`
+}
+
+// init runs the load generator when this executable was started as one by
+// StartLoad (the re-exec pattern): any program that links this package,
+// test binaries included, can serve as its own stress-ng. It never returns
+// in that case; otherwise it does nothing.
+func init() {
+	spec, ok := os.LookupEnv(loadChildEnv)
+	if !ok {
+		return
+	}
+	os.Exit(runLoadChild(spec, os.Stdin, os.Stdout))
+}
+
+// StartLoad starts the workers in a child process and returns once they
+// run. With Fraction 0 nothing is started.
 func StartLoad(cfg LoadConfig) (*Load, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
@@ -91,65 +134,40 @@ func StartLoad(cfg LoadConfig) (*Load, error) {
 	if cfg.Fraction == 0 {
 		return l, nil
 	}
-	l.workers = make([]WorkerUsage, cfg.Workers)
-	errs := make([]error, cfg.Workers)
-	for i := range cfg.Workers {
-		l.wg.Add(1)
-		// Stagger the workers' phases evenly over one period, as
-		// independently started stressors drift apart: with aligned phases
-		// every core would be busy at once and a foreground thread could
-		// never find the idle one.
-		offset := time.Duration(i) * cfg.Period / time.Duration(cfg.Workers)
-		go func() {
-			defer l.wg.Done()
-			l.workers[i], errs[i] = l.work(offset)
-		}()
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("host: background load: cannot find this executable to start the load generator: %w", err)
 	}
-	l.finish = func() {
-		for _, e := range errs {
-			if e != nil {
-				l.report.Err = e
-				break
-			}
-		}
+	spec, err := json.Marshal(childConfig{LoadConfig: cfg, CPUs: allowedCPUs()})
+	if err != nil {
+		return nil, err
+	}
+	l.cmd = exec.Command(exe)
+	l.cmd.Env = append(os.Environ(), loadChildEnv+"="+string(spec))
+	l.cmd.Stderr = &l.stderr
+	if l.stdin, err = l.cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	if l.stdout, err = l.cmd.StdoutPipe(); err != nil {
+		return nil, err
+	}
+	if err := l.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("host: background load: starting %s as the load generator: %w", exe, err)
+	}
+	// The generator writes one byte once its workers are pinned and
+	// spinning; a generator that dies first closes the pipe instead.
+	var ready [1]byte
+	if _, err := io.ReadFull(l.stdout, ready[:]); err != nil {
+		l.stdin.Close()
+		werr := l.cmd.Wait()
+		return nil, fmt.Errorf("host: background load generator did not start (exit: %v; stderr: %q)", werr, bytes.TrimSpace(l.stderr.Bytes()))
 	}
 	return l, nil
 }
 
-// work is one worker: spin for the busy part of each period, sleep for the
-// rest, until stopped or MaxDuration has passed.
-func (l *Load) work(offset time.Duration) (WorkerUsage, error) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	cpu0, err := ThreadCPUTime()
-	start := time.Now()
-	time.Sleep(offset)
-	busy := time.Duration(float64(l.cfg.Period) * l.cfg.Fraction)
-	deadline := start.Add(l.cfg.MaxDuration)
-	for period := start.Add(offset); !l.stop.Load() && period.Before(deadline); period = period.Add(l.cfg.Period) {
-		spinEnd := period.Add(busy)
-		for time.Now().Before(spinEnd) {
-			// Busy: the whole point is to hold the core.
-		}
-		if d := time.Until(period.Add(l.cfg.Period)); d > 0 {
-			time.Sleep(d)
-		} else {
-			// Fell behind (preempted): restart the cycle from now rather
-			// than spinning through the missed periods back to back.
-			period = time.Now().Add(-l.cfg.Period)
-		}
-	}
-	u := WorkerUsage{Wall: time.Since(start)}
-	if err == nil {
-		var cpu1 time.Duration
-		cpu1, err = ThreadCPUTime()
-		u.CPU = cpu1 - cpu0
-	}
-	return u, err
-}
-
-// Stop ends the load, waits for the workers (at most one period) and
-// reports their usage. Calling it again returns the same report.
+// Stop ends the load (closing the generator's stdin), waits for it (at most
+// one period) and returns its report. Calling it again returns the same
+// report.
 func (l *Load) Stop() LoadReport {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -157,21 +175,147 @@ func (l *Load) Stop() LoadReport {
 		return l.report
 	}
 	l.stopped = true
-	l.stop.Store(true)
-	l.wg.Wait()
-	if l.finish != nil {
-		l.finish()
-	}
 	l.report.Fraction = l.cfg.Fraction
-	l.report.Workers = l.workers
+	if l.cmd == nil {
+		return l.report
+	}
+	l.stdin.Close()
+	out, _ := io.ReadAll(l.stdout)
+	werr := l.cmd.Wait()
+	var rep LoadReport
+	if err := json.Unmarshal(out, &rep); err != nil {
+		msg := bytes.TrimSpace(l.stderr.Bytes())
+		l.report.Err = fmt.Errorf("host: background load generator gave no report (exit: %v; stderr: %q): %v", werr, msg, err)
+		return l.report
+	}
+	rep.Fraction = l.cfg.Fraction
+	if rep.ErrText != "" {
+		rep.Err = errors.New(rep.ErrText)
+	}
+	l.report = rep
+	return l.report
+}
+
+// runLoadChild is the generator's main: start the workers, wait for stdin
+// to close (the parent's Stop, or its death) or MaxDuration, stop them and
+// write the report as JSON. It returns the exit code.
+func runLoadChild(spec string, stdin io.Reader, stdout io.Writer) int {
+	var c childConfig
+	if err := json.Unmarshal([]byte(spec), &c); err != nil {
+		fmt.Fprintf(os.Stderr, "host: load generator: bad %s: %v\n", loadChildEnv, err)
+		return 2
+	}
+	if err := c.defaults(); err != nil {
+		fmt.Fprintf(os.Stderr, "host: load generator: %v\n", err)
+		return 2
+	}
+	var (
+		stop    = make(chan struct{})
+		wg      sync.WaitGroup
+		started sync.WaitGroup
+		rep     = LoadReport{Fraction: c.Fraction, Workers: make([]WorkerUsage, c.Workers)}
+		errs    = make([]error, c.Workers)
+	)
+	for i := range c.Workers {
+		cpu := -1
+		if !c.NoPin && len(c.CPUs) > 0 {
+			cpu = c.CPUs[i%len(c.CPUs)]
+		}
+		// Stagger the workers' phases evenly over one period, as
+		// independently started stressors drift apart.
+		offset := time.Duration(i) * c.Period / time.Duration(c.Workers)
+		wg.Add(1)
+		started.Add(1)
+		go func() {
+			defer wg.Done()
+			rep.Workers[i], errs[i] = work(c.LoadConfig, cpu, offset, stop, started.Done)
+		}()
+	}
+	started.Wait()
+	if _, err := stdout.Write([]byte{'R'}); err != nil {
+		close(stop)
+		wg.Wait()
+		return 1
+	}
+	done := make(chan struct{})
+	go func() { io.Copy(io.Discard, stdin); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(c.MaxDuration):
+	}
+	close(stop)
+	wg.Wait()
 	sum := 0.0
-	for _, w := range l.workers {
+	for i, w := range rep.Workers {
+		if errs[i] != nil && rep.ErrText == "" {
+			rep.ErrText = errs[i].Error()
+		}
 		if w.Wall > 0 {
-			sum += w.CPU.Seconds() / w.Wall.Seconds()
+			sum += w.CPUTime.Seconds() / w.Wall.Seconds()
 		}
 	}
-	if len(l.workers) > 0 {
-		l.report.Measured = sum / float64(len(l.workers))
+	if len(rep.Workers) > 0 {
+		rep.Measured = sum / float64(len(rep.Workers))
 	}
-	return l.report
+	if err := json.NewEncoder(stdout).Encode(rep); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// work is one worker: pinned to cpu (unless -1), spin for the busy part of
+// each period, sleep for the rest, until stopped. It calls started once
+// pinned.
+func work(cfg LoadConfig, cpu int, offset time.Duration, stop <-chan struct{}, started func()) (WorkerUsage, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	u := WorkerUsage{CPU: cpu}
+	if cpu >= 0 {
+		if err := pinThread(cpu); err != nil {
+			started()
+			return u, err
+		}
+	}
+	started()
+	cpu0, err := ThreadCPUTime()
+	start := time.Now()
+	time.Sleep(offset)
+	busy := time.Duration(float64(cfg.Period) * cfg.Fraction)
+	stopped := func() bool {
+		select {
+		case <-stop:
+			return true
+		default:
+			return false
+		}
+	}
+	for period := start.Add(offset); !stopped(); period = period.Add(cfg.Period) {
+		spinEnd := period.Add(busy)
+		for time.Now().Before(spinEnd) {
+			// Busy: the whole point is to hold the core.
+		}
+		if d := time.Until(period.Add(cfg.Period)); d > 0 {
+			time.Sleep(d)
+		} else {
+			// Fell behind (preempted): restart the cycle from now rather
+			// than spinning through the missed periods back to back.
+			period = time.Now().Add(-cfg.Period)
+		}
+	}
+	u.Wall = time.Since(start)
+	if err == nil {
+		var cpu1 time.Duration
+		cpu1, err = ThreadCPUTime()
+		u.CPUTime = cpu1 - cpu0
+	}
+	return u, err
+}
+
+// allCPUs is 0 .. runtime.NumCPU()-1.
+func allCPUs() []int {
+	cpus := make([]int, runtime.NumCPU())
+	for i := range cpus {
+		cpus[i] = i
+	}
+	return cpus
 }

@@ -27,6 +27,15 @@ type PathConfig struct {
 	// LoadWorkers threads (0 = one per CPU).
 	Load        float64
 	LoadWorkers int
+	// NoPin leaves the client and server threads free to migrate. By
+	// default the whole process is pinned to its first allowed CPU for the
+	// run (as `taskset -c` would), with one background worker on that
+	// core too. Unpinned, the two threads land on one core in some runs
+	// and on two in others, and on a VM a wake-up across cores costs tens
+	// of microseconds more (the idle vCPU must be woken by the hypervisor):
+	// the unloaded median then differs by 2x from run to run, which no
+	// calibration can carry over to a later run.
+	NoPin bool
 	// Timeout bounds the whole run (default 60 s); a run that reaches it
 	// returns an error, not partial results.
 	Timeout time.Duration
@@ -110,13 +119,24 @@ func RunTCPPath(cfg PathConfig) (*PathRun, error) {
 		srv.Close()
 		return nil, err
 	}
+	// The load's CPU list is read before the process is pinned.
 	load, err := StartLoad(LoadConfig{Fraction: cfg.Load, Workers: cfg.LoadWorkers, MaxDuration: cfg.Timeout})
 	if err != nil {
 		cl.Close()
 		srv.Close()
 		return nil, err
 	}
-	// Let the load workers reach their steady cycle before measuring.
+	unpin := func() {}
+	if !cfg.NoPin {
+		if unpin, err = pinProcess(allowedCPUs()[0]); err != nil {
+			load.Stop()
+			cl.Close()
+			srv.Close()
+			return nil, err
+		}
+	}
+	// Let the load workers (running since StartLoad returned) pass a few
+	// periods before measuring.
 	if cfg.Load > 0 {
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -139,7 +159,11 @@ func RunTCPPath(cfg PathConfig) (*PathRun, error) {
 		return nil
 	}()
 	run.Load = load.Stop()
+	unpin()
 	run.Wall = time.Since(origin)
+	if runErr == nil && run.Load.Err != nil {
+		runErr = run.Load.Err
+	}
 	cerr := cl.Close()
 	serr := srv.Close()
 	for _, e := range []error{runErr, cerr, serr} {
