@@ -22,7 +22,7 @@ import (
 func (a *app) calibrateCmd() *cobra.Command {
 	var backend, outDir, format string
 	var imports []string
-	var validate, short bool
+	var validate, short, noPin bool
 	var bufferBytes int64
 	c := &cobra.Command{
 		Use:   "calibrate [--backend host] [--validate] | --import FILE...",
@@ -36,7 +36,11 @@ sizes) is kept with 'applied: false' and its reason, never used silently.
 --backend host measures this machine: real TCP over loopback with real
 payloads at several background CPU loads (busy workers at a duty cycle),
 memcpy bandwidth, and CPU time per byte from the kernel's accounting. It
-runs on any Linux machine, a BlueField SoC's Arm cores included.
+runs on any Linux machine, a BlueField SoC's Arm cores included. The
+background load runs as a separate process with one worker pinned to each
+core (as stress-ng's per-core workers), and the measured client and server
+are pinned to the first core for the run (as 'taskset -c' would): unpinned,
+thread placement changes the latency from run to run (--no-pin to allow it).
 
 --validate then runs the TCP path for real and in the calibrated model at
 0%, 40% and 80% background load (a separate run) and prints the p50 and
@@ -78,10 +82,10 @@ print), or a CSV with the header stage,bytes,latency_us[,background_load].`,
 				prof.Provenance.Tool = "conspirator calibrate --import"
 				prof.Provenance.Sources = imports
 			case backend == "host":
-				opts := calib.Options{Short: short, Date: date}
+				opts := calib.Options{Short: short, Date: date, NoPin: noPin}
 				var err error
 				if validate {
-					fmt.Fprintln(a.stderr, "calibrate: measuring this machine, then validating on a separate run (short: a few seconds; full: about a minute)")
+					fmt.Fprintln(a.stderr, "calibrate: measuring this machine, then validating on a separate run (short: about 2 s; full: about 5 s on 2 cores)")
 					if val, err = calib.Validate(opts); err != nil {
 						return err
 					}
@@ -134,6 +138,7 @@ print), or a CSV with the header stage,bytes,latency_us[,background_load].`,
 	f.StringVar(&backend, "backend", "host", "real backend to measure: host")
 	f.BoolVar(&validate, "validate", false, "after calibrating, compare the calibrated model with a separate real run at 0%, 40%, 80% load")
 	f.BoolVar(&short, "short", false, "a CI-sized run of a few seconds (noisier)")
+	f.BoolVar(&noPin, "no-pin", false, "leave the measured threads and the load workers free to migrate between cores")
 	f.StringArrayVar(&imports, "import", nil, "testbed output to fit instead of measuring (perftest, nvbandwidth, CSV; repeatable)")
 	f.StringVar(&format, "format", "", "format of the --import files: perftest, nvbandwidth or csv (default: from the content)")
 	f.Int64Var(&bufferBytes, "buffer-bytes", 0, "nvbandwidth buffer size in bytes (its output does not print it)")

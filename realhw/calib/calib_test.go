@@ -2,6 +2,7 @@ package calib
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -345,5 +346,40 @@ func TestValidateShort(t *testing.T) {
 		t.Errorf("decision block %+v, overrides %v; want an applied decision time proposed as datapath.host.decision_time", d, v.Profile.Scenario)
 	} else {
 		t.Logf("decision time: %+v", d.Sizes)
+	}
+}
+
+// The target on the host backend, checked with the full-size run:
+// |p50 error| <= 10% and |p99 error| <= 25% at 0%, 40% and 80% load. It
+// needs a machine with nothing else running, so it is skipped unless
+// CONSPIRATOR_VALIDATE_TARGET=1; .ci/run sets that and runs it alone after
+// the other tests. A miss is retried once with a fresh calibration, because
+// one other process waking at the wrong moment moves a p99; two misses in a
+// row fail.
+func TestValidateTarget(t *testing.T) {
+	if os.Getenv("CONSPIRATOR_VALIDATE_TARGET") != "1" {
+		t.Skip("set CONSPIRATOR_VALIDATE_TARGET=1 on a quiet machine to check the p50/p99 target (.ci/run does)")
+	}
+	const p50Target, p99Target = 0.10, 0.25
+	for attempt := 1; ; attempt++ {
+		v, err := Validate(Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var missed []string
+		for _, l := range v.Levels {
+			t.Logf("attempt %d, load %.0f%%: p50 error %+.1f%%, p99 error %+.1f%% (real p50 %.1f us, p99 %.1f us; generator duty %.2f)",
+				attempt, 100*l.BackgroundLoad, 100*l.P50Error, 100*l.P99Error, l.RealP50US, l.RealP99US, l.MeasuredLoad)
+			if math.Abs(l.P50Error) > p50Target || math.Abs(l.P99Error) > p99Target {
+				missed = append(missed, fmt.Sprintf("%.0f%%", 100*l.BackgroundLoad))
+			}
+		}
+		if len(missed) == 0 {
+			return
+		}
+		if attempt == 2 {
+			t.Fatalf("target (|p50| <= 10%%, |p99| <= 25%%) missed at loads %v on two runs in a row", missed)
+		}
+		t.Logf("target missed at %v; retrying once", missed)
 	}
 }

@@ -26,6 +26,9 @@ type Options struct {
 	Timeout          time.Duration
 	Seed             uint64 // model random stream (default 1)
 	Short            bool
+	// NoPin leaves the measured threads and the load workers unpinned
+	// (host.PathConfig.NoPin, host.LoadConfig.NoPin).
+	NoPin bool
 	// Date and Tool go into the profile's provenance verbatim; the CLI
 	// passes the date, this package never reads the wall clock for it.
 	Date, Tool string
@@ -84,7 +87,7 @@ func Run(opts Options) (*Profile, error) {
 	}
 	var samples []realhw.Sample
 	for _, u := range opts.CalibrationLoads {
-		run, err := host.RunTCPPath(host.PathConfig{Sizes: opts.Sizes, Requests: opts.Requests, Warmup: opts.Warmup, Load: u, LoadWorkers: opts.LoadWorkers, Timeout: opts.Timeout})
+		run, err := host.RunTCPPath(host.PathConfig{Sizes: opts.Sizes, Requests: opts.Requests, Warmup: opts.Warmup, Load: u, LoadWorkers: opts.LoadWorkers, NoPin: opts.NoPin, Timeout: opts.Timeout})
 		if err != nil {
 			return nil, fmt.Errorf("calib: calibration run at load %v: %w", u, err)
 		}
@@ -201,7 +204,7 @@ func Validate(opts Options) (*Validation, error) {
 	}
 	v := &Validation{Profile: p}
 	for i, u := range opts.ValidationLoads {
-		run, err := host.RunTCPPath(host.PathConfig{Sizes: opts.Sizes, Requests: opts.Requests, Warmup: opts.Warmup, Load: u, LoadWorkers: opts.LoadWorkers, Timeout: opts.Timeout})
+		run, err := host.RunTCPPath(host.PathConfig{Sizes: opts.Sizes, Requests: opts.Requests, Warmup: opts.Warmup, Load: u, LoadWorkers: opts.LoadWorkers, NoPin: opts.NoPin, Timeout: opts.Timeout})
 		if err != nil {
 			return nil, fmt.Errorf("calib: validation run at load %v: %w", u, err)
 		}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"math"
 	"runtime"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -150,5 +152,53 @@ func TestComputeIsFNV1a(t *testing.T) {
 func TestDialRefusesNonLoopback(t *testing.T) {
 	if _, err := Dial("10.0.0.1:80", time.Now()); err == nil {
 		t.Error("non-loopback address accepted")
+	}
+}
+
+// The generator runs in a child process with one worker per allowed CPU,
+// each pinned to its own CPU, and the run puts this process's CPU mask
+// back when it ends: a pinned test process would slow every later test.
+func TestLoadPinnedAndMaskRestored(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("affinity is Linux-only")
+	}
+	before := allowedCPUs()
+	run, err := RunTCPPath(PathConfig{Sizes: []int64{1 << 10}, Requests: 50, Warmup: 5, Load: 0.3, Timeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := allowedCPUs(); !slices.Equal(got, before) {
+		t.Errorf("CPU mask after the run %v, before %v", got, before)
+	}
+	ws := run.Load.Workers
+	if len(ws) != len(before) {
+		t.Fatalf("%d workers, want one per allowed CPU (%v)", len(ws), before)
+	}
+	for i, w := range ws {
+		if w.CPU != before[i] || w.Wall <= 0 {
+			t.Errorf("worker %d: %+v, want pinned to CPU %d with a positive wall time", i, w, before[i])
+		}
+	}
+	if run.Load.Err != nil {
+		t.Error(run.Load.Err)
+	}
+}
+
+// A generator started with a malformed or out-of-range spec exits with
+// code 2 and says why; it never runs workers.
+func TestLoadChildRefusesBadSpec(t *testing.T) {
+	for _, spec := range []string{"{", `{"Fraction": 2}`} {
+		var out strings.Builder
+		if code := runLoadChild(spec, strings.NewReader(""), &out); code != 2 || out.Len() != 0 {
+			t.Errorf("spec %q: exit %d, output %q; want 2 and nothing", spec, code, out.String())
+		}
+	}
+	// A good spec whose stdin is already closed stops at once and reports.
+	var out strings.Builder
+	if code := runLoadChild(`{"Fraction": 0.1, "Workers": 1, "cpus": [0]}`, strings.NewReader(""), &out); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if s := out.String(); !strings.HasPrefix(s, "R{") || !strings.Contains(s, `"workers":[{"cpu":0`) {
+		t.Errorf("output %q: want the ready byte, then the JSON report with the pinned worker", s)
 	}
 }

@@ -267,10 +267,13 @@ func runLoadChild(spec string, stdin io.Reader, stdout io.Writer) int {
 // each period, sleep for the rest, until stopped. It calls started once
 // pinned.
 func work(cfg LoadConfig, cpu int, offset time.Duration, stop <-chan struct{}, started func()) (WorkerUsage, error) {
+	// A goroutine that ends locked takes its thread with it: a thread
+	// pinned here never goes back to the runtime's pool.
 	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	u := WorkerUsage{CPU: cpu}
-	if cpu >= 0 {
+	if cpu < 0 {
+		defer runtime.UnlockOSThread()
+	} else {
 		if err := pinThread(cpu); err != nil {
 			started()
 			return u, err

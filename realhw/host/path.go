@@ -27,7 +27,8 @@ type PathConfig struct {
 	// LoadWorkers threads (0 = one per CPU).
 	Load        float64
 	LoadWorkers int
-	// NoPin leaves the client and server threads free to migrate. By
+	// NoPin leaves the client and server threads, and the load workers,
+	// free to migrate. By
 	// default the whole process is pinned to its first allowed CPU for the
 	// run (as `taskset -c` would), with one background worker on that
 	// core too. Unpinned, the two threads land on one core in some runs
@@ -120,7 +121,7 @@ func RunTCPPath(cfg PathConfig) (*PathRun, error) {
 		return nil, err
 	}
 	// The load's CPU list is read before the process is pinned.
-	load, err := StartLoad(LoadConfig{Fraction: cfg.Load, Workers: cfg.LoadWorkers, MaxDuration: cfg.Timeout})
+	load, err := StartLoad(LoadConfig{Fraction: cfg.Load, Workers: cfg.LoadWorkers, MaxDuration: cfg.Timeout, NoPin: cfg.NoPin})
 	if err != nil {
 		cl.Close()
 		srv.Close()
