@@ -26,9 +26,11 @@ static const char *rh_ptx =
 
 typedef struct { CUmodule mod; CUfunction noop, scale; } rh_k;
 
-// Returns a CUresult (0 = success).
-static int rh_load(rh_k *k) {
-	cudaFree(0); // create the primary context through the runtime
+// Returns a CUresult (0 = success); *rt gets the runtime's error from
+// creating the primary context, and nothing else is tried if it failed.
+static int rh_load(rh_k *k, int *rt) {
+	*rt = cudaFree(0); // create the primary context through the runtime
+	if (*rt) return 0;
 	CUresult r = cuModuleLoadData(&k->mod, rh_ptx);
 	if (r) return r;
 	if ((r = cuModuleGetFunction(&k->noop, k->mod, "noop"))) return r;
@@ -58,6 +60,7 @@ import "C"
 
 import (
 	"fmt"
+	"runtime"
 	"time"
 	"unsafe"
 
@@ -90,9 +93,22 @@ func Measure(sizes []int64, reps int) ([]realhw.Sample, error) {
 		}
 		maxN = max(maxN, n)
 	}
+	if len(sizes) == 0 {
+		return nil, fmt.Errorf("realhw/cuda: no sizes to measure")
+	}
+	// The driver API calls below act on the context current on the calling
+	// OS thread, which cudaFree(0) makes current on this one: the goroutine
+	// must not move to another thread between cgo calls.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	var k C.rh_k
-	if r := C.rh_load(&k); r != 0 {
-		return nil, fmt.Errorf("realhw/cuda: loading the PTX module failed (CUresult %d): no GPU, or driver too old for PTX 7.0", int(r))
+	var rt C.int
+	r := C.rh_load(&k, &rt)
+	if rt != 0 {
+		return nil, fmt.Errorf("realhw/cuda: no usable GPU: creating the CUDA context failed with runtime error %d (%s)", int(rt), errName(int(rt)))
+	}
+	if r != 0 {
+		return nil, fmt.Errorf("realhw/cuda: loading the PTX module failed with CUresult %d (%s): a driver older than CUDA 11.0 cannot JIT PTX 7.0", int(r), errName(int(r)))
 	}
 	var dev, pinned unsafe.Pointer
 	if r := C.cudaMalloc(&dev, C.size_t(maxN)); r != 0 {
@@ -168,4 +184,26 @@ func Measure(sizes []int64, reps int) ([]realhw.Sample, error) {
 	}
 	C.cuModuleUnload(k.mod)
 	return out, nil
+}
+
+// errName names the error codes a measurement most often meets; the
+// runtime's cudaError_t and the driver's CUresult agree on these numbers.
+func errName(code int) string {
+	switch code {
+	case 1:
+		return "invalid value"
+	case 2:
+		return "out of memory"
+	case 3:
+		return "not initialized"
+	case 35:
+		return "driver older than the runtime"
+	case 100:
+		return "no CUDA-capable device"
+	case 218:
+		return "invalid PTX"
+	case 222:
+		return "unsupported PTX version"
+	}
+	return "see the CUDA error reference"
 }

@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// In the default build the package exists and says how to enable it. (The
-// -tags cuda build has never been compiled here: no GPU, no CUDA headers.)
+// In the default build the package exists and says how to enable it. The
+// -tags cuda build is tested in cuda_tagged_test.go.
 func TestMeasureWithoutCUDA(t *testing.T) {
 	_, err := Measure([]int64{4096}, 1)
 	if err == nil {

@@ -1,0 +1,75 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// Bad arguments are refused before any CUDA call, with the value.
+func TestMeasureArguments(t *testing.T) {
+	for _, c := range []struct {
+		sizes []int64
+		reps  int
+		want  string
+	}{
+		{[]int64{4096}, 0, "reps 0"},
+		{[]int64{4096}, 10001, "reps 10001"},
+		{[]int64{2}, 1, "size 2"},
+		{[]int64{2 << 30}, 1, "size 2147483648"},
+		{nil, 1, "no sizes"},
+	} {
+		if _, err := Measure(c.sizes, c.reps); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Measure(%v, %d): %v, want an error naming %q", c.sizes, c.reps, err, c.want)
+		}
+	}
+}
+
+// Against the no-device stand-in libraries of testdata/stub (CI sets
+// CONSPIRATOR_CUDA_STUB=1) the first CUDA call fails and Measure says there
+// is no usable GPU. On a real GPU machine Measure must succeed: every stage
+// is measured at every size, all times are positive, and the largest
+// pinned copy is slower than the smallest.
+func TestMeasure(t *testing.T) {
+	sizes := []int64{4 << 10, 1 << 20, 64 << 20}
+	out, err := Measure(sizes, 5)
+	if os.Getenv("CONSPIRATOR_CUDA_STUB") == "1" {
+		if err == nil || !strings.Contains(err.Error(), "no usable GPU") || !strings.Contains(err.Error(), "100 (no CUDA-capable device)") {
+			t.Fatalf("with the no-device stub: %v, want the no-usable-GPU error with code 100", err)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	first, last := map[string]float64{}, map[string]float64{}
+	for _, s := range out {
+		if s.Latency <= 0 {
+			t.Errorf("%s of %d bytes: latency %v", s.Stage, s.Bytes, s.Latency)
+		}
+		count[s.Stage]++
+		if s.Bytes == sizes[0] {
+			first[s.Stage] = s.Latency.Seconds()
+		}
+		if s.Bytes == sizes[len(sizes)-1] {
+			last[s.Stage] = s.Latency.Seconds()
+		}
+		t.Logf("%s %d B: %v", s.Stage, s.Bytes, s.Latency)
+	}
+	for _, st := range []string{StageH2DPinned, StageH2DPageable, StageD2HPinned, StageD2HPageable} {
+		if count[st] != len(sizes) {
+			t.Errorf("%s: %d samples, want %d", st, count[st], len(sizes))
+		}
+		if last[st] <= first[st] {
+			t.Errorf("%s: 64 MiB took %v s, 4 KiB %v s", st, last[st], first[st])
+		}
+	}
+	for _, st := range []string{StageLaunch, StageLaunchAsync, StageKernel} {
+		if count[st] == 0 {
+			t.Errorf("no %s samples", st)
+		}
+	}
+}
