@@ -2,8 +2,10 @@ package reports
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"sort"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -18,8 +20,10 @@ type CDFSeries struct {
 
 // CDFPlot draws the empirical CDFs of series into base.png and base.svg,
 // for figures outside a result directory's standard set (the calibration's
-// measured-vs-model latencies). A Dashed series takes the colour of the
-// series before it.
+// measured-vs-model latencies): the CDF on the left, and on the right the
+// tail as the fraction at or above x on log-log axes, where p99 and p99.9 can be
+// read (on the CDF they are a hair under 1). A Dashed series takes the
+// colour of the series before it.
 func CDFPlot(base, title, xLabel string, series []CDFSeries) error {
 	if len(series) == 0 {
 		return fmt.Errorf("plot %s: no series", base)
@@ -34,6 +38,9 @@ func CDFPlot(base, title, xLabel string, series []CDFSeries) error {
 		setLog(&p.X)
 		p.X.Label.Text += " (log scale)"
 	}
+	tail := newPlot("tail", xLabel+" (log scale)", "fraction ≥ x (log scale)", true)
+	setLog(&tail.X)
+	setLog(&tail.Y)
 	leg := newLegend()
 	seen := map[string]bool{}
 	colourIdx := -1
@@ -59,12 +66,46 @@ func CDFPlot(base, title, xLabel string, series []CDFSeries) error {
 		}
 		p.Add(l)
 		leg.add(fmt.Sprintf("%s (n=%d)", s.Label, len(s.Values)), l)
+		t, err := plotter.NewLine(ccdfPoints(s.Values, 500))
+		if err != nil {
+			return fmt.Errorf("plot %s: %s: %w", base, s.Label, err)
+		}
+		t.StepStyle = plotter.PostStep
+		t.LineStyle = l.LineStyle
+		tail.Add(t)
 	}
-	f := &figure{name: filepath.Base(base), panels: []*plot.Plot{p}, legend: leg}
+	f := &figure{name: filepath.Base(base), panels: []*plot.Plot{p, tail}, legend: leg, w: 1.5 * figW, h: figH}
 	dir := filepath.Dir(base)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("plot %s: %w", base, err)
 	}
 	_, err := f.save(dir)
 	return err
+}
+
+// ccdfPoints is the empirical fraction of vs at or above x at (at most maxPts)
+// sample values, ranks spaced evenly in log(fraction) so that the tail,
+// where the points matter, keeps its resolution. Every fraction is at
+// least 1/n, so a log y axis can hold it.
+func ccdfPoints(vs []float64, maxPts int) plotter.XYs {
+	s := append([]float64(nil), vs...)
+	sort.Float64s(s)
+	n := len(s)
+	if n == 0 {
+		return nil
+	}
+	var pts plotter.XYs
+	last := -1
+	for k := range max(maxPts, 2) {
+		// Fraction above from 1 down to 1/n, log-spaced; rank i has n-i
+		// samples at or above it.
+		frac := math.Pow(float64(n), -float64(k)/float64(max(maxPts, 2)-1))
+		i := min(n-int(math.Round(frac*float64(n))), n-1)
+		if i <= last {
+			continue
+		}
+		last = i
+		pts = append(pts, plotter.XY{X: s[i], Y: float64(n-i) / float64(n)})
+	}
+	return pts
 }

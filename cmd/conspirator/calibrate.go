@@ -125,7 +125,7 @@ print), or a CSV with the header stage,bytes,latency_us[,background_load].`,
 						reports.CDFSeries{Label: "model, " + load, Values: s.ModelUS, Dashed: true})
 				}
 				if err := reports.CDFPlot(filepath.Join(outDir, "plots", "validation_cdf"),
-					"TCP path latency: measured vs calibrated model", "end-to-end latency (µs)", sets); err != nil {
+					"TCP path, measured vs model: CDF", "latency (µs)", sets); err != nil {
 					return fmt.Errorf("plotting the validation CDF: %w", err)
 				}
 			}
