@@ -2,6 +2,7 @@ package host
 
 import (
 	"errors"
+	"io"
 	"math"
 	"runtime"
 	"slices"
@@ -188,14 +189,14 @@ func TestLoadPinnedAndMaskRestored(t *testing.T) {
 // code 2 and says why; it never runs workers.
 func TestLoadChildRefusesBadSpec(t *testing.T) {
 	for _, spec := range []string{"{", `{"Fraction": 2}`} {
-		var out strings.Builder
-		if code := runLoadChild(spec, strings.NewReader(""), &out); code != 2 || out.Len() != 0 {
-			t.Errorf("spec %q: exit %d, output %q; want 2 and nothing", spec, code, out.String())
+		var out, msg strings.Builder
+		if code := runLoadChild(spec, strings.NewReader(""), &out, &msg); code != 2 || out.Len() != 0 || !strings.Contains(msg.String(), "load generator") {
+			t.Errorf("spec %q: exit %d, output %q, message %q; want 2, no output and a message", spec, code, out.String(), msg.String())
 		}
 	}
 	// A good spec whose stdin is already closed stops at once and reports.
 	var out strings.Builder
-	if code := runLoadChild(`{"Fraction": 0.1, "Workers": 1, "cpus": [0]}`, strings.NewReader(""), &out); code != 0 {
+	if code := runLoadChild(`{"Fraction": 0.1, "Workers": 1, "cpus": [0]}`, strings.NewReader(""), &out, io.Discard); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
 	if s := out.String(); !strings.HasPrefix(s, "R{") || !strings.Contains(s, `"workers":[{"cpu":0`) {

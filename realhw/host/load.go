@@ -121,7 +121,7 @@ func init() {
 	if !ok {
 		return
 	}
-	os.Exit(runLoadChild(spec, os.Stdin, os.Stdout))
+	os.Exit(runLoadChild(spec, os.Stdin, os.Stdout, os.Stderr))
 }
 
 // StartLoad starts the workers in a child process and returns once they
@@ -199,14 +199,14 @@ func (l *Load) Stop() LoadReport {
 // runLoadChild is the generator's main: start the workers, wait for stdin
 // to close (the parent's Stop, or its death) or MaxDuration, stop them and
 // write the report as JSON. It returns the exit code.
-func runLoadChild(spec string, stdin io.Reader, stdout io.Writer) int {
+func runLoadChild(spec string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var c childConfig
 	if err := json.Unmarshal([]byte(spec), &c); err != nil {
-		fmt.Fprintf(os.Stderr, "host: load generator: bad %s: %v\n", loadChildEnv, err)
+		fmt.Fprintf(stderr, "host: load generator: bad %s: %v\n", loadChildEnv, err)
 		return 2
 	}
 	if err := c.defaults(); err != nil {
-		fmt.Fprintf(os.Stderr, "host: load generator: %v\n", err)
+		fmt.Fprintf(stderr, "host: load generator: %v\n", err)
 		return 2
 	}
 	var (
