@@ -2,6 +2,7 @@ package calib
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -325,7 +326,22 @@ func TestValidateShort(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real TCP path for about a second")
 	}
-	v, err := Validate(Options{Short: true, Requests: 200, Sizes: []int64{1 << 10, 16 << 10, 64 << 10, 256 << 10}})
+	// Inside `go test ./...` other packages' processes compete for the
+	// cores, and a calibration whose per-size medians stop lining up is
+	// refused (ErrFitNotApplied), as designed. Three refusals in a row
+	// skip, saying so; CI's serial TestValidateTarget runs the full check.
+	var v *Validation
+	var err error
+	for attempt := 1; ; attempt++ {
+		v, err = Validate(Options{Short: true, Requests: 200, Sizes: []int64{1 << 10, 16 << 10, 64 << 10, 256 << 10}})
+		if !errors.Is(err, ErrFitNotApplied) {
+			break
+		}
+		if attempt == 3 {
+			t.Skipf("machine too busy to calibrate: refused three times, last: %v", err)
+		}
+		t.Logf("attempt %d refused (busy machine): %v", attempt, err)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,6 +381,9 @@ func TestValidateTarget(t *testing.T) {
 		v, err := Validate(Options{})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if len(v.Levels) != 3 || len(v.Samples) != 3 || len(v.Samples[2].RealUS) != len(v.Samples[2].ModelUS) {
+			t.Fatalf("levels %d samples %d, want 3 each with as many model as real latencies", len(v.Levels), len(v.Samples))
 		}
 		var missed []string
 		for _, l := range v.Levels {

@@ -1,6 +1,7 @@
 package calib
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -38,6 +39,11 @@ type TCPModel struct {
 	Load LoadFit
 }
 
+// ErrFitNotApplied is wrapped by NewTCPModel's error when the end-to-end
+// fit was flagged (too few sizes, poor R-squared): on a busy machine the
+// medians per size stop lining up and the calibration refuses itself.
+var ErrFitNotApplied = errors.New("fit not applied")
+
 // NewTCPModel builds the model from a profile's tcp-e2e stage, which must
 // be applied, and its load levels (at least the unloaded one); a load fit
 // flagged only for its linear slowdown's poor R-squared is still usable,
@@ -48,7 +54,7 @@ func NewTCPModel(p *Profile) (*TCPModel, error) {
 		return nil, fmt.Errorf("calib: profile has no %s stage to build the TCP model from", host.StageTCPE2E)
 	}
 	if !f.Applied {
-		return nil, fmt.Errorf("calib: %s fit not applied (%s): no calibrated TCP model", host.StageTCPE2E, f.Reason)
+		return nil, fmt.Errorf("calib: %s %w (%s): no calibrated TCP model", host.StageTCPE2E, ErrFitNotApplied, f.Reason)
 	}
 	lf, ok := p.Load(host.StageTCPE2E)
 	if !ok || len(lf.Levels) == 0 {
