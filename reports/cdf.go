@@ -5,7 +5,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -88,8 +87,7 @@ func CDFPlot(base, title, xLabel string, series []CDFSeries) error {
 // where the points matter, keeps its resolution. Every fraction is at
 // least 1/n, so a log y axis can hold it.
 func ccdfPoints(vs []float64, maxPts int) plotter.XYs {
-	s := append([]float64(nil), vs...)
-	sort.Float64s(s)
+	s := sortedCopy(vs)
 	n := len(s)
 	if n == 0 {
 		return nil

@@ -16,8 +16,7 @@ import (
 // samples <= x) of the empirical CDF of vs, always including the minimum and
 // maximum, so a million-request run gives a small, smooth SVG.
 func cdfPoints(vs []float64, maxPts int) plotter.XYs {
-	s := append([]float64(nil), vs...)
-	sort.Float64s(s)
+	s := sortedCopy(vs)
 	n := len(s)
 	if n == 0 {
 		return nil
@@ -34,6 +33,13 @@ func cdfPoints(vs []float64, maxPts int) plotter.XYs {
 		pts = append(pts, plotter.XY{X: s[i], Y: float64(j) / float64(n)})
 	}
 	return pts
+}
+
+// sortedCopy returns vs sorted, leaving vs as it is.
+func sortedCopy(vs []float64) []float64 {
+	s := append([]float64(nil), vs...)
+	sort.Float64s(s)
+	return s
 }
 
 // cdfFigure draws one empirical CDF per named sample set.
