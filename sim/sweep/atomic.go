@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/conspirator-sim/conspirator/internal/atomicfs"
 	"io/fs"
 	"os"
 	"path"
@@ -13,94 +14,10 @@ import (
 	"strings"
 )
 
-// fileSystem is every file operation the runner performs, so tests can
-// inject a failure at any step (a full disk, a failed rename) and check that
-// no point ever looks complete without all its files.
-type fileSystem interface {
-	MkdirAll(path string) error
-	// WriteFile creates or truncates path, writes data and fsyncs it.
-	WriteFile(path string, data []byte) error
-	Rename(oldpath, newpath string) error
-	RemoveAll(path string) error
-	// SyncDir fsyncs a directory so a rename inside it survives a crash.
-	SyncDir(path string) error
-}
-
-type osFS struct{}
-
-func (osFS) MkdirAll(p string) error { return os.MkdirAll(p, 0o755) }
-
-func (osFS) WriteFile(p string, data []byte) error {
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-func (osFS) Rename(o, n string) error { return os.Rename(o, n) }
-func (osFS) RemoveAll(p string) error { return os.RemoveAll(p) }
-func (osFS) SyncDir(p string) error {
-	d, err := os.Open(p)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// WriteFileAtomic writes data to path so that a reader (or a crash) sees
-// either the old file or the whole new one: it writes a temporary file in
-// the same directory, fsyncs it, renames it over path and fsyncs the
-// directory. The directory must exist. Errors name path.
-func WriteFileAtomic(path string, data []byte) error {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	fail := func(err error) error {
-		f.Close()
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if _, err := f.Write(data); err != nil {
-		return fail(err)
-	}
-	if err := f.Chmod(0o644); err != nil {
-		return fail(err)
-	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := (osFS{}).SyncDir(dir); err != nil {
-		return fmt.Errorf("write %s: sync directory: %w", path, err)
-	}
-	return nil
-}
+// fileSystem is every file operation the runner performs (see atomicfs):
+// tests inject a failure at any step (a full disk, a failed rename) and
+// check that no point ever looks complete without all its files.
+type fileSystem = atomicfs.FS
 
 // DoneFile is the marker written last into a point directory. Its content is
 // a manifest: one "sha256  name" line per file, sorted by name.
@@ -168,33 +85,8 @@ func writePointDir(fsys fileSystem, pointsDir, id string, files map[string][]byt
 	if err := fsys.MkdirAll(tmp); err != nil {
 		return fail(fmt.Errorf("point %s: %w", id, err))
 	}
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	dirs := map[string]bool{tmp: true}
-	for _, n := range names {
-		p := filepath.Join(tmp, filepath.FromSlash(n))
-		if d := filepath.Dir(p); !dirs[d] {
-			if err := fsys.MkdirAll(d); err != nil {
-				return fail(fmt.Errorf("point %s: %w", id, err))
-			}
-			dirs[d] = true
-		}
-		if err := fsys.WriteFile(p, files[n]); err != nil {
-			return fail(fmt.Errorf("point %s: write %s: %w", id, p, err))
-		}
-	}
-	dirList := make([]string, 0, len(dirs))
-	for d := range dirs {
-		dirList = append(dirList, d)
-	}
-	sort.Sort(sort.Reverse(sort.StringSlice(dirList))) // children before parents
-	for _, d := range dirList {
-		if err := fsys.SyncDir(d); err != nil {
-			return fail(fmt.Errorf("point %s: sync %s: %w", id, d, err))
-		}
+	if err := atomicfs.WriteTree(fsys, tmp, files); err != nil {
+		return fail(fmt.Errorf("point %s: %w", id, err))
 	}
 	// The marker goes last: its presence means every file above is on disk.
 	if err := fsys.WriteFile(filepath.Join(tmp, DoneFile), manifest(files)); err != nil {

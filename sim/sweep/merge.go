@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/conspirator-sim/conspirator/internal/atomicfs"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -35,7 +36,7 @@ func Merge(dst string, shardDirs ...string) error {
 			return fmt.Errorf("sweep merge: %s and %s hold different sweeps: %s", first, d, diff)
 		}
 	}
-	fsys := osFS{}
+	fsys := atomicfs.OS
 	if err := prepareDir(fsys, dst, spec, true); err != nil {
 		return fmt.Errorf("sweep merge: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/conspirator-sim/conspirator/internal/atomicfs"
 	"io"
 	"io/fs"
 	"os"
@@ -36,7 +37,8 @@ type Options struct {
 	Progress   io.Writer
 	IsTerminal bool
 
-	fs fileSystem // nil means the real file system; tests inject faults
+	fs    fileSystem // nil means the real file system; tests inject faults
+	hooks poolHooks  // test-only interleaving control
 }
 
 // Summary counts the points of this run's shard.
@@ -64,7 +66,7 @@ type RunFunc func(ctx context.Context, p Point) (files map[string][]byte, err er
 // already written are kept.
 func Run(ctx context.Context, points []Point, opts Options, run RunFunc) (Summary, error) {
 	if opts.fs == nil {
-		opts.fs = osFS{}
+		opts.fs = atomicfs.OS
 	}
 	if opts.Dir == "" {
 		return Summary{}, errors.New("sweep: no output directory given")
@@ -114,6 +116,12 @@ func Run(ctx context.Context, points []Point, opts Options, run RunFunc) (Summar
 		}
 		switch {
 		case complete && opts.Resume:
+			// A finished point is kept only if its files still match the
+			// manifest it was written with: an edited or damaged point
+			// would otherwise be folded into the aggregate unnoticed.
+			if _, err := ReadPointFiles(filepath.Join(pointsDir, p.ID)); err != nil {
+				return sum, fmt.Errorf("sweep: cannot resume: %w", err)
+			}
 			sum.Skipped++
 		case complete:
 			already = append(already, p.ID)
@@ -132,7 +140,7 @@ func Run(ctx context.Context, points []Point, opts Options, run RunFunc) (Summar
 	}
 
 	prog := newProgress(opts, len(todo), sum.Skipped)
-	ran, runErr := runPool(ctx, todo, opts, pointsDir, run, prog)
+	ran, runErr := runPool(ctx, todo, opts, pointsDir, run, prog, opts.hooks)
 	sum.Ran = ran
 	prog.finish()
 	if runErr != nil {
@@ -179,7 +187,18 @@ func prepareDir(fsys fileSystem, dir string, spec Spec, resume bool) error {
 		return fmt.Errorf("sweep: %w", err)
 	} else if len(entries) > 0 {
 		return fmt.Errorf("sweep: output directory %s is not empty and holds no %s: choose an empty or new directory", dir, SpecFile)
-	} else if err := WriteFileAtomic(filepath.Join(dir, SpecFile), spec.encode()); err != nil {
+	} else if err := atomicfs.WriteFile(fsys, filepath.Join(dir, SpecFile), spec.encode()); err != nil {
+		// Another shard may have written the same spec at the same moment
+		// and cleaned our temporary (below): then the spec is in place.
+		stored, rerr := ReadSpec(dir)
+		if !errors.Is(err, fs.ErrNotExist) || rerr != nil || stored.diff(spec) != "" {
+			return fmt.Errorf("sweep: %w", err)
+		}
+	}
+	// With sweep.json in place, a temporary of it is a leftover of a
+	// process killed while writing it (or a concurrent shard's redundant
+	// copy, which then finds the spec in place, above).
+	if err := atomicfs.CleanTemps(fsys, dir, SpecFile); err != nil {
 		return fmt.Errorf("sweep: %w", err)
 	}
 	if err := fsys.MkdirAll(filepath.Join(dir, "points")); err != nil {
@@ -212,57 +231,84 @@ type result struct {
 	err error
 }
 
+// poolHooks lets a test stop the pool at chosen moments to force an
+// interleaving (no sleeps): afterResult runs in the coordinator after it
+// received a result and before it acts on it; idle runs in a worker before
+// it asks for its next point. Both nil outside tests.
+type poolHooks struct {
+	afterResult func(result)
+	idle        func()
+}
+
 // runPool hands todo to opts.Jobs workers until ctx is done or a point
 // fails, and returns how many points it wrote and the first failure.
-func runPool(ctx context.Context, todo []Point, opts Options, pointsDir string, run RunFunc, prog progress) (int, error) {
-	stop := make(chan struct{})
-	var stopOnce sync.Once
-	halt := func() { stopOnce.Do(func() { close(stop) }) }
-
-	feed := make(chan Point)
-	go func() {
-		defer close(feed)
-		for _, p := range todo {
-			if ctx.Err() != nil {
-				return
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-stop:
-				return
-			case feed <- p:
-			}
-		}
-	}()
-
+//
+// One goroutine, the coordinator, both hands out points and receives
+// results, so "a point failed" and "hand out the next point" can never
+// race: once the coordinator has seen a failure it hands out nothing more.
+// At -j 1 a failed sweep therefore runs exactly the points before the
+// failure, whatever the scheduler does. (An earlier version fed points
+// from a separate goroutine, which could give the next point to the
+// worker before the coordinator had stopped the feed.)
+func runPool(ctx context.Context, todo []Point, opts Options, pointsDir string, run RunFunc, prog progress, hooks poolHooks) (int, error) {
+	work := make(chan Point)
 	results := make(chan result)
 	var wg sync.WaitGroup
 	for w := 0; w < opts.Jobs && w < len(todo); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for p := range feed {
+			for {
+				if hooks.idle != nil {
+					hooks.idle()
+				}
+				p, ok := <-work
+				if !ok {
+					return
+				}
 				results <- result{p, runPoint(ctx, p, opts.fs, pointsDir, run)}
 			}
 		}()
 	}
-	go func() { wg.Wait(); close(results) }()
 
-	ran := 0
+	ran, next, inflight := 0, 0, 0
+	stopped := false
+	done := ctx.Done()
 	var failures []result
-	for r := range results {
-		switch {
-		case r.err == nil:
-			ran++
-			prog.done(r.p.ID)
-		case errors.Is(r.err, errAbandoned):
-		default:
-			failures = append(failures, r)
-			halt()
+	for {
+		var send chan Point // nil disables the send case below
+		var p Point
+		if !stopped && next < len(todo) {
+			send, p = work, todo[next]
+		}
+		if send == nil && inflight == 0 {
+			break
+		}
+		select {
+		case send <- p:
+			next++
+			inflight++
+		case r := <-results:
+			inflight--
+			if hooks.afterResult != nil {
+				hooks.afterResult(r)
+			}
+			switch {
+			case r.err == nil:
+				ran++
+				prog.done(r.p.ID)
+			case errors.Is(r.err, errAbandoned):
+			default:
+				failures = append(failures, r)
+				stopped = true
+			}
+		case <-done:
+			stopped = true
+			done = nil // a closed channel would be chosen again and again
 		}
 	}
-	halt()
+	close(work)
+	wg.Wait()
 	if len(failures) == 0 {
 		return ran, nil
 	}

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/conspirator-sim/conspirator/internal/atomicfs"
 )
 
 // Metamorphic: the directory written at -j 1 and at -j 4 (and with the
@@ -173,9 +176,6 @@ func TestUnwritableOutputDirectory(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "cannot create output directory") {
 		t.Errorf("err = %v, want it to name %s", err, dir)
 	}
-	if err := WriteFileAtomic(filepath.Join(file, "x.json"), nil); err == nil || !strings.Contains(err.Error(), filepath.Join(file, "x.json")) {
-		t.Errorf("WriteFileAtomic under a file: %v, want an error naming the path", err)
-	}
 }
 
 // A failing point stops the sweep, keeps the points written, names the
@@ -228,76 +228,57 @@ func TestBadFileNames(t *testing.T) {
 	}
 }
 
-// faultFS fails the n-th call of one operation, as a full disk or a failed
-// rename would.
-type faultFS struct {
-	osFS
-	op   string
-	n    int
-	seen atomic.Int32
-}
-
-var errInjected = errors.New("injected fault")
-
-func (f *faultFS) hit(op string) bool { return op == f.op && int(f.seen.Add(1)) == f.n }
-func (f *faultFS) WriteFile(p string, b []byte) error {
-	if f.hit("write") {
-		return errInjected
-	}
-	return f.osFS.WriteFile(p, b)
-}
-func (f *faultFS) Rename(o, n string) error {
-	if f.hit("rename") {
-		return errInjected
-	}
-	return f.osFS.Rename(o, n)
-}
-func (f *faultFS) SyncDir(p string) error {
-	if f.hit("sync") {
-		return errInjected
-	}
-	return f.osFS.SyncDir(p)
-}
-
-// Whatever step of writing a point fails, no point directory without every
-// file and the marker ever appears, the temp directory is gone, and a resume
-// completes the sweep identical to a clean run.
+// Whatever step of writing a sweep fails (every call of every step, the
+// spec, each point's files, its marker, its rename and the directory
+// syncs; short writes on a full disk included), the error is reported, no
+// point directory without every file and the marker ever appears, no
+// temporary is left, and a resume completes the sweep identical to a clean
+// run.
 func TestAtomicPointWritesUnderFaults(t *testing.T) {
 	pts := testPoints()[:3]
 	ref := t.TempDir()
 	if _, err := Run(context.Background(), pts, Options{Dir: ref, Jobs: 1}, fakeRun); err != nil {
 		t.Fatal(err)
 	}
-	// Each point writes 3 files + done = 4 writes, syncs 2 dirs (point,
-	// plots/) + the tmp dir again + points/ = 4 syncs, and one rename.
-	cases := []struct {
-		op string
-		n  int
-	}{
-		{"write", 1}, {"write", 3}, {"write", 4}, {"write", 6}, {"write", 8},
-		{"sync", 1}, {"sync", 3}, {"rename", 1}, {"rename", 2}, {"rename", 3},
+	calls := map[atomicfs.Fault]int{}
+	for _, f := range atomicfs.Faults {
+		fsys := &atomicfs.Faulty{Fault: f}
+		if _, err := Run(context.Background(), pts, Options{Dir: t.TempDir(), Jobs: 1, fs: fsys}, fakeRun); err != nil {
+			t.Fatal(err)
+		}
+		calls[f] = fsys.Calls()
 	}
-	for _, c := range cases {
-		dir := t.TempDir()
-		fsys := &faultFS{op: c.op, n: c.n}
-		_, err := Run(context.Background(), pts, Options{Dir: dir, Jobs: 1, fs: fsys}, fakeRun)
-		if err == nil || !errors.Is(err, errInjected) && !strings.Contains(err.Error(), errInjected.Error()) {
-			t.Fatalf("%s #%d: err = %v, want the injected fault", c.op, c.n, err)
-		}
-		entries, _ := os.ReadDir(filepath.Join(dir, "points"))
-		for _, e := range entries {
-			if strings.HasPrefix(e.Name(), tmpPrefix) {
-				t.Errorf("%s #%d: temp dir %s left behind", c.op, c.n, e.Name())
-				continue
+	// 3 points x (3 files + marker) + sweep.json = 13 writes; mkdir of
+	// the sweep, points/, and per point its tmp dir and plots/.
+	if calls[atomicfs.FaultWrite] != 13 || calls[atomicfs.FaultRename] != 4 {
+		t.Fatalf("calls per step %v, want 13 writes and 4 renames", calls)
+	}
+	for _, f := range atomicfs.Faults {
+		for n := 1; n <= calls[f]; n++ {
+			dir := filepath.Join(t.TempDir(), "sweep")
+			fsys := &atomicfs.Faulty{Fault: f, N: n}
+			_, err := Run(context.Background(), pts, Options{Dir: dir, Jobs: 1, fs: fsys}, fakeRun)
+			if !errors.Is(err, atomicfs.ErrInjected) && !strings.Contains(fmt.Sprint(err), atomicfs.ErrInjected.Error()) {
+				t.Fatalf("%s #%d: err = %v, want the injected fault", f, n, err)
 			}
-			if _, err := ReadPointFiles(filepath.Join(dir, "points", e.Name())); err != nil {
-				t.Errorf("%s #%d: %s looks like a point but is not whole: %v", c.op, c.n, e.Name(), err)
+			entries, _ := os.ReadDir(filepath.Join(dir, "points"))
+			for _, e := range entries {
+				if strings.HasPrefix(e.Name(), tmpPrefix) {
+					t.Errorf("%s #%d: temp dir %s left behind", f, n, e.Name())
+					continue
+				}
+				if _, err := ReadPointFiles(filepath.Join(dir, "points", e.Name())); err != nil {
+					t.Errorf("%s #%d: %s looks like a point but is not whole: %v", f, n, e.Name(), err)
+				}
 			}
+			if tmp, _ := atomicfs.Temps(dir); len(tmp) > 0 {
+				t.Errorf("%s #%d: temporaries left: %v", f, n, tmp)
+			}
+			if _, err := Run(context.Background(), pts, Options{Dir: dir, Jobs: 1, Resume: true}, fakeRun); err != nil {
+				t.Fatalf("%s #%d: resume: %v", f, n, err)
+			}
+			sameTree(t, ref, dir)
 		}
-		if _, err := Run(context.Background(), pts, Options{Dir: dir, Jobs: 1, Resume: true}, fakeRun); err != nil {
-			t.Fatalf("%s #%d: resume: %v", c.op, c.n, err)
-		}
-		sameTree(t, ref, dir)
 	}
 }
 
@@ -349,5 +330,88 @@ func TestSpecRoundTrip(t *testing.T) {
 	}
 	if _, err := ReadSpec(t.TempDir()); err == nil || !strings.Contains(err.Error(), "is not a sweep directory") {
 		t.Errorf("missing spec: %v", err)
+	}
+}
+
+// The race of issue "flake-free suite": at -j 1, a failing point must stop
+// the sweep before any later point starts. The hooks force the worst
+// interleaving instead of hoping for it: the coordinator, holding the
+// failure, waits until the worker is back asking for work (or, in the
+// racy design, has already been handed the next point and started it)
+// before it acts. A pool that can hand out a point without the
+// coordinator's decision (the old separate feeder goroutine) loses each
+// round at least half the time, so 20 rounds catch it; there are no
+// sleeps, and the pool as written passes every round by construction.
+func TestFailureStopsFeedDeterministically(t *testing.T) {
+	pts := testPoints()
+	const failAt = 4
+	idle := make(chan struct{}, len(pts)+2)
+	started := make(chan int, len(pts)+2)
+	var late []int
+	hooks := poolHooks{
+		idle: func() { idle <- struct{}{} },
+		afterResult: func(r result) {
+			if r.err == nil {
+				return
+			}
+			// The worker asked for work before each of the first
+			// failAt+1 points; the (failAt+2)-th request comes after it
+			// delivered the failure.
+			for seen := 0; seen < failAt+2; {
+				select {
+				case <-idle:
+					seen++
+				case i := <-started:
+					if i > failAt {
+						late = append(late, i)
+						return
+					}
+				}
+			}
+		},
+	}
+	failing := func(ctx context.Context, p Point) (map[string][]byte, error) {
+		started <- p.Index
+		if p.Index == failAt {
+			return nil, errors.New("boom")
+		}
+		return fakeRun(ctx, p)
+	}
+	for round := 0; round < 20; round++ {
+		dir := t.TempDir()
+		_, err := Run(context.Background(), pts, Options{Dir: dir, Jobs: 1, hooks: hooks}, failing)
+		if err == nil || !strings.Contains(err.Error(), "boom") {
+			t.Fatalf("round %d: err = %v, want the failure", round, err)
+		}
+		if len(late) > 0 {
+			t.Fatalf("round %d: point %v started after point %d failed at -j 1", round, late, failAt)
+		}
+		if n := len(completeIDs(t, dir)); n != failAt {
+			t.Fatalf("round %d: %d points complete, want the %d before the failure", round, n, failAt)
+		}
+		for len(idle) > 0 {
+			<-idle
+		}
+		for len(started) > 0 {
+			<-started
+		}
+	}
+}
+
+// A finished point edited after the sweep wrote it is not trusted by a
+// resume: the error names the point and says how to recover.
+func TestResumeRefusesEditedPoint(t *testing.T) {
+	pts := testPoints()[:3]
+	dir := t.TempDir()
+	if _, err := Run(context.Background(), pts, Options{Dir: dir, Jobs: 1}, fakeRun); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(PointDir(dir, pts[1]), "result.json")
+	if err := os.WriteFile(p, []byte(`{"id":"forged"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Run(context.Background(), pts, Options{Dir: dir, Jobs: 1, Resume: true}, fakeRun)
+	if err == nil || !strings.Contains(err.Error(), pts[1].ID) || !strings.Contains(err.Error(), "manifest") || !strings.Contains(err.Error(), "delete the directory") {
+		t.Errorf("resume over an edited point: %v, want a refusal naming %s and the fix", err, pts[1].ID)
 	}
 }

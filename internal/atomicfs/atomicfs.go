@@ -1,0 +1,262 @@
+// Package atomicfs is the one way conspirator writes result files: every
+// file appears whole or not at all, and a directory of files appears whole
+// or not at all, even across a crash (write a temporary, fsync it, rename
+// it into place, fsync the directory).
+//
+// Every operation goes through the small FS interface so that tests can
+// inject the failures a real disk produces (a short write on a full disk,
+// a failed fsync, a failed rename) at any step and check that no partial
+// file is ever visible under its final name. Faulty is that injector.
+package atomicfs
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+)
+
+// FS is every file operation a writer performs. Implementations must be
+// safe for concurrent use.
+type FS interface {
+	// MkdirAll creates path and its parents (0755).
+	MkdirAll(path string) error
+	// WriteFile creates or truncates path (0644), writes data and fsyncs
+	// the file before it returns nil.
+	WriteFile(path string, data []byte) error
+	// Rename renames oldpath to newpath, replacing a file (or an empty
+	// directory) at newpath.
+	Rename(oldpath, newpath string) error
+	// RemoveAll removes path and everything below it; a missing path is
+	// not an error.
+	RemoveAll(path string) error
+	// SyncDir fsyncs a directory so that entries renamed into it survive a
+	// crash.
+	SyncDir(path string) error
+}
+
+// OS is the real file system.
+var OS FS = osFS{}
+
+type osFS struct{}
+
+func (osFS) MkdirAll(p string) error { return os.MkdirAll(p, 0o755) }
+
+func (osFS) WriteFile(p string, data []byte) error {
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func (osFS) Rename(o, n string) error { return os.Rename(o, n) }
+func (osFS) RemoveAll(p string) error { return os.RemoveAll(p) }
+
+func (osFS) SyncDir(p string) error {
+	d, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// TmpInfix marks a temporary name: ".BASE" + TmpInfix + "PID-N". A file or
+// directory whose name has it is never a result; IsTemp recognises it and
+// CleanTemps removes the ones a killed writer left.
+const TmpInfix = ".tmp-"
+
+var seq atomic.Uint64
+
+// tempName is a sibling of path that no other writer (in this process or
+// another) uses at the same time.
+func tempName(path string) string {
+	dir, base := filepath.Split(path)
+	return filepath.Join(dir, "."+base+TmpInfix+strconv.Itoa(os.Getpid())+"-"+strconv.FormatUint(seq.Add(1), 10))
+}
+
+// IsTemp says whether a directory entry's name is a temporary of this
+// package (a leftover of a writer that was killed).
+func IsTemp(name string) bool {
+	return strings.HasPrefix(name, ".") && strings.Contains(name, TmpInfix)
+}
+
+// WriteFile writes data to path so that a reader, or the disk after a
+// crash, sees either the old file or the whole new one. The directory must
+// exist. Errors name path; on error no temporary is left behind (best
+// effort: a failing RemoveAll is not reported over the first error).
+func WriteFile(fsys FS, path string, data []byte) error {
+	tmp := tempName(path)
+	if err := fsys.WriteFile(tmp, data); err != nil {
+		fsys.RemoveAll(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := fsys.Rename(tmp, path); err != nil {
+		fsys.RemoveAll(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	dir := filepath.Dir(path)
+	if err := fsys.SyncDir(dir); err != nil {
+		return fmt.Errorf("write %s: sync directory %s: %w", path, dir, err)
+	}
+	return nil
+}
+
+// WriteDir writes files (slash-separated names relative to dir) into a
+// temporary sibling directory, fsyncs every file and directory, and renames
+// it to dir, so that dir appears with all its files or not at all. When
+// replace is true an existing dir is removed first (that step is not
+// atomic: a crash between the removal and the rename leaves no dir, never
+// a partial one). fill, if not nil, runs on the temporary directory before
+// the rename, to add derived files (plots) that are then part of the
+// atomic step.
+func WriteDir(fsys FS, dir string, files map[string][]byte, replace bool, fill func(tmp string) error) error {
+	dir = filepath.Clean(dir)
+	tmp := tempName(dir)
+	fail := func(err error) error {
+		fsys.RemoveAll(tmp)
+		return err
+	}
+	if err := fsys.MkdirAll(tmp); err != nil {
+		return fail(fmt.Errorf("create %s: %w", tmp, err))
+	}
+	if err := WriteTree(fsys, tmp, files); err != nil {
+		return fail(err)
+	}
+	if fill != nil {
+		if err := fill(tmp); err != nil {
+			return fail(err)
+		}
+	}
+	if replace {
+		if err := fsys.RemoveAll(dir); err != nil {
+			return fail(fmt.Errorf("replace %s: %w", dir, err))
+		}
+	}
+	if err := fsys.Rename(tmp, dir); err != nil {
+		return fail(fmt.Errorf("rename %s to %s: %w", tmp, dir, err))
+	}
+	parent := filepath.Dir(dir)
+	if err := fsys.SyncDir(parent); err != nil {
+		return fmt.Errorf("sync %s: %w", parent, err)
+	}
+	return nil
+}
+
+// WriteTree writes files into the existing directory root, creating
+// sub-directories, and fsyncs every file and directory it wrote into
+// (children before parents). It is not atomic by itself: callers write
+// into a directory nobody reads yet and rename it (WriteDir, the sweep's
+// points). File names must be relative and slash-separated.
+func WriteTree(fsys FS, root string, files map[string][]byte) error {
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	dirs := map[string]bool{root: true}
+	for _, n := range names {
+		if n == "" || filepath.IsAbs(n) || hasParent(n) {
+			return fmt.Errorf("file name %q must be a relative path inside %s", n, root)
+		}
+		p := filepath.Join(root, filepath.FromSlash(n))
+		if d := filepath.Dir(p); !dirs[d] {
+			if err := fsys.MkdirAll(d); err != nil {
+				return fmt.Errorf("create %s: %w", d, err)
+			}
+			dirs[d] = true
+		}
+		if err := fsys.WriteFile(p, files[n]); err != nil {
+			return fmt.Errorf("write %s: %w", p, err)
+		}
+	}
+	list := make([]string, 0, len(dirs))
+	for d := range dirs {
+		list = append(list, d)
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(list))) // children before parents
+	for _, d := range list {
+		if err := fsys.SyncDir(d); err != nil {
+			return fmt.Errorf("sync %s: %w", d, err)
+		}
+	}
+	return nil
+}
+
+// CleanTemps removes, directly inside dir, the temporaries (IsTemp) whose
+// name starts with one of the given prefixes ("." + base name of the file
+// they were for); with no prefix, every temporary. It is for a writer that
+// starts again after being killed; temporaries of files it does not own
+// (another shard's) must not be named.
+func CleanTemps(fsys FS, dir string, bases ...string) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !IsTemp(e.Name()) {
+			continue
+		}
+		match := len(bases) == 0
+		for _, b := range bases {
+			if strings.HasPrefix(e.Name(), "."+b+TmpInfix) {
+				match = true
+			}
+		}
+		if match {
+			if err := fsys.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+				return fmt.Errorf("remove stale %s: %w", filepath.Join(dir, e.Name()), err)
+			}
+		}
+	}
+	return nil
+}
+
+// Temps lists, relative to root, every temporary (IsTemp) at any depth
+// under root: after a writer returned, with or without an error, there
+// should be none.
+func Temps(root string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if IsTemp(d.Name()) {
+			rel, _ := filepath.Rel(root, p)
+			out = append(out, rel)
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+func hasParent(name string) bool {
+	for _, part := range strings.Split(filepath.ToSlash(name), "/") {
+		if part == ".." {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,106 @@
+package atomicfs
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"syscall"
+)
+
+// Fault names the step a Faulty file system fails.
+type Fault string
+
+const (
+	// FaultWrite is a short write on a full disk: WriteFile writes the
+	// first half of the data, then fails with ENOSPC (the half-written
+	// file stays where it was written).
+	FaultWrite Fault = "write"
+	// FaultFsync writes the whole file, then its fsync fails with EIO.
+	FaultFsync Fault = "fsync"
+	// FaultRename fails a rename with EIO; nothing moves.
+	FaultRename Fault = "rename"
+	// FaultSyncDir fails a directory fsync with EIO (the rename before it
+	// has happened).
+	FaultSyncDir Fault = "syncdir"
+	// FaultMkdir fails a directory creation with ENOSPC.
+	FaultMkdir Fault = "mkdir"
+)
+
+// Faults lists every fault kind, for table tests.
+var Faults = []Fault{FaultWrite, FaultFsync, FaultRename, FaultSyncDir, FaultMkdir}
+
+// ErrInjected wraps every error a Faulty file system returns, so a test
+// can tell its fault from a real one with errors.Is.
+var ErrInjected = errors.New("injected fault")
+
+// Faulty is the real file system, except that the N-th call (1-based) of
+// the step named by Fault fails as that step fails on a real disk. It
+// counts calls across goroutines. N = 0 never fails and only counts.
+type Faulty struct {
+	Fault Fault
+	N     int
+
+	calls atomic.Int64
+	hits  atomic.Int64
+}
+
+// Calls is how many times the faulted step was called.
+func (f *Faulty) Calls() int { return int(f.calls.Load()) }
+
+// Fired says whether the fault was injected.
+func (f *Faulty) Fired() bool { return f.hits.Load() > 0 }
+
+func (f *Faulty) hit(step Fault) bool {
+	if step != f.Fault {
+		return false
+	}
+	if int(f.calls.Add(1)) == f.N {
+		f.hits.Add(1)
+		return true
+	}
+	return false
+}
+
+func injected(step Fault, path string, errno syscall.Errno) error {
+	return fmt.Errorf("%w: %s %s: %w", ErrInjected, step, path, errno)
+}
+
+func (f *Faulty) MkdirAll(p string) error {
+	if f.hit(FaultMkdir) {
+		return injected(FaultMkdir, p, syscall.ENOSPC)
+	}
+	return OS.MkdirAll(p)
+}
+
+func (f *Faulty) WriteFile(p string, data []byte) error {
+	if f.hit(FaultWrite) {
+		if err := os.WriteFile(p, data[:len(data)/2], 0o644); err != nil {
+			return err
+		}
+		return injected(FaultWrite, p, syscall.ENOSPC)
+	}
+	if f.hit(FaultFsync) {
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			return err
+		}
+		return injected(FaultFsync, p, syscall.EIO)
+	}
+	return OS.WriteFile(p, data)
+}
+
+func (f *Faulty) Rename(o, n string) error {
+	if f.hit(FaultRename) {
+		return injected(FaultRename, o, syscall.EIO)
+	}
+	return OS.Rename(o, n)
+}
+
+func (f *Faulty) RemoveAll(p string) error { return OS.RemoveAll(p) }
+
+func (f *Faulty) SyncDir(p string) error {
+	if f.hit(FaultSyncDir) {
+		return injected(FaultSyncDir, p, syscall.EIO)
+	}
+	return OS.SyncDir(p)
+}
