@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"github.com/conspirator-sim/conspirator/internal/atomicfs"
 	"math"
 	"os"
 	"path/filepath"
@@ -78,7 +79,7 @@ func CDFPlot(base, title, xLabel string, series []CDFSeries) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("plot %s: %w", base, err)
 	}
-	_, err := f.save(dir)
+	_, err := f.save(atomicfs.OS, dir)
 	return err
 }
 

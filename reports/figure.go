@@ -16,7 +16,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 
-	"github.com/conspirator-sim/conspirator/sim/sweep"
+	"github.com/conspirator-sim/conspirator/internal/atomicfs"
 )
 
 // Figure size and resolution: 16 x 9 cm at 150 dpi is readable on a screen
@@ -213,7 +213,7 @@ func drawPanel(p *plot.Plot, c draw.Canvas) {
 // save writes dir/name.png and dir/name.svg atomically and returns the
 // PNG's base name. Both encoders are deterministic for the same figure:
 // no timestamps, no random ids (Render's tests check byte equality).
-func (f *figure) save(dir string) (string, error) {
+func (f *figure) save(fsys atomicfs.FS, dir string) (string, error) {
 	w, h := f.w, f.h
 	if w == 0 {
 		w, h = figW, figH
@@ -231,10 +231,10 @@ func (f *figure) save(dir string) (string, error) {
 		return "", fmt.Errorf("plot %s: encode svg: %w", f.name, err)
 	}
 	base := f.name + ".png"
-	if err := sweep.WriteFileAtomic(filepath.Join(dir, base), pb.Bytes()); err != nil {
+	if err := atomicfs.WriteFile(fsys, filepath.Join(dir, base), pb.Bytes()); err != nil {
 		return "", err
 	}
-	if err := sweep.WriteFileAtomic(filepath.Join(dir, f.name+".svg"), sb.Bytes()); err != nil {
+	if err := atomicfs.WriteFile(fsys, filepath.Join(dir, f.name+".svg"), sb.Bytes()); err != nil {
 		return "", err
 	}
 	return base, nil

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/conspirator-sim/conspirator/internal/atomicfs"
 	"io/fs"
 	"math"
 	"os"
@@ -24,7 +25,13 @@ const (
 // run directory (it holds summary.json). It writes only derived files
 // (plots/, report.md, aggregates), each atomically, so rendering twice gives
 // the same bytes and an interrupted render loses nothing.
-func Render(dir string) error {
+func Render(dir string) error { return RenderFS(atomicfs.OS, dir) }
+
+// RenderFS is Render writing through fsys (tests inject faults there).
+// Before writing it removes the temporaries that a render killed midway
+// left beside its outputs, so a re-render leaves the same tree as a clean
+// one.
+func RenderFS(fsys atomicfs.FS, dir string) error {
 	st, err := os.Stat(dir)
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
@@ -32,11 +39,20 @@ func Render(dir string) error {
 	if !st.IsDir() {
 		return fmt.Errorf("report: %s is a file; give the run or sweep directory that holds it", dir)
 	}
-	if exists(filepath.Join(dir, "sweep.json")) {
-		return renderSweep(dir)
+	isSweep, isRun := exists(filepath.Join(dir, "sweep.json")), exists(filepath.Join(dir, ResultFile))
+	if isSweep || isRun {
+		if err := atomicfs.CleanTemps(fsys, dir, AggregateJSON, AggregateCSV, ReportFile); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+		if err := atomicfs.CleanTemps(fsys, filepath.Join(dir, PlotsDir)); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
 	}
-	if exists(filepath.Join(dir, ResultFile)) {
-		return renderRun(dir)
+	if isSweep {
+		return renderSweep(fsys, dir)
+	}
+	if isRun {
+		return renderRun(fsys, dir)
 	}
 	return fmt.Errorf("report: %s holds neither sweep.json (a sweep) nor %s (a run)", dir, ResultFile)
 }
@@ -46,9 +62,9 @@ func exists(p string) bool {
 	return err == nil
 }
 
-func mkPlotsDir(dir string) (string, error) {
+func mkPlotsDir(fsys atomicfs.FS, dir string) (string, error) {
 	p := filepath.Join(dir, PlotsDir)
-	if err := os.MkdirAll(p, 0o755); err != nil {
+	if err := fsys.MkdirAll(p); err != nil {
 		return "", fmt.Errorf("report: cannot create plot directory %s: %w", p, err)
 	}
 	return p, nil
@@ -130,7 +146,7 @@ var figureCaptions = map[string]string{
 	"decision_time":   "Mean scheduling decision time against problem size (log scale): heuristic vs exact optimum.",
 }
 
-func renderRun(dir string) error {
+func renderRun(fsys atomicfs.FS, dir string) error {
 	r, err := ReadResult(filepath.Join(dir, ResultFile))
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
@@ -138,7 +154,7 @@ func renderRun(dir string) error {
 	if err := addTiming(dir, &r); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	plots, err := mkPlotsDir(dir)
+	plots, err := mkPlotsDir(fsys, dir)
 	if err != nil {
 		return err
 	}
@@ -156,18 +172,18 @@ func renderRun(dir string) error {
 	writeTables(&md, r)
 	md.WriteString("\n## Figures\n")
 	for _, f := range figs {
-		base, err := f.save(plots)
+		base, err := f.save(fsys, plots)
 		if err != nil {
 			return fmt.Errorf("report: %w", err)
 		}
 		fmt.Fprintf(&md, "\n%s ([SVG](%s/%s.svg))\n\n![%s](%s/%s)\n", figureCaptions[f.name], PlotsDir, f.name, f.name, PlotsDir, base)
 	}
-	return writeReport(dir, md.String())
+	return writeReport(fsys, dir, md.String())
 }
 
-func writeReport(dir, md string) error {
+func writeReport(fsys atomicfs.FS, dir, md string) error {
 	p := filepath.Join(dir, ReportFile)
-	if err := writeFileAtomic(p, []byte(md)); err != nil {
+	if err := atomicfs.WriteFile(fsys, p, []byte(md)); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	return nil

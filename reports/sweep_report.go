@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"github.com/conspirator-sim/conspirator/internal/atomicfs"
 	"math"
 	"path/filepath"
 	"regexp"
@@ -106,7 +107,13 @@ func AggregateSweep(dir string) (SweepAggregate, error) {
 		if !ok {
 			continue
 		}
-		r, err := ReadResult(filepath.Join(sweep.PointDir(dir, p), ResultFile))
+		// Read through the point's manifest: a summary edited after the
+		// sweep wrote it is refused, here as on --resume.
+		files, err := sweep.ReadPointFiles(sweep.PointDir(dir, p))
+		if err != nil {
+			return SweepAggregate{}, err
+		}
+		r, err := ParseResult(filepath.Join(sweep.PointDir(dir, p), ResultFile), files[ResultFile])
 		if err != nil {
 			return SweepAggregate{}, fmt.Errorf("point %s: %w", p.ID, err)
 		}
@@ -132,18 +139,18 @@ func AggregateSweep(dir string) (SweepAggregate, error) {
 	return agg, nil
 }
 
-func renderSweep(dir string) error {
+func renderSweep(fsys atomicfs.FS, dir string) error {
 	agg, err := AggregateSweep(dir)
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	if err := WriteJSONAtomic(filepath.Join(dir, AggregateJSON), agg); err != nil {
+	if err := WriteJSONAtomic(fsys, filepath.Join(dir, AggregateJSON), agg); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	if err := writeAggregateCSV(filepath.Join(dir, AggregateCSV), agg); err != nil {
+	if err := writeAggregateCSV(fsys, filepath.Join(dir, AggregateCSV), agg); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	plots, err := mkPlotsDir(dir)
+	plots, err := mkPlotsDir(fsys, dir)
 	if err != nil {
 		return err
 	}
@@ -173,16 +180,16 @@ func renderSweep(dir string) error {
 		md.WriteString("\n## Figures\n")
 	}
 	for _, f := range figs {
-		base, err := f.save(plots)
+		base, err := f.save(fsys, plots)
 		if err != nil {
 			return fmt.Errorf("report: %w", err)
 		}
 		fmt.Fprintf(&md, "\n%s ([SVG](%s/%s.svg))\n\n![%s](%s/%s)\n", f.caption, PlotsDir, f.name, f.name, PlotsDir, base)
 	}
-	return writeReport(dir, md.String())
+	return writeReport(fsys, dir, md.String())
 }
 
-func writeAggregateCSV(path string, agg SweepAggregate) error {
+func writeAggregateCSV(fsys atomicfs.FS, path string, agg SweepAggregate) error {
 	header := []string{}
 	for _, p := range agg.Params {
 		header = append(header, p.Key)
@@ -211,7 +218,7 @@ func writeAggregateCSV(path string, agg SweepAggregate) error {
 			}
 		}
 	}
-	return WriteCSVAtomic(path, header, rows)
+	return WriteCSVAtomic(fsys, path, header, rows)
 }
 
 // sweepTable lists the plotted metrics of every combination and entity.

@@ -8,18 +8,18 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/conspirator-sim/conspirator/sim/sweep"
+	"github.com/conspirator-sim/conspirator/internal/atomicfs"
 )
 
 // WriteJSONAtomic writes v as indented JSON with a trailing newline,
 // atomically (temp file, fsync, rename). Map keys come out sorted and
 // struct fields in declaration order, so equal values give equal bytes.
-func WriteJSONAtomic(path string, v any) error {
+func WriteJSONAtomic(fsys atomicfs.FS, path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	return sweep.WriteFileAtomic(path, append(b, '\n'))
+	return atomicfs.WriteFile(fsys, path, append(b, '\n'))
 }
 
 // EncodeCSV formats a header and rows as CSV (RFC 4180, "\n" line ends).
@@ -42,12 +42,12 @@ func EncodeCSV(header []string, rows [][]string) ([]byte, error) {
 }
 
 // WriteCSVAtomic writes a header and rows to path atomically.
-func WriteCSVAtomic(path string, header []string, rows [][]string) error {
+func WriteCSVAtomic(fsys atomicfs.FS, path string, header []string, rows [][]string) error {
 	b, err := EncodeCSV(header, rows)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	return sweep.WriteFileAtomic(path, b)
+	return atomicfs.WriteFile(fsys, path, b)
 }
 
 // FormatFloat is the one number format of CSV and tables: the shortest
@@ -71,5 +71,3 @@ func fmtSig(v float64) string {
 	}
 	return strconv.FormatFloat(v, 'g', 4, 64)
 }
-
-func writeFileAtomic(path string, data []byte) error { return sweep.WriteFileAtomic(path, data) }

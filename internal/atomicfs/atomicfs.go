@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 )
 
 // FS is every file operation a writer performs. Implementations must be
@@ -206,8 +207,8 @@ func WriteTree(fsys FS, root string, files map[string][]byte) error {
 // (another shard's) must not be named.
 func CleanTemps(fsys FS, dir string, bases ...string) error {
 	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
+	if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return nil // nothing to clean; the writer reports a file in the way
 	}
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/conspirator-sim/conspirator/internal/atomicfs"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -132,7 +133,7 @@ func Emit(s Scheduler, j Job, scenario []byte, points []sweep.Point, meta map[st
 	var written []string
 	for _, f := range files {
 		p := filepath.Join(j.Dir, f.name)
-		if err := sweep.WriteFileAtomic(p, f.data); err != nil {
+		if err := atomicfs.WriteFile(atomicfs.OS, p, f.data); err != nil {
 			return written, err
 		}
 		written = append(written, p)
