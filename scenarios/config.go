@@ -24,6 +24,17 @@ type Scenario struct {
 	Calibration string           `yaml:"calibration" json:"calibration,omitempty" doc:"calibration profile (YAML written by 'conspirator calibrate') whose fitted values override the defaults; a relative path is relative to the scenario file; --set still wins"`
 }
 
+// Validate refuses a scenario with nothing to simulate: without a
+// datapath, cluster or cost section a run would produce an empty result
+// (an empty or name-only file would otherwise pass validate and fail only
+// when its report is drawn).
+func (s *Scenario) Validate() error {
+	if s.DataPath == nil && s.Cluster == nil && s.Cost == nil {
+		return errors.New("nothing to simulate: the scenario has no datapath, cluster or cost section; add one (start from 'conspirator scenarios show paper/e2e' or 'paper/gpu-hours')")
+	}
+	return nil
+}
+
 // Cost lists the processors of a cost and power comparison. The first one
 // is the baseline the others are normalised to, as in the paper's table.
 type Cost struct {

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"github.com/conspirator-sim/conspirator/internal/atomicfs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +18,15 @@ import (
 func cli(t *testing.T, env []string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var o, e bytes.Buffer
+	// Results go under the test's temp directory unless the case says
+	// where: a test never writes into the source tree.
+	hasOut := false
+	for _, kv := range env {
+		hasOut = hasOut || strings.HasPrefix(kv, "CONSPIRATOR_OUT=")
+	}
+	if !hasOut {
+		env = append(append([]string(nil), env...), "CONSPIRATOR_OUT="+filepath.Join(t.TempDir(), "results"))
+	}
 	code = run(args, &o, &e, env)
 	return code, o.String(), e.String()
 }
@@ -66,6 +77,8 @@ func TestBadInputExitCodes(t *testing.T) {
 		{name: "trace of unknown format", args: []string{"trace", "inspect", blocker},
 			want: []string{blocker, "cannot detect the trace format"}},
 		{name: "unknown GPU", args: []string{"mig", "layouts", "a100-40"}, want: []string{"a100-40"}},
+		{name: "name-only scenario", file: "name: x\n", want: []string{"bad.yaml", "nothing to simulate", "scenarios show paper/e2e"}},
+		{name: "empty scenario", file: "\n", want: []string{"bad.yaml", "nothing to simulate"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -243,5 +256,48 @@ func TestEnvironment(t *testing.T) {
 	code, _, stderr = cli(t, []string{"CONSPIRATOR_DATAPAHT__HOST__CORES=4"}, "validate", "paper/e2e")
 	if code != exitUsage || !strings.Contains(stderr, "CONSPIRATOR_DATAPAHT__HOST__CORES") {
 		t.Errorf("misspelt variable: exit %d, stderr %s", code, stderr)
+	}
+}
+
+// Whatever step of writing a result directory fails (short write, fsync,
+// rename, directory sync, mkdir; first and last call of each), the error
+// is returned, no directory appears under the requested name, an earlier
+// result there survives whole, and no temporary is left.
+func TestResultDirUnderFaults(t *testing.T) {
+	files := map[string][]byte{}
+	for _, name := range []string{"summary.json"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "reports", "testdata", "run-datapath", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[name] = b
+	}
+	for _, f := range atomicfs.Faults {
+		count := &atomicfs.Faulty{Fault: f}
+		if err := writeResultDirFS(count, filepath.Join(t.TempDir(), "r"), files, true); err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{1, count.Calls()} {
+			root := t.TempDir()
+			dir := filepath.Join(root, "r")
+			old := map[string][]byte{"summary.json": []byte("{\"old\":1}\n")}
+			if err := writeResultDirFS(atomicfs.OS, dir, old, false); err != nil {
+				t.Fatal(err)
+			}
+			err := writeResultDirFS(&atomicfs.Faulty{Fault: f, N: n}, dir, files, true)
+			if !errors.Is(err, atomicfs.ErrInjected) || !strings.Contains(err.Error(), dir) {
+				t.Fatalf("%s #%d: err = %v, want the injected fault naming %s", f, n, err, dir)
+			}
+			if strings.Contains(err.Error(), atomicfs.TmpInfix) {
+				t.Errorf("%s #%d: error names the temporary directory: %v", f, n, err)
+			}
+			got, rerr := os.ReadFile(filepath.Join(dir, "summary.json"))
+			if rerr == nil && string(got) != string(old["summary.json"]) && string(got) != string(files["summary.json"]) {
+				t.Errorf("%s #%d: summary.json is neither the old nor the new one", f, n)
+			}
+			if tmp, _ := atomicfs.Temps(root); len(tmp) > 0 {
+				t.Errorf("%s #%d: temporaries left: %v", f, n, tmp)
+			}
+		}
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/conspirator-sim/conspirator/internal/atomicfs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -220,56 +221,37 @@ func checkWritableParent(dir string) error {
 }
 
 // writeResultDir writes files (and, if report, the plots and report.md)
-// into a temporary sibling directory and renames it into place, so that an
-// interrupted run never leaves a directory that looks complete.
+// into a temporary sibling directory and renames it into place
+// (atomicfs.WriteDir), so that an interrupted run never leaves a directory
+// that looks complete. An earlier result at dir is replaced; any other
+// non-empty directory there is refused before anything is written.
 func writeResultDir(dir string, files map[string][]byte, report bool) error {
+	return writeResultDirFS(atomicfs.OS, dir, files, report)
+}
+
+func writeResultDirFS(fsys atomicfs.FS, dir string, files map[string][]byte, report bool) error {
 	dir = filepath.Clean(dir)
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".partial-")
-	if err != nil {
-		return usagef("output directory %s: %v", dir, err)
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			os.RemoveAll(tmp)
-		}
-	}()
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		p := filepath.Join(tmp, n)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(p, files[n], 0o644); err != nil {
-			return fmt.Errorf("writing %s: %w", p, err)
-		}
-	}
-	if report {
-		if err := reports.Render(tmp); err != nil {
-			return fmt.Errorf("rendering the report: %w", err)
-		}
-	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return err
-	}
+	replace := false
 	if _, err := os.Stat(dir); err == nil {
 		// Replace an earlier result only if it is one (it has a
 		// summary.json or is empty): never delete a user's unrelated folder.
 		if !looksLikeResult(dir) {
 			return usagef("output directory %s exists and is not a conspirator result directory; choose another -o", dir)
 		}
-		if err := os.RemoveAll(dir); err != nil {
-			return err
+		replace = true
+	}
+	var fill func(string) error
+	if report {
+		fill = func(tmp string) error {
+			if err := reports.RenderFS(fsys, tmp); err != nil {
+				return fmt.Errorf("rendering the report: %w", err)
+			}
+			return nil
 		}
 	}
-	if err := os.Rename(tmp, dir); err != nil {
-		return err
+	if err := atomicfs.WriteDir(fsys, dir, files, replace, fill); err != nil {
+		return fmt.Errorf("writing the result directory %s: %w", dir, err)
 	}
-	ok = true
 	return nil
 }
 

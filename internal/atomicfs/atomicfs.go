@@ -12,6 +12,7 @@ package atomicfs
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -106,11 +107,11 @@ func WriteFile(fsys FS, path string, data []byte) error {
 	tmp := tempName(path)
 	if err := fsys.WriteFile(tmp, data); err != nil {
 		fsys.RemoveAll(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, hideTemp(err, tmp))
 	}
 	if err := fsys.Rename(tmp, path); err != nil {
 		fsys.RemoveAll(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, hideTemp(err, tmp))
 	}
 	dir := filepath.Dir(path)
 	if err := fsys.SyncDir(dir); err != nil {
@@ -118,6 +119,31 @@ func WriteFile(fsys FS, path string, data []byte) error {
 	}
 	return nil
 }
+
+// hideTemp drops the temporary's name from err (a *fs.PathError or
+// *os.LinkError about it): the caller's message names the real path, and
+// a temporary that is already removed means nothing to a user.
+func hideTemp(err error, tmp string) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == tmp {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) && le.Old == tmp {
+		return le.Err
+	}
+	return err
+}
+
+// renamed is err with another message (the temporary directory's path
+// replaced by the final one); errors.Is and As still see err.
+type renamed struct {
+	msg string
+	err error
+}
+
+func (r renamed) Error() string { return r.msg }
+func (r renamed) Unwrap() error { return r.err }
 
 // WriteDir writes files (slash-separated names relative to dir) into a
 // temporary sibling directory, fsyncs every file and directory, and renames
@@ -132,7 +158,9 @@ func WriteDir(fsys FS, dir string, files map[string][]byte, replace bool, fill f
 	tmp := tempName(dir)
 	fail := func(err error) error {
 		fsys.RemoveAll(tmp)
-		return err
+		// Errors from inside the temporary name the directory the caller
+		// asked for: the temporary is gone when the user reads them.
+		return renamed{strings.ReplaceAll(err.Error(), tmp, dir), err}
 	}
 	if err := fsys.MkdirAll(tmp); err != nil {
 		return fail(fmt.Errorf("create %s: %w", tmp, err))

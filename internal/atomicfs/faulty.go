@@ -3,6 +3,7 @@ package atomicfs
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"sync/atomic"
 	"syscall"
@@ -62,8 +63,10 @@ func (f *Faulty) hit(step Fault) bool {
 	return false
 }
 
+// injected is the error a real call returns (a *fs.PathError carrying the
+// errno), marked so that errors.Is(err, ErrInjected) holds.
 func injected(step Fault, path string, errno syscall.Errno) error {
-	return fmt.Errorf("%w: %s %s: %w", ErrInjected, step, path, errno)
+	return &fs.PathError{Op: string(step), Path: path, Err: fmt.Errorf("%w (%w)", errno, ErrInjected)}
 }
 
 func (f *Faulty) MkdirAll(p string) error {
