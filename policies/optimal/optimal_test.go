@@ -285,13 +285,14 @@ func TestRegistered(t *testing.T) {
 
 // TestTimeLimit: a 20-job window on 4 A100s whose proof takes gophersat
 // about 2 s, cut at 20 ms, still yields a valid decision (at worst the
-// greedy incumbent) whose bound does not exceed its cost and whose gap is
-// positive unless it was proven optimal. The abandoned SAT call finishes in
-// the background.
+// greedy incumbent) whose bound does not exceed its cost, reported as not
+// proven (a proof needs about 100x the limit, so a cut must show) with a
+// positive gap. The abandoned SAT call finishes in the background. No
+// wall-clock figure is asserted: on a busy machine the cut is only later.
 func TestTimeLimit(t *testing.T) {
 	s := windowSnapshot(1, 20, 4)
 	r := solve(t, s, Config{E1: 1, E2: 0.1, Backend: "gophersat", TimeLimit: 20 * time.Millisecond})
-	if r.Decision.Bound > r.Decision.Cost+1e-9 || (!r.Optimal && r.Gap <= 0) || r.Elapsed > time.Second {
+	if r.Decision.Bound > r.Decision.Cost+1e-9 || r.Optimal || r.Gap <= 0 {
 		t.Errorf("optimal=%v cost=%v bound=%v gap=%v elapsed=%v", r.Optimal, r.Decision.Cost, r.Decision.Bound, r.Gap, r.Elapsed)
 	}
 	t.Logf("optimal=%v cost=%v bound=%v gap=%.3f", r.Optimal, r.Decision.Cost, r.Decision.Bound, r.Gap)

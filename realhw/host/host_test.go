@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -36,10 +37,13 @@ func TestBackendSmoke(t *testing.T) {
 			t.Errorf("%s: %v, %v; want a positive time under 5 s", st.name, d, err)
 		}
 	}
-	// CPUWork(200us) on an idle machine takes about 200 us; a shared CI
-	// machine may stretch it, but not shrink it far below.
-	if d, _ := b.CPUWork(engine.Microseconds(200)); d < engine.Microseconds(100) {
-		t.Errorf("CPUWork(200us) took %v: the loop calibration is off", d)
+	// CPUWork(200us) on an idle machine takes about 200 us; another
+	// process taking the core shrinks the loop calibration and so the
+	// measured time, so this is checked only on a quiet machine.
+	if timingChecks(t) {
+		if d, _ := b.CPUWork(engine.Microseconds(200)); d < engine.Microseconds(100) {
+			t.Errorf("CPUWork(200us) took %v: the loop calibration is off", d)
+		}
 	}
 	if _, err := b.DMA(10); !errors.Is(err, realhw.ErrUnsupported) {
 		t.Errorf("DMA: %v, want ErrUnsupported", err)
@@ -80,7 +84,7 @@ func TestRunTCPPathSmoke(t *testing.T) {
 	if runtime.GOOS == "linux" && valid < 190 {
 		t.Errorf("%d requests with CPU times, want nearly all 200", valid)
 	}
-	if m1, m256 := median(med[1<<10]), median(med[256<<10]); !(m256 > m1) {
+	if m1, m256 := median(med[1<<10]), median(med[256<<10]); timingChecks(t) && !(m256 > m1) {
 		t.Errorf("median network time 1KiB %v >= 256KiB %v", m1, m256)
 	}
 	ss := run.Samples()
@@ -107,8 +111,10 @@ func median(xs []float64) float64 {
 }
 
 // One worker at duty 50% for 400 ms: getrusage says it used about half of
-// its wall time. Tolerance 0.5 +- 0.2: the machine is shared and the
-// accounting lags a running thread by up to a tick.
+// its wall time. Tolerance 0.5 +- 0.2: the accounting lags a running
+// thread by up to a tick. On a busy machine the worker gets less than its
+// duty (0.30 was seen beside other test processes), so the figure is
+// checked only with CONSPIRATOR_TIMING_TESTS=1.
 func TestLoadDutyCycle(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("needs RUSAGE_THREAD")
@@ -122,7 +128,10 @@ func TestLoadDutyCycle(t *testing.T) {
 	if rep.Err != nil {
 		t.Fatal(rep.Err)
 	}
-	if math.Abs(rep.Measured-0.5) > 0.2 {
+	if rep.Measured < 0 || rep.Measured > 1 || len(rep.Workers) != 1 {
+		t.Errorf("report %+v: want one worker and a duty in [0, 1]", rep)
+	}
+	if timingChecks(t) && math.Abs(rep.Measured-0.5) > 0.2 {
 		t.Errorf("measured duty %.3f, want 0.5 +- 0.2 (workers %+v)", rep.Measured, rep.Workers)
 	}
 	if again := l.Stop(); again.Measured != rep.Measured {
@@ -202,4 +211,18 @@ func TestLoadChildRefusesBadSpec(t *testing.T) {
 	if s := out.String(); !strings.HasPrefix(s, "R{") || !strings.Contains(s, `"workers":[{"cpu":0`) {
 		t.Errorf("output %q: want the ready byte, then the JSON report with the pinned worker", s)
 	}
+}
+
+// timingChecks says whether assertions on measured times run: only with
+// CONSPIRATOR_TIMING_TESTS=1, which .ci/run sets when it runs these tests
+// alone after the others. Beside other processes, real times say more
+// about the neighbours than about the code, and a test that fails then is
+// a flake, not a finding.
+func timingChecks(t *testing.T) bool {
+	t.Helper()
+	if os.Getenv("CONSPIRATOR_TIMING_TESTS") == "1" {
+		return true
+	}
+	t.Log("timing figures not asserted: set CONSPIRATOR_TIMING_TESTS=1 on a quiet machine (.ci/run does)")
+	return false
 }
