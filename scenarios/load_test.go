@@ -3,7 +3,7 @@ package scenarios
 import (
 	"bytes"
 	"errors"
-	"flag"
+	"github.com/conspirator-sim/conspirator/internal/golden"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -13,8 +13,6 @@ import (
 
 	"github.com/conspirator-sim/conspirator/scenarios/units"
 )
-
-var update = flag.Bool("update", false, "rewrite docs/scenario-keys.md from the config structs")
 
 // decodeString loads YAML text with the given layers into a tScenario.
 func decodeString(t *testing.T, yaml string, env, sets []string) (*tScenario, *ConfigError) {
@@ -369,7 +367,7 @@ func TestSchemaDoc(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join("..", "docs", "scenario-keys.md")
-	if *update {
+	if *golden.Update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}

@@ -3,7 +3,7 @@ package batch
 import (
 	"bytes"
 	"context"
-	"flag"
+	"github.com/conspirator-sim/conspirator/internal/golden"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,8 +14,6 @@ import (
 	"github.com/conspirator-sim/conspirator/sim/sweep"
 	"go.yaml.in/yaml/v3"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // job is a fixed sweep: 2 x 3 values x 2 seeds = 12 points in 4 tasks, 2
 // at once. Its paths hold no temporary directory, so the files are golden.
@@ -31,21 +29,9 @@ func job() Job {
 	}
 }
 
-func golden(t *testing.T, name string, got []byte) {
+func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	p := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(p, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (review, then go test -update):\n--- got\n%s", name, got)
-	}
+	golden.Check(t, filepath.Join("testdata", name), got)
 }
 
 // The emitted files equal the reviewed golden files, and the lines Slurm
@@ -57,7 +43,7 @@ func TestEmittedFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "sweep.sbatch.golden", script)
+	checkGolden(t, "sweep.sbatch.golden", script)
 	for _, want := range []string{
 		"#SBATCH --array=0-3%2\n", // 4 shards -> indices 0..3, throttle 2
 		"#SBATCH --cpus-per-task=1\n",
@@ -74,7 +60,7 @@ func TestEmittedFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "k8s-job.yaml.golden", manifest)
+	checkGolden(t, "k8s-job.yaml.golden", manifest)
 	var m k8sJob
 	if err := yaml.Unmarshal(manifest, &m); err != nil {
 		t.Fatalf("the manifest is not YAML: %v", err)
@@ -86,9 +72,9 @@ func TestEmittedFiles(t *testing.T) {
 		t.Errorf("manifest: %+v", m.Spec)
 	}
 
-	golden(t, "README-slurm.md.golden", Readme(Slurm, j))
+	checkGolden(t, "README-slurm.md.golden", Readme(Slurm, j))
 	j.Command = []string{"/home/alice/bin/conspirator", "sweep", "scenario.yaml", "--emit", "k8s", "-o", "/scratch/alice/e2e-sweep"}
-	golden(t, "README-k8s.md.golden", Readme(K8s, j))
+	checkGolden(t, "README-k8s.md.golden", Readme(K8s, j))
 }
 
 // The script's command line, parsed by bash, hands the binary exactly the
