@@ -92,6 +92,12 @@ func TestValidateErrors(t *testing.T) {
 		{"unknown buffer policy", func(c *Config) { c.SmartNIC.BufferPolicy = "evict" }, []string{"datapath.smartnic.buffer_policy", `"wait"`}},
 		{"warmup eats everything", func(c *Config) { c.WarmupRequests = 4000 }, []string{"datapath.warmup_requests", "no request to measure"}},
 		{"zero stack speedup", func(c *Config) { c.Request.StackSpeedup = 0 }, []string{"datapath.request.stack_speedup"}},
+		// 1e9 x 4 clients x 4 paths x (16 + 1100) B = 17.9e12 B = 16.2 TiB.
+		{"a billion requests recorded", func(c *Config) { c.Clients.Requests = 1_000_000_000 },
+			[]string{"datapath.clients.requests", "1.6e+10 requests", "16.2 TiB", "8.0 GiB limit", "record_requests: false"}},
+		// 1e9 x 16 x 16 B = 238.4 GiB even without records.
+		{"a billion requests unrecorded", func(c *Config) { c.Clients.Requests = 1_000_000_000; c.RecordRequests = false },
+			[]string{"datapath.clients.requests", "238.4 GiB", "use fewer requests"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -163,4 +169,22 @@ func FuzzConfigYAML(f *testing.F) {
 			t.Fatalf("a validated configuration failed to run: %v", err)
 		}
 	})
+}
+
+// The default run (4 clients x 1000 requests x 4 paths, recorded) is
+// estimated at 16,000 x (16 + 1100) B by hand, far below the limit, and
+// the largest accepted recorded run is about 7.7 M requests.
+func TestEstimateMemory(t *testing.T) {
+	c := Defaults()
+	if got, want := c.EstimateMemory(), 16000.0*1116; got != want {
+		t.Errorf("EstimateMemory() = %v, want %v", got, want)
+	}
+	c.Clients.Count, c.Clients.Requests = 1, MemoryLimit/1116/4
+	if err := c.Validate(); err != nil {
+		t.Errorf("a run just under the limit is refused: %v", err)
+	}
+	c.Clients.Requests++
+	if err := c.Validate(); err == nil {
+		t.Error("a run just over the limit is accepted")
+	}
 }
