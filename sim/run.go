@@ -41,6 +41,9 @@ type Summary struct {
 	// decision_us is zero here: wall-clock decision times are not
 	// deterministic and go to timing.json.
 	Policies []cluster.PolicyResult `json:"policies,omitempty"`
+	// InputRows says what became of the rows of the trace and the node
+	// list: read, used, and left out with the first reasons.
+	InputRows []cluster.InputReport `json:"input_rows,omitempty"`
 }
 
 // Timing is timing.json: wall-clock measurements of a run, kept out of
@@ -89,6 +92,7 @@ func Run(sc *scenarios.Scenario) (*Output, error) {
 			return nil, fmt.Errorf("cluster: %w", err)
 		}
 		sum.Policies = res.Policies
+		sum.InputRows = res.Inputs
 		files["jobs.csv"] = jobsCSV(res)
 		files["active_gpus.csv"] = activeCSV(res)
 		timing = Timing{

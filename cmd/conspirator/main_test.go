@@ -45,6 +45,8 @@ func writeFile(t *testing.T, dir, name, text string) string {
 func TestBadInputExitCodes(t *testing.T) {
 	dir := t.TempDir()
 	blocker := writeFile(t, dir, "afile", "not a directory\n")
+	cpuOnly := writeFile(t, dir, "cpuonly.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n"+
+		"p1,1000,1024,0,0,,LS,Running,10,100,10\n")
 	cases := []struct {
 		name string
 		file string // scenario text; "" = use args as given
@@ -77,6 +79,8 @@ func TestBadInputExitCodes(t *testing.T) {
 		{name: "trace of unknown format", args: []string{"trace", "inspect", blocker},
 			want: []string{blocker, "cannot detect the trace format"}},
 		{name: "unknown GPU", args: []string{"mig", "layouts", "a100-40"}, want: []string{"a100-40"}},
+		{name: "trace without a usable job", args: []string{"run", "paper/heuristic-vs-optimal", "--set", "cluster.trace=" + cpuOnly, "--no-report"},
+			want: []string{cpuOnly, "no usable job", "cpu-only 1"}},
 		{name: "name-only scenario", file: "name: x\n", want: []string{"bad.yaml", "nothing to simulate", "scenarios show paper/e2e"}},
 		{name: "empty scenario", file: "\n", want: []string{"bad.yaml", "nothing to simulate"}},
 	}

@@ -67,6 +67,9 @@ func printSummary(w io.Writer, s *sim.Summary, timing *sim.Timing) {
 		}
 		tw.Flush()
 		fmt.Fprintln(w, "* wall-clock mean per policy call on this machine (timing.json); not part of the deterministic summary")
+		for _, r := range s.InputRows {
+			fmt.Fprintln(w, r.Summary()) // rows left out are never silent; all reasons in summary.json
+		}
 	}
 	if len(s.Cost) > 0 {
 		fmt.Fprintln(w)

@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/conspirator-sim/conspirator/engine"
 	"github.com/conspirator-sim/conspirator/hw/gpu"
@@ -38,19 +40,83 @@ func checkFile(key, path string) error {
 	return nil
 }
 
+// InputReport says what became of the rows of an input file (the trace or
+// the node list): how many were read and used, and why the others were
+// left out, so that no row vanishes without a word.
+type InputReport struct {
+	Key      string         `json:"key"` // the scenario key that named the file
+	File     string         `json:"file"`
+	Format   string         `json:"format"`
+	Read     int            `json:"rows_read"`
+	Used     int            `json:"rows_used"`
+	Rejected int            `json:"rows_rejected"`
+	ByKind   map[string]int `json:"rejected_by_kind,omitempty"`
+	// First lists the first rejected rows (at most maxReportedRows) in
+	// file order.
+	First []RejectedRow `json:"first_rejected,omitempty"`
+}
+
+// RejectedRow is one row left out of a run, with the importer's reason.
+type RejectedRow struct {
+	Row    int    `json:"row"`
+	Column string `json:"column,omitempty"`
+	Kind   string `json:"kind"`
+	Reason string `json:"reason"`
+}
+
+const maxReportedRows = 5
+
+func inputReport(key string, r *trace.Result) InputReport {
+	rep := InputReport{Key: key, File: r.Source, Format: r.Format, Read: r.Read, Used: r.Used, Rejected: r.RejectedTotal()}
+	if len(r.RejectCounts) > 0 {
+		rep.ByKind = maps.Clone(r.RejectCounts)
+	}
+	for _, rj := range r.Rejected[:min(len(r.Rejected), maxReportedRows)] {
+		rep.First = append(rep.First, RejectedRow{Row: rj.Row, Column: rj.Column, Kind: rj.Kind, Reason: rj.Reason})
+	}
+	return rep
+}
+
+// Summary is one line for a person: "8152 rows read, 6203 used, 1949 left
+// out (cpu-only 1800, never scheduled 149)".
+func (r InputReport) Summary() string {
+	s := fmt.Sprintf("%s %s: %d rows read, %d used", r.Key, r.File, r.Read, r.Used)
+	if r.Rejected == 0 {
+		return s
+	}
+	kinds := slices.Sorted(maps.Keys(r.ByKind))
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = fmt.Sprintf("%s %d", k, r.ByKind[k])
+	}
+	s += fmt.Sprintf(", %d left out (%s)", r.Rejected, strings.Join(parts, ", "))
+	if len(r.First) > 0 {
+		f := r.First[0]
+		s += fmt.Sprintf("; first: row %d: %s", f.Row, f.Reason)
+	}
+	return s
+}
+
 // loadJobs returns the jobs of the run: cfg.Jobs, or the trace (windowed,
-// or synthesised from it).
-func loadJobs(cfg Config, seed uint64) ([]workloads.Job, error) {
+// or synthesised from it), and the report of the trace's rows (nil for
+// cfg.Jobs). A run with no job left is an InputError that says why.
+func loadJobs(cfg Config, seed uint64) ([]workloads.Job, *InputReport, error) {
 	jobs := cfg.Jobs
+	var rep *InputReport
 	if jobs == nil {
 		if err := checkFile("cluster.trace", cfg.Trace); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		r, err := trace.ImportFile(cfg.Trace, trace.Options{Format: cfg.TraceFormat})
 		if err != nil {
-			return nil, &InputError{fmt.Errorf("cluster.trace: %w", err)}
+			return nil, nil, &InputError{fmt.Errorf("cluster.trace: %w", err)}
 		}
+		ir := inputReport("cluster.trace", &r)
+		rep = &ir
 		jobs = r.Jobs
+		if len(jobs) == 0 {
+			return nil, rep, &InputError{fmt.Errorf("no usable job in the trace: %s", ir.Summary())}
+		}
 	}
 	jobs = slices.Clone(jobs)
 	if cfg.Synthetic.Jobs > 0 {
@@ -62,7 +128,7 @@ func loadJobs(cfg Config, seed uint64) ([]workloads.Job, error) {
 			jobs, err = trace.Synthesize(jobs, cfg.Synthetic.Jobs, st)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("cluster.synthetic: %w", err)
+			return nil, rep, fmt.Errorf("cluster.synthetic: %w", err)
 		}
 	}
 	slices.SortStableFunc(jobs, func(a, b workloads.Job) int {
@@ -75,7 +141,10 @@ func loadJobs(cfg Config, seed uint64) ([]workloads.Job, error) {
 		return 0
 	})
 	if cfg.Window.Skip > 0 {
-		jobs = jobs[min(cfg.Window.Skip, len(jobs)):]
+		if cfg.Window.Skip >= len(jobs) {
+			return nil, rep, &InputError{fmt.Errorf("cluster.window.skip: %d skips every one of the %d jobs; use at most %d", cfg.Window.Skip, len(jobs), len(jobs)-1)}
+		}
+		jobs = jobs[cfg.Window.Skip:]
 	}
 	if cfg.Window.Jobs > 0 && cfg.Window.Jobs < len(jobs) {
 		jobs = jobs[:cfg.Window.Jobs]
@@ -83,7 +152,7 @@ func loadJobs(cfg Config, seed uint64) ([]workloads.Job, error) {
 	if cfg.Window.Compress > 1 {
 		var err error
 		if jobs, err = trace.CompressTime(jobs, cfg.Window.Compress); err != nil {
-			return nil, fmt.Errorf("cluster.window.compress: %w", err)
+			return nil, rep, fmt.Errorf("cluster.window.compress: %w", err)
 		}
 	}
 	if len(jobs) > 0 && jobs[0].Arrival > 0 {
@@ -95,13 +164,13 @@ func loadJobs(cfg Config, seed uint64) ([]workloads.Job, error) {
 	}
 	for k := range jobs {
 		if err := jobs[k].Validate(); err != nil {
-			return nil, fmt.Errorf("cluster jobs[%d]: %w", k, err)
+			return nil, rep, fmt.Errorf("cluster jobs[%d]: %w", k, err)
 		}
 		if jobs[k].NumGPU == 0 {
-			return nil, fmt.Errorf("cluster jobs[%d] (%s): CPU-only job; the cluster simulation needs GPU jobs", k, jobs[k].ID)
+			return nil, rep, fmt.Errorf("cluster jobs[%d] (%s): CPU-only job; the cluster simulation needs GPU jobs", k, jobs[k].ID)
 		}
 	}
-	return jobs, nil
+	return jobs, rep, nil
 }
 
 // gpuType is one GPU model present in the cluster.
@@ -122,36 +191,49 @@ type clusterGPU struct {
 
 // buildCluster returns the GPU types (sorted by name) and the GPUs in ID
 // order.
-func buildCluster(cfg Config, tm gpu.TraceTypeMap) ([]gpuType, []clusterGPU, error) {
+func buildCluster(cfg Config, tm gpu.TraceTypeMap) ([]gpuType, []clusterGPU, *InputReport, error) {
 	var names []string
+	var rep *InputReport
 	if cfg.Nodes != "" {
 		if err := checkFile("cluster.nodes", cfg.Nodes); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		r, err := trace.ImportFile(cfg.Nodes, trace.Options{})
 		if err != nil {
-			return nil, nil, &InputError{fmt.Errorf("cluster.nodes: %w", err)}
+			return nil, nil, nil, &InputError{fmt.Errorf("cluster.nodes: %w", err)}
 		}
+		ir := inputReport("cluster.nodes", &r)
+		rep = &ir
 		for _, n := range r.Nodes {
 			if n.NumGPU == 0 || n.GPUType == "" {
+				// A CPU-only node hosts no GPU job: counted, not silent.
+				ir.Used--
+				ir.Rejected++
+				if ir.ByKind == nil {
+					ir.ByKind = map[string]int{}
+				}
+				ir.ByKind["no GPU"]++
+				if len(ir.First) < maxReportedRows {
+					ir.First = append(ir.First, RejectedRow{Row: n.Row, Column: "gpu", Kind: "no GPU", Reason: "node " + n.Name + " has no GPU: it hosts no GPU job"})
+				}
 				continue
 			}
 			name, err := resolveType(n.GPUType, tm)
 			if err != nil {
-				return nil, nil, fmt.Errorf("cluster.nodes %s row %d: %w", cfg.Nodes, n.Row, err)
+				return nil, nil, nil, &InputError{fmt.Errorf("cluster.nodes %s row %d: %w", cfg.Nodes, n.Row, err)}
 			}
 			for range n.NumGPU {
 				names = append(names, name)
 			}
 		}
 		if len(names) == 0 {
-			return nil, nil, fmt.Errorf("cluster.nodes: %s lists no GPU node", cfg.Nodes)
+			return nil, nil, rep, &InputError{fmt.Errorf("cluster.nodes: no GPU node: %s", ir.Summary())}
 		}
 	} else {
 		for i, g := range cfg.GPUs {
 			name, err := resolveType(g.Model, tm)
 			if err != nil {
-				return nil, nil, fmt.Errorf("cluster.gpus[%d].model: %w", i, err)
+				return nil, nil, nil, fmt.Errorf("cluster.gpus[%d].model: %w", i, err)
 			}
 			for range g.Count {
 				names = append(names, name)
@@ -165,11 +247,11 @@ func buildCluster(cfg Config, tm gpu.TraceTypeMap) ([]gpuType, []clusterGPU, err
 	for k, n := range distinct {
 		s, err := gpu.Lookup(n)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		rel := s.RelSpeed[cfg.SpeedModel]
 		if !(rel > 0) {
-			return nil, nil, fmt.Errorf("GPU %s has no relative speed for model %q", n, cfg.SpeedModel)
+			return nil, nil, nil, fmt.Errorf("GPU %s has no relative speed for model %q", n, cfg.SpeedModel)
 		}
 		m := snapshot.ModelFromSpec(s)
 		types[k] = gpuType{name: s.Name, spec: s, rel: rel, migModel: m,
@@ -181,7 +263,7 @@ func buildCluster(cfg Config, tm gpu.TraceTypeMap) ([]gpuType, []clusterGPU, err
 		gpus[k] = clusterGPU{typ: t}
 		types[t].count++
 	}
-	return types, gpus, nil
+	return types, gpus, rep, nil
 }
 
 // mostCommon returns the index of the type with the most GPUs among allowed

@@ -132,6 +132,9 @@ func DecisionsCSV(r *Result) []byte {
 // config and seed give the same bytes.
 type Result struct {
 	Policies []PolicyResult `json:"policies"`
+	// Inputs reports the rows of the trace and the node list: read, used,
+	// and left out with the reasons (absent for jobs given in the config).
+	Inputs []InputReport `json:"inputs,omitempty"`
 	// Timing holds the measured decision times, in Policies' order.
 	Timing []Timing `json:"-"`
 }
@@ -149,7 +152,7 @@ func (r *Result) Policy(name string) (*PolicyResult, bool) {
 // WithTiming returns a copy of r whose decision_us fields hold the measured
 // wall-clock times (for display; its JSON is no longer reproducible).
 func (r *Result) WithTiming() *Result {
-	c := &Result{Policies: slices.Clone(r.Policies), Timing: slices.Clone(r.Timing)}
+	c := &Result{Policies: slices.Clone(r.Policies), Inputs: r.Inputs, Timing: slices.Clone(r.Timing)}
 	for k := range c.Policies {
 		if k < len(c.Timing) {
 			c.Policies[k].DecisionUS = c.Timing[k].DecisionUS

@@ -114,11 +114,11 @@ func Run(cfg Config, seed uint64) (*Result, error) {
 		return nil, fmt.Errorf("cluster config:\n%w", err)
 	}
 	tm, _ := gpu.ParseTraceTypeMap(cfg.TypeMap)
-	types, gpus, err := buildCluster(cfg, tm)
+	types, gpus, nodesRep, err := buildCluster(cfg, tm)
 	if err != nil {
 		return nil, err
 	}
-	jobs, err := loadJobs(cfg, seed)
+	jobs, traceRep, err := loadJobs(cfg, seed)
 	if err != nil {
 		return nil, err
 	}
@@ -127,6 +127,11 @@ func Run(cfg Config, seed uint64) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{}
+	for _, r := range []*InputReport{traceRep, nodesRep} {
+		if r != nil {
+			res.Inputs = append(res.Inputs, *r)
+		}
+	}
 	for _, name := range cfg.Policies {
 		pol, err := snapshot.New(name, cfg.PolicyArgs[name])
 		if err != nil {

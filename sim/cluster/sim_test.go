@@ -2,8 +2,10 @@ package cluster
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -273,4 +275,53 @@ func openb(t testing.TB) Config {
 	c.Trace = filepath.Join(s, "traces/alibaba-gpu-v2023/openb_pod_list_default.csv")
 	c.Nodes = filepath.Join(s, "traces/alibaba-gpu-v2023/openb_node_list_gpu_node.csv")
 	return c
+}
+
+// Rows the importer leaves out are reported (counts by reason and the
+// first rows) in the result, and a trace with no usable job is an input
+// error saying why, not an all-zero table. The fixture is written here:
+// two GPU pods (one never scheduled) and two CPU-only pods, by hand.
+func TestTraceRowsReported(t *testing.T) {
+	dir := t.TempDir()
+	header := "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n"
+	write := func(name, rows string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(header+rows), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	c := Defaults()
+	c.Nodes = ""
+	c.GPUs = []GPUGroup{{Model: "a100-40gb", Count: 2}}
+	c.Trace = write("mixed.csv", "p0,1000,1024,1,1000,,LS,Running,0,100,0\n"+
+		"p1,1000,1024,0,0,,LS,Running,10,100,10\n"+
+		"p2,1000,1024,1,500,,LS,Pending,20,100,\n"+
+		"p3,1000,1024,0,0,,LS,Running,30,100,30\n")
+	r := mustRun(t, c)
+	if len(r.Inputs) != 1 {
+		t.Fatalf("inputs %+v, want one report (the trace)", r.Inputs)
+	}
+	in := r.Inputs[0]
+	if in.Read != 4 || in.Used != 1 || in.Rejected != 3 || in.ByKind["cpu-only"] != 2 || in.ByKind["never scheduled"] != 1 {
+		t.Errorf("report %+v, want 4 read, 1 used, 3 left out (2 cpu-only, 1 never scheduled)", in)
+	}
+	if len(in.First) != 3 || in.First[0].Row != 3 || in.First[1].Row != 4 || in.First[2].Row != 5 {
+		t.Errorf("first rejected rows %+v, want CSV lines 3, 4, 5", in.First)
+	}
+	if s := in.Summary(); !strings.Contains(s, "4 rows read, 1 used, 3 left out (cpu-only 2, never scheduled 1); first: row 3") {
+		t.Errorf("summary line %q", s)
+	}
+
+	c.Trace = write("cpu.csv", "p1,1000,1024,0,0,,LS,Running,10,100,10\n")
+	_, err := Run(c, 1)
+	var ie *InputError
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "no usable job") || !strings.Contains(err.Error(), "cpu-only 1") || !strings.Contains(err.Error(), c.Trace) {
+		t.Errorf("trace without a GPU job: %v, want an InputError naming the file and the reason", err)
+	}
+	c.Trace = write("mixed2.csv", "p0,1000,1024,1,1000,,LS,Running,0,100,0\n")
+	c.Window.Skip = 1
+	if _, err := Run(c, 1); !errors.As(err, &ie) || !strings.Contains(err.Error(), "cluster.window.skip") {
+		t.Errorf("window skipping every job: %v, want an InputError naming cluster.window.skip", err)
+	}
 }
