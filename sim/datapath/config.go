@@ -469,6 +469,12 @@ func (h HostConfig) validate(p *problems) {
 		p.addf("host.background_model", "unknown model %q; use %q or %q", h.BackgroundModel, hw.BackgroundPerCore, hw.BackgroundThreads)
 	}
 	nonNegative(p, "host.interference", float64(h.Interference))
+	// alpha stretches host work by 1 + alpha*u with u < 1: measured cache
+	// and memory contention slows work by 5-30% (hw catalog: 10%); above
+	// 1000% (11x at full load) the value is a typo, not a machine.
+	if h.Interference > maxInterference {
+		p.addf("host.interference", "%v is above %v: it stretches host work by 1 + alpha x load, and measured contention is 5-30%% (default 10%%)", h.Interference, units.Ratio(maxInterference))
+	}
 	if h.InputCopy != CopyPageable && h.InputCopy != CopyPinned {
 		p.addf("host.input_copy", "unknown copy kind %q; use %q or %q", h.InputCopy, CopyPageable, CopyPinned)
 	}
@@ -590,6 +596,9 @@ func positive(p *problems, key string, v float64, want string) {
 		p.addf(key, "%v must be %s", v, want)
 	}
 }
+
+// maxInterference bounds host.interference (see HostConfig.validate).
+const maxInterference = 10
 
 func nonNegative(p *problems, key string, v float64) {
 	if !(v >= 0) || math.IsInf(v, 0) {

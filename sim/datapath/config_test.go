@@ -91,6 +91,7 @@ func TestValidateErrors(t *testing.T) {
 		{"zero Arm cores", func(c *Config) { c.SmartNIC.ArmCores = 0 }, []string{"datapath.smartnic.arm_cores"}},
 		{"unknown buffer policy", func(c *Config) { c.SmartNIC.BufferPolicy = "evict" }, []string{"datapath.smartnic.buffer_policy", `"wait"`}},
 		{"warmup eats everything", func(c *Config) { c.WarmupRequests = 4000 }, []string{"datapath.warmup_requests", "no request to measure"}},
+		{"absurd interference", func(c *Config) { c.Host.Interference = 1e306 }, []string{"datapath.host.interference", "above 1000%", "5-30%"}},
 		{"zero stack speedup", func(c *Config) { c.Request.StackSpeedup = 0 }, []string{"datapath.request.stack_speedup"}},
 		// 1e9 x 4 clients x 4 paths x (16 + 1100) B = 17.9e12 B = 16.2 TiB.
 		{"a billion requests recorded", func(c *Config) { c.Clients.Requests = 1_000_000_000 },

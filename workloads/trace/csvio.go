@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/conspirator-sim/conspirator/engine"
 )
@@ -110,10 +111,34 @@ func (t *csvTable) each(fn func(rec []string, line int) error) error {
 			}
 			continue
 		}
+		if col, ok := invalidUTF8(rec, t.b.header); !ok {
+			if e := t.b.reject(line, col, "bad encoding", "field is not valid UTF-8; save the file as UTF-8", false); e != nil {
+				return e
+			}
+			continue
+		}
 		if err := fn(rec, line); err != nil {
 			return err
 		}
 	}
+}
+
+// invalidUTF8 finds a field that is not valid UTF-8 and returns its column
+// name (or its 1-based index past the header): such a byte sequence would
+// be copied into IDs, result files and plots as garbage.
+func invalidUTF8(rec []string, header map[string]int) (string, bool) {
+	for i, f := range rec {
+		if utf8.ValidString(f) {
+			continue
+		}
+		for name, k := range header {
+			if k == i {
+				return name, false
+			}
+		}
+		return fmt.Sprintf("field %d", i+1), false
+	}
+	return "", true
 }
 
 // fields reads typed values from one record; the first problem wins and

@@ -3,6 +3,7 @@ package trace
 import (
 	"errors"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -329,3 +330,25 @@ func repoShared(t testing.TB, rel string) string {
 }
 
 var _ = workloads.Job{}
+
+// A field that is not valid UTF-8 (a Latin-1 file, a binary blob) is a
+// rejected row naming its column, not garbage copied into job IDs.
+func TestNonUTF8FieldRejected(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "pods.csv")
+	data := "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n" +
+		"ok-pod,1000,1024,1,1000,,LS,Running,0,100,0\n" +
+		"caf\xe9-pod,1000,1024,1,1000,,LS,Running,0,100,0\n"
+	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := ImportFile(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Used != 1 || res.RejectCounts["bad encoding"] != 1 || len(res.Rejected) != 1 || res.Rejected[0].Row != 3 || res.Rejected[0].Column != "name" {
+		t.Errorf("used %d, rejected %+v; want row 3's name rejected as bad encoding", res.Used, res.Rejected)
+	}
+	if _, err := ImportFile(p, Options{Strict: true}); err == nil || !strings.Contains(err.Error(), "UTF-8") {
+		t.Errorf("strict import: %v, want an error naming UTF-8", err)
+	}
+}
