@@ -50,7 +50,13 @@ func Show(name string) ([]byte, error) {
 // overrides are --set "key=value" strings, env is os.Environ()-style; see
 // Input for the layering. Problems come back as one *ConfigError.
 func Load(nameOrPath string, overrides []string, env []string, into any) error {
-	in := Input{Env: env, Overrides: overrides}
+	return LoadSourced(nameOrPath, nil, overrides, env, into)
+}
+
+// LoadSourced is Load with settings from named sources (Input.Sourced)
+// between the environment and the --set overrides.
+func LoadSourced(nameOrPath string, sourced []Override, overrides []string, env []string, into any) error {
+	in := Input{Env: env, Sourced: sourced, Overrides: overrides}
 	if data, err := Show(nameOrPath); err == nil {
 		in.File, in.Data = "builtin:"+nameOrPath, data
 		return Decode(in, into)

@@ -59,7 +59,16 @@ func (d *decoder) where(n *yaml.Node) (string, int) {
 	return d.file, 0
 }
 
-func (d *decoder) record(key *yaml.Node, path string) {
+// record notes where the setting at path came from: the key's line in
+// the file, unless an override (environment, profile, --set) replaced its
+// value, which is then what a later problem with the value is blamed on.
+func (d *decoder) record(key, val *yaml.Node, path string) {
+	if val != nil {
+		if o, ok := d.origins[val]; ok {
+			d.lines[path] = loc{o.label, 0}
+			return
+		}
+	}
 	file, line := d.where(key)
 	d.lines[path] = loc{file, line}
 }
@@ -201,7 +210,7 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, depth int) {
 		s := reflect.MakeSlice(t, len(n.Content), len(n.Content))
 		for i, item := range n.Content {
 			p := fmt.Sprintf("%s[%d]", path, i)
-			d.record(item, p)
+			d.record(item, item, p)
 			d.defaults(s.Index(i), p) // struct items start from their defaults
 			d.value(item, s.Index(i), p, depth+1)
 		}
@@ -242,7 +251,7 @@ func (d *decoder) mapValue(n *yaml.Node, v reflect.Value, path string, depth int
 			continue
 		}
 		seen[k.Value] = k.Line
-		d.record(k, p)
+		d.record(k, val, p)
 		e := reflect.New(t.Elem()).Elem()
 		d.defaults(e, p)
 		d.value(val, e, p, depth+1)
@@ -403,7 +412,7 @@ func (d *decoder) structFields(n *yaml.Node, v reflect.Value, path string, depth
 			d.fail(k, p, "%s", d.unknownKey(k.Value, path, fs))
 			continue
 		}
-		d.record(k, p)
+		d.record(k, val, p)
 		d.value(val, v.FieldByIndex(f.index), p, depth+1)
 	}
 }

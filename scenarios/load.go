@@ -43,10 +43,21 @@ func EnvName(p string) string {
 // defaults in the config struct's tags, then the file, then the
 // environment, then --set overrides, each later layer winning.
 type Input struct {
-	File      string   // the name to blame in messages (a path or "builtin:name")
-	Data      []byte   // the scenario YAML; empty means defaults only
-	Env       []string // "NAME=value" entries as os.Environ returns them; only EnvPrefix ones are read
+	File string   // the name to blame in messages (a path or "builtin:name")
+	Data []byte   // the scenario YAML; empty means defaults only
+	Env  []string // "NAME=value" entries as os.Environ returns them; only EnvPrefix ones are read
+	// Sourced are settings from a named source other than the user's
+	// --set (a calibration profile), applied after Env and before
+	// Overrides; a problem with one names its source, not --set.
+	Sourced   []Override
 	Overrides []string // "key.path=value" as given to --set; the value is YAML ("[a, b]", "80%")
+}
+
+// Override is one key=value setting and where it came from, e.g.
+// {"calibration profile prof.yaml", "datapath.host.decision_time=2us"}.
+type Override struct {
+	Source string
+	KV     string
 }
 
 // Decode fills into, a pointer to a config struct, from in. Every problem
@@ -71,6 +82,9 @@ func Decode(in Input, into any) error {
 	}
 	l := &layerer{d: d, probs: probs}
 	l.env(root, rv.Elem().Type(), in.Env)
+	for _, o := range in.Sourced {
+		l.setFrom(root, rv.Elem().Type(), o.Source, o.KV)
+	}
 	for _, o := range in.Overrides {
 		l.set(root, rv.Elem().Type(), o)
 	}
@@ -213,7 +227,11 @@ func (l *layerer) env(root *yaml.Node, t reflect.Type, env []string) {
 }
 
 func (l *layerer) set(root *yaml.Node, t reflect.Type, kv string) {
-	label := "--set " + kv
+	l.setFrom(root, t, "--set", kv)
+}
+
+func (l *layerer) setFrom(root *yaml.Node, t reflect.Type, source, kv string) {
+	label := source + " " + kv
 	key, val, ok := strings.Cut(kv, "=")
 	if !ok {
 		l.probs.add(label, 0, "", "expected key=value, e.g. --set datapath.host.background_load=80%%")

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"github.com/conspirator-sim/conspirator/realhw/calib"
 	"os"
 	"path/filepath"
 	"strings"
@@ -121,5 +123,22 @@ func TestCalibrateBadInput(t *testing.T) {
 		if code != exitUsage || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", c.args, code, stderr, c.want)
 		}
+	}
+}
+
+// A bad value in a calibration profile is blamed on the profile (named),
+// not on a --set the user never gave; a --set of the user's own is still
+// named as such.
+func TestBadProfileValueBlamesProfile(t *testing.T) {
+	dir := t.TempDir()
+	prof := writeFile(t, dir, "prof.yaml", fmt.Sprintf("version: %d\nprovenance:\n  tool: x\n  machine: {}\n  samples: {}\nstages: []\nscenario:\n  datapath.host.decision_time: fast\n", calib.ProfileVersion))
+	code, _, stderr := cli(t, nil, "run", "paper/e2e", "--set", "calibration="+prof, "--no-report")
+	if code != exitUsage || !strings.Contains(stderr, "calibration profile "+prof+": datapath.host.decision_time=fast") || strings.Contains(stderr, "--set datapath.host.decision_time") {
+		t.Errorf("exit %d, stderr %q: want exit 2 blaming the profile", code, stderr)
+	}
+	good := writeFile(t, dir, "good.yaml", fmt.Sprintf("version: %d\nprovenance:\n  tool: x\n  machine: {}\n  samples: {}\nstages: []\nscenario:\n  datapath.host.decision_time: 2us\n", calib.ProfileVersion))
+	code, _, stderr = cli(t, nil, "run", "paper/e2e", "--set", "calibration="+good, "--set", "datapath.host.cores=0", "--no-report")
+	if code != exitUsage || !strings.Contains(stderr, "--set datapath.host.cores=0") {
+		t.Errorf("exit %d, stderr %q: want the user's --set named", code, stderr)
 	}
 }

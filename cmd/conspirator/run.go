@@ -62,9 +62,17 @@ func (a *app) load(nameOrPath string, f scenarioFlags, extra ...string) (*scenar
 		if err != nil {
 			return nil, err
 		}
+		sourced := make([]scenarios.Override, len(over))
+		for i, kv := range over {
+			sourced[i] = scenarios.Override{Source: "calibration profile " + prof + ":", KV: kv}
+		}
 		sc = scenarios.Scenario{}
-		if err := scenarios.Load(nameOrPath, append(over, sets...), scenarioEnv(a.env), &sc); err != nil {
-			return nil, usageError{fmt.Errorf("with calibration profile %s: %w", prof, err)}
+		if err := scenarios.LoadSourced(nameOrPath, sourced, sets, scenarioEnv(a.env), &sc); err != nil {
+			var ce *scenarios.ConfigError
+			if errors.As(err, &ce) {
+				return nil, err
+			}
+			return nil, usageError{err}
 		}
 	}
 	if sc.Name == "" {

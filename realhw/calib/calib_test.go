@@ -402,3 +402,32 @@ func TestValidateTarget(t *testing.T) {
 		t.Logf("target missed at %v; retrying once", missed)
 	}
 }
+
+// A profile of the wrong shape is refused with the file, the line, what
+// was found and what belongs there, never yaml.v3's Go type names.
+func TestReadProfileTypeErrors(t *testing.T) {
+	head := "version: 1\nprovenance:\n  tool: x\n  machine: {}\n  samples: {}\n"
+	for _, c := range []struct {
+		text string
+		want []string
+	}{
+		{head + "stages: abc\n", []string{"p.yaml:6:", `"abc" (text)`, "a list of stage fits"}},
+		{"version: one\n", []string{"p.yaml:1:", `"one" (text)`, "an integer"}},
+		{head + "stages:\n  - stage: net\n    samples: many\n", []string{"p.yaml:8:", `"many"`, "an integer"}},
+		{head + "stages: []\nscenario: [1, 2]\n", []string{"p.yaml:7:", "a list", "a mapping of scenario keys"}},
+	} {
+		_, err := ReadProfile(strings.NewReader(c.text), "p.yaml")
+		if err == nil {
+			t.Errorf("%q accepted", c.text)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%q: error %q lacks %q", c.text, err, w)
+			}
+		}
+		if strings.Contains(err.Error(), "calib.") || strings.Contains(err.Error(), "!!") {
+			t.Errorf("%q: error %q shows YAML or Go internals", c.text, err)
+		}
+	}
+}

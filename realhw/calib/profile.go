@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"regexp"
 	"runtime"
 	"slices"
 	"sort"
@@ -328,7 +329,7 @@ func ReadProfile(r io.Reader, name string) (*Profile, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("%s: empty calibration profile", name)
 		}
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, profileYAMLError(name, err)
 	}
 	if p.Version != ProfileVersion {
 		return nil, fmt.Errorf("%s: profile version %d, this build reads version %d", name, p.Version, ProfileVersion)
@@ -417,4 +418,65 @@ func (p *Profile) Load(name string) (LoadFit, bool) {
 		}
 	}
 	return LoadFit{}, false
+}
+
+// yamlTypeMsg matches yaml.v3's "line N: cannot unmarshal !!TAG `VALUE`
+// into GOTYPE" (VALUE is absent for collections).
+var yamlTypeMsg = regexp.MustCompile("^line (\\d+): cannot unmarshal !!(\\w+)(?: `(.*)`)? into (.+)$")
+
+var yamlTags = map[string]string{
+	"str": "text", "int": "an integer", "float": "a number", "bool": "true or false",
+	"seq": "a list", "map": "a mapping (key: value lines)", "null": "nothing",
+}
+
+// goTypes says in words what a profile field of a Go type holds.
+var goTypes = map[string]string{
+	"[]calib.StageFit":        "a list of stage fits (- stage: NAME, fixed: 1.3us, ...)",
+	"[]calib.CPUFit":          "a list of CPU fits (- stage: NAME, ...)",
+	"[]calib.LoadFit":         "a list of background-load fits (- stage: NAME, levels: [...])",
+	"[]calib.LoadLevel":       "a list of load levels",
+	"calib.Provenance":        "a mapping (machine:, tool:, samples:)",
+	"calib.Machine":           "a mapping (hostname:, cpu_model:, ...)",
+	"calib.DecisionFit":       "a mapping (sizes:, applied:, ...)",
+	"calib.StageFit":          "a stage fit mapping (stage: NAME, fixed: 1.3us, ...)",
+	"map[string]int":          "a mapping of names to integers",
+	"map[string]interface {}": "a mapping of scenario keys to values",
+	"int":                     "an integer",
+	"float64":                 "a number",
+	"bool":                    "true or false",
+	"string":                  "text",
+	"[]string":                "a list of text",
+	"[]int64":                 "a list of integers",
+	"[]float64":               "a list of numbers",
+}
+
+// profileYAMLError turns yaml.v3's decoding errors into messages that name
+// the file and line and say, in words, what was found and what belongs
+// there (never a Go type such as []calib.StageFit).
+func profileYAMLError(name string, err error) error {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	lines := make([]string, 0, len(te.Errors))
+	for _, e := range te.Errors {
+		m := yamlTypeMsg.FindStringSubmatch(e)
+		if m == nil {
+			lines = append(lines, name+": "+e)
+			continue
+		}
+		found := yamlTags[m[2]]
+		if found == "" {
+			found = "a " + m[2]
+		}
+		if m[3] != "" {
+			found = fmt.Sprintf("%q (%s)", m[3], found)
+		}
+		want := goTypes[m[4]]
+		if want == "" {
+			want = strings.TrimPrefix(m[4], "calib.")
+		}
+		lines = append(lines, fmt.Sprintf("%s:%s: found %s where %s belongs (calibration profiles are written by 'conspirator calibrate')", name, m[1], found, want))
+	}
+	return errors.New(strings.Join(lines, "\n"))
 }
