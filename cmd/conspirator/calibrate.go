@@ -217,6 +217,9 @@ func printProfile(a *app, p *calib.Profile, v *calib.Validation) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%.4f\t%d\t%s\n", s.Stage, s.Fixed, s.Bandwidth, s.RSquared, s.Samples, ap)
 	}
 	tw.Flush()
+	for _, n := range p.Notes {
+		fmt.Fprintln(a.stderr, "calibrate: note:", n)
+	}
 	if len(p.Scenario) > 0 {
 		fmt.Fprintln(a.stdout, "\nscenario overrides proposed by the profile:")
 		keys := make([]string, 0, len(p.Scenario))

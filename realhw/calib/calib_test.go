@@ -431,3 +431,23 @@ func TestReadProfileTypeErrors(t *testing.T) {
 		}
 	}
 }
+
+// A stage name no tool writes (a typo in an imported CSV) is fitted but
+// flagged in the profile's notes; a known one is not.
+func TestUnknownStageNoted(t *testing.T) {
+	mk := func(stage string) []realhw.Sample {
+		var ss []realhw.Sample
+		for _, b := range []int64{64, 4096, 65536} {
+			ss = append(ss, realhw.Sample{Stage: stage, Bytes: b, Latency: engine.Time(1000 + b/10), Source: "t"})
+		}
+		return ss
+	}
+	if p := FromSamples(mk("netwrok")); len(p.Notes) != 1 || !strings.Contains(p.Notes[0], `"netwrok"`) || !strings.Contains(p.Notes[0], "sets no scenario value") {
+		t.Errorf("notes %q, want one naming netwrok", p.Notes)
+	}
+	for _, known := range []string{"rdma-write", "tcp-e2e", "nvbandwidth/host_to_device_memcpy_ce"} {
+		if p := FromSamples(mk(known)); len(p.Notes) != 0 {
+			t.Errorf("%s: notes %q, want none", known, p.Notes)
+		}
+	}
+}

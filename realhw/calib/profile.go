@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/conspirator-sim/conspirator/realhw/host"
 	"io"
 	"math"
 	"os"
@@ -38,6 +39,10 @@ type Profile struct {
 	Background []LoadFit      `yaml:"background,omitempty"`
 	Decision   *DecisionFit   `yaml:"decision,omitempty"`
 	Scenario   map[string]any `yaml:"scenario,omitempty"` // --set style overrides from applied fits (keys sorted on output)
+	// Notes are remarks a user must see, e.g. a stage name that no
+	// measurement tool writes and no scenario key takes (a typo in an
+	// imported CSV would otherwise be fitted and ignored without a word).
+	Notes []string `yaml:"notes,omitempty"`
 
 	// throughput holds the median bytes/second of single-size stages
 	// (nvbandwidth), which have no line to fit.
@@ -197,7 +202,27 @@ func FromSamples(samples []realhw.Sample) *Profile {
 		}
 	}
 	p.fillScenario()
+	for _, s := range p.Stages {
+		if !knownStage(s.Stage) {
+			p.Notes = append(p.Notes, fmt.Sprintf("stage %q (%d samples) is not a stage that the measurement tools write (%s); its fit is kept for reference but sets no scenario value: check the name", s.Stage, s.Samples, strings.Join(knownStageNames(), ", ")))
+		}
+	}
 	return p
+}
+
+// knownStageNames are the stage names the host backend, the perftest and
+// nvbandwidth importers write (nvbandwidth's as "nvbandwidth/TESTCASE").
+func knownStageNames() []string {
+	return []string{host.StageTCPNetwork, host.StageTCPCopy, host.StageTCPCompute, host.StageTCPReply, host.StageTCPE2E,
+		host.StageTCPServerCPU, host.StageTCPClientCPU, host.StageMemcpy, host.StageCPUSpin,
+		"rdma-write", "rdma-read", "rdma-send", "rdma-write-bw", "rdma-read-bw", "rdma-send-bw", "nvbandwidth/*"}
+}
+
+func knownStage(name string) bool {
+	if strings.HasPrefix(name, "nvbandwidth/") {
+		return true
+	}
+	return slices.Contains(knownStageNames(), name)
 }
 
 func stageFit(f LinearFit) StageFit {

@@ -29,6 +29,22 @@ type InputError struct{ Err error }
 func (e *InputError) Error() string { return e.Err.Error() }
 func (e *InputError) Unwrap() error { return e.Err }
 
+// CheckFiles reports, as an *InputError, an input file of c (the trace,
+// the node list) that does not exist or cannot be read, naming the key and
+// where to download the data; `validate` calls it so that a missing file
+// is found before a run.
+func (c Config) CheckFiles() error {
+	if c.Jobs == nil && c.Trace != "" {
+		if err := checkFile("cluster.trace", c.Trace); err != nil {
+			return err
+		}
+	}
+	if c.Nodes != "" {
+		return checkFile("cluster.nodes", c.Nodes)
+	}
+	return nil
+}
+
 // checkFile returns a clear error for a missing input file.
 func checkFile(key, path string) error {
 	if _, err := os.Stat(path); err != nil {
