@@ -65,8 +65,19 @@ func CDFPlot(base, title, xLabel string, series []CDFSeries) error {
 			l.LineStyle.Dashes = dashes[1]
 		}
 		p.Add(l)
-		leg.add(fmt.Sprintf("%s (n=%d)", s.Label, len(s.Values)), l)
-		t, err := plotter.NewLine(ccdfPoints(s.Values, 500))
+		label := fmt.Sprintf("%s (n=%d", s.Label, len(s.Values))
+		// A log axis cannot hold x <= 0 (gonum panics on it): such values
+		// (a model's draw below zero) stay in the CDF and the count, and
+		// the legend says how many the tail panel leaves off.
+		tailPts, off := positiveX(ccdfPoints(s.Values, 500)), nonPositive(s.Values)
+		if off > 0 {
+			label += fmt.Sprintf(", %d ≤ 0 not in the tail", off)
+		}
+		leg.add(label+")", l)
+		if len(tailPts) == 0 {
+			continue
+		}
+		t, err := plotter.NewLine(tailPts)
 		if err != nil {
 			return fmt.Errorf("plot %s: %s: %w", base, s.Label, err)
 		}
@@ -81,6 +92,26 @@ func CDFPlot(base, title, xLabel string, series []CDFSeries) error {
 	}
 	_, err := f.save(atomicfs.OS, dir)
 	return err
+}
+
+func positiveX(pts plotter.XYs) plotter.XYs {
+	out := pts[:0:0]
+	for _, p := range pts {
+		if p.X > 0 {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func nonPositive(vs []float64) int {
+	n := 0
+	for _, v := range vs {
+		if v <= 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // ccdfPoints is the empirical fraction of vs at or above x at (at most maxPts)

@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -60,4 +61,42 @@ func TestCDFPlotFiles(t *testing.T) {
 	if err := CDFPlot(base, "t", "x", []CDFSeries{{Label: "a", Values: []float64{1}}, {Label: "a", Values: []float64{2}}}); err == nil {
 		t.Error("repeated label accepted")
 	}
+}
+
+// Values <= 0 (a model's draw below zero, seen once from the calibration
+// model on a machine under heavy load, where gonum's log axis panicked)
+// stay in the CDF, are left off the log-log tail, and the legend says how
+// many; a series with no positive value at all draws no tail line.
+func TestCDFPlotNonPositiveValues(t *testing.T) {
+	dir := t.TempDir()
+	base := filepath.Join(dir, "lat")
+	err := CDFPlot(base, "t", "latency (µs)", []CDFSeries{
+		{Label: "real", Values: []float64{15, 16, 17, 300}},
+		{Label: "model", Values: []float64{-2, 0, 16, 250}, Dashed: true},
+		{Label: "broken", Values: []float64{0, -1}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svg, err := os.ReadFile(base + ".svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"2 ≤ 0 not in the tail", "broken (n=2, 2 ≤ 0 not in the tail)"} {
+		if !strings.Contains(string(svg), want) {
+			t.Errorf("legend lacks %q:\n%s", want, legendText(string(svg)))
+		}
+	}
+}
+
+func legendText(svg string) string {
+	var out []string
+	for _, part := range strings.Split(svg, "<text")[1:] {
+		if i := strings.Index(part, ">"); i >= 0 {
+			if j := strings.Index(part[i:], "<"); j > 0 {
+				out = append(out, part[i+1:i+j])
+			}
+		}
+	}
+	return strings.Join(out, " | ")
 }

@@ -213,7 +213,15 @@ func drawPanel(p *plot.Plot, c draw.Canvas) {
 // save writes dir/name.png and dir/name.svg atomically and returns the
 // PNG's base name. Both encoders are deterministic for the same figure:
 // no timestamps, no random ids (Render's tests check byte equality).
-func (f *figure) save(fsys atomicfs.FS, dir string) (string, error) {
+func (f *figure) save(fsys atomicfs.FS, dir string) (base string, err error) {
+	// gonum/plot panics on data it cannot draw (a non-positive value on a
+	// log axis); a figure that cannot be drawn is an error of that figure,
+	// never a crash that loses the run's other results.
+	defer func() {
+		if r := recover(); r != nil {
+			base, err = "", fmt.Errorf("plot %s: cannot draw: %v", f.name, r)
+		}
+	}()
 	w, h := f.w, f.h
 	if w == 0 {
 		w, h = figW, figH
@@ -230,7 +238,7 @@ func (f *figure) save(fsys atomicfs.FS, dir string) (string, error) {
 	if _, err := svg.WriteTo(&sb); err != nil {
 		return "", fmt.Errorf("plot %s: encode svg: %w", f.name, err)
 	}
-	base := f.name + ".png"
+	base = f.name + ".png"
 	if err := atomicfs.WriteFile(fsys, filepath.Join(dir, base), pb.Bytes()); err != nil {
 		return "", err
 	}

@@ -10,7 +10,13 @@ import (
 // TestMain fails the package when its tests leave anything new in the
 // package directory (a results/ folder from a run without -o was the
 // case): tests write only under t.TempDir().
+//
+// With SIM_TEST_AS_CLI=1 the test binary is the command itself
+// (the re-exec pattern), so a test can run it as a process and kill it.
 func TestMain(m *testing.M) {
+	if os.Getenv("SIM_TEST_AS_CLI") == "1" {
+		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, os.Environ()))
+	}
 	before := listing(".")
 	code := m.Run()
 	for name := range listing(".") {
