@@ -51,32 +51,32 @@ func CheckSnapshot(s *Snapshot) error {
 	for k := range s.Jobs {
 		j := &s.Jobs[k]
 		if jobIDs[j.ID] {
-			errs = append(errs, fmt.Errorf("Jobs[%d]: duplicate job ID %d", k, j.ID))
+			errs = append(errs, fmt.Errorf("snapshot job [%d]: duplicate job ID %d", k, j.ID))
 		}
 		jobIDs[j.ID] = true
 		if len(j.Options) == 0 {
-			errs = append(errs, fmt.Errorf("Jobs[%d] (ID %d): no resource options; a job needs at least one", k, j.ID))
+			errs = append(errs, fmt.Errorf("snapshot job [%d] (ID %d): no resource options; a job needs at least one", k, j.ID))
 		}
 		for t, o := range j.Options {
 			if o.Profile == "" && (o.Fraction <= 0 || o.Fraction > 1 || math.IsNaN(o.Fraction)) {
-				errs = append(errs, fmt.Errorf("Jobs[%d] (ID %d) option %d: fraction %v outside (0,1] and no MIG profile", k, j.ID, t, o.Fraction))
+				errs = append(errs, fmt.Errorf("snapshot job [%d] (ID %d) option %d: fraction %v outside (0,1] and no MIG profile", k, j.ID, t, o.Fraction))
 			}
 		}
 		if j.MigrationCost < 0 || math.IsNaN(j.MigrationCost) || math.IsInf(j.MigrationCost, 0) {
-			errs = append(errs, fmt.Errorf("Jobs[%d] (ID %d): migration cost %v; want a finite value >= 0", k, j.ID, j.MigrationCost))
+			errs = append(errs, fmt.Errorf("snapshot job [%d] (ID %d): migration cost %v; want a finite value >= 0", k, j.ID, j.MigrationCost))
 		}
 		if j.Current == nil {
 			current.Unscheduled = append(current.Unscheduled, j.ID)
 			continue
 		}
 		if j.Current.JobID != j.ID {
-			errs = append(errs, fmt.Errorf("Jobs[%d] (ID %d): current placement names job %d", k, j.ID, j.Current.JobID))
+			errs = append(errs, fmt.Errorf("snapshot job [%d] (ID %d): current placement names job %d", k, j.ID, j.Current.JobID))
 		}
 		current.Placements = append(current.Placements, *j.Current)
 		if g, ok := s.GPU(j.Current.GPU); ok && g.Model.MIG {
 			in := Instance{Profile: j.Current.Profile, Start: j.Current.Start}
 			if !slices.Contains(g.Instances, in) {
-				errs = append(errs, fmt.Errorf("Jobs[%d] (ID %d): runs on %s@%d of GPU %d, which is not in that GPU's Instances", k, j.ID, in.Profile, in.Start, g.ID))
+				errs = append(errs, fmt.Errorf("snapshot job [%d] (ID %d): runs on %s@%d of GPU %d, which is not in that GPU's Instances", k, j.ID, in.Profile, in.Start, g.ID))
 			}
 		}
 	}
