@@ -1,18 +1,22 @@
+//go:build !cuda
+
 package cuda
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
-// In the default build the package exists and says how to enable it. The
-// -tags cuda build is tested in cuda_tagged_test.go.
+// Without -tags cuda, Measure returns no samples and ErrNotBuilt, whose
+// message says how to build the backend. (The tagged build's tests are in
+// cuda_tagged_test.go: against the no-device stand-in in CI, and on a GPU.)
 func TestMeasureWithoutCUDA(t *testing.T) {
-	_, err := Measure([]int64{4096}, 1)
-	if err == nil {
-		t.Skip("built with -tags cuda and a GPU answered")
+	samples, err := Measure([]int64{4096}, 1)
+	if !errors.Is(err, ErrNotBuilt) || samples != nil {
+		t.Fatalf("Measure = %v, %v; want no samples and ErrNotBuilt in a build without -tags cuda", samples, err)
 	}
-	if !errors.Is(err, ErrNotBuilt) {
-		t.Logf("Measure: %v (a cuda build on a machine without a usable GPU)", err)
+	if !strings.Contains(err.Error(), "-tags cuda") {
+		t.Errorf("error %q does not say how to build the backend", err)
 	}
 }
