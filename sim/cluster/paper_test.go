@@ -61,8 +61,13 @@ func TestHeuristicVsOptimal(t *testing.T) {
 		t.Logf("window %+v: conspirator %.3f GPU-hours, optimal %.3f (gap %+.2f%%); decision time %.0f us vs %.0f us per call (%.0fx); on %d snapshots of >= %d jobs %.0f us vs %.0f us (%.0fx)",
 			w, cons.GPUHours, opt.GPUHours, 100**cons.OptimalityGap, r.Timing[0].DecisionUS.Mean, r.Timing[1].DecisionUS.Mean, ratio,
 			r.Timing[1].LargeCalls, LargeJobs, r.Timing[0].LargeUS.Mean, r.Timing[1].LargeUS.Mean, large)
-		if *cons.OptimalityGap > 0.02 {
-			t.Errorf("window %+v: heuristic %.2f%% above the optimum; want <= 2%%", w, 100**cons.OptimalityGap)
+		// The runs are deterministic (every solve here is proven): the
+		// gaps are -0.01%, +0.19% and -0.01%. A band of 0.5 points holds
+		// them and catches a heuristic or solver change; the paper claims
+		// equality. (A negative gap is possible: the optimum is per
+		// snapshot, not over the window.)
+		if g := *cons.OptimalityGap; g > 0.005 || g < -0.005 {
+			t.Errorf("window %+v: heuristic %+.2f%% off the per-snapshot optimum; this model gives -0.01%% to +0.19%%, band 0.5%%", w, 100*g)
 		}
 	}
 }
