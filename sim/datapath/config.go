@@ -57,7 +57,7 @@ type ClientsConfig struct {
 	Mode      string         `yaml:"mode" doc:"closed (think time after each reply) or open (Poisson arrivals)" default:"closed" source:"choice: paper/e2e workload (completion time per request)"`
 	ThinkTime units.Duration `yaml:"think_time" doc:"closed loop: mean of the exponential think time between a reply and the next request" default:"1ms" source:"choice: paper/e2e workload"`
 	Rate      units.Rate     `yaml:"rate" doc:"open loop: Poisson arrival rate per client" default:"100/s" source:"choice: open-loop scenarios set their own rate"`
-	Requests  int            `yaml:"requests" doc:"requests each client sends" default:"1000" source:"choice: run length"`
+	Requests  int            `yaml:"requests" doc:"requests each client sends; a run whose per-request data would need over 8 GiB (about 1.1 KB per request recorded, 16 B with record_requests: false) is refused at validation" default:"1000" source:"choice: run length"`
 	// GPUChoice is how a gpudirect client picks the GPU it writes into:
 	// it cannot see the server's load.
 	GPUChoice string `yaml:"gpu_choice" doc:"gpudirect path: round-robin or hash (client id), both load-unaware" default:"round-robin" source:"choice: a client cannot see the server's load (conspirator.md, path 2)"`
