@@ -69,15 +69,7 @@ type InputReport struct {
 	ByKind   map[string]int `json:"rejected_by_kind,omitempty"`
 	// First lists the first rejected rows (at most maxReportedRows) in
 	// file order.
-	First []RejectedRow `json:"first_rejected,omitempty"`
-}
-
-// RejectedRow is one row left out of a run, with the importer's reason.
-type RejectedRow struct {
-	Row    int    `json:"row"`
-	Column string `json:"column,omitempty"`
-	Kind   string `json:"kind"`
-	Reason string `json:"reason"`
+	First []trace.Rejection `json:"first_rejected,omitempty"`
 }
 
 const maxReportedRows = 5
@@ -87,9 +79,7 @@ func inputReport(key string, r *trace.Result) InputReport {
 	if len(r.RejectCounts) > 0 {
 		rep.ByKind = maps.Clone(r.RejectCounts)
 	}
-	for _, rj := range r.Rejected[:min(len(r.Rejected), maxReportedRows)] {
-		rep.First = append(rep.First, RejectedRow{Row: rj.Row, Column: rj.Column, Kind: rj.Kind, Reason: rj.Reason})
-	}
+	rep.First = slices.Clone(r.Rejected[:min(len(r.Rejected), maxReportedRows)])
 	return rep
 }
 
@@ -230,7 +220,7 @@ func buildCluster(cfg Config, tm gpu.TraceTypeMap) ([]gpuType, []clusterGPU, *In
 				}
 				ir.ByKind["no GPU"]++
 				if len(ir.First) < maxReportedRows {
-					ir.First = append(ir.First, RejectedRow{Row: n.Row, Column: "gpu", Kind: "no GPU", Reason: "node " + n.Name + " has no GPU: it hosts no GPU job"})
+					ir.First = append(ir.First, trace.Rejection{Row: n.Row, Column: "gpu", Kind: "no GPU", Reason: "node " + n.Name + " has no GPU: it hosts no GPU job"})
 				}
 				continue
 			}

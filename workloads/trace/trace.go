@@ -93,10 +93,10 @@ type Node struct {
 
 // Rejection is one row that was not imported.
 type Rejection struct {
-	Row    int    // 1-based line (CSV, header = 1) or list element (JSON)
-	Column string // column or JSON field at fault; "" for the whole row
-	Kind   string // short category, the key of Result.RejectCounts
-	Reason string // what was wrong and what would be right
+	Row    int    `json:"row"`              // 1-based line (CSV, header = 1) or list element (JSON)
+	Column string `json:"column,omitempty"` // column or JSON field at fault; "" for the whole row
+	Kind   string `json:"kind"`             // short category, the key of Result.RejectCounts
+	Reason string `json:"reason"`           // what was wrong and what would be right
 }
 
 // Result is an imported trace. Read == Used + the sum of RejectCounts.
