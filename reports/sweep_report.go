@@ -109,11 +109,11 @@ func AggregateSweep(dir string) (SweepAggregate, error) {
 		}
 		// Read through the point's manifest: a summary edited after the
 		// sweep wrote it is refused, here as on --resume.
-		files, err := sweep.ReadPointFiles(sweep.PointDir(dir, p))
+		b, err := sweep.ReadPointFile(sweep.PointDir(dir, p), ResultFile)
 		if err != nil {
 			return SweepAggregate{}, err
 		}
-		r, err := ParseResult(filepath.Join(sweep.PointDir(dir, p), ResultFile), files[ResultFile])
+		r, err := ParseResult(filepath.Join(sweep.PointDir(dir, p), ResultFile), b)
 		if err != nil {
 			return SweepAggregate{}, fmt.Errorf("point %s: %w", p.ID, err)
 		}

@@ -143,3 +143,22 @@ func ReadPointFiles(pointDir string) (map[string][]byte, error) {
 	}
 	return files, nil
 }
+
+// ReadPointFile reads one file of a complete point directory and checks it
+// against the marker's manifest: the cheap check for a reader that needs
+// one file of every point (the aggregate reads summary.json only).
+func ReadPointFile(pointDir, name string) ([]byte, error) {
+	want, err := os.ReadFile(filepath.Join(pointDir, DoneFile))
+	if err != nil {
+		return nil, fmt.Errorf("point %s is not complete: %w", pointDir, err)
+	}
+	data, err := os.ReadFile(filepath.Join(pointDir, filepath.FromSlash(name)))
+	if err != nil {
+		return nil, fmt.Errorf("read point %s: %w", pointDir, err)
+	}
+	sum := sha256.Sum256(data)
+	if !strings.Contains("\n"+string(want), "\n"+hex.EncodeToString(sum[:])+"  "+name+"\n") {
+		return nil, fmt.Errorf("point %s: %s does not match its %s manifest (changed after the sweep wrote it?); delete the directory and rerun with --resume", pointDir, name, DoneFile)
+	}
+	return data, nil
+}

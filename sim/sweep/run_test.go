@@ -308,6 +308,15 @@ func TestResumeCleansLeftovers(t *testing.T) {
 	if _, err := ReadPointFiles(PointDir(dir, pts[1])); err == nil || !strings.Contains(err.Error(), "manifest") {
 		t.Errorf("edited point: %v, want a manifest mismatch", err)
 	}
+	if _, err := ReadPointFile(PointDir(dir, pts[1]), "result.json"); err == nil || !strings.Contains(err.Error(), "manifest") {
+		t.Errorf("edited file read alone: %v, want a manifest mismatch", err)
+	}
+	if b, err := ReadPointFile(PointDir(dir, pts[1]), "requests.csv"); err != nil || !strings.HasPrefix(string(b), "id,latency_us\n") {
+		t.Errorf("intact file of the edited point: %q, %v", b, err)
+	}
+	if _, err := ReadPointFile(PointDir(dir, pts[1]), "done"); err == nil {
+		t.Error("the marker itself read as a result file")
+	}
 }
 
 func TestSpecRoundTrip(t *testing.T) {
