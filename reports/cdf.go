@@ -2,13 +2,14 @@ package reports
 
 import (
 	"fmt"
-	"github.com/conspirator-sim/conspirator/internal/atomicfs"
 	"math"
 	"os"
 	"path/filepath"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+
+	"github.com/conspirator-sim/conspirator/internal/atomicfs"
 )
 
 // CDFSeries is one labelled sample set of a CDF plot.

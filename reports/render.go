@@ -4,12 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/conspirator-sim/conspirator/internal/atomicfs"
 	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/conspirator-sim/conspirator/internal/atomicfs"
 )
 
 // Output names inside a rendered directory.

@@ -2,13 +2,13 @@ package reports
 
 import (
 	"fmt"
-	"github.com/conspirator-sim/conspirator/internal/atomicfs"
 	"math"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 
+	"github.com/conspirator-sim/conspirator/internal/atomicfs"
 	"github.com/conspirator-sim/conspirator/sim/sweep"
 )
 

@@ -3,7 +3,6 @@ package scenarios
 import (
 	"bytes"
 	"errors"
-	"github.com/conspirator-sim/conspirator/internal/golden"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/conspirator-sim/conspirator/internal/golden"
 	"github.com/conspirator-sim/conspirator/scenarios/units"
 )
 

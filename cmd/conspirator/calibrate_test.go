@@ -3,11 +3,12 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/conspirator-sim/conspirator/realhw/calib"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/conspirator-sim/conspirator/realhw/calib"
 )
 
 // Testbed measurements (fixtures written from the documented perftest and

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"github.com/conspirator-sim/conspirator/internal/atomicfs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/conspirator-sim/conspirator/hw/gpu"
+	"github.com/conspirator-sim/conspirator/internal/atomicfs"
 )
 
 // cli runs one command line in-process and returns its exit code and

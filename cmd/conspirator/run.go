@@ -3,13 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/conspirator-sim/conspirator/internal/atomicfs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/conspirator-sim/conspirator/internal/atomicfs"
 	"github.com/conspirator-sim/conspirator/realhw/calib"
 	"github.com/conspirator-sim/conspirator/reports"
 	"github.com/conspirator-sim/conspirator/scenarios"

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/conspirator-sim/conspirator/realhw/host"
 	"io"
 	"math"
 	"os"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/conspirator-sim/conspirator/engine"
 	"github.com/conspirator-sim/conspirator/realhw"
+	"github.com/conspirator-sim/conspirator/realhw/host"
 	"github.com/conspirator-sim/conspirator/scenarios/units"
 	"go.yaml.in/yaml/v3"
 	"gonum.org/v1/gonum/stat"

@@ -3,7 +3,6 @@ package batch
 import (
 	"bytes"
 	"context"
-	"github.com/conspirator-sim/conspirator/internal/golden"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/conspirator-sim/conspirator/internal/golden"
 	"github.com/conspirator-sim/conspirator/sim/sweep"
 	"go.yaml.in/yaml/v3"
 )

@@ -5,13 +5,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/conspirator-sim/conspirator/internal/atomicfs"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/conspirator-sim/conspirator/internal/atomicfs"
 )
 
 // fileSystem is every file operation the runner performs (see atomicfs):

@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/conspirator-sim/conspirator/internal/atomicfs"
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/conspirator-sim/conspirator/internal/atomicfs"
 )
 
 // Merge copies the complete points of shard directories into dst, so that
