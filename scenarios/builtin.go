@@ -8,6 +8,8 @@ import (
 	"path"
 	"sort"
 	"strings"
+
+	"github.com/conspirator-sim/conspirator/internal/suggest"
 )
 
 // builtinFS holds the scenario library shipped inside the binary, so that
@@ -39,7 +41,7 @@ func Show(name string) ([]byte, error) {
 		}
 	}
 	msg := fmt.Sprintf("no built-in scenario %q", name)
-	if near := nearest(name, List()); near != "" {
+	if near := suggest.Nearest(name, List()); near != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", near)
 	}
 	return nil, fmt.Errorf("%s; built-in scenarios: %s", msg, strings.Join(List(), ", "))
@@ -64,7 +66,7 @@ func LoadSourced(nameOrPath string, sourced []Override, overrides []string, env 
 	data, err := os.ReadFile(nameOrPath)
 	if err != nil {
 		msg := fmt.Sprintf("scenario %q is neither a built-in name nor a readable file (%v)", nameOrPath, err)
-		if near := nearest(nameOrPath, List()); near != "" {
+		if near := suggest.Nearest(nameOrPath, List()); near != "" {
 			msg += fmt.Sprintf("; did you mean the built-in %q?", near)
 		}
 		return fmt.Errorf("%s; built-in scenarios: %s", msg, strings.Join(List(), ", "))

@@ -12,6 +12,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/conspirator-sim/conspirator/internal/suggest"
 	"github.com/conspirator-sim/conspirator/scenarios/units"
 )
 
@@ -427,7 +428,7 @@ func (d *decoder) unknownKey(key, path string, fs []field) string {
 	// is a better hint than a near spelling here (host ~ cost).
 	if elsewhere := d.findElsewhere(key); elsewhere != "" {
 		msg += fmt.Sprintf(" (a key %q exists at %s)", key, elsewhere)
-	} else if near := nearest(key, valid); near != "" {
+	} else if near := suggest.Nearest(key, valid); near != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", near)
 	}
 	sorted := append([]string(nil), valid...)

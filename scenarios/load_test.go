@@ -438,27 +438,6 @@ func TestYAMLErrorLines(t *testing.T) {
 	}
 }
 
-func TestNearest(t *testing.T) {
-	cands := []string{"background_load", "cores", "name", "seed"}
-	cases := []struct{ in, want string }{
-		{"backgroud_load", "background_load"}, // one deletion
-		{"nmae", "name"},                      // one transposition (Damerau)
-		{"sede", "seed"},                      // transposition
-		{"CORES", "cores"},                    // case only
-		{"x", ""},                             // too far from everything
-		{"requests", ""},
-	}
-	for _, c := range cases {
-		if got := nearest(c.in, cands); got != c.want {
-			t.Errorf("nearest(%q) = %q, want %q", c.in, got, c.want)
-		}
-	}
-	// OSA distance by hand: kitten -> sitting is 3 (k->s, e->i, +g).
-	if d := osaDistance("kitten", "sitting"); d != 3 {
-		t.Errorf("osaDistance(kitten, sitting) = %d, want 3", d)
-	}
-}
-
 func TestParsePath(t *testing.T) {
 	segs, err := parsePath("cluster.gpus[0].mig[1g.10gb].count")
 	if err != nil {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/conspirator-sim/conspirator/internal/suggest"
 )
 
 // Spec describes one GPU type. Catalog values are defaults with a source
@@ -191,7 +193,11 @@ func Lookup(name string) (Spec, error) {
 	}
 	s, ok := catalog[key]
 	if !ok {
-		return Spec{}, fmt.Errorf("unknown gpu %q (did you mean %q?); known gpus: %s", name, nearest(key), strings.Join(Names(), ", "))
+		hint := ""
+		if near := nearest(key); near != "" {
+			hint = fmt.Sprintf(" (did you mean %q?)", near)
+		}
+		return Spec{}, fmt.Errorf("unknown gpu %q%s; known gpus: %s", name, hint, strings.Join(Names(), ", "))
 	}
 	return s.clone(), nil
 }
@@ -215,40 +221,13 @@ func (s Spec) clone() Spec {
 	return c
 }
 
-// nearest returns the catalog name or alias closest to key by edit distance
-// (ties broken alphabetically).
+// nearest returns the catalog name or alias closest to key if it is a
+// plausible typo (internal/suggest), "" otherwise.
 func nearest(key string) string {
 	cands := Names()
 	for a := range aliases {
 		cands = append(cands, a)
 	}
 	sort.Strings(cands)
-	best, bestD := "", -1
-	for _, c := range cands {
-		if d := editDistance(key, c); bestD < 0 || d < bestD {
-			best, bestD = c, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between a and b in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return suggest.Nearest(key, cands)
 }

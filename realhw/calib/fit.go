@@ -100,8 +100,10 @@ func FitLinear(stage string, samples []realhw.Sample) LinearFit {
 func median(xs []float64) float64 { return quantile(xs, 0.5) }
 
 // quantile returns the p-quantile of xs with linear interpolation between
-// order statistics (type 7, as R's default and gonum's stat.Quantile with
-// LinInterp); NaN when empty.
+// order statistics (Hyndman-Fan type 7, R's default); NaN when empty. Not
+// gonum's stat.Quantile: its LinInterp is type 4 (it interpolates the
+// empirical CDF, so the median of 1..4 is 2, not 2.5), and the stored
+// calibration quantiles are type 7.
 func quantile(xs []float64, p float64) float64 {
 	if len(xs) == 0 {
 		return math.NaN()

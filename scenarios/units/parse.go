@@ -7,6 +7,8 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+
+	"github.com/conspirator-sim/conspirator/internal/suggest"
 )
 
 // unit is one accepted spelling of a unit with its exact scale to the SI
@@ -174,33 +176,11 @@ func (q *quantity) nearestUnit(s string) string {
 	}
 	best, bestD := "", 3
 	for _, u := range q.units {
-		if d := editDistance(s, u.name); d < bestD {
+		if d := suggest.Distance(s, u.name); d < bestD {
 			best, bestD = u.name, d
 		}
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance between a and b in runes.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
 
 // parseFloat parses s into a float64 in base units, rounded once to
