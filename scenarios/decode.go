@@ -264,6 +264,12 @@ func (d *decoder) mapValue(n *yaml.Node, v reflect.Value, path string, depth int
 func (d *decoder) scalar(n *yaml.Node, v reflect.Value, path string, isNull bool) {
 	t := v.Type()
 	bad := func() { d.fail(n, path, "expected %s, got %s", expected(t), describe(n)) }
+	if t.Kind() == reflect.String && isNull {
+		// "key:" with no value, or --set key=, clears a text value (e.g.
+		// cluster.nodes= drops the node list for cluster.gpus).
+		v.SetString("")
+		return
+	}
 	if n.Kind != yaml.ScalarNode || isNull {
 		bad()
 		return

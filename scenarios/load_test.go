@@ -456,3 +456,19 @@ func TestParsePath(t *testing.T) {
 		}
 	}
 }
+
+// `--set key=` (and "key:" with no value in a file) clears a text value;
+// a number or a duration given nothing is still an error.
+func TestEmptyValueClearsText(t *testing.T) {
+	var sc Scenario
+	if err := Load("paper/gpu-hours", []string{"cluster.nodes=", "cluster.gpus=[{model: a100-40gb, count: 8}]"}, nil, &sc); err != nil {
+		t.Fatal(err)
+	}
+	if sc.Cluster == nil || sc.Cluster.Nodes != "" {
+		t.Fatalf("cluster.nodes = %+v, want cleared", sc.Cluster)
+	}
+	var bad Scenario
+	if err := Load("paper/e2e", []string{"datapath.host.cores="}, nil, &bad); err == nil || !strings.Contains(err.Error(), "datapath.host.cores") {
+		t.Errorf("empty integer: %v, want an error naming the key", err)
+	}
+}
