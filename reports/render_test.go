@@ -39,8 +39,9 @@ func copyDir(t *testing.T, src string) string {
 // Each fixture run (real simulator output, see fixtures_test.go) renders
 // its figures and a report whose tables carry the summary's numbers. The
 // expected rows are built from summary.json parsed here on its own and
-// formatted with strconv at 4 significant digits (the report's documented
-// format), not by the report code under test.
+// formatted with strconv at 4 significant digits, whole numbers from
+// 10,000 (the report's documented format), not by the report code under
+// test.
 func TestRenderRunFixtures(t *testing.T) {
 	cases := []struct {
 		fixture string
@@ -49,7 +50,12 @@ func TestRenderRunFixtures(t *testing.T) {
 		{"run-datapath", []string{"latency_cdf", "stage_breakdown", "cost_power"}},
 		{"run-cluster", []string{"gpu_hours", "active_gpus", "jct_cdf", "decision_time"}},
 	}
-	g4 := func(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
+	g4 := func(v float64) string {
+		if v >= 1e4 {
+			return strconv.FormatFloat(v, 'f', 0, 64)
+		}
+		return strconv.FormatFloat(v, 'g', 4, 64)
+	}
 	for _, c := range cases {
 		src := filepath.Join("testdata", c.fixture)
 		if _, err := os.Stat(filepath.Join(src, ResultFile)); err != nil {

@@ -500,3 +500,20 @@ func dedup(xs ...int) []int {
 	}
 	return out
 }
+
+// Table numbers as a reader wants them (values from the paper/gpu-hours
+// and paper/e2e tables): no exponent for GPU-hours in the hundreds of
+// thousands.
+func TestFmtSig(t *testing.T) {
+	for _, c := range []struct {
+		v    float64
+		want string
+	}{
+		{233493.3, "233493"}, {54793.7, "54794"}, {1149.7, "1150"}, {14.1, "14.1"}, {0.0005, "5.000e-04"},
+		{2e9, "2.000e+09"}, {-12345.6, "-12346"}, {0, "0"}, {math.NaN(), "-"}, {math.Inf(1), "inf"},
+	} {
+		if got := fmtSig(c.v); got != c.want {
+			t.Errorf("fmtSig(%v) = %q, want %q", c.v, got, c.want)
+		}
+	}
+}

@@ -59,15 +59,19 @@ func FormatFloat(v float64) string {
 	return strconv.FormatFloat(v, 'g', -1, 64)
 }
 
-// fmtSig formats v for a human table with 4 significant digits, "-" for NaN.
+// fmtSig formats v for a human table: 4 significant digits, whole numbers
+// from 10,000 up to a billion ("233493", never "2.335e+05"), an exponent
+// only beyond that or below 0.001, "-" for NaN.
 func fmtSig(v float64) string {
 	switch {
 	case math.IsNaN(v):
 		return "-"
 	case math.IsInf(v, 0):
 		return "inf"
-	case v != 0 && (math.Abs(v) >= 1e6 || math.Abs(v) < 1e-3):
+	case v != 0 && (math.Abs(v) >= 1e9 || math.Abs(v) < 1e-3):
 		return strconv.FormatFloat(v, 'e', 3, 64)
+	case math.Abs(v) >= 1e4:
+		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
 	return strconv.FormatFloat(v, 'g', 4, 64)
 }

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/conspirator-sim/conspirator/scenarios/units"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -141,7 +143,7 @@ print), or a CSV with the header stage,bytes,latency_us[,background_load].`,
 	f.BoolVar(&noPin, "no-pin", false, "leave the measured threads and the load workers free to migrate between cores")
 	f.StringArrayVar(&imports, "import", nil, "testbed output to fit instead of measuring (perftest, nvbandwidth, CSV; repeatable)")
 	f.StringVar(&format, "format", "", "format of the --import files: perftest, nvbandwidth or csv (default: from the content)")
-	f.Int64Var(&bufferBytes, "buffer-bytes", 0, "nvbandwidth buffer size in bytes (its output does not print it)")
+	f.Var(bytesFlag{&bufferBytes}, "buffer-bytes", "nvbandwidth buffer size, e.g. 512MiB or 536870912 (its output does not print it)")
 	f.StringVarP(&outDir, "output", "o", "", "output directory (default $CONSPIRATOR_OUT/calibration)")
 	return c
 }
@@ -253,3 +255,29 @@ func abs(x float64) float64 {
 	}
 	return x
 }
+
+// bytesFlag is a size flag: a unit as in scenario files ("512MiB", "4KB")
+// or a bare number of bytes.
+type bytesFlag struct{ p *int64 }
+
+func (b bytesFlag) String() string {
+	if b.p == nil || *b.p == 0 {
+		return ""
+	}
+	return units.Bytes(*b.p).String()
+}
+
+func (b bytesFlag) Set(s string) error {
+	if n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64); err == nil {
+		*b.p = n
+		return nil
+	}
+	v, err := units.ParseBytes(s)
+	if err != nil {
+		return err
+	}
+	*b.p = int64(v)
+	return nil
+}
+
+func (bytesFlag) Type() string { return "size" }

@@ -20,7 +20,7 @@ func TestCalibrateImportThenRun(t *testing.T) {
 	lat := filepath.Join("..", "..", "realhw", "perftest", "testdata", "ib_write_lat.txt")
 	nvb := filepath.Join("..", "..", "realhw", "nvbandwidth", "testdata", "h100.txt")
 	out := filepath.Join(dir, "testbed")
-	code, stdout, stderr := cli(t, nil, "calibrate", "--import", lat, "--import", nvb, "--buffer-bytes", "536870912", "-o", out)
+	code, stdout, stderr := cli(t, nil, "calibrate", "--import", lat, "--import", nvb, "--buffer-bytes", "512MiB", "-o", out)
 	if code != 0 {
 		t.Fatalf("calibrate --import: exit %d: %s", code, stderr)
 	}
@@ -118,6 +118,7 @@ func TestCalibrateBadInput(t *testing.T) {
 		{[]string{"calibrate", "--import", junk, "-o", filepath.Join(dir, "a")}, "cannot tell the format"},
 		{[]string{"calibrate", "--import", nvb, "-o", filepath.Join(dir, "b")}, "--buffer-bytes"},
 		{[]string{"calibrate", "--backend", "fpga", "-o", filepath.Join(dir, "c")}, `--backend "fpga"`},
+		{[]string{"calibrate", "--import", nvb, "--buffer-bytes", "5x12", "-o", filepath.Join(dir, "e")}, `unknown unit "x12"`},
 		{[]string{"calibrate", "--import", filepath.Join(dir, "missing.txt"), "-o", filepath.Join(dir, "d")}, "missing.txt"},
 	} {
 		code, _, stderr := cli(t, nil, c.args...)
