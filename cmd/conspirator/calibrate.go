@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/conspirator-sim/conspirator/scenarios/units"
 	"os"
 	"path/filepath"
 	"sort"
@@ -18,6 +17,7 @@ import (
 	"github.com/conspirator-sim/conspirator/realhw/nvbandwidth"
 	"github.com/conspirator-sim/conspirator/realhw/perftest"
 	"github.com/conspirator-sim/conspirator/reports"
+	"github.com/conspirator-sim/conspirator/scenarios/units"
 	"github.com/spf13/cobra"
 )
 
