@@ -94,7 +94,9 @@ Start with:  conspirator run            (the default built-in scenario)
 Exit codes: 0 success, 1 a run failed, 2 usage or configuration error.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       versionString(),
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	// Cobra reports unknown flags and wrong argument counts as plain errors;

@@ -11,6 +11,7 @@ import (
 
 	"github.com/conspirator-sim/conspirator/hw/gpu"
 	"github.com/conspirator-sim/conspirator/internal/atomicfs"
+	"github.com/conspirator-sim/conspirator/sim"
 )
 
 // cli runs one command line in-process and returns its exit code and
@@ -305,5 +306,15 @@ func TestResultDirUnderFaults(t *testing.T) {
 				t.Errorf("%s #%d: temporaries left: %v", f, n, tmp)
 			}
 		}
+	}
+}
+
+// --version and the version command print the same line, naming the
+// release and the commit (or saying that the build was not stamped).
+func TestVersion(t *testing.T) {
+	code, flag, _ := cli(t, nil, "--version")
+	code2, cmd, _ := cli(t, nil, "version")
+	if code != 0 || code2 != 0 || flag != cmd || !strings.HasPrefix(flag, "conspirator "+sim.Version+" (") || !strings.Contains(flag, "commit") {
+		t.Errorf("--version %q (exit %d), version %q (exit %d)", flag, code, cmd, code2)
 	}
 }
