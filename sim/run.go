@@ -2,6 +2,8 @@ package sim
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -180,6 +182,22 @@ func csvField(s string) string {
 // scenarioKeys turns a scenario into nested maps keyed by its YAML keys,
 // with quantities in their unit syntax ("25GB/s"): the same names a user
 // writes in a file. encoding/json sorts map keys, so the bytes are stable.
+// InputsDigest is a short fingerprint (8 hex digits of a SHA-256) of the
+// resolved scenario, the same map that summary.json stores as inputs: two
+// runs with equal digests simulate the same thing.
+func InputsDigest(sc *scenarios.Scenario) (string, error) {
+	m, err := scenarioKeys(sc)
+	if err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:4]), nil
+}
+
 func scenarioKeys(sc *scenarios.Scenario) (map[string]any, error) {
 	y, err := yaml.Marshal(sc)
 	if err != nil {

@@ -257,8 +257,8 @@ func TestEnvironment(t *testing.T) {
 	if !strings.Contains(stdout, "background CPU load 80%") {
 		t.Errorf("environment layer not applied:\n%s", stdout)
 	}
-	if _, err := os.Stat(filepath.Join(root, "paper-e2e", "summary.json")); err != nil {
-		t.Errorf("CONSPIRATOR_OUT not used: %v", err)
+	if m, _ := filepath.Glob(filepath.Join(root, "paper-e2e-*", "summary.json")); len(m) != 1 {
+		t.Errorf("CONSPIRATOR_OUT not used, or not one directory named by the inputs' digest: %v", m)
 	}
 	code, _, stderr = cli(t, []string{"CONSPIRATOR_DATAPAHT__HOST__CORES=4"}, "validate", "paper/e2e")
 	if code != exitUsage || !strings.Contains(stderr, "CONSPIRATOR_DATAPAHT__HOST__CORES") {
@@ -316,5 +316,46 @@ func TestVersion(t *testing.T) {
 	code2, cmd, _ := cli(t, nil, "version")
 	if code != 0 || code2 != 0 || flag != cmd || !strings.HasPrefix(flag, "conspirator "+sim.Version+" (") || !strings.Contains(flag, "commit") {
 		t.Errorf("--version %q (exit %d), version %q (exit %d)", flag, code, cmd, code2)
+	}
+}
+
+// Without -o, a built-in run as it is writes OUT/NAME; other inputs write
+// OUT/NAME-DIGEST, so that they never overwrite each other; the same
+// inputs (a rerun, or an unedited `scenarios show` copy) reuse their own
+// directory.
+func TestDefaultResultDirsNeverCollide(t *testing.T) {
+	root := t.TempDir()
+	env := []string{"CONSPIRATOR_OUT=" + root}
+	run := func(args ...string) string {
+		t.Helper()
+		code, stdout, stderr := cli(t, env, append([]string{"run"}, append(args, "--no-report")...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		i := strings.Index(stdout, "results: ")
+		if i < 0 {
+			t.Fatalf("no results line in %q", stdout)
+		}
+		return strings.Fields(stdout[i+len("results: "):])[0]
+	}
+	plain := run("paper/cost")
+	if plain != filepath.Join(root, "paper-cost") {
+		t.Errorf("built-in as it is: %s, want %s", plain, filepath.Join(root, "paper-cost"))
+	}
+	seeded := run("paper/cost", "--seed", "2")
+	if seeded == plain || !strings.HasPrefix(filepath.Base(seeded), "paper-cost-") {
+		t.Errorf("--seed 2 wrote %s, want paper-cost-DIGEST beside %s", seeded, plain)
+	}
+	if again := run("paper/cost", "--seed", "2"); again != seeded {
+		t.Errorf("the same inputs wrote %s, then %s", seeded, again)
+	}
+	_, show, _ := cli(t, nil, "scenarios", "show", "paper/cost")
+	copyFile := writeFile(t, t.TempDir(), "mine.yaml", show)
+	if got := run(copyFile); got != plain {
+		t.Errorf("an unedited copy of the built-in wrote %s, want %s", got, plain)
+	}
+	edited := writeFile(t, t.TempDir(), "edited.yaml", strings.Replace(show, "seed: 1", "seed: 3", 1))
+	if got := run(edited); got == plain || got == seeded {
+		t.Errorf("an edited copy wrote %s, over another run's directory", got)
 	}
 }

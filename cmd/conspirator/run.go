@@ -135,8 +135,12 @@ seed, version, metrics), per-request / per-job CSV files, plots/ (PNG and
 SVG) and report.md. With no argument it runs the default built-in scenario,
 ` + DefaultScenario + `.
 
-The directory is written atomically: it appears complete or not at all.
-An existing result directory at the same place is replaced.`,
+Without -o the directory is $CONSPIRATOR_OUT/NAME (default ./results) for a
+built-in scenario run as it is, and NAME-DIGEST for any other inputs
+(--set, --seed, environment, an edited copy), DIGEST being a fingerprint of
+the resolved scenario: runs of different inputs never overwrite each other.
+The directory is written atomically: it appears complete or not at all. An
+existing result directory at the same place is replaced.`,
 		Example: `  conspirator run
   conspirator run paper/e2e --set datapath.host.background_load=80% -o out/e2e-80
   conspirator run my.yaml --seed 7`,
@@ -152,7 +156,9 @@ An existing result directory at the same place is replaced.`,
 			}
 			dir := outDir
 			if dir == "" {
-				dir = filepath.Join(a.outRoot(), safeName(sc.Name))
+				if dir, err = a.defaultRunDir(sc); err != nil {
+					return err
+				}
 			}
 			if err := checkWritableParent(dir); err != nil {
 				return err
@@ -203,6 +209,26 @@ func (a *app) validateCmd() *cobra.Command {
 	}
 	f.add(c)
 	return c
+}
+
+// defaultRunDir is where a run without -o writes: OUT/NAME for a built-in
+// scenario run as it is, OUT/NAME-DIGEST (the inputs' fingerprint) for any
+// other inputs (--set, --seed, environment, an edited copy of a built-in),
+// so that two runs of different inputs never overwrite each other and a
+// rerun of the same inputs replaces its own directory.
+func (a *app) defaultRunDir(sc *scenarios.Scenario) (string, error) {
+	digest, err := sim.InputsDigest(sc)
+	if err != nil {
+		return "", err
+	}
+	base := safeName(sc.Name)
+	var plain scenarios.Scenario
+	if err := scenarios.Load(sc.Name, nil, nil, &plain); err == nil {
+		if d, err := sim.InputsDigest(&plain); err == nil && d == digest {
+			return filepath.Join(a.outRoot(), base), nil
+		}
+	}
+	return filepath.Join(a.outRoot(), base+"-"+digest), nil
 }
 
 // safeName turns a scenario name ("paper/e2e") into a directory name.
