@@ -359,3 +359,16 @@ func TestDefaultResultDirsNeverCollide(t *testing.T) {
 		t.Errorf("an edited copy wrote %s, over another run's directory", got)
 	}
 }
+
+// Shell completion offers the built-in scenarios for the argument and the
+// scenario keys for --set (what `conspirator completion bash` calls).
+func TestCompletion(t *testing.T) {
+	_, out, _ := cli(t, nil, "__complete", "run", "")
+	if !strings.Contains(out, "paper/e2e\n") || !strings.Contains(out, "paper/gpu-hours\n") {
+		t.Errorf("scenario completion:\n%s", out)
+	}
+	_, out, _ = cli(t, nil, "__complete", "sweep", "paper/e2e", "--set", "datapath.host.ba")
+	if !strings.Contains(out, "datapath.host.background_load=\n") || strings.Contains(out, "cluster.") {
+		t.Errorf("--set completion:\n%s", out)
+	}
+}

@@ -31,6 +31,27 @@ type scenarioFlags struct {
 func (f *scenarioFlags) add(c *cobra.Command) {
 	c.Flags().StringArrayVar(&f.sets, "set", nil, "override a scenario key, e.g. --set datapath.host.background_load=80% (repeatable)")
 	c.Flags().StringVar(&f.seed, "seed", "", "seed of every random stream (overrides the scenario's seed)")
+	// Shell completion (conspirator completion bash|zsh|fish): built-in
+	// scenario names or files for the argument, scenario keys for --set.
+	c.ValidArgsFunction = completeScenario
+	c.RegisterFlagCompletionFunc("set", completeKey)
+}
+
+func completeScenario(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	return scenarios.List(), cobra.ShellCompDirectiveDefault // names, or a file
+}
+
+func completeKey(_ *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
+	var keys []string
+	for _, k := range scenarios.Schema(&scenarios.Scenario{}) {
+		if k.Type != "section" && !strings.Contains(k.Path, "[]") && !strings.Contains(k.Path, "<") && strings.HasPrefix(k.Path, prefix) {
+			keys = append(keys, k.Path+"=")
+		}
+	}
+	return keys, cobra.ShellCompDirectiveNoSpace | cobra.ShellCompDirectiveNoFileComp
 }
 
 // load resolves a scenario: built-in name or file, environment, --set and
