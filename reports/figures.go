@@ -202,7 +202,7 @@ func costPower(rows []CostRow) (*figure, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plot cost_power: %w", err)
 	}
-	b, err := barPanel("Power efficiency", "scheduler hardware", "throughput per watt (req/s per W)", names, pe, 2)
+	b, err := barPanel("Power efficiency", "scheduler hardware", "throughput per watt (1/W; throughput in the table's units, host = 1000)", names, pe, 2)
 	if err != nil {
 		return nil, fmt.Errorf("plot cost_power: %w", err)
 	}
