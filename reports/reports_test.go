@@ -517,3 +517,15 @@ func TestFmtSig(t *testing.T) {
 		}
 	}
 }
+
+func TestAxisName(t *testing.T) {
+	for in, want := range map[string]string{
+		"datapath.host.background_load": "background load [datapath.host]",
+		"seed":                          "seed",
+		"cluster.window.skip":           "skip [cluster.window]",
+	} {
+		if got := axisName(in); got != want {
+			t.Errorf("axisName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -328,7 +328,7 @@ func sweepFigures(agg SweepAggregate) ([]*figure, error) {
 				xs[i] = float64(i)
 			}
 		}
-		xLabel := xp.Key
+		xLabel := axisName(xp.Key)
 		if unit != "" {
 			xLabel += " (" + unit + ")"
 		}
@@ -400,4 +400,16 @@ func sweepFigures(agg SweepAggregate) ([]*figure, error) {
 		}
 	}
 	return figs, nil
+}
+
+// axisName is a swept key as an axis reads it: its last element in words,
+// with the section for context in brackets ("datapath.host.background_load"
+// becomes "background load [datapath.host]"); the caller adds the unit in
+// parentheses.
+func axisName(key string) string {
+	i := strings.LastIndex(key, ".")
+	if i < 0 {
+		return strings.ReplaceAll(key, "_", " ")
+	}
+	return strings.ReplaceAll(key[i+1:], "_", " ") + " [" + key[:i] + "]"
 }
