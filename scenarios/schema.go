@@ -32,6 +32,10 @@ type KeyDoc struct {
 // section with its own catalog would resolve its own prefix here.
 var resolveSource = datapath.SourceText
 
+// SourceText is a key's source tag as a reader sees it: the grade and the
+// citation, resolved from the hardware catalog for "hw:" tags.
+func SourceText(tag string) (string, error) { return resolveSource(tag) }
+
 // Schema lists every key of the config struct v (a struct or a pointer to
 // one) in declaration order, sections before their keys.
 func Schema(v any) []KeyDoc {

@@ -112,6 +112,7 @@ Exit codes: 0 success, 1 a run failed, 2 usage or configuration error.`,
 		a.calibrateCmd(),
 		a.versionCmd(),
 		a.scenariosCmd(),
+		a.explainCmd(),
 		a.migCmd(),
 		a.traceCmd(),
 	)

@@ -372,3 +372,23 @@ func TestCompletion(t *testing.T) {
 		t.Errorf("--set completion:\n%s", out)
 	}
 }
+
+// explain prints a key's meaning, type, default and source; a unique
+// ending is enough; a misspelt or ambiguous key is exit 2 saying why.
+func TestExplain(t *testing.T) {
+	code, out, _ := cli(t, nil, "explain", "smartnic.dma_bandwidth")
+	for _, want := range []string{"datapath.smartnic.dma_bandwidth\n", "type:     bandwidth", "default:  22GB/s", "source:   estimate:"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("explain: exit %d, output lacks %q:\n%s", code, want, out)
+		}
+	}
+	for _, c := range []struct{ key, want string }{
+		{"datapath.smartnic.dma_bandwith", `did you mean "datapath.smartnic.dma_bandwidth"?`},
+		{"count", "names 3 keys"},
+	} {
+		code, _, stderr := cli(t, nil, "explain", c.key)
+		if code != exitUsage || !strings.Contains(stderr, c.want) {
+			t.Errorf("explain %s: exit %d, stderr %q; want exit 2 and %q", c.key, code, stderr, c.want)
+		}
+	}
+}

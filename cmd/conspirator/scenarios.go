@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/conspirator-sim/conspirator/internal/suggest"
 	"github.com/conspirator-sim/conspirator/scenarios"
 	"github.com/spf13/cobra"
 )
@@ -53,4 +54,73 @@ func (a *app) scenariosCmd() *cobra.Command {
 		},
 	})
 	return c
+}
+
+// explainCmd prints one scenario key: what it means, its type and unit, its
+// default and where that default comes from (source and grade).
+func (a *app) explainCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "explain KEY",
+		Short: "Explain a scenario key: meaning, type, unit, default, source and grade",
+		Example: `  conspirator explain datapath.host.background_load
+  conspirator explain smartnic.dma_bandwidth      # a unique ending is enough`,
+		Args: cobra.ExactArgs(1),
+		ValidArgsFunction: func(_ *cobra.Command, args []string, prefix string) ([]string, cobra.ShellCompDirective) {
+			var keys []string
+			for _, k := range scenarios.Schema(&scenarios.Scenario{}) {
+				keys = append(keys, k.Path)
+			}
+			return keys, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(_ *cobra.Command, args []string) error {
+			keys := scenarios.Schema(&scenarios.Scenario{})
+			want := strings.TrimSpace(args[0])
+			var match []scenarios.KeyDoc
+			for _, k := range keys {
+				if k.Path == want {
+					match = []scenarios.KeyDoc{k}
+					break
+				}
+				if strings.HasSuffix(k.Path, "."+want) {
+					match = append(match, k)
+				}
+			}
+			if len(match) == 0 {
+				paths := make([]string, len(keys))
+				for i, k := range keys {
+					paths[i] = k.Path
+				}
+				msg := fmt.Sprintf("unknown scenario key %q", want)
+				if near := suggest.Nearest(want, paths); near != "" {
+					msg += fmt.Sprintf("; did you mean %q?", near)
+				}
+				return usagef("%s (every key: conspirator scenarios schema)", msg)
+			}
+			if len(match) > 1 {
+				paths := make([]string, len(match))
+				for i, k := range match {
+					paths[i] = k.Path
+				}
+				return usagef("%q names %d keys: %s; give the whole path", want, len(match), strings.Join(paths, ", "))
+			}
+			k := match[0]
+			fmt.Fprintf(a.stdout, "%s\n  %s\n", k.Path, k.Doc)
+			typ := k.Type
+			if k.Unit != "" {
+				typ += ", in " + k.Unit
+			}
+			fmt.Fprintf(a.stdout, "  type:     %s\n", typ)
+			if k.Default != "" {
+				fmt.Fprintf(a.stdout, "  default:  %s\n", k.Default)
+			}
+			if k.Source != "" {
+				src, err := scenarios.SourceText(k.Source)
+				if err != nil {
+					src = k.Source
+				}
+				fmt.Fprintf(a.stdout, "  source:   %s\n", src)
+			}
+			return nil
+		},
+	}
 }
