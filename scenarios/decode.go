@@ -12,8 +12,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/conspirator-sim/conspirator/hw/units"
 	"github.com/conspirator-sim/conspirator/internal/suggest"
-	"github.com/conspirator-sim/conspirator/scenarios/units"
 )
 
 // Limits that keep a hostile file from exhausting memory or the stack:

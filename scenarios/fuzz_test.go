@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/conspirator-sim/conspirator/scenarios/units"
+	"github.com/conspirator-sim/conspirator/hw/units"
 )
 
 // fuzzConfig exercises every kind of field the loader supports.

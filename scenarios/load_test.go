@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/conspirator-sim/conspirator/hw/units"
 	"github.com/conspirator-sim/conspirator/internal/golden"
-	"github.com/conspirator-sim/conspirator/scenarios/units"
 )
 
 // decodeString loads YAML text with the given layers into a tScenario.

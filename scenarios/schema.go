@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/conspirator-sim/conspirator/scenarios/units"
+	"github.com/conspirator-sim/conspirator/hw/units"
 	"github.com/conspirator-sim/conspirator/sim/datapath"
 )
 

@@ -3,7 +3,7 @@ package scenarios
 import (
 	"errors"
 
-	"github.com/conspirator-sim/conspirator/scenarios/units"
+	"github.com/conspirator-sim/conspirator/hw/units"
 )
 
 // The loader is generic over config structs. Its tests use this small,

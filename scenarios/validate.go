@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/conspirator-sim/conspirator/scenarios/units"
+	"github.com/conspirator-sim/conspirator/hw/units"
 )
 
 // Validator is implemented by config sections that check ranges and

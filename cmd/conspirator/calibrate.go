@@ -12,12 +12,12 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/conspirator-sim/conspirator/hw/units"
 	"github.com/conspirator-sim/conspirator/realhw"
 	"github.com/conspirator-sim/conspirator/realhw/calib"
 	"github.com/conspirator-sim/conspirator/realhw/nvbandwidth"
 	"github.com/conspirator-sim/conspirator/realhw/perftest"
 	"github.com/conspirator-sim/conspirator/reports"
-	"github.com/conspirator-sim/conspirator/scenarios/units"
 	"github.com/spf13/cobra"
 )
 

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/conspirator-sim/conspirator/engine"
+	"github.com/conspirator-sim/conspirator/hw/units"
 	"github.com/conspirator-sim/conspirator/policies/snapshot"
-	"github.com/conspirator-sim/conspirator/scenarios/units"
 	"github.com/conspirator-sim/conspirator/sim/cluster"
 	"github.com/conspirator-sim/conspirator/sim/datapath"
 )

@@ -6,8 +6,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/conspirator-sim/conspirator/hw/units"
 	"github.com/conspirator-sim/conspirator/scenarios"
-	"github.com/conspirator-sim/conspirator/scenarios/units"
 )
 
 func parseSec(t *testing.T, s string) float64 {

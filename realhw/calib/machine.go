@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/conspirator-sim/conspirator/scenarios/units"
+	"github.com/conspirator-sim/conspirator/hw/units"
 )
 
 // CollectMachine describes this machine for a profile's provenance: the

@@ -16,9 +16,9 @@ import (
 	"strings"
 
 	"github.com/conspirator-sim/conspirator/engine"
+	"github.com/conspirator-sim/conspirator/hw/units"
 	"github.com/conspirator-sim/conspirator/realhw"
 	"github.com/conspirator-sim/conspirator/realhw/host"
-	"github.com/conspirator-sim/conspirator/scenarios/units"
 	"go.yaml.in/yaml/v3"
 	"gonum.org/v1/gonum/stat"
 )

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/conspirator-sim/conspirator/engine"
+	"github.com/conspirator-sim/conspirator/hw/units"
 	"github.com/conspirator-sim/conspirator/realhw"
 	"github.com/conspirator-sim/conspirator/realhw/host"
-	"github.com/conspirator-sim/conspirator/scenarios/units"
 )
 
 // Options configure Run and Validate on the host backend. Zero fields take

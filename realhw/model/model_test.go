@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/conspirator-sim/conspirator/engine"
-	"github.com/conspirator-sim/conspirator/scenarios/units"
+	"github.com/conspirator-sim/conspirator/hw/units"
 	"github.com/conspirator-sim/conspirator/sim/datapath"
 )
 

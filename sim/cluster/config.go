@@ -9,8 +9,8 @@ import (
 
 	"github.com/conspirator-sim/conspirator/engine"
 	"github.com/conspirator-sim/conspirator/hw/gpu"
+	"github.com/conspirator-sim/conspirator/hw/units"
 	"github.com/conspirator-sim/conspirator/policies/snapshot"
-	"github.com/conspirator-sim/conspirator/scenarios/units"
 	"github.com/conspirator-sim/conspirator/workloads"
 
 	_ "github.com/conspirator-sim/conspirator/policies/builtin" // registers every policy

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/conspirator-sim/conspirator/engine"
+	"github.com/conspirator-sim/conspirator/hw/units"
 	"github.com/conspirator-sim/conspirator/internal/shareddata"
-	"github.com/conspirator-sim/conspirator/scenarios/units"
 	"github.com/conspirator-sim/conspirator/workloads"
 )
 

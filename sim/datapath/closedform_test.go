@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/conspirator-sim/conspirator/scenarios/units"
+	"github.com/conspirator-sim/conspirator/hw/units"
 )
 
 // One client, nothing else in the system: every request's latency must be

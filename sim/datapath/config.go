@@ -11,7 +11,7 @@ import (
 	"github.com/conspirator-sim/conspirator/engine"
 	"github.com/conspirator-sim/conspirator/hw"
 	"github.com/conspirator-sim/conspirator/hw/gpu"
-	"github.com/conspirator-sim/conspirator/scenarios/units"
+	"github.com/conspirator-sim/conspirator/hw/units"
 )
 
 // Path names, as they appear in a scenario's datapath.paths and in results.

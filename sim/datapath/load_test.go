@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/conspirator-sim/conspirator/scenarios/units"
+	"github.com/conspirator-sim/conspirator/hw/units"
 )
 
 // Open-loop arrivals above capacity must be flagged, not reported as a

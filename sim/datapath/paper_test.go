@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/conspirator-sim/conspirator/scenarios/units"
+	"github.com/conspirator-sim/conspirator/hw/units"
 )
 
 // The paper's data-path claims (conspirator.md, "Headline results"), checked

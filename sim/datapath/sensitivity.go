@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/conspirator-sim/conspirator/scenarios/units"
+	"github.com/conspirator-sim/conspirator/hw/units"
 )
 
 // Gap is the conspirator path's mean end-to-end latency reduction over the

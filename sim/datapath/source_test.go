@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/conspirator-sim/conspirator/hw"
-	"github.com/conspirator-sim/conspirator/scenarios/units"
+	"github.com/conspirator-sim/conspirator/hw/units"
 )
 
 // sourcedField is one Config field with its source tag and its value in
