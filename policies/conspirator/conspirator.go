@@ -204,7 +204,7 @@ func (p *Policy) consolidate(v *pack.View) {
 }
 
 func init() {
-	snapshot.Register("conspirator", func(raw map[string]string) (snapshot.Policy, error) {
+	snapshot.MustRegister("conspirator", func(raw map[string]string) (snapshot.Policy, error) {
 		d := DefaultConfig()
 		a := snapshot.NewArgs(raw)
 		cfg := Config{

@@ -49,7 +49,7 @@ func placeAlone(v *pack.View, j *snapshot.Job) {
 }
 
 func init() {
-	snapshot.Register("exclusive", func(raw map[string]string) (snapshot.Policy, error) {
+	snapshot.MustRegister("exclusive", func(raw map[string]string) (snapshot.Policy, error) {
 		if err := snapshot.NewArgs(raw).Err(); err != nil {
 			return nil, err
 		}

@@ -9,15 +9,7 @@ import (
 )
 
 // Class is one task class of the target workload.
-type Class struct {
-	// Demand is the share of one GPU each task needs, in (0, 1].
-	Demand float64
-	// Types lists the GPU model names allowed; empty allows every type.
-	Types []string
-	// Weight is the class's popularity (any non-negative scale; the
-	// policy normalises).
-	Weight float64
-}
+type Class = snapshot.WorkloadClass
 
 // Policy is the FGD policy.
 type Policy struct {
@@ -169,7 +161,7 @@ func (p *Policy) Schedule(s *snapshot.Snapshot) (snapshot.Decision, error) {
 }
 
 func init() {
-	snapshot.Register("fgd", func(raw map[string]string) (snapshot.Policy, error) {
+	snapshot.MustRegister("fgd", func(raw map[string]string) (snapshot.Policy, error) {
 		if err := snapshot.NewArgs(raw).Err(); err != nil {
 			return nil, err
 		}

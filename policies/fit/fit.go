@@ -84,7 +84,7 @@ func bestFit(v *pack.View, j *snapshot.Job) {
 
 func init() {
 	for _, best := range []bool{false, true} {
-		snapshot.Register(Policy{Best: best}.Name(), func(raw map[string]string) (snapshot.Policy, error) {
+		snapshot.MustRegister(Policy{Best: best}.Name(), func(raw map[string]string) (snapshot.Policy, error) {
 			a := snapshot.NewArgs(raw)
 			p := Policy{Best: best, MIG: a.Bool("mig", true)}
 			if err := a.Err(); err != nil {

@@ -35,7 +35,7 @@ next:
 }
 
 func init() {
-	snapshot.Register("naive-share", func(raw map[string]string) (snapshot.Policy, error) {
+	snapshot.MustRegister("naive-share", func(raw map[string]string) (snapshot.Policy, error) {
 		if err := snapshot.NewArgs(raw).Err(); err != nil {
 			return nil, err
 		}

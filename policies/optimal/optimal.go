@@ -161,7 +161,7 @@ func (o *Solver) Solve(s *snapshot.Snapshot) (Result, error) {
 }
 
 func init() {
-	snapshot.Register("optimal", func(raw map[string]string) (snapshot.Policy, error) {
+	snapshot.MustRegister("optimal", func(raw map[string]string) (snapshot.Policy, error) {
 		def := DefaultConfig()
 		a := snapshot.NewArgs(raw)
 		cfg := Config{

@@ -17,6 +17,52 @@ type Policy interface {
 	Schedule(s *Snapshot) (Decision, error)
 }
 
+// MIGUser is the optional capability of a policy that says whether it
+// partitions MIG-capable GPUs into instances (true) or runs them whole or
+// shared by fractions (false). A policy without it partitions.
+type MIGUser interface {
+	UsesMIG() bool
+}
+
+// WorkloadClass is one kind of task in a target workload: its demand per
+// task, the GPU types it may run on, and its weight.
+type WorkloadClass struct {
+	// Demand is the share of one GPU each task needs, in (0, 1].
+	Demand float64
+	// Types lists the GPU model names allowed; empty allows every type.
+	Types []string
+	// Weight is the class's popularity (any non-negative scale; the policy
+	// normalises).
+	Weight float64
+}
+
+// WorkloadAware is the optional capability of a policy that scores
+// placements against the target workload (FGD): the simulator calls
+// SetWorkload once, with the classes of the whole trace, before the first
+// decision.
+type WorkloadAware interface {
+	SetWorkload(classes []WorkloadClass)
+}
+
+// Capabilities are the optional interfaces a policy implements, read once
+// (CapabilitiesOf) instead of by type assertions where the policy is used.
+type Capabilities struct {
+	UsesMIG  bool          // MIGUser's answer; true without MIGUser
+	Workload WorkloadAware // nil unless the policy is WorkloadAware
+}
+
+// CapabilitiesOf reads p's optional capabilities.
+func CapabilitiesOf(p Policy) Capabilities {
+	c := Capabilities{UsesMIG: true}
+	if m, ok := p.(MIGUser); ok {
+		c.UsesMIG = m.UsesMIG()
+	}
+	if w, ok := p.(WorkloadAware); ok {
+		c.Workload = w
+	}
+	return c
+}
+
 // Factory builds a policy from string arguments (as a scenario file gives
 // them). It should read them through an Args and return Args.Err.
 type Factory func(args map[string]string) (Policy, error)
@@ -26,15 +72,36 @@ var (
 	registry = map[string]Factory{}
 )
 
-// Register makes a policy available by name. It is meant for init functions;
-// registering one name twice is a programming error and panics.
-func Register(name string, f Factory) {
+// Register makes a policy available by name, after checking it once: the
+// name is new and not empty, and the factory builds a policy from no
+// arguments (every argument has a default) whose Name is the registered
+// one. It returns what is wrong; init functions use MustRegister.
+func Register(name string, f Factory) error {
+	if name == "" || f == nil {
+		return fmt.Errorf("snapshot: register %q: a policy needs a name and a factory", name)
+	}
+	p, err := f(nil)
+	if err != nil {
+		return fmt.Errorf("snapshot: register %q: the factory fails without arguments (every argument needs a default): %w", name, err)
+	}
+	if p.Name() != name {
+		return fmt.Errorf("snapshot: register %q: the factory's policy calls itself %q", name, p.Name())
+	}
 	regMu.Lock()
 	defer regMu.Unlock()
 	if _, dup := registry[name]; dup {
-		panic("snapshot: policy " + strconv.Quote(name) + " registered twice")
+		return fmt.Errorf("snapshot: policy %s registered twice", strconv.Quote(name))
 	}
 	registry[name] = f
+	return nil
+}
+
+// MustRegister is Register for init functions, where a failed registration
+// is a programming error of the policy's package: it panics with the error.
+func MustRegister(name string, f Factory) {
+	if err := Register(name, f); err != nil {
+		panic(err)
+	}
 }
 
 // New builds the named policy with its arguments.

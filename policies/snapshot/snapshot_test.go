@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -193,7 +194,7 @@ func (f fixed) Name() string                           { return f.name }
 func (f fixed) Schedule(s *Snapshot) (Decision, error) { return Decision{}, nil }
 
 func TestRegistryAndArgs(t *testing.T) {
-	Register("test-fixed", func(raw map[string]string) (Policy, error) {
+	err := Register("test-fixed", func(raw map[string]string) (Policy, error) {
 		a := NewArgs(raw)
 		_ = a.Float("weight", 1, 0, 10)
 		_ = a.Duration("limit", time.Second, 0, time.Minute)
@@ -205,6 +206,9 @@ func TestRegistryAndArgs(t *testing.T) {
 		}
 		return fixed{"test-fixed"}, nil
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := New("test-fixed", map[string]string{"weight": "2.5", "limit": "3s", "mode": "y", "flag": "true", "n": "5"}); err != nil {
 		t.Errorf("good args: %v", err)
 	}
@@ -222,5 +226,65 @@ func TestRegistryAndArgs(t *testing.T) {
 	}
 	if _, err := New("no-such", nil); err == nil || !strings.Contains(err.Error(), "test-fixed") {
 		t.Errorf("unknown policy: %v", err)
+	}
+}
+
+type migFixed struct {
+	fixed
+	mig bool
+}
+
+func (m migFixed) UsesMIG() bool { return m.mig }
+
+type workloadFixed struct {
+	fixed
+	got []WorkloadClass
+}
+
+func (w *workloadFixed) SetWorkload(c []WorkloadClass) { w.got = c }
+
+// Registration checks a policy once and returns what is wrong; the
+// optional capabilities are read by CapabilitiesOf, with the documented
+// default (a policy that does not say partitions MIG GPUs).
+func TestRegisterChecksAndCapabilities(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		f    Factory
+		want string
+	}{
+		{"", func(map[string]string) (Policy, error) { return fixed{""}, nil }, "needs a name"},
+		{"needs-args", func(raw map[string]string) (Policy, error) {
+			if raw["k"] == "" {
+				return nil, errors.New("k missing")
+			}
+			return fixed{"needs-args"}, nil
+		}, "fails without arguments"},
+		{"misnamed", func(map[string]string) (Policy, error) { return fixed{"other"}, nil }, `calls itself "other"`},
+	} {
+		if err := Register(c.name, c.f); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Register(%q): %v, want %q", c.name, err, c.want)
+		}
+	}
+	ok := func(map[string]string) (Policy, error) { return fixed{"twice"}, nil }
+	if err := Register("twice", ok); err != nil {
+		t.Fatal(err)
+	}
+	if err := Register("twice", ok); err == nil || !strings.Contains(err.Error(), "registered twice") {
+		t.Errorf("second registration: %v", err)
+	}
+	if c := CapabilitiesOf(fixed{"x"}); !c.UsesMIG || c.Workload != nil {
+		t.Errorf("plain policy: %+v, want UsesMIG true and no workload", c)
+	}
+	if c := CapabilitiesOf(migFixed{fixed{"x"}, false}); c.UsesMIG {
+		t.Errorf("MIGUser false: %+v", c)
+	}
+	w := &workloadFixed{fixed: fixed{"x"}}
+	c := CapabilitiesOf(w)
+	if c.Workload == nil {
+		t.Fatal("WorkloadAware not seen")
+	}
+	c.Workload.SetWorkload([]WorkloadClass{{Demand: 0.5, Weight: 1}})
+	if len(w.got) != 1 {
+		t.Errorf("SetWorkload not reached through the capability: %+v", w.got)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/conspirator-sim/conspirator/engine"
 	"github.com/conspirator-sim/conspirator/engine/stats"
 	"github.com/conspirator-sim/conspirator/hw/gpu"
-	"github.com/conspirator-sim/conspirator/policies/fgd"
 	"github.com/conspirator-sim/conspirator/policies/snapshot"
 )
 
@@ -156,8 +155,8 @@ func Run(cfg Config, seed uint64) (*Result, error) {
 
 // workloadClasses is FGD's target workload: the per-task demand and allowed
 // types of every job, weighted by task count.
-func workloadClasses(plans []jobPlan) []fgd.Class {
-	var out []fgd.Class
+func workloadClasses(plans []jobPlan) []snapshot.WorkloadClass {
+	var out []snapshot.WorkloadClass
 	idx := map[string]int{}
 	for k := range plans {
 		p := &plans[k]
@@ -177,7 +176,7 @@ func workloadClasses(plans []jobPlan) []fgd.Class {
 			continue
 		}
 		idx[key] = len(out)
-		out = append(out, fgd.Class{Demand: d, Types: types, Weight: float64(p.src.NumGPU)})
+		out = append(out, snapshot.WorkloadClass{Demand: d, Types: types, Weight: float64(p.src.NumGPU)})
 	}
 	return out
 }
@@ -185,11 +184,10 @@ func workloadClasses(plans []jobPlan) []fgd.Class {
 func simulate(cfg Config, pol snapshot.Policy, types []gpuType, gpus []clusterGPU, plans []jobPlan) (PolicyResult, Timing, error) {
 	r := &run{cfg: cfg, sim: engine.New(nil), pol: pol, mig: true, types: types, plans: plans,
 		gpus: make([]gpuState, len(gpus)), byTyp: make([][]int, len(types)), busy: map[int]bool{}}
-	if m, ok := pol.(interface{ UsesMIG() bool }); ok {
-		r.mig = m.UsesMIG()
-	}
-	if w, ok := pol.(interface{ SetWorkload([]fgd.Class) }); ok {
-		w.SetWorkload(workloadClasses(plans))
+	caps := snapshot.CapabilitiesOf(pol)
+	r.mig = caps.UsesMIG
+	if caps.Workload != nil {
+		caps.Workload.SetWorkload(workloadClasses(plans))
 	}
 	for k, g := range gpus {
 		r.gpus[k].typ = g.typ
