@@ -5,13 +5,18 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/conspirator-sim/conspirator/scenarios"
 	"github.com/conspirator-sim/conspirator/sim/cluster"
 	"github.com/conspirator-sim/conspirator/sim/datapath"
+	"github.com/conspirator-sim/conspirator/workloads/trace"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -46,6 +51,30 @@ type Summary struct {
 	// InputRows says what became of the rows of the trace and the node
 	// list: read, used, and left out with the first reasons.
 	InputRows []cluster.InputReport `json:"input_rows,omitempty"`
+}
+
+// ClusterEnv is what the assembly gives the cluster model: the trace
+// importer (the model reads no file itself) and the wall clock that times
+// the policies' decisions (timing.json).
+var ClusterEnv = cluster.Env{Import: trace.ImportFile, Now: time.Now}
+
+// CheckFiles reports, as a *cluster.InputError naming the key and where
+// to download the data, an input file of sc that does not exist or cannot
+// be read: `validate` calls it, so that a missing file is found before a
+// run.
+func CheckFiles(sc *scenarios.Scenario) error {
+	if sc.Cluster == nil {
+		return nil
+	}
+	keys, paths := sc.Cluster.Files()
+	for i, p := range paths {
+		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+			return cluster.NotFound(keys[i], p)
+		} else if err != nil {
+			return &cluster.InputError{Err: fmt.Errorf("%s: %w", keys[i], err)}
+		}
+	}
+	return nil
 }
 
 // Timing is timing.json: wall-clock measurements of a run, kept out of
@@ -89,7 +118,7 @@ func Run(sc *scenarios.Scenario) (*Output, error) {
 		files["requests.csv"] = csv.Bytes()
 	}
 	if sc.Cluster != nil {
-		res, err := cluster.Run(*sc.Cluster, sc.Seed)
+		res, err := cluster.Run(*sc.Cluster, sc.Seed, ClusterEnv)
 		if err != nil {
 			return nil, fmt.Errorf("cluster: %w", err)
 		}

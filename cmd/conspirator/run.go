@@ -219,10 +219,8 @@ func (a *app) validateCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if sc.Cluster != nil {
-				if err := sc.Cluster.CheckFiles(); err != nil {
-					return usageError{err}
-				}
+			if err := sim.CheckFiles(sc); err != nil {
+				return usageError{err}
 			}
 			fmt.Fprintf(a.stdout, "%s: ok (scenario %q, seed %d)\n", args[0], sc.Name, sc.Seed)
 			return nil

@@ -1,7 +1,9 @@
 package layers
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -63,6 +65,42 @@ func TestOf(t *testing.T) {
 		}
 		if got != want {
 			t.Errorf("Of(%s) = %d, want %d", path, got, want)
+		}
+	}
+}
+
+// The simulation models do no file I/O and read no clock: files and the
+// wall clock are injected by the assembly (cluster.Env), so that a model's
+// result depends on its inputs alone.
+func TestModelsArePure(t *testing.T) {
+	root, err := shareddata.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", "list", "-f", "{{.ImportPath}}|{{.Dir}}|{{join .GoFiles \",\"}}|{{join .Imports \" \"}}", "./sim/datapath", "./sim/cluster")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	forbidden := map[string]bool{"os": true, "os/exec": true, "net": true, "net/http": true, "syscall": true, "io/ioutil": true}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.SplitN(line, "|", 4)
+		for _, imp := range strings.Fields(f[3]) {
+			if forbidden[imp] {
+				t.Errorf("model %s imports %s: files and processes belong to the assembly", f[0], imp)
+			}
+		}
+		for _, name := range strings.Split(f[2], ",") {
+			b, err := os.ReadFile(filepath.Join(f[1], name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, call := range []string{"time.Now(", "time.Since(", "time.Until("} {
+				if strings.Contains(string(b), call) {
+					t.Errorf("model %s/%s calls %s: the wall clock is injected (cluster.Env.Now)", f[0], name, call)
+				}
+			}
 		}
 	}
 }

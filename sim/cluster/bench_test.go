@@ -12,7 +12,7 @@ func benchOpenB(b *testing.B, policy string, synthetic int) {
 	c.Synthetic.Jobs = synthetic
 	b.ReportAllocs()
 	for b.Loop() {
-		r, err := Run(c, 1)
+		r, err := Run(c, 1, testEnv)
 		if err != nil {
 			b.Fatal(err)
 		}

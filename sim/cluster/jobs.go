@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/conspirator-sim/conspirator/engine"
 	"github.com/conspirator-sim/conspirator/hw/gpu"
@@ -16,8 +16,8 @@ import (
 	"github.com/conspirator-sim/conspirator/workloads/trace"
 )
 
-// downloadHint tells a user without the trace where it comes from.
-const downloadHint = "the Alibaba GPU traces are at https://github.com/alibaba/clusterdata " +
+// DownloadHint tells a user without the trace where it comes from.
+const DownloadHint = "the Alibaba GPU traces are at https://github.com/alibaba/clusterdata " +
 	"(openb: folder cluster-trace-gpu-v2023/csv); download the file there, or point " +
 	"cluster.trace / cluster.nodes at your copy"
 
@@ -29,31 +29,51 @@ type InputError struct{ Err error }
 func (e *InputError) Error() string { return e.Err.Error() }
 func (e *InputError) Unwrap() error { return e.Err }
 
-// CheckFiles reports, as an *InputError, an input file of c (the trace,
-// the node list) that does not exist or cannot be read, naming the key and
-// where to download the data; `validate` calls it so that a missing file
-// is found before a run.
-func (c Config) CheckFiles() error {
-	if c.Jobs == nil && c.Trace != "" {
-		if err := checkFile("cluster.trace", c.Trace); err != nil {
-			return err
-		}
-	}
-	if c.Nodes != "" {
-		return checkFile("cluster.nodes", c.Nodes)
-	}
-	return nil
+// Env is everything the model takes from outside the simulation. The
+// assembly (sim.Run) fills it, so that the model itself does no file I/O
+// and reads no clock: the same Config, seed and Env give the same result.
+type Env struct {
+	// Import reads the trace or node list a Config names (in the assembly:
+	// trace.ImportFile). A missing file must give an error that wraps
+	// fs.ErrNotExist. Needed only when Config.Trace or Config.Nodes is set.
+	Import func(path string, opt trace.Options) (trace.Result, error)
+	// Now is the wall clock that times the policies' decisions (timing.json).
+	// Nil: decision times are not measured and read 0.
+	Now func() time.Time
 }
 
-// checkFile returns a clear error for a missing input file.
-func checkFile(key, path string) error {
-	if _, err := os.Stat(path); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return &InputError{fmt.Errorf("%s: file %s not found; %s", key, path, downloadHint)}
-		}
-		return &InputError{fmt.Errorf("%s: %w", key, err)}
+// Files lists the input files c reads, with the key naming each, so that
+// the assembly can check them before a run (`validate`).
+func (c Config) Files() (keys, paths []string) {
+	if c.Jobs == nil && c.Trace != "" {
+		keys, paths = append(keys, "cluster.trace"), append(paths, c.Trace)
 	}
-	return nil
+	if c.Nodes != "" {
+		keys, paths = append(keys, "cluster.nodes"), append(paths, c.Nodes)
+	}
+	return keys, paths
+}
+
+// NotFound is the error for an input file that does not exist: the key,
+// the path and where the data can be downloaded.
+func NotFound(key, path string) error {
+	return &InputError{fmt.Errorf("%s: file %s not found; %s", key, path, DownloadHint)}
+}
+
+// importInput reads one input file through env, turning a missing file
+// into NotFound and any other failure into an InputError naming the key.
+func importInput(env Env, key, path string, opt trace.Options) (trace.Result, error) {
+	if env.Import == nil {
+		return trace.Result{}, fmt.Errorf("%s: no importer given (the assembly sets cluster.Env.Import)", key)
+	}
+	r, err := env.Import(path, opt)
+	if errors.Is(err, fs.ErrNotExist) {
+		return r, NotFound(key, path)
+	}
+	if err != nil {
+		return r, &InputError{fmt.Errorf("%s: %w", key, err)}
+	}
+	return r, nil
 }
 
 // InputReport says what became of the rows of an input file (the trace or
@@ -106,16 +126,13 @@ func (r InputReport) Summary() string {
 // loadJobs returns the jobs of the run: cfg.Jobs, or the trace (windowed,
 // or synthesised from it), and the report of the trace's rows (nil for
 // cfg.Jobs). A run with no job left is an InputError that says why.
-func loadJobs(cfg Config, seed uint64) ([]workloads.Job, *InputReport, error) {
+func loadJobs(cfg Config, seed uint64, env Env) ([]workloads.Job, *InputReport, error) {
 	jobs := cfg.Jobs
 	var rep *InputReport
 	if jobs == nil {
-		if err := checkFile("cluster.trace", cfg.Trace); err != nil {
-			return nil, nil, err
-		}
-		r, err := trace.ImportFile(cfg.Trace, trace.Options{Format: cfg.TraceFormat})
+		r, err := importInput(env, "cluster.trace", cfg.Trace, trace.Options{Format: cfg.TraceFormat})
 		if err != nil {
-			return nil, nil, &InputError{fmt.Errorf("cluster.trace: %w", err)}
+			return nil, nil, err
 		}
 		ir := inputReport("cluster.trace", &r)
 		rep = &ir
@@ -197,16 +214,13 @@ type clusterGPU struct {
 
 // buildCluster returns the GPU types (sorted by name) and the GPUs in ID
 // order.
-func buildCluster(cfg Config, tm gpu.TraceTypeMap) ([]gpuType, []clusterGPU, *InputReport, error) {
+func buildCluster(cfg Config, tm gpu.TraceTypeMap, env Env) ([]gpuType, []clusterGPU, *InputReport, error) {
 	var names []string
 	var rep *InputReport
 	if cfg.Nodes != "" {
-		if err := checkFile("cluster.nodes", cfg.Nodes); err != nil {
-			return nil, nil, nil, err
-		}
-		r, err := trace.ImportFile(cfg.Nodes, trace.Options{})
+		r, err := importInput(env, "cluster.nodes", cfg.Nodes, trace.Options{})
 		if err != nil {
-			return nil, nil, nil, &InputError{fmt.Errorf("cluster.nodes: %w", err)}
+			return nil, nil, nil, err
 		}
 		ir := inputReport("cluster.nodes", &r)
 		rep = &ir

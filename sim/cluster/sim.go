@@ -65,6 +65,7 @@ func (g *gpuState) share() float64 {
 
 // run is one policy's simulation.
 type run struct {
+	now   func() time.Time // Env.Now; nil: decisions are not timed
 	cfg   Config
 	sim   *engine.Simulator
 	pol   snapshot.Policy
@@ -108,16 +109,16 @@ type run struct {
 // Run simulates every policy of cfg on the same jobs and returns their
 // results, in cfg.Policies order. seed drives synthetic jobs only; replaying
 // a trace is deterministic without it.
-func Run(cfg Config, seed uint64) (*Result, error) {
+func Run(cfg Config, seed uint64, env Env) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("cluster config:\n%w", err)
 	}
 	tm, _ := gpu.ParseTraceTypeMap(cfg.TypeMap)
-	types, gpus, nodesRep, err := buildCluster(cfg, tm)
+	types, gpus, nodesRep, err := buildCluster(cfg, tm, env)
 	if err != nil {
 		return nil, err
 	}
-	jobs, traceRep, err := loadJobs(cfg, seed)
+	jobs, traceRep, err := loadJobs(cfg, seed, env)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +137,7 @@ func Run(cfg Config, seed uint64) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		pr, tm, err := simulate(cfg, pol, types, gpus, plans)
+		pr, tm, err := simulate(cfg, pol, types, gpus, plans, env.Now)
 		if err != nil {
 			return nil, fmt.Errorf("policy %s: %w", name, err)
 		}
@@ -181,8 +182,8 @@ func workloadClasses(plans []jobPlan) []snapshot.WorkloadClass {
 	return out
 }
 
-func simulate(cfg Config, pol snapshot.Policy, types []gpuType, gpus []clusterGPU, plans []jobPlan) (PolicyResult, Timing, error) {
-	r := &run{cfg: cfg, sim: engine.New(nil), pol: pol, mig: true, types: types, plans: plans,
+func simulate(cfg Config, pol snapshot.Policy, types []gpuType, gpus []clusterGPU, plans []jobPlan, now func() time.Time) (PolicyResult, Timing, error) {
+	r := &run{now: now, cfg: cfg, sim: engine.New(nil), pol: pol, mig: true, types: types, plans: plans,
 		gpus: make([]gpuState, len(gpus)), byTyp: make([][]int, len(types)), busy: map[int]bool{}}
 	caps := snapshot.CapabilitiesOf(pol)
 	r.mig = caps.UsesMIG
@@ -414,9 +415,15 @@ func (r *run) schedule() {
 	var hidden map[int]bool
 	for {
 		s := r.snapshot(hidden)
-		begin := time.Now()
+		var begin time.Time
+		if r.now != nil {
+			begin = r.now()
+		}
 		d, err := r.pol.Schedule(s)
-		el := time.Since(begin)
+		var el time.Duration
+		if r.now != nil {
+			el = r.now().Sub(begin)
+		}
 		r.decisionTotal += el
 		us := float64(el.Nanoseconds()) / 1e3
 		r.decisions.Add(us)

@@ -2,13 +2,16 @@ package cluster
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/conspirator-sim/conspirator/workloads/trace"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/conspirator-sim/conspirator/engine"
 	"github.com/conspirator-sim/conspirator/hw/units"
@@ -34,7 +37,7 @@ func small(jobs []workloads.Job, model string, n int, policies ...string) Config
 
 func mustRun(t *testing.T, c Config) *Result {
 	t.Helper()
-	r, err := Run(c, 1)
+	r, err := Run(c, 1, testEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +205,7 @@ func TestDeterministicJSON(t *testing.T) {
 	c.VerifyDecisions = false
 	var out [2][]byte
 	for k := range out {
-		res, err := Run(c, 42)
+		res, err := Run(c, 42, testEnv)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -255,7 +258,7 @@ func TestMissingTraceNamesFileAndSource(t *testing.T) {
 	c.Trace = filepath.Join(t.TempDir(), "openb_pod_list_default.csv")
 	c.Nodes = ""
 	c.GPUs = []GPUGroup{{Model: "a100-40gb", Count: 1}}
-	_, err := Run(c, 1)
+	_, err := Run(c, 1, testEnv)
 	if err == nil || !strings.Contains(err.Error(), c.Trace) || !strings.Contains(err.Error(), "github.com/alibaba/clusterdata") {
 		t.Errorf("error %v; want the missing path and the download location", err)
 	}
@@ -314,14 +317,51 @@ func TestTraceRowsReported(t *testing.T) {
 	}
 
 	c.Trace = write("cpu.csv", "p1,1000,1024,0,0,,LS,Running,10,100,10\n")
-	_, err := Run(c, 1)
+	_, err := Run(c, 1, testEnv)
 	var ie *InputError
 	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "no usable job") || !strings.Contains(err.Error(), "cpu-only 1") || !strings.Contains(err.Error(), c.Trace) {
 		t.Errorf("trace without a GPU job: %v, want an InputError naming the file and the reason", err)
 	}
 	c.Trace = write("mixed2.csv", "p0,1000,1024,1,1000,,LS,Running,0,100,0\n")
 	c.Window.Skip = 1
-	if _, err := Run(c, 1); !errors.As(err, &ie) || !strings.Contains(err.Error(), "cluster.window.skip") {
+	if _, err := Run(c, 1, testEnv); !errors.As(err, &ie) || !strings.Contains(err.Error(), "cluster.window.skip") {
 		t.Errorf("window skipping every job: %v, want an InputError naming cluster.window.skip", err)
+	}
+}
+
+// testEnv is what the assembly gives the model (sim.Run): the trace
+// importer and the wall clock.
+var testEnv = Env{Import: trace.ImportFile, Now: time.Now}
+
+// The model takes files and the clock only from its Env: without an
+// importer a trace cannot be read (the error says who must give one);
+// without a clock the decisions are not timed (0), and the result is the
+// same as with one, byte for byte.
+func TestEnvIsTheOnlyWayOut(t *testing.T) {
+	c := Defaults()
+	c.Nodes = ""
+	c.GPUs = []GPUGroup{{Model: "a100-40gb", Count: 2}}
+	c.Trace = "pods.csv"
+	if _, err := Run(c, 1, Env{}); err == nil || !strings.Contains(err.Error(), "no importer given") {
+		t.Errorf("trace without an importer: %v", err)
+	}
+	r := engine.NewStream(3, "test/env")
+	var jobs []workloads.Job
+	for k := range 40 {
+		jobs = append(jobs, job(fmt.Sprint("j", k), r.Uniform(0, 3000), math.Round(r.Exp(600)+1), 1+r.IntN(1000)))
+	}
+	cfg := small(jobs, "a100-40gb", 4, "conspirator")
+	untimed, err := Run(cfg, 1, Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	timed := mustRun(t, cfg)
+	if untimed.Timing[0].DecisionUS.Mean != 0 || untimed.Timing[0].Decisions == 0 {
+		t.Errorf("without a clock: %+v, want decisions counted and timed 0", untimed.Timing[0])
+	}
+	a, _ := json.Marshal(untimed.Policies)
+	b, _ := json.Marshal(timed.Policies)
+	if string(a) != string(b) {
+		t.Error("the clock changed the simulated result")
 	}
 }
