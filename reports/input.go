@@ -102,6 +102,14 @@ type PolicyResult struct {
 	Unscheduled        int64   `json:"unscheduled"`
 	DecisionUS         MeanP99 `json:"decision_us"`
 	OptimalityGap      Num     `json:"optimality_gap"`
+	// Solves is an exact policy's proof record (absent for heuristics and
+	// in results of older versions).
+	Solves *struct {
+		Total    int64 `json:"total"`
+		Proven   int64 `json:"proven"`
+		Unproven int64 `json:"unproven"`
+		WorstGap Num   `json:"worst_gap"`
+	} `json:"solves,omitempty"`
 }
 
 // Result is summary.json: the data-path part, the cluster part, or both.

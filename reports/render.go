@@ -226,6 +226,15 @@ func writeTables(md *strings.Builder, r Result) {
 				fmtSig(float64(q.QueueS.Mean)), fmtPct(float64(q.Utilization)), q.Migrations, q.Unscheduled,
 				fmtSig(float64(q.DecisionUS.Mean)), fmtPct(float64(q.OptimalityGap)))
 		}
+		for _, q := range r.Policies {
+			if st := q.Solves; st != nil {
+				if st.Unproven > 0 {
+					fmt.Fprintf(md, "\n**%s is not proven optimal**: %d of %d solves were cut by the time limit (worst gap %s).\n", q.Name, st.Unproven, st.Total, fmtPct(float64(st.WorstGap)))
+				} else {
+					fmt.Fprintf(md, "\n%s: all %d solves proven optimal.\n", q.Name, st.Total)
+				}
+			}
+		}
 	}
 }
 

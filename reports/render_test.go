@@ -75,9 +75,12 @@ func TestRenderRunFixtures(t *testing.T) {
 				Power float64 `json:"power_w"`
 			} `json:"cost"`
 			Policies []struct {
-				Name  string  `json:"name"`
-				Hours float64 `json:"gpu_hours"`
-				Frac  float64 `json:"gpu_hours_fractional"`
+				Name   string  `json:"name"`
+				Hours  float64 `json:"gpu_hours"`
+				Frac   float64 `json:"gpu_hours_fractional"`
+				Solves *struct {
+					Total, Unproven int
+				} `json:"solves"`
 			} `json:"policies"`
 		}
 		b, err := os.ReadFile(filepath.Join(src, ResultFile))
@@ -96,6 +99,9 @@ func TestRenderRunFixtures(t *testing.T) {
 		}
 		for _, q := range sum.Policies {
 			tableHas = append(tableHas, "| "+q.Name+" | "+g4(q.Hours)+" | "+g4(q.Frac)+" |")
+			if q.Solves != nil && q.Solves.Unproven == 0 {
+				tableHas = append(tableHas, q.Name+": all "+strconv.Itoa(q.Solves.Total)+" solves proven optimal.")
+			}
 		}
 		if len(tableHas) < 2 {
 			t.Fatalf("%s: summary.json has too few rows to check: %s", c.fixture, b)

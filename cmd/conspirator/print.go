@@ -67,6 +67,15 @@ func printSummary(w io.Writer, s *sim.Summary, timing *sim.Timing) {
 		}
 		tw.Flush()
 		fmt.Fprintln(w, "* wall-clock mean per policy call on this machine (timing.json); not part of the deterministic summary")
+		for _, p := range s.Policies {
+			if st := p.Solves; st != nil {
+				line := fmt.Sprintf("%s: %d solves, %d proven optimal", p.Name, st.Total, st.Proven)
+				if st.Unproven > 0 {
+					line = fmt.Sprintf("WARNING: %s: %d of %d solves were cut by the time limit (worst gap %.2f%%): its GPU-hours are not proven optimal", p.Name, st.Unproven, st.Total, 100*st.WorstGap)
+				}
+				fmt.Fprintln(w, line)
+			}
+		}
 		for _, r := range s.InputRows {
 			fmt.Fprintln(w, r.Summary()) // rows left out are never silent; all reasons in summary.json
 		}

@@ -98,8 +98,16 @@ type Result struct {
 	Elapsed time.Duration
 }
 
-// Solver is the exact scheduler.
-type Solver struct{ cfg Config }
+// Solver is the exact scheduler. It counts its solves (SolveStats) for the
+// report: a decision cut by the time limit is never passed off as optimal.
+type Solver struct {
+	cfg   Config
+	stats snapshot.SolveStats
+}
+
+// SolveStats implements snapshot.SolveReporter: the solves made by
+// Schedule so far.
+func (o *Solver) SolveStats() snapshot.SolveStats { return o.stats }
 
 // NewSolver checks cfg and returns a solver.
 func NewSolver(cfg Config) (*Solver, error) {
@@ -115,6 +123,15 @@ func (o *Solver) Name() string { return "optimal" }
 // Schedule implements snapshot.Policy.
 func (o *Solver) Schedule(s *snapshot.Snapshot) (snapshot.Decision, error) {
 	r, err := o.Solve(s)
+	if err == nil {
+		o.stats.Total++
+		if r.Optimal {
+			o.stats.Proven++
+		} else {
+			o.stats.Unproven++
+			o.stats.WorstGap = max(o.stats.WorstGap, r.Gap)
+		}
+	}
 	return r.Decision, err
 }
 

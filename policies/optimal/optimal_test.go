@@ -321,3 +321,41 @@ func TestDeterministic(t *testing.T) {
 		t.Errorf("two solves differ:\n%+v\n%+v", a.Decision, b.Decision)
 	}
 }
+
+// Schedule keeps the proof record that the report shows: a small window is
+// proven (with a limit far beyond its microseconds, so a busy machine
+// cannot cut it), the 20-job window cut at 20 ms (a proof needs about 100x
+// that) is counted unproven with its gap, so a cut solve is never reported
+// as the optimum.
+func TestSolveStats(t *testing.T) {
+	roomy, err := NewSolver(Config{E1: 1, E2: 0.1, Backend: "gophersat", TimeLimit: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := roomy.Schedule(windowSnapshot(1, 3, 4)); err != nil {
+		t.Fatal(err)
+	}
+	if st := roomy.SolveStats(); st != (snapshot.SolveStats{Total: 1, Proven: 1}) {
+		t.Errorf("after a 3-job window: %+v, want one proven solve", st)
+	}
+	tight, err := NewSolver(Config{E1: 1, E2: 0.1, Backend: "gophersat", TimeLimit: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tight.Schedule(windowSnapshot(1, 20, 4)); err != nil {
+		t.Fatal(err)
+	}
+	st := tight.SolveStats()
+	if st.Total != 1 || st.Proven != 0 || st.Unproven != 1 || !(st.WorstGap > 0) {
+		t.Errorf("after a cut 20-job window: %+v, want 1 unproven with a gap", st)
+	}
+	if _, err := tight.Solve(windowSnapshot(2, 3, 4)); err != nil {
+		t.Fatal(err)
+	}
+	if tight.SolveStats() != st {
+		t.Error("Solve alone changed the record (only Schedule, the policy's decisions, counts)")
+	}
+	if c := snapshot.CapabilitiesOf(tight); c.Solves == nil {
+		t.Error("the exact solver does not report its solves")
+	}
+}

@@ -44,11 +44,29 @@ type WorkloadAware interface {
 	SetWorkload(classes []WorkloadClass)
 }
 
+// SolveStats counts an exact policy's solves: how many ended proven
+// optimal, how many were cut (by a time limit) with only a best-known
+// decision, and the largest relative gap (cost - bound) / cost among those.
+type SolveStats struct {
+	Total    int     `json:"total"`
+	Proven   int     `json:"proven"`
+	Unproven int     `json:"unproven"`
+	WorstGap float64 `json:"worst_gap"`
+}
+
+// SolveReporter is the optional capability of an exact policy that says
+// whether its decisions were proven optimal, so that a cut solve is never
+// reported as the optimum.
+type SolveReporter interface {
+	SolveStats() SolveStats
+}
+
 // Capabilities are the optional interfaces a policy implements, read once
 // (CapabilitiesOf) instead of by type assertions where the policy is used.
 type Capabilities struct {
 	UsesMIG  bool          // MIGUser's answer; true without MIGUser
 	Workload WorkloadAware // nil unless the policy is WorkloadAware
+	Solves   SolveReporter // nil unless the policy is exact (SolveReporter)
 }
 
 // CapabilitiesOf reads p's optional capabilities.
@@ -59,6 +77,9 @@ func CapabilitiesOf(p Policy) Capabilities {
 	}
 	if w, ok := p.(WorkloadAware); ok {
 		c.Workload = w
+	}
+	if s, ok := p.(SolveReporter); ok {
+		c.Solves = s
 	}
 	return c
 }

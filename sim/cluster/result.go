@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/conspirator-sim/conspirator/policies/snapshot"
 	"slices"
 	"strconv"
 )
@@ -45,6 +46,10 @@ type PolicyResult struct {
 	Unscheduled        int      `json:"unscheduled"`
 	DecisionUS         Summary  `json:"decision_us"`
 	OptimalityGap      *float64 `json:"optimality_gap"`
+	// Solves says, for an exact policy, how many of its decisions were
+	// proven optimal and how many were cut by its time limit (absent for
+	// heuristics).
+	Solves *snapshot.SolveStats `json:"solves,omitempty"`
 
 	// Decisions counts policy calls; Series and Jobs are kept when the
 	// config asks for them. None of them is in the JSON summary.

@@ -142,6 +142,10 @@ func Run(cfg Config, seed uint64, env Env) (*Result, error) {
 			return nil, fmt.Errorf("policy %s: %w", name, err)
 		}
 		pr.Name, tm.Name = name, name
+		if rep := snapshot.CapabilitiesOf(pol).Solves; rep != nil {
+			st := rep.SolveStats()
+			pr.Solves = &st
+		}
 		res.Policies = append(res.Policies, pr)
 		res.Timing = append(res.Timing, tm)
 	}
