@@ -1,8 +1,6 @@
 package golden
 
 import (
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -40,22 +38,9 @@ func TestFirstDiff(t *testing.T) {
 // -update ("flag provided but not defined"), so every package with tests
 // must import this package from one of its test files.
 func TestEveryPackageRegistersUpdate(t *testing.T) {
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("no go command on PATH")
-	}
-	root, err := shareddata.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}}|{{len .TestGoFiles}}|{{len .XTestGoFiles}}|{{join .TestImports " "}} {{join .XTestImports " "}}`, "./...")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod")
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
+	lines := shareddata.GoList(t, `{{.ImportPath}}|{{len .TestGoFiles}}|{{len .XTestGoFiles}}|{{join .TestImports " "}} {{join .XTestImports " "}}`, "./...")
 	const self = "github.com/conspirator-sim/conspirator/internal/golden"
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+	for _, line := range lines {
 		f := strings.SplitN(line, "|", 4)
 		if len(f) != 4 || f[0] == self || (f[1] == "0" && f[2] == "0") {
 			continue

@@ -2,7 +2,6 @@ package layers
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,21 +13,9 @@ import (
 // Every package of the module has a layer, and imports (non-test code)
 // only packages of its own layer or below.
 func TestImportOrder(t *testing.T) {
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("no go command on PATH")
-	}
-	root, err := shareddata.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "./...")
-	cmd.Dir = root
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
+	lines := shareddata.GoList(t, "{{.ImportPath}} {{join .Imports \" \"}}", "./...")
 	n := 0
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+	for _, line := range lines {
 		f := strings.Fields(line)
 		from, ok := Of(f[0])
 		if !ok {
@@ -44,7 +31,7 @@ func TestImportOrder(t *testing.T) {
 		}
 	}
 	if n < 30 {
-		t.Errorf("only %d packages listed; go list output:\n%s", n, out)
+		t.Errorf("only %d packages listed; go list output:\n%s", n, strings.Join(lines, "\n"))
 	}
 }
 
@@ -73,18 +60,9 @@ func TestOf(t *testing.T) {
 // wall clock are injected by the assembly (cluster.Env), so that a model's
 // result depends on its inputs alone.
 func TestModelsArePure(t *testing.T) {
-	root, err := shareddata.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("go", "list", "-f", "{{.ImportPath}}|{{.Dir}}|{{join .GoFiles \",\"}}|{{join .Imports \" \"}}", "./sim/datapath", "./sim/cluster")
-	cmd.Dir = root
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
+	lines := shareddata.GoList(t, "{{.ImportPath}}|{{.Dir}}|{{join .GoFiles \",\"}}|{{join .Imports \" \"}}", "./sim/datapath", "./sim/cluster")
 	forbidden := map[string]bool{"os": true, "os/exec": true, "net": true, "net/http": true, "syscall": true, "io/ioutil": true}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+	for _, line := range lines {
 		f := strings.SplitN(line, "|", 4)
 		for _, imp := range strings.Fields(f[3]) {
 			if forbidden[imp] {

@@ -7,7 +7,9 @@ package shareddata
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -43,4 +45,25 @@ func Path(tb testing.TB, rel ...string) string {
 		tb.Skipf("real data %s is absent (../shared is beside the repository in CI and the authors' checkout, not in a fresh clone): %v", p, err)
 	}
 	return p
+}
+
+// GoList runs `go list -f format patterns...` in the repository root and
+// returns its output lines, for tests that check the module's structure
+// (layers, the -update flag). It skips tb where no go command is on PATH.
+func GoList(tb testing.TB, format string, patterns ...string) []string {
+	tb.Helper()
+	if _, err := exec.LookPath("go"); err != nil {
+		tb.Skip("no go command on PATH")
+	}
+	root, err := RepoRoot()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cmd := exec.Command("go", append([]string{"list", "-f", format}, patterns...)...)
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		tb.Fatalf("go list: %v", err)
+	}
+	return strings.Split(strings.TrimSpace(string(out)), "\n")
 }

@@ -40,11 +40,7 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a subprocess")
 	}
-	pts := testPoints()
-	ref := filepath.Join(t.TempDir(), "ref")
-	if _, err := Run(context.Background(), pts, Options{Dir: ref, Jobs: 2}, fakeRun); err != nil {
-		t.Fatal(err)
-	}
+	pts, ref := testPoints(), refSweep(t)
 	dir := filepath.Join(t.TempDir(), "killed")
 	cmd := startHelper(t, dir)
 	const k = 4
@@ -121,11 +117,7 @@ func TestResumeAfterRandomKills(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts 20 subprocesses")
 	}
-	pts := testPoints()
-	ref := filepath.Join(t.TempDir(), "ref")
-	if _, err := Run(context.Background(), pts, Options{Dir: ref, Jobs: 2}, fakeRun); err != nil {
-		t.Fatal(err)
-	}
+	pts, ref := testPoints(), refSweep(t)
 	dir := filepath.Join(t.TempDir(), "killed")
 	rng := rand.New(rand.NewPCG(16, 20))
 	finished := 0
@@ -155,4 +147,15 @@ func TestResumeAfterRandomKills(t *testing.T) {
 	}
 	sameTree(t, ref, dir) // also proves no temporary is left
 	t.Logf("20 kills, %d of them after the helper had finished", finished)
+}
+
+// refSweep is an uninterrupted run of testPoints, the tree a killed and
+// resumed sweep must equal.
+func refSweep(t *testing.T) string {
+	t.Helper()
+	ref := filepath.Join(t.TempDir(), "ref")
+	if _, err := Run(context.Background(), testPoints(), Options{Dir: ref, Jobs: 2}, fakeRun); err != nil {
+		t.Fatal(err)
+	}
+	return ref
 }
