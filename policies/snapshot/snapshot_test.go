@@ -193,8 +193,21 @@ type fixed struct{ name string }
 func (f fixed) Name() string                           { return f.name }
 func (f fixed) Schedule(s *Snapshot) (Decision, error) { return Decision{}, nil }
 
+// registerForTest registers a test policy and removes it when the test
+// ends, so that the test can run again in the same process (-count=N).
+func registerForTest(t *testing.T, name string, f Factory) error {
+	t.Helper()
+	err := Register(name, f)
+	t.Cleanup(func() {
+		regMu.Lock()
+		delete(registry, name)
+		regMu.Unlock()
+	})
+	return err
+}
+
 func TestRegistryAndArgs(t *testing.T) {
-	err := Register("test-fixed", func(raw map[string]string) (Policy, error) {
+	err := registerForTest(t, "test-fixed", func(raw map[string]string) (Policy, error) {
 		a := NewArgs(raw)
 		_ = a.Float("weight", 1, 0, 10)
 		_ = a.Duration("limit", time.Second, 0, time.Minute)
@@ -266,7 +279,7 @@ func TestRegisterChecksAndCapabilities(t *testing.T) {
 		}
 	}
 	ok := func(map[string]string) (Policy, error) { return fixed{"twice"}, nil }
-	if err := Register("twice", ok); err != nil {
+	if err := registerForTest(t, "twice", ok); err != nil {
 		t.Fatal(err)
 	}
 	if err := Register("twice", ok); err == nil || !strings.Contains(err.Error(), "registered twice") {
