@@ -219,20 +219,21 @@ func TestMIGLayouts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	g := spec.MIG
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
-	if len(lines) != len(spec.Layouts(true)) || len(lines) < 18 {
-		t.Errorf("%d lines, want %d (at least MISO's 18)", len(lines), len(spec.Layouts(true)))
+	if len(lines) != len(g.Layouts(true)) || len(lines) < 18 {
+		t.Errorf("%d lines, want %d (at least MISO's 18)", len(lines), len(g.Layouts(true)))
 	}
 	seen := map[string]bool{}
 	for _, l := range lines {
-		lay, err := gpu.ParseLayout(spec, l)
+		lay, err := g.Parse(l)
 		if err != nil {
 			t.Fatalf("line %q: %v", l, err)
 		}
-		if err := spec.Validate(lay); err != nil {
+		if err := g.Validate(lay); err != nil {
 			t.Errorf("line %q is not legal: %v", l, err)
 		}
-		if !spec.IsMaximal(lay) {
+		if !g.IsMaximal(lay) {
 			t.Errorf("line %q is not maximal", l)
 		}
 		if seen[l] {

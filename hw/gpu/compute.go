@@ -115,19 +115,19 @@ func (m ComputeModel) Time(gpuName, profile, model string, batch int) (engine.Ti
 	if batch < 1 {
 		return 0, fmt.Errorf("batch size %d for %s on %s: must be at least 1", batch, model, gpuName)
 	}
-	slices := MIGComputeSlices
+	share := 1.0 // of the whole GPU
 	if profile != "" {
 		p, err := s.Profile(profile)
 		if err != nil {
 			return 0, err
 		}
-		slices = p.Compute
+		share = s.MIG.Share(p)
 	}
 	rel, ok := s.RelSpeed[key]
 	if !ok || !(rel > 0) {
 		return 0, fmt.Errorf("gpu %s has no relative speed for model %q", s.Name, model)
 	}
-	us := tab.time(slices, batch)
+	us := tab.timeAt(share*fullSlices, batch)
 	return engine.Microseconds(us / rel / m.StackSpeedup), nil
 }
 
@@ -156,6 +156,42 @@ func (t migTable) time(slices, batch int) float64 {
 	return us[i-1] + f*(us[i]-us[i-1])
 }
 
+// fullSlices is the A100's compute slices, which a whole GPU counts as in
+// the tables.
+const fullSlices = 7
+
+// between returns the profiled sizes lo <= x <= hi nearest to x (equal when
+// x is profiled) and the weight of hi, for x in [1, 7].
+func between(x float64) (lo, hi int, w float64) {
+	lo, hi = tableSlices[0], tableSlices[len(tableSlices)-1]
+	for _, c := range tableSlices {
+		if float64(c) <= x {
+			lo = c
+		}
+		if float64(c) >= x {
+			hi = c
+			break
+		}
+	}
+	if hi == lo {
+		return lo, hi, 0
+	}
+	return lo, hi, (x - float64(lo)) / float64(hi-lo)
+}
+
+// timeAt returns the per-batch time of an instance holding x A100 compute
+// slices' worth of the GPU (x = share x 7): the table row when x is a
+// profiled size, otherwise linear between the two nearest rows (E; for the
+// A30, whose 1g and 2g are 1.75 and 3.5 A100 slices).
+func (t migTable) timeAt(x float64, batch int) float64 {
+	x = min(max(x, 1), fullSlices)
+	lo, hi, w := between(x)
+	if w == 0 {
+		return t.time(lo, batch)
+	}
+	return (1-w)*t.time(lo, batch) + w*t.time(hi, batch)
+}
+
 // peakThroughput returns the largest measured samples/s of an instance
 // with the given compute slices, over the profiled batch sizes.
 func (t migTable) peakThroughput(slices int) float64 {
@@ -176,28 +212,27 @@ func (t migTable) peakThroughput(slices int) float64 {
 // 0.482 at batch 256 (hardware.md 6e). For BERT it is 0.419, 0.634,
 // 0.755, 0.839: this framework-level BERT is far from compute bound.
 //
-// A GPU without MIG, or 7 or more slices, gives 1; 0 or fewer gives 0.
-// Sizes between profiled ones (5, 6) are interpolated linearly. A model
-// without a table scales linearly, computeSlices/7 (E: hardware.md 6e
-// observes near-linear scaling for ResNet-50). The fraction is assumed the
-// same on every MIG GPU (E).
+// A GPU without MIG, or all its compute slices, gives 1; 0 or fewer gives
+// 0. The instance is placed on the A100 scale by its share of the GPU's
+// compute slices (an A30 2g is 3.5 A100 slices); sizes between profiled
+// ones (5, 6, and the A30's) are interpolated linearly. A model without a
+// table scales linearly with the share (E: hardware.md 6e observes
+// near-linear scaling for ResNet-50). The fraction is assumed the same on
+// every MIG GPU (E).
 func SpeedFraction(s Spec, computeSlices int, model string) float64 {
 	switch {
-	case !s.MIG || computeSlices >= MIGComputeSlices:
+	case s.MIG == nil || computeSlices >= s.MIG.ComputeSlices:
 		return 1
 	case computeSlices <= 0:
 		return 0
 	}
+	share := float64(computeSlices) / float64(s.MIG.ComputeSlices)
 	tab, ok := migTables[strings.ToLower(model)]
 	if !ok {
-		return float64(computeSlices) / MIGComputeSlices
+		return share
 	}
-	full := tab.peakThroughput(MIGComputeSlices)
+	full := tab.peakThroughput(fullSlices)
 	frac := func(c int) float64 { return tab.peakThroughput(c) / full }
-	if _, ok := tab.us[computeSlices]; ok {
-		return frac(computeSlices)
-	}
-	// 5 or 6: between 4 and 7.
-	f := float64(computeSlices-4) / float64(MIGComputeSlices-4)
-	return frac(4) + f*(1-frac(4))
+	lo, hi, w := between(max(share*fullSlices, 1))
+	return (1-w)*frac(lo) + w*frac(hi)
 }

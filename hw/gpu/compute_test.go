@@ -118,9 +118,9 @@ func TestComputeTime(t *testing.T) {
 	// Interpolation is continuous at the profiled points and time never
 	// decreases with batch beyond batch 8 (the launch-bound floor below it
 	// is noisy in the data).
-	for _, g := range []string{"a100-80gb", "h100-80gb"} {
+	for _, g := range []string{"a100-80gb", "h100-80gb", "a30-24gb", "h200-141gb"} {
 		s := mustLookup(t, g)
-		for _, p := range append([]string{""}, s.ProfileNames()...) {
+		for _, p := range append([]string{""}, s.MIG.ProfileNames()...) {
 			prev := engine.Time(0)
 			for b := 8; b <= 300; b++ {
 				tm, err := ComputeTime(g, p, "resnet50", b)
@@ -195,6 +195,19 @@ func TestSpeedFraction(t *testing.T) {
 	}
 	if got := SpeedFraction(mustLookup(t, "t4"), 1, "resnet50"); got != 1 {
 		t.Errorf("non-MIG GPU fraction %v, want 1", got)
+	}
+	// An A30 instance sits on the A100 scale by its share of the GPU: 2g of
+	// 4 is 3.5 A100 slices, halfway between the 3g and 4g fractions; 1g is
+	// 1.75 slices; 4g is the whole GPU. Hand-derived from the table rows
+	// above (0.5309, 0.5995; 0.1596, 0.3166).
+	a30 := mustLookup(t, "a30-24gb")
+	for _, tc := range []struct {
+		slices int
+		want   float64
+	}{{2, (0.5309 + 0.5995) / 2}, {1, 0.25*0.1596 + 0.75*0.3166}, {4, 1}} {
+		if got := SpeedFraction(a30, tc.slices, "resnet50"); math.Abs(got-tc.want) > 1e-4 {
+			t.Errorf("a30 %dg: fraction %.4f, want %.4f", tc.slices, got, tc.want)
+		}
 	}
 	// Throughput grows with slices, and no instance falls below 0.9 x its
 	// share of compute (it also gets at least its share of memory).

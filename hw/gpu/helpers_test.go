@@ -21,12 +21,3 @@ func mustLookup(t testing.TB, name string) Spec {
 	}
 	return s
 }
-
-func mustParse(t testing.TB, s Spec, text string) Layout {
-	t.Helper()
-	l, err := ParseLayout(s, text)
-	if err != nil {
-		t.Fatalf("ParseLayout(%s, %q): %v", s.Name, text, err)
-	}
-	return l
-}

@@ -5,22 +5,19 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/conspirator-sim/conspirator/hw/mig"
 	"github.com/conspirator-sim/conspirator/internal/suggest"
 )
 
 // Spec describes one GPU type. Catalog values are defaults with a source
 // and grade each; scenarios may override them.
 type Spec struct {
-	Name        string       // catalog key, e.g. "a100-40gb"
-	MemoryBytes int64        // device memory
-	MIG         bool         // supports MIG
-	Profiles    []MIGProfile // MIG profiles, smallest first; nil when !MIG
-	// MIGNo4g3g forbids a 4g and a 3g instance on the same GPU, as drivers
-	// before R510 did (MIG guide: "since R510, a (4 memory, 4 compute) and a
-	// (4 memory, 3 compute) profile can be combined"). The catalog leaves it
-	// false; set it to reproduce papers that used older drivers (MISO).
-	MIGNo4g3g bool
-	TDPWatts  float64 // board power limit
+	Name        string // catalog key, e.g. "a100-40gb"
+	MemoryBytes int64  // device memory
+	// MIG is the GPU's MIG geometry (hw/mig), nil when the GPU has no MIG.
+	// Shared with the catalog: read-only.
+	MIG      *mig.Geometry
+	TDPWatts float64 // board power limit
 	// PricePerHour is the on-demand cloud price of one GPU, USD per GPU-hour.
 	PricePerHour float64
 	// RelSpeed is the throughput of the whole GPU relative to a whole
@@ -43,6 +40,10 @@ var aliases = map[string]string{
 	"v100m16":   "v100",      // Alibaba openb code; the 16 GB V100 (p3.2xlarge kind)
 	"a100":      "a100-40gb", // the first A100 part
 	"h100":      "h100-80gb",
+	"h100-nvl":  "h100-94gb",
+	"h200":      "h200-141gb",
+	"b200":      "b200-180gb",
+	"a30":       "a30-24gb",
 	"a10g":      "a10", // AWS g5 variant of the A10 (same GA102; E: treated as equal)
 	"tesla-t4":  "t4",
 	"tesla-k80": "k80",
@@ -51,7 +52,8 @@ var aliases = map[string]string{
 func buildCatalog() map[string]Spec {
 	specs := []Spec{
 		{
-			Name: "a100-40gb", MemoryBytes: 40 * GiB, MIG: true, Profiles: migProfiles(40, 40*GiB),
+			Name: "a100-40gb", MemoryBytes: 40 * GiB,
+			MIG: mig.SevenSlice("a100-40gb", 40*GiB, [6]string{"1g.5gb", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb"}, "V: MIG guide v580 A100 table"),
 			// 400 W: SXM4 part (A: thundercompute, upb-pc2 wiki), as in AWS p4d whose price we use; the PCIe card is 250 W (V/A).
 			TDPWatts: 400,
 			// 4.10 USD/GPU-h: D 32.77/8, AWS p4d.24xlarge (8x A100-40GB SXM4) on-demand (A: usage.ai, xither.com).
@@ -60,7 +62,8 @@ func buildCatalog() map[string]Spec {
 			Source:       "memory V (product name); MIG profiles V (MIG guide v580); TDP A (SXM4 400 W); price D from A (p4d 32.77/8); speed D (MLPerf v0.7 vs v1.1)",
 		},
 		{
-			Name: "a100-80gb", MemoryBytes: 80 * GiB, MIG: true, Profiles: migProfiles(80, 80*GiB),
+			Name: "a100-80gb", MemoryBytes: 80 * GiB,
+			MIG:      mig.SevenSlice("a100-80gb", 80*GiB, [6]string{"1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"}, "V: MIG guide v580 A100 table (80 GB names)"),
 			TDPWatts: 400, // A: SXM (thundercompute; upb-pc2 wiki; glennklockwood). PCIe 80GB: 300 W (A).
 			// 5.12 USD/GPU-h: E 40.97/8, AWS p4de.24xlarge on-demand as widely quoted (not in hardware.md; unverified).
 			PricePerHour: 5.12,
@@ -68,12 +71,49 @@ func buildCatalog() map[string]Spec {
 			Source:       "memory V; MIG profiles V (MIG guide v580); TDP A (SXM 400 W); price E (p4de 40.97/8); speed = reference (1.0)",
 		},
 		{
-			Name: "h100-80gb", MemoryBytes: 80 * GiB, MIG: true, Profiles: migProfiles(80, 80*GiB),
+			Name: "h100-80gb", MemoryBytes: 80 * GiB,
+			MIG:      mig.SevenSlice("h100-80gb", 80*GiB, [6]string{"1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"}, "V: MIG guide v580 H100-80GB table"),
 			TDPWatts: 700, // A/V: SXM "up to 700W" (hawkvelt, gpu.blog; MIG guide nvidia-smi shows /700W). PCIe: 350 W (V).
 			// 12.29 USD/GPU-h: D 98.32/8, AWS p5.48xlarge on-demand (A: usage.ai, deploybase, computespec).
 			PricePerHour: 12.29,
 			RelSpeed:     relSpeedH100,
 			Source:       "memory V; MIG profiles V (MIG guide v580, H100-80GB table); TDP A (SXM 700 W); price D from A (p5 98.32/8); speed D (MLPerf v3.1 vs v3.0/v1.1)",
+		},
+		{
+			Name: "h100-94gb", MemoryBytes: 94 * GiB, // H100 NVL (PCIe, 94 GB HBM3)
+			MIG:      mig.SevenSlice("h100-94gb", 94*GiB, [6]string{"1g.12gb", "1g.24gb", "2g.24gb", "3g.47gb", "4g.47gb", "7g.94gb"}, "V: MIG guide v580 H100-94GB table; starts V (H100 NVL -lgipp copy, hardware.md 6c)"),
+			TDPWatts: 400, // E: H100 NVL is configurable 350-400 W as commonly quoted; the H100 PCIe brief says 350 W (V).
+			// E: no on-demand cloud price found for the NVL part; the h100-80gb (p5) price per GPU-hour is used.
+			PricePerHour: 12.29,
+			RelSpeed:     relSpeedH100NVL,
+			Source:       "memory V (product name); MIG profiles V (MIG guide v580); TDP E (350-400 W); price E (as h100-80gb); speed D/E (MLPerf v3.1 H100-PCIe stands for NVL)",
+		},
+		{
+			Name: "h200-141gb", MemoryBytes: 141 * GiB,
+			MIG:      mig.SevenSlice("h200-141gb", 141*GiB, [6]string{"1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"}, "V: MIG guide v580 H200-141GB table; starts D (as A100/H100)"),
+			TDPWatts: 700, // A: SXM 700 W (saulelectric.com H200 page; gmicloud); same board power as H100 SXM.
+			// 5.408 USD/GPU-h: V, AWS Capacity Block for p5e (8x H200) 43.26/8 (hardware.md 8). A capacity-block price, lower than on-demand.
+			PricePerHour: 5.408,
+			RelSpeed:     relSpeedH200,
+			Source:       "memory V; MIG profiles V (MIG guide v580); TDP A (SXM 700 W); price V (capacity block 43.26/8, not on-demand); speed E (as H100 SXM: same GH100 compute)",
+		},
+		{
+			Name: "b200-180gb", MemoryBytes: 180 * GiB,
+			MIG:      mig.SevenSlice("b200-180gb", 180*GiB, [6]string{"1g.23gb", "1g.45gb", "2g.45gb", "3g.90gb", "4g.90gb", "7g.180gb"}, "V: MIG guide v580 B200 table; A: NVIDIA/go-nvml mock dgxb200 (names, counts, 184320 MiB); starts D (as A100/H100)"),
+			TDPWatts: 1000, // E: commonly quoted HGX B200 board power; not in hardware.md.
+			// No sourced price and no sourced speed: a cluster or data-path
+			// run on a b200 stops with "no relative speed" rather than
+			// inventing one; MIG layouts and policy checks work.
+			Source: "memory A (go-nvml mock, 180 GB); MIG profiles V (MIG guide v580); TDP E; price and speed: none sourced (not usable in timed runs)",
+		},
+		{
+			Name: "a30-24gb", MemoryBytes: 24 * GiB,
+			MIG:      mig.FourSlice("a30-24gb", 24*GiB, [3]string{"1g.6gb", "2g.12gb", "4g.24gb"}, "V: MIG guide v580 A30-24GB table; starts A (go-nvml A30 mock)"),
+			TDPWatts: 165, // E: commonly quoted A30 board power; not in hardware.md.
+			// E: no on-demand cloud price found; the A10 (g5.xlarge) figure of the same generation stands in.
+			PricePerHour: 1.006,
+			RelSpeed:     relSpeedA30,
+			Source:       "memory V; MIG profiles V (MIG guide v580 A30 table); TDP E (165 W); price E (as a10); speed D (MLPerf v1.1 A30 vs A100-SXM-80GB)",
 		},
 		{
 			Name: "v100", MemoryBytes: 16 * GiB,
@@ -139,26 +179,13 @@ func buildCatalog() map[string]Spec {
 	return m
 }
 
-// Restrict returns a copy of s that offers only the named MIG profiles, for
-// schedulers that use a subset (MISO uses no 1g.10gb). Unknown names are an
-// error that lists the GPU's profiles.
-func (s Spec) Restrict(names ...string) (Spec, error) {
-	c := s.clone()
-	c.Profiles = c.Profiles[:0]
-	for _, p := range s.clone().Profiles {
-		for _, n := range names {
-			if p.Name == n {
-				c.Profiles = append(c.Profiles, p)
-				break
-			}
-		}
+// Profile returns the MIG profile called name ("3g.20gb"), or an error
+// that says the GPU has no MIG or lists its profiles.
+func (s Spec) Profile(name string) (*mig.Profile, error) {
+	if s.MIG == nil {
+		return nil, fmt.Errorf("gpu %s does not support MIG, so it has no profile %q (use the whole GPU)", s.Name, name)
 	}
-	for _, n := range names {
-		if _, err := s.Profile(n); err != nil {
-			return Spec{}, err
-		}
-	}
-	return c, nil
+	return s.MIG.Lookup(name)
 }
 
 // Names returns the canonical catalog names, sorted.
@@ -202,16 +229,10 @@ func Lookup(name string) (Spec, error) {
 	return s.clone(), nil
 }
 
-// clone deep-copies the slices and map of s.
+// clone deep-copies the geometry and map of s.
 func (s Spec) clone() Spec {
 	c := s
-	if s.Profiles != nil {
-		c.Profiles = make([]MIGProfile, len(s.Profiles))
-		for i, p := range s.Profiles {
-			p.Starts = append([]int(nil), p.Starts...)
-			c.Profiles[i] = p
-		}
-	}
+	c.MIG = s.MIG.Clone()
 	if s.RelSpeed != nil {
 		c.RelSpeed = make(map[string]float64, len(s.RelSpeed))
 		for k, v := range s.RelSpeed {

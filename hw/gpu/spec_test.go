@@ -1,8 +1,11 @@
 package gpu
 
 import (
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/conspirator-sim/conspirator/hw/mig"
 )
 
 func TestLookup(t *testing.T) {
@@ -14,6 +17,10 @@ func TestLookup(t *testing.T) {
 		{"a100-40gb", "a100-40gb", 40, true},
 		{"A100-80GB", "a100-80gb", 80, true},
 		{" h100-80gb ", "h100-80gb", 80, true},
+		{"h100-nvl", "h100-94gb", 94, true},
+		{"H200", "h200-141gb", 141, true},
+		{"b200", "b200-180gb", 180, true},
+		{"a30", "a30-24gb", 24, true},
 		{"v100m16", "v100", 16, false},
 		{"V100M32", "v100m32", 32, false},
 		{"p100", "p100", 16, false},
@@ -28,27 +35,38 @@ func TestLookup(t *testing.T) {
 			t.Errorf("Lookup(%q): %v", tc.in, err)
 			continue
 		}
-		if s.Name != tc.name || s.MemoryBytes != tc.memGiB*GiB || s.MIG != tc.mig || (s.Profiles != nil) != tc.mig {
-			t.Errorf("Lookup(%q) = %s %d B MIG=%v, want %s %d GiB MIG=%v", tc.in, s.Name, s.MemoryBytes, s.MIG, tc.name, tc.memGiB, tc.mig)
+		if s.Name != tc.name || s.MemoryBytes != tc.memGiB*GiB || (s.MIG != nil) != tc.mig {
+			t.Errorf("Lookup(%q) = %s %d B MIG=%v, want %s %d GiB MIG=%v", tc.in, s.Name, s.MemoryBytes, s.MIG != nil, tc.name, tc.memGiB, tc.mig)
+		}
+		if s.MIG != nil && (s.MIG.MemoryBytes != s.MemoryBytes || s.MIG.Model != s.Name) {
+			t.Errorf("%s: geometry says %s with %d B", s.Name, s.MIG.Model, s.MIG.MemoryBytes)
+		}
+		if s.Name == "b200-180gb" {
+			// No sourced speed or price (spec.go): stated, and a timed run
+			// refuses it (TestUnsourcedGPURefused).
+			if s.RelSpeed != nil || s.PricePerHour != 0 || !strings.Contains(s.Source, "none sourced") {
+				t.Errorf("b200: speed %v price %v source %q; want none, stated", s.RelSpeed, s.PricePerHour, s.Source)
+			}
+			continue
 		}
 		if s.TDPWatts <= 0 || s.PricePerHour <= 0 || s.Source == "" || s.RelSpeed["resnet50"] <= 0 || s.RelSpeed["bert"] <= 0 {
 			t.Errorf("%s: missing TDP, price, source or speed: %+v", s.Name, s)
 		}
 	}
 	_, err := Lookup("a100-40")
-	if err == nil || !strings.Contains(err.Error(), `did you mean "a100-40gb"`) || !strings.Contains(err.Error(), "h100-80gb, k80, l4") {
+	if err == nil || !strings.Contains(err.Error(), `did you mean "a100-40gb"`) || !strings.Contains(err.Error(), "h100-80gb, h100-94gb, h200-141gb, k80, l4") {
 		t.Errorf("unknown name error: %v", err)
 	}
 	// Lookup hands out copies.
 	s := mustLookup(t, "a100-40gb")
-	s.Profiles[0].Starts[0] = 99
+	s.MIG.Profiles[0].Starts[0] = 99
 	s.RelSpeed["resnet50"] = 99
 	again := mustLookup(t, "a100-40gb")
-	if again.Profiles[0].Starts[0] != 0 || again.RelSpeed["resnet50"] == 99 {
+	if again.MIG.Profiles[0].Starts[0] != 0 || again.RelSpeed["resnet50"] == 99 {
 		t.Error("changing a looked-up spec changed the catalog")
 	}
 	names := Names()
-	want := "a10 a100-40gb a100-80gb h100-80gb k80 l4 p100 t4 v100 v100m32"
+	want := "a10 a100-40gb a100-80gb a30-24gb b200-180gb h100-80gb h100-94gb h200-141gb k80 l4 p100 t4 v100 v100m32"
 	if strings.Join(names, " ") != want {
 		t.Errorf("Names() = %v, want %s", names, want)
 	}
@@ -58,7 +76,93 @@ func TestLookup(t *testing.T) {
 			t.Errorf("alias %s: %v %v", a, s.Name, err)
 		}
 	}
-	if _, err := mustLookup(t, "a100-40gb").Restrict("1g.5gb", "8g.50gb"); err == nil {
+	if _, err := mustLookup(t, "a100-40gb").MIG.Restrict("1g.5gb", "8g.50gb"); err == nil {
 		t.Error("Restrict accepted an unknown profile")
+	}
+}
+
+// TestProfiles checks the catalog's MIG profiles against the MIG user guide
+// v580 tables as copied in hardware.md 6b/6c and design.md "MIG facts" (a
+// second, hand-typed source): name, ID, compute and memory slices, memory,
+// starts and max count of each.
+func TestProfiles(t *testing.T) {
+	seven := []int{0, 1, 2, 3, 4, 5, 6}
+	tests := []struct {
+		gpu, name        string
+		id, compute, mem int
+		memBytes         int64
+		starts           []int
+		max              int
+	}{
+		{"a100-40gb", "1g.5gb", 19, 1, 1, 5 * GiB, seven, 7},
+		{"a100-40gb", "1g.10gb", 15, 1, 2, 10 * GiB, []int{0, 2, 4, 6}, 4},
+		{"a100-40gb", "2g.10gb", 14, 2, 2, 10 * GiB, []int{0, 2, 4}, 3},
+		{"a100-40gb", "3g.20gb", 9, 3, 4, 20 * GiB, []int{0, 4}, 2},
+		{"a100-40gb", "4g.20gb", 5, 4, 4, 20 * GiB, []int{0}, 1},
+		{"a100-40gb", "7g.40gb", 0, 7, 8, 40 * GiB, []int{0}, 1},
+		{"a100-80gb", "1g.10gb", 19, 1, 1, 10 * GiB, seven, 7},
+		{"a100-80gb", "1g.20gb", 15, 1, 2, 20 * GiB, []int{0, 2, 4, 6}, 4},
+		{"a100-80gb", "2g.20gb", 14, 2, 2, 20 * GiB, []int{0, 2, 4}, 3},
+		{"a100-80gb", "3g.40gb", 9, 3, 4, 40 * GiB, []int{0, 4}, 2},
+		{"a100-80gb", "4g.40gb", 5, 4, 4, 40 * GiB, []int{0}, 1},
+		{"a100-80gb", "7g.80gb", 0, 7, 8, 80 * GiB, []int{0}, 1},
+		{"h100-80gb", "1g.10gb", 19, 1, 1, 10 * GiB, seven, 7},
+		{"h100-80gb", "1g.20gb", 15, 1, 2, 20 * GiB, []int{0, 2, 4, 6}, 4},
+		{"h100-80gb", "7g.80gb", 0, 7, 8, 80 * GiB, []int{0}, 1},
+		{"h100-94gb", "1g.12gb", 19, 1, 1, 94 * GiB / 8, seven, 7},
+		{"h100-94gb", "3g.47gb", 9, 3, 4, 94 * GiB / 2, []int{0, 4}, 2},
+		{"h100-94gb", "7g.94gb", 0, 7, 8, 94 * GiB, []int{0}, 1},
+		{"h200-141gb", "1g.18gb", 19, 1, 1, 141 * GiB / 8, seven, 7},
+		{"h200-141gb", "1g.35gb", 15, 1, 2, 141 * GiB / 8 * 2, []int{0, 2, 4, 6}, 4},
+		{"h200-141gb", "2g.35gb", 14, 2, 2, 141 * GiB / 8 * 2, []int{0, 2, 4}, 3},
+		{"h200-141gb", "3g.71gb", 9, 3, 4, 141 * GiB / 8 * 4, []int{0, 4}, 2},
+		{"h200-141gb", "4g.71gb", 5, 4, 4, 141 * GiB / 8 * 4, []int{0}, 1},
+		{"h200-141gb", "7g.141gb", 0, 7, 8, 141 * GiB, []int{0}, 1},
+		{"b200-180gb", "1g.23gb", 19, 1, 1, 180 * GiB / 8, seven, 7},
+		{"b200-180gb", "7g.180gb", 0, 7, 8, 180 * GiB, []int{0}, 1},
+		{"a30-24gb", "1g.6gb", 14, 1, 1, 6 * GiB, []int{0, 1, 2, 3}, 4},
+		{"a30-24gb", "2g.12gb", 5, 2, 2, 12 * GiB, []int{0, 2}, 2},
+		{"a30-24gb", "4g.24gb", 0, 4, 4, 24 * GiB, []int{0}, 1},
+	}
+	for _, tc := range tests {
+		s := mustLookup(t, tc.gpu)
+		p, err := s.Profile(tc.name)
+		if err != nil {
+			t.Errorf("%s: %v", tc.gpu, err)
+			continue
+		}
+		want := mig.Profile{Name: tc.name, ID: tc.id, Compute: tc.compute, MemSlices: tc.mem,
+			MemoryBytes: tc.memBytes, Starts: tc.starts, MaxCount: tc.max}
+		if !reflect.DeepEqual(*p, want) {
+			t.Errorf("%s %s = %+v, want %+v", tc.gpu, tc.name, *p, want)
+		}
+	}
+	slices := map[string][2]int{"a100-40gb": {7, 8}, "a100-80gb": {7, 8}, "h100-80gb": {7, 8}, "h100-94gb": {7, 8},
+		"h200-141gb": {7, 8}, "b200-180gb": {7, 8}, "a30-24gb": {4, 4}}
+	for _, name := range Names() {
+		s := mustLookup(t, name)
+		want, isMIG := slices[name]
+		if (s.MIG != nil) != isMIG {
+			t.Errorf("%s: MIG %v, want %v", name, s.MIG != nil, isMIG)
+			continue
+		}
+		if s.MIG == nil {
+			continue
+		}
+		if err := s.MIG.Check(); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		if got := [2]int{s.MIG.ComputeSlices, s.MIG.MemorySlices}; got != want {
+			t.Errorf("%s: %v compute/memory slices, want %v", name, got, want)
+		}
+		if n, w := len(s.MIG.Profiles), map[bool]int{true: 3, false: 6}[want[0] == 4]; n != w {
+			t.Errorf("%s has %d profiles, want %d", name, n, w)
+		}
+	}
+	if _, err := mustLookup(t, "a100-80gb").Profile("1g.5gb"); err == nil || !strings.Contains(err.Error(), "1g.10gb, 1g.20gb") {
+		t.Errorf("a100-80gb 1g.5gb: err %v, want one listing the 80 GB profiles", err)
+	}
+	if _, err := mustLookup(t, "t4").Profile("1g.5gb"); err == nil || !strings.Contains(err.Error(), "does not support MIG") {
+		t.Errorf("t4 profile: err %v, want 'does not support MIG'", err)
 	}
 }

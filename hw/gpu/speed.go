@@ -21,6 +21,8 @@ const (
 	mlperfR50A100SXM80v30 = 42379.3 // DGX-A100 x1 (80GB), v3.0
 	mlperfR50A100SXM40v07 = 37479.5 // A100-SXM4-40GB, v0.7
 	mlperfR50H100SXMv31   = 88526.0 // DGX-H100 x1, v3.1
+	mlperfR50H100PCIev31  = 54851.4 // H100-PCIe-80GB x1, v3.1
+	mlperfR50A30v11       = 18265.0 // A30 x1, v1.1
 	mlperfR50A10v11       = 13805.2 // A10 x1, v1.1
 	mlperfR50L4v31        = 12881.7 // L4 x1, v3.1
 	mlperfR50T4v07        = 6035.57 // T4 x1, v0.7
@@ -59,6 +61,26 @@ var (
 		"resnet50": mlperfR50H100SXMv31 / mlperfR50A100SXM80v30,  // 2.089
 		"bert":     mlperfBertH100SXMv31 / mlperfBertA100SXM80v1, // 2.519
 	}
+
+	// ResNet-50 D within round v1.1; BERT E: no A30 BERT number, the
+	// ResNet-50 ratio is reused.
+	relSpeedA30 = map[string]float64{
+		"resnet50": mlperfR50A30v11 / mlperfR50A100SXM80v11, // 0.4586
+		"bert":     mlperfR50A30v11 / mlperfR50A100SXM80v11, // E
+	}
+
+	// H100 NVL (94 GB, PCIe): D across rounds, H100-PCIe v3.1 over A100
+	// v3.0, with E that the PCIe-80GB number stands for the NVL part. BERT:
+	// E, the H100 SXM BERT ratio scaled by the PCIe/SXM ResNet-50 ratio.
+	relSpeedH100NVL = map[string]float64{
+		"resnet50": mlperfR50H100PCIev31 / mlperfR50A100SXM80v30,                                              // 1.294
+		"bert":     mlperfBertH100SXMv31 / mlperfBertA100SXM80v1 * mlperfR50H100PCIev31 / mlperfR50H100SXMv31, // 1.561
+	}
+
+	// H200: E, as the H100 SXM (same GH100 compute; its 1.4x memory
+	// bandwidth would help memory-bound work, which this ignores). No H200
+	// MLPerf number is in hardware.md.
+	relSpeedH200 = relSpeedH100
 
 	// D within round v1.1.
 	relSpeedA10 = map[string]float64{

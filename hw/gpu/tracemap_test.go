@@ -50,7 +50,7 @@ func TestResolveTraceType(t *testing.T) {
 	for _, c := range []struct{ text, want string }{
 		{"G2", "entry 1 (\"G2\"): want CODE=gpu"},
 		{"G2=a100-40gb =t4", "entry 2"},
-		{"G2=b200", "unknown gpu \"b200\""},
+		{"G2=mi300x", "unknown gpu \"mi300x\""},
 	} {
 		if _, err := ParseTraceTypeMap(c.text); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("ParseTraceTypeMap(%q) error %v, want %q", c.text, err, c.want)

@@ -65,7 +65,7 @@ func bestFit(v *pack.View, j *snapshot.Job) {
 			}
 			free := g.Free() - pack.Share(g.Model, j.Options[t])
 			mem := g.FreeMem()
-			if g.Model.MIG {
+			if g.Model.IsMIG() {
 				pr, _ := g.Model.Profile(j.Options[t].Profile)
 				mem -= pr.MemSlices
 			}

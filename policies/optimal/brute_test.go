@@ -35,7 +35,11 @@ func bruteForce(s *snapshot.Snapshot, cfg Config) float64 {
 	}
 	st := make([]gpuState, len(s.GPUs))
 	for k := range st {
-		st[k] = gpuState{mem: make([]bool, max(s.GPUs[k].Model.MemorySlices, 1)), count: map[string]int{}}
+		slots := 1
+		if m := s.GPUs[k].Model.MIG; m != nil {
+			slots = m.MemorySlices
+		}
+		st[k] = gpuState{mem: make([]bool, slots), count: map[string]int{}}
 	}
 	best := math.Inf(1)
 	var walk func(i int, cost float64)
@@ -63,7 +67,7 @@ func bruteForce(s *snapshot.Snapshot, cfg Config) float64 {
 				if !o.Fits(&g.Model) {
 					continue
 				}
-				if !g.Model.MIG {
+				if !g.Model.IsMIG() {
 					if gs.jobs > 0 && (gs.tenant != job.Tenant || gs.frac+o.Fraction > 1+1e-9) {
 						continue
 					}
@@ -84,7 +88,7 @@ func bruteForce(s *snapshot.Snapshot, cfg Config) float64 {
 				if cfg.Homogeneous && gs.jobs > 0 && gs.profile != prof.Name {
 					continue
 				}
-				if gs.compute+prof.Compute > g.Model.ComputeSlices || (prof.MaxCount > 0 && gs.count[prof.Name] >= prof.MaxCount) {
+				if gs.compute+prof.Compute > g.Model.MIG.ComputeSlices || (prof.MaxCount > 0 && gs.count[prof.Name] >= prof.MaxCount) {
 					continue
 				}
 				for _, start := range prof.Starts {

@@ -3,6 +3,7 @@ package optimal
 import (
 	"slices"
 
+	"github.com/conspirator-sim/conspirator/hw/mig"
 	"github.com/conspirator-sim/conspirator/policies/snapshot"
 )
 
@@ -17,37 +18,24 @@ func (p *program) greedy(strict bool) []bool {
 	s := p.snap
 	x := make([]bool, len(p.vars))
 	type gpuState struct {
-		mem             map[int]bool
-		compute         int
-		count           map[string]int
+		occ             mig.Occupancy // MIG: what the instances use
 		frac            int64
 		tenant, profile string
 		jobs            int
 	}
 	st := make([]gpuState, len(s.GPUs))
-	for k := range st {
-		st[k] = gpuState{mem: map[int]bool{}, count: map[string]int{}}
-	}
 	fits := func(v int) bool {
 		vr := p.vars[v]
 		g, gs, job := &s.GPUs[vr.gpu], &st[vr.gpu], &s.Jobs[vr.job]
-		if !g.Model.MIG {
+		if !g.Model.IsMIG() {
 			f := int64(job.Options[vr.option].Fraction*fractionUnits + 0.5)
 			return gs.jobs == 0 || (gs.tenant == job.Tenant && gs.frac+f <= fractionUnits)
 		}
 		prof, _ := g.Model.Profile(vr.profile)
-		if gs.compute+prof.Compute > g.Model.ComputeSlices || (prof.MaxCount > 0 && gs.count[prof.Name] >= prof.MaxCount) {
-			return false
-		}
 		if p.homogeneous && gs.jobs > 0 && gs.profile != prof.Name {
 			return false
 		}
-		for sl := vr.start; sl < vr.start+prof.MemSlices; sl++ {
-			if gs.mem[sl] {
-				return false
-			}
-		}
-		return true
+		return g.Model.MIG.Fits(&gs.occ, prof, vr.start)
 	}
 	take := func(v int) {
 		vr := p.vars[v]
@@ -55,17 +43,13 @@ func (p *program) greedy(strict bool) []bool {
 		x[v] = true
 		gs.jobs++
 		gs.tenant = job.Tenant
-		if !g.Model.MIG {
+		if !g.Model.IsMIG() {
 			gs.frac += int64(job.Options[vr.option].Fraction*fractionUnits + 0.5)
 			return
 		}
 		prof, _ := g.Model.Profile(vr.profile)
-		gs.compute += prof.Compute
-		gs.count[prof.Name]++
+		gs.occ.Add(g.Model.MIG, prof, vr.start)
 		gs.profile = prof.Name
-		for sl := vr.start; sl < vr.start+prof.MemSlices; sl++ {
-			gs.mem[sl] = true
-		}
 	}
 	placed := make([]bool, len(s.Jobs))
 	for _, c := range p.cost { // stay terms: keep running jobs in place

@@ -28,7 +28,7 @@ func gpus(t testing.TB, name string, n int) []snapshot.GPU {
 	return out
 }
 
-func mig(profiles ...string) []snapshot.Option {
+func migOpts(profiles ...string) []snapshot.Option {
 	out := make([]snapshot.Option, len(profiles))
 	for k, p := range profiles {
 		out[k] = snapshot.Option{Profile: p}
@@ -64,9 +64,9 @@ func TestHandExamples(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			seven := make([]snapshot.Job, 7)
 			for k := range seven {
-				seven[k] = pending(k, fmt.Sprint("t", k), mig("1g.5gb"))
+				seven[k] = pending(k, fmt.Sprint("t", k), migOpts("1g.5gb"))
 			}
-			eight := append(append([]snapshot.Job(nil), seven...), pending(7, "t7", mig("1g.5gb")))
+			eight := append(append([]snapshot.Job(nil), seven...), pending(7, "t7", migOpts("1g.5gb")))
 			cases := []struct {
 				name      string
 				s         snapshot.Snapshot
@@ -77,7 +77,7 @@ func TestHandExamples(t *testing.T) {
 			}{
 				// 4g@0 + 3g@4 fill one GPU; the second 3g needs another: 2 GPUs.
 				{"4g+3g+3g", snapshot.Snapshot{GPUs: gpus(t, "a100-40gb", 3), Jobs: []snapshot.Job{
-					pending(1, "a", mig("3g.20gb")), pending(2, "b", mig("4g.20gb")), pending(3, "c", mig("3g.20gb"))}},
+					pending(1, "a", migOpts("3g.20gb")), pending(2, "b", migOpts("4g.20gb")), pending(3, "c", migOpts("3g.20gb"))}},
 					cfg, 2, 2, nil},
 				// seven 1g.5gb fit one A100 (starts 0..6, 7 compute slices).
 				{"7x1g", snapshot.Snapshot{GPUs: gpus(t, "a100-40gb", 2), Jobs: seven}, cfg, 1, 1, nil},
@@ -85,14 +85,14 @@ func TestHandExamples(t *testing.T) {
 				{"8x1g", snapshot.Snapshot{GPUs: gpus(t, "a100-40gb", 2), Jobs: eight}, cfg, 2, 2, nil},
 				// a job may take 3g or 4g: with a 4g-only job, it must take 3g@4: 1 GPU.
 				{"choice", snapshot.Snapshot{GPUs: gpus(t, "a100-40gb", 2), Jobs: []snapshot.Job{
-					pending(1, "a", mig("4g.20gb", "3g.20gb")), pending(2, "a", mig("4g.20gb"))}}, cfg, 1, 1, nil},
+					pending(1, "a", migOpts("4g.20gb", "3g.20gb")), pending(2, "a", migOpts("4g.20gb"))}}, cfg, 1, 1, nil},
 				// homogeneous (g)-(h): 4g and 3g cannot share a GPU: 2 GPUs.
 				{"homogeneous", snapshot.Snapshot{GPUs: gpus(t, "a100-40gb", 2), Jobs: []snapshot.Job{
-					pending(1, "a", mig("3g.20gb")), pending(2, "a", mig("4g.20gb"))}},
+					pending(1, "a", migOpts("3g.20gb")), pending(2, "a", migOpts("4g.20gb"))}},
 					Config{E1: 1, E2: 1, Backend: backend, Homogeneous: true}, 2, 2, nil},
 				// two 7g jobs, one GPU: one stays pending at P = e1*1 + 1e-4.
 				{"short", snapshot.Snapshot{GPUs: gpus(t, "a100-40gb", 1), Jobs: []snapshot.Job{
-					pending(1, "a", mig("7g.40gb")), pending(2, "a", mig("7g.40gb"))}}, cfg, 1 + 1 + CostQuantum, 1, []int{2}},
+					pending(1, "a", migOpts("7g.40gb")), pending(2, "a", migOpts("7g.40gb"))}}, cfg, 1 + 1 + CostQuantum, 1, []int{2}},
 				// non-MIG isolation: two tenants at 0.5 each need 2 V100s,
 				// one tenant's two halves share 1.
 				{"tenants", snapshot.Snapshot{GPUs: gpus(t, "v100", 2), Jobs: []snapshot.Job{
@@ -127,8 +127,8 @@ func TestMigrationTradeoff(t *testing.T) {
 			g[0].Instances = []snapshot.Instance{{Profile: "3g.20gb", Start: 0}}
 			g[1].Instances = []snapshot.Instance{{Profile: "3g.20gb", Start: 0}}
 			s := snapshot.Snapshot{GPUs: g, Jobs: []snapshot.Job{
-				{ID: 1, Tenant: "a", Options: mig("3g.20gb"), MigrationCost: 5, Current: &snapshot.Placement{JobID: 1, GPU: 0, Profile: "3g.20gb"}},
-				{ID: 2, Tenant: "b", Options: mig("3g.20gb"), MigrationCost: c.mB, Current: &snapshot.Placement{JobID: 2, GPU: 1, Profile: "3g.20gb"}},
+				{ID: 1, Tenant: "a", Options: migOpts("3g.20gb"), MigrationCost: 5, Current: &snapshot.Placement{JobID: 1, GPU: 0, Profile: "3g.20gb"}},
+				{ID: 2, Tenant: "b", Options: migOpts("3g.20gb"), MigrationCost: c.mB, Current: &snapshot.Placement{JobID: 2, GPU: 1, Profile: "3g.20gb"}},
 			}}
 			r := solve(t, &s, Config{E1: 1, E2: 1, Backend: backend})
 			n, _ := snapshot.Migrations(&s, &r.Decision)
@@ -141,7 +141,7 @@ func TestMigrationTradeoff(t *testing.T) {
 
 func TestStrictInfeasible(t *testing.T) {
 	s := snapshot.Snapshot{GPUs: gpus(t, "a100-40gb", 1), Jobs: []snapshot.Job{
-		pending(1, "a", mig("7g.40gb")), pending(2, "a", mig("7g.40gb"))}}
+		pending(1, "a", migOpts("7g.40gb")), pending(2, "a", migOpts("7g.40gb"))}}
 	for _, backend := range backendNames() {
 		o, _ := NewSolver(Config{E1: 1, Backend: backend, Strict: true})
 		if _, err := o.Solve(&s); err == nil || !strings.Contains(err.Error(), "cannot all be placed") {
@@ -166,8 +166,8 @@ func randomSnapshot(r *engine.Stream) *snapshot.Snapshot {
 		for range 1 + r.IntN(3) {
 			g := s.GPUs[r.IntN(len(s.GPUs))]
 			var o snapshot.Option
-			if g.Model.MIG {
-				o.Profile = g.Model.Profiles[r.IntN(len(g.Model.Profiles))].Name
+			if g.Model.IsMIG() {
+				o.Profile = g.Model.MIG.Profiles[r.IntN(len(g.Model.MIG.Profiles))].Name
 			} else {
 				o.Fraction = []float64{0.25, 0.5, 1}[r.IntN(3)]
 			}
@@ -186,7 +186,7 @@ func randomSnapshot(r *engine.Stream) *snapshot.Snapshot {
 					continue
 				}
 				pl := snapshot.Placement{JobID: j.ID, GPU: g.ID, Option: t, Profile: o.Profile}
-				if g.Model.MIG {
+				if g.Model.IsMIG() {
 					p, _ := g.Model.Profile(o.Profile)
 					pl.Start = p.Starts[r.IntN(len(p.Starts))]
 				} else {
@@ -206,7 +206,7 @@ func randomSnapshot(r *engine.Stream) *snapshot.Snapshot {
 				}
 				current = try
 				s.Jobs[len(s.Jobs)-1].Current = &pl
-				if g.Model.MIG {
+				if g.Model.IsMIG() {
 					g.Instances = append(g.Instances, snapshot.Instance{Profile: pl.Profile, Start: pl.Start})
 				}
 				break
@@ -305,7 +305,7 @@ func TestEmptyAndNoGPUs(t *testing.T) {
 		t.Errorf("no jobs: %+v", r)
 	}
 	// no GPUs: the job stays pending at P = 0 + 1 quantum.
-	r = solve(t, &snapshot.Snapshot{Jobs: []snapshot.Job{pending(1, "a", mig("1g.5gb"))}}, Config{E1: 1, Backend: "gophersat"})
+	r = solve(t, &snapshot.Snapshot{Jobs: []snapshot.Job{pending(1, "a", migOpts("1g.5gb"))}}, Config{E1: 1, Backend: "gophersat"})
 	if fmt.Sprint(r.Decision.Unscheduled) != "[1]" || math.Abs(r.Decision.Cost-CostQuantum) > 1e-12 {
 		t.Errorf("no GPUs: %+v", r.Decision)
 	}

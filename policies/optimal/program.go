@@ -101,7 +101,7 @@ func build(s *snapshot.Snapshot, cfg Config) (*program, error) {
 	for j := range s.GPUs {
 		g := &s.GPUs[j]
 		m := &g.Model
-		if m.MIG {
+		if m.IsMIG() {
 			bySlot := map[slotKey][]int{}
 			var slots []slotKey
 			for i := range s.Jobs {
@@ -136,7 +136,7 @@ func build(s *snapshot.Snapshot, cfg Config) (*program, error) {
 				continue
 			}
 			// (d) memory slices, each tied to Y_j.
-			for sl := 0; sl < m.MemorySlices; sl++ {
+			for sl := 0; sl < m.MIG.MemorySlices; sl++ {
 				var ts []term
 				for _, k := range slots {
 					prof, _ := m.Profile(k.profile)
@@ -162,10 +162,10 @@ func build(s *snapshot.Snapshot, cfg Config) (*program, error) {
 				}
 				maxComp += int64(prof.Compute)
 			}
-			if maxComp > int64(m.ComputeSlices) {
-				p.cons = append(p.cons, constraint{comp, le, int64(m.ComputeSlices)})
+			if maxComp > int64(m.MIG.ComputeSlices) {
+				p.cons = append(p.cons, constraint{comp, le, int64(m.MIG.ComputeSlices)})
 			}
-			for _, prof := range m.Profiles {
+			for _, prof := range m.MIG.Profiles {
 				if ts := count[prof.Name]; prof.MaxCount > 0 && len(ts) > prof.MaxCount {
 					p.cons = append(p.cons, constraint{ts, le, int64(prof.MaxCount)})
 				}
@@ -173,7 +173,7 @@ func build(s *snapshot.Snapshot, cfg Config) (*program, error) {
 			// (g)-(h) homogeneous layouts.
 			if cfg.Homogeneous {
 				var as []term
-				for _, prof := range m.Profiles {
+				for _, prof := range m.MIG.Profiles {
 					ts := count[prof.Name]
 					if len(ts) == 0 {
 						continue
@@ -253,7 +253,7 @@ func build(s *snapshot.Snapshot, cfg Config) (*program, error) {
 		stay := -1
 		for _, v := range p.xs[i] {
 			if x := p.vars[v]; s.GPUs[x.gpu].ID == job.Current.GPU && x.profile == job.Current.Profile && x.start == job.Current.Start &&
-				(s.GPUs[x.gpu].Model.MIG || job.Options[x.option].Fraction == job.Current.Fraction) {
+				(s.GPUs[x.gpu].Model.IsMIG() || job.Options[x.option].Fraction == job.Current.Fraction) {
 				stay = v
 			}
 		}
@@ -336,10 +336,10 @@ func build(s *snapshot.Snapshot, cfg Config) (*program, error) {
 			x := p.vars[v]
 			m := &s.GPUs[x.gpu].Model
 			var c, mem int64
-			if m.MIG {
+			if m.IsMIG() {
 				prof, _ := m.Profile(x.profile)
-				c = int64(prof.Compute) * cutUnits / int64(m.ComputeSlices)
-				mem = int64(prof.MemSlices) * cutUnits / int64(m.MemorySlices)
+				c = int64(prof.Compute) * cutUnits / int64(m.MIG.ComputeSlices)
+				mem = int64(prof.MemSlices) * cutUnits / int64(m.MIG.MemorySlices)
 			} else {
 				f := s.Jobs[i].Options[x.option].Fraction
 				c = int64(math.Floor(f * cutUnits * (1 - 1e-12)))
@@ -404,7 +404,7 @@ func (p *program) decision(x []bool) snapshot.Decision {
 		placed[vr.job] = true
 		g := &s.GPUs[vr.gpu]
 		pl := snapshot.Placement{JobID: s.Jobs[vr.job].ID, GPU: g.ID, Option: vr.option, Profile: vr.profile, Start: vr.start}
-		if !g.Model.MIG {
+		if !g.Model.IsMIG() {
 			pl.Fraction = s.Jobs[vr.job].Options[vr.option].Fraction
 		}
 		d.Placements = append(d.Placements, pl)

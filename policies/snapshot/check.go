@@ -39,7 +39,7 @@ func CheckSnapshot(s *Snapshot) error {
 			continue
 		}
 		if len(g.Instances) > 0 {
-			if !g.Model.MIG {
+			if g.Model.MIG == nil {
 				errs = append(errs, fmt.Errorf("GPUs[%d] (ID %d): non-MIG model %q lists MIG instances", k, g.ID, g.Model.Name))
 			} else if err := CheckLayout(&g.Model, g.Instances); err != nil {
 				errs = append(errs, fmt.Errorf("GPUs[%d] (ID %d) current layout: %w", k, g.ID, err))
@@ -73,7 +73,7 @@ func CheckSnapshot(s *Snapshot) error {
 			errs = append(errs, fmt.Errorf("snapshot job [%d] (ID %d): current placement names job %d", k, j.ID, j.Current.JobID))
 		}
 		current.Placements = append(current.Placements, *j.Current)
-		if g, ok := s.GPU(j.Current.GPU); ok && g.Model.MIG {
+		if g, ok := s.GPU(j.Current.GPU); ok && g.Model.MIG != nil {
 			in := Instance{Profile: j.Current.Profile, Start: j.Current.Start}
 			if !slices.Contains(g.Instances, in) {
 				errs = append(errs, fmt.Errorf("snapshot job [%d] (ID %d): runs on %s@%d of GPU %d, which is not in that GPU's Instances", k, j.ID, in.Profile, in.Start, g.ID))
@@ -92,70 +92,26 @@ func checkModel(m *GPUModel) error {
 	if m.Name == "" {
 		return errors.New("GPU model has no name")
 	}
-	if !m.MIG {
+	if m.MIG == nil {
 		return nil
 	}
-	if m.ComputeSlices <= 0 || m.MemorySlices <= 0 {
-		return fmt.Errorf("MIG model %q: %d compute and %d memory slices; want both > 0", m.Name, m.ComputeSlices, m.MemorySlices)
-	}
-	seen := map[string]bool{}
-	for _, p := range m.Profiles {
-		if seen[p.Name] || p.Name == "" {
-			return fmt.Errorf("MIG model %q: empty or duplicate profile name %q", m.Name, p.Name)
-		}
-		seen[p.Name] = true
-		if p.Compute <= 0 || p.Compute > m.ComputeSlices || p.MemSlices <= 0 || p.MemSlices > m.MemorySlices {
-			return fmt.Errorf("MIG model %q profile %q: %d compute, %d memory slices; want 1..%d and 1..%d", m.Name, p.Name, p.Compute, p.MemSlices, m.ComputeSlices, m.MemorySlices)
-		}
-		for _, st := range p.Starts {
-			if st < 0 || st+p.MemSlices > m.MemorySlices {
-				return fmt.Errorf("MIG model %q profile %q: start %d runs past memory slice %d", m.Name, p.Name, st, m.MemorySlices)
-			}
-		}
+	if err := m.MIG.Check(); err != nil {
+		return fmt.Errorf("GPU model %q: %w", m.Name, err)
 	}
 	return nil
 }
 
-// CheckLayout verifies that instances form a legal MIG layout of model m:
-// known profiles at legal starts, no shared memory slice, at most
-// ComputeSlices compute slices in use.
+// CheckLayout verifies that instances form a legal MIG layout of model m
+// (mig.Geometry.Validate: known profiles at legal starts, no shared memory
+// slice, compute slices and max counts within the GPU's).
 func CheckLayout(m *GPUModel, instances []Instance) error {
-	used := make([]int, m.MemorySlices) // index+1 of the instance holding each slice
-	compute := 0
-	count := map[string]int{}
-	for k, in := range instances {
-		p, ok := m.Profile(in.Profile)
-		if !ok {
-			return fmt.Errorf("instance %d: profile %q is not a MIG profile of %s (have %s)", k, in.Profile, m.Name, profileNames(m))
+	if m.MIG == nil {
+		if len(instances) > 0 {
+			return fmt.Errorf("non-MIG model %q cannot hold MIG instance %s", m.Name, instances[0])
 		}
-		if !slices.Contains(p.Starts, in.Start) {
-			return fmt.Errorf("instance %d: %s cannot start at memory slice %d on %s (legal starts %v)", k, p.Name, in.Start, m.Name, p.Starts)
-		}
-		for sl := in.Start; sl < in.Start+p.MemSlices; sl++ {
-			if used[sl] != 0 {
-				o := instances[used[sl]-1]
-				return fmt.Errorf("instance %d (%s@%d) and instance %d (%s@%d) share memory slice %d", k, in.Profile, in.Start, used[sl]-1, o.Profile, o.Start, sl)
-			}
-			used[sl] = k + 1
-		}
-		compute += p.Compute
-		count[p.Name]++
-		if p.MaxCount > 0 && count[p.Name] > p.MaxCount {
-			return fmt.Errorf("instance %d is %s number %d; at most %d fit on a %s", k, p.Name, count[p.Name], p.MaxCount, m.Name)
-		}
+		return nil
 	}
-	if compute > m.ComputeSlices {
-		return fmt.Errorf("layout uses %d compute slices; %s has %d", compute, m.Name, m.ComputeSlices)
-	}
-	return nil
-}
-
-func profileNames(m *GPUModel) string {
-	names := make([]string, len(m.Profiles))
-	for k, p := range m.Profiles {
-		names[k] = p.Name
-	}
-	return strings.Join(names, ", ")
+	return m.MIG.Validate(instances)
 }
 
 // CheckDecision verifies every rule of the package documentation for d
@@ -200,11 +156,11 @@ func CheckDecision(s *Snapshot, d Decision) error {
 			errs = append(errs, fmt.Errorf("%s: option %d (type %q, profile %q, fraction %v) does not fit GPU %d (%s)", where, p.Option, o.GPUType, o.Profile, o.Fraction, g.ID, g.Model.Name))
 			continue
 		}
-		if g.Model.MIG && p.Profile != o.Profile {
+		if g.Model.IsMIG() && p.Profile != o.Profile {
 			errs = append(errs, fmt.Errorf("%s: profile %q differs from option %d's profile %q", where, p.Profile, p.Option, o.Profile))
 			continue
 		}
-		if !g.Model.MIG && (p.Profile != "" || p.Start != 0 || p.Fraction != o.Fraction) {
+		if !g.Model.IsMIG() && (p.Profile != "" || p.Start != 0 || p.Fraction != o.Fraction) {
 			errs = append(errs, fmt.Errorf("%s: on non-MIG GPU %d want profile \"\", start 0 and fraction %v (the option's); got %q, %d, %v", where, g.ID, o.Fraction, p.Profile, p.Start, p.Fraction))
 			continue
 		}
@@ -223,7 +179,7 @@ func CheckDecision(s *Snapshot, d Decision) error {
 	for _, id := range ids {
 		g, _ := s.GPU(id)
 		ks := byGPU[id]
-		if g.Model.MIG {
+		if g.Model.IsMIG() {
 			// One placement is one instance: two jobs on the same
 			// (profile, start) overlap in memory and are reported so.
 			ins := make([]Instance, len(ks))

@@ -11,9 +11,10 @@
 //
 // # Model
 //
-// A GPU has a GPUModel: either MIG-capable (ComputeSlices compute slices,
-// MemorySlices memory slices, and the legal MIG profiles with their start
-// memory slices) or a plain GPU shared by fractions. A job lists the
+// A GPU has a GPUModel: either MIG-capable, carrying its geometry from
+// hw/mig (compute and memory slices, the legal MIG profiles with their
+// start memory slices and max counts; hw/mig is the one place that knows
+// the MIG rules), or a plain GPU shared by fractions. A job lists the
 // resource options it may run with (the R_it of the paper's program): a MIG
 // profile name, or a fraction of a non-MIG GPU, optionally restricted to one
 // GPU type. Options subsume GPU-type constraints: an option with GPUType set
@@ -26,9 +27,9 @@
 //     Unscheduled;
 //   - a placement names an existing GPU and one of the job's options, and
 //     the option fits that GPU (type, MIG-ness, profile);
-//   - MIG: the profile exists on the GPU's model, the start is one of its
-//     legal starts, instances on one GPU never share a memory slice, the
-//     compute slices in use never exceed ComputeSlices, and one MIG instance
+//   - MIG: the instances on one GPU form a layout that the geometry's
+//     Validate accepts (known profiles at legal starts, no shared memory
+//     slice, compute slices and max counts within the GPU's), and one MIG instance
 //     holds exactly one job (tenant isolation: different jobs, whatever their
 //     tenant, never share an instance);
 //   - non-MIG: the fractions on one GPU sum to at most 1 and all jobs on it

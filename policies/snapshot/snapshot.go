@@ -2,50 +2,37 @@ package snapshot
 
 import (
 	"github.com/conspirator-sim/conspirator/engine"
+	"github.com/conspirator-sim/conspirator/hw/mig"
 )
 
-// MIGProfile is one GPU-instance profile of a MIG-capable GPU model: it takes
-// Compute compute slices and MemSlices consecutive memory slices starting at
-// one of Starts (memory-slice indices, as `nvidia-smi mig -lgipp` lists).
-type MIGProfile struct {
-	Name      string // e.g. "3g.20gb"
-	Compute   int    // compute slices (of ComputeSlices)
-	MemSlices int    // memory slices (of MemorySlices)
-	Starts    []int  // legal first memory slice, ascending
-	MaxCount  int    // most instances of this profile on one GPU; 0 = no limit beyond the slices
-}
+// MIGProfile is one GPU-instance profile of a MIG-capable GPU model
+// (hw/mig, the one place that knows MIG geometry): Compute compute slices
+// and MemSlices consecutive memory slices starting at one of Starts.
+type MIGProfile = mig.Profile
 
-// GPUModel is the static geometry of one GPU type, as the policies need it.
-// For a MIG model all placements use Profiles; for a non-MIG model jobs share
-// the whole GPU by fractions.
+// GPUModel is one GPU type as the policies see it. For a MIG model (MIG not
+// nil) all placements use its profiles; for a non-MIG model jobs share the
+// whole GPU by fractions. MIG is shared with the catalog: read-only.
 type GPUModel struct {
-	Name          string // catalog name, e.g. "A100-40GB"; Option.GPUType matches it
-	MIG           bool
-	ComputeSlices int          // 7 on A100/H100; unused when !MIG
-	MemorySlices  int          // 8 on A100/H100; unused when !MIG
-	Profiles      []MIGProfile // legal profiles when MIG
+	Name string // catalog name, e.g. "a100-40gb"; Option.GPUType matches it
+	MIG  *mig.Geometry
 }
 
-// Profile returns the named profile of m.
-func (m *GPUModel) Profile(name string) (MIGProfile, bool) {
-	// Policies call this in their inner loops. Profile names mostly have
-	// the same length ("3g.40gb", "7g.80gb"), so comparing the first byte
-	// before the whole string skips most full comparisons.
-	for i := range m.Profiles {
-		p := &m.Profiles[i]
-		if len(p.Name) == len(name) && len(name) > 0 && p.Name[0] == name[0] && p.Name == name {
-			return *p, true
-		}
+// IsMIG reports whether m is partitioned into MIG instances.
+func (m *GPUModel) IsMIG() bool { return m.MIG != nil }
+
+// Profile returns the named profile of m (nil, false on a non-MIG model).
+// The pointer is into the shared geometry: do not change it.
+func (m *GPUModel) Profile(name string) (*MIGProfile, bool) {
+	if m.MIG == nil {
+		return nil, false
 	}
-	return MIGProfile{}, false
+	return m.MIG.Profile(name)
 }
 
 // Instance is one existing MIG instance (or, on a non-MIG GPU, nothing: the
 // current sharing is read from the jobs' Current placements).
-type Instance struct {
-	Profile string
-	Start   int
-}
+type Instance = mig.Instance
 
 // GPU is one device of the cluster at snapshot time.
 type GPU struct {
@@ -134,7 +121,7 @@ func (o Option) Fits(m *GPUModel) bool {
 	if o.GPUType != "" && o.GPUType != m.Name {
 		return false
 	}
-	if m.MIG {
+	if m.MIG != nil {
 		if o.Profile == "" {
 			return false
 		}

@@ -5,19 +5,21 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/conspirator-sim/conspirator/hw/mig"
 )
 
 // a100 is the A100-40GB MIG geometry from the NVIDIA MIG user guide (design.md
 // "MIG facts"): 7 compute, 8 memory slices.
 func a100() GPUModel {
-	return GPUModel{Name: "A100-40GB", MIG: true, ComputeSlices: 7, MemorySlices: 8, Profiles: []MIGProfile{
+	return GPUModel{Name: "A100-40GB", MIG: &mig.Geometry{Model: "A100-40GB", ComputeSlices: 7, MemorySlices: 8, Profiles: []MIGProfile{
 		{Name: "1g.5gb", Compute: 1, MemSlices: 1, Starts: []int{0, 1, 2, 3, 4, 5, 6}},
 		{Name: "1g.10gb", Compute: 1, MemSlices: 2, Starts: []int{0, 2, 4, 6}},
 		{Name: "2g.10gb", Compute: 2, MemSlices: 2, Starts: []int{0, 2, 4}},
 		{Name: "3g.20gb", Compute: 3, MemSlices: 4, Starts: []int{0, 4}},
 		{Name: "4g.20gb", Compute: 4, MemSlices: 4, Starts: []int{0}},
 		{Name: "7g.40gb", Compute: 7, MemSlices: 8, Starts: []int{0}},
-	}}
+	}}}
 }
 
 func v100() GPUModel { return GPUModel{Name: "V100"} }
@@ -31,18 +33,18 @@ func TestCheckLayout(t *testing.T) {
 	}{
 		{"empty", nil, ""},
 		// 4g uses slices 0-3, 3g 4-7: 7 compute, all 8 memory slices.
-		{"4g+3g", []Instance{{"4g.20gb", 0}, {"3g.20gb", 4}}, ""},
+		{"4g+3g", []Instance{{Profile: "4g.20gb", Start: 0}, {Profile: "3g.20gb", Start: 4}}, ""},
 		// seven 1g.5gb at 0..6: 7 compute slices, slice 7 unused.
-		{"7x1g", []Instance{{"1g.5gb", 0}, {"1g.5gb", 1}, {"1g.5gb", 2}, {"1g.5gb", 3}, {"1g.5gb", 4}, {"1g.5gb", 5}, {"1g.5gb", 6}}, ""},
+		{"7x1g", []Instance{{Profile: "1g.5gb", Start: 0}, {Profile: "1g.5gb", Start: 1}, {Profile: "1g.5gb", Start: 2}, {Profile: "1g.5gb", Start: 3}, {Profile: "1g.5gb", Start: 4}, {Profile: "1g.5gb", Start: 5}, {Profile: "1g.5gb", Start: 6}}, ""},
 		// 3x2g (slices 0-5) + 1g.10gb at 6 (6-7): 7 compute.
-		{"3x2g+1g10", []Instance{{"2g.10gb", 0}, {"2g.10gb", 2}, {"2g.10gb", 4}, {"1g.10gb", 6}}, ""},
-		{"overlap", []Instance{{"4g.20gb", 0}, {"2g.10gb", 2}}, "share memory slice 2"},
-		{"bad start", []Instance{{"3g.20gb", 2}}, "cannot start at memory slice 2"},
-		{"unknown profile", []Instance{{"5g.25gb", 0}}, "not a MIG profile"},
+		{"3x2g+1g10", []Instance{{Profile: "2g.10gb", Start: 0}, {Profile: "2g.10gb", Start: 2}, {Profile: "2g.10gb", Start: 4}, {Profile: "1g.10gb", Start: 6}}, ""},
+		{"overlap", []Instance{{Profile: "4g.20gb", Start: 0}, {Profile: "2g.10gb", Start: 2}}, "overlaps instance 1 (4g.20gb@0) in memory slice 2"},
+		{"bad start", []Instance{{Profile: "3g.20gb", Start: 2}}, "start 2 is not a legal start for 3g.20gb"},
+		{"unknown profile", []Instance{{Profile: "5g.25gb", Start: 0}}, `no MIG profile "5g.25gb"`},
 		// 2g@0,2g@2 and 3g@4 use 8 memory slices but 2+2+3 = 7 compute: legal;
 		// adding nothing else. A compute overflow needs a model with fewer
 		// compute slices: see "compute" below.
-		{"2g+2g+3g", []Instance{{"2g.10gb", 0}, {"2g.10gb", 2}, {"3g.20gb", 4}}, ""},
+		{"2g+2g+3g", []Instance{{Profile: "2g.10gb", Start: 0}, {Profile: "2g.10gb", Start: 2}, {Profile: "3g.20gb", Start: 4}}, ""},
 	}
 	for _, c := range cases {
 		err := CheckLayout(&m, c.in)
@@ -51,8 +53,8 @@ func TestCheckLayout(t *testing.T) {
 		}
 	}
 	small := a100()
-	small.ComputeSlices = 6 // 4g + 3g = 7 > 6
-	if err := CheckLayout(&small, []Instance{{"4g.20gb", 0}, {"3g.20gb", 4}}); err == nil || !strings.Contains(err.Error(), "7 compute slices") {
+	small.MIG.ComputeSlices = 6 // 4g + 3g = 7 > 6
+	if err := CheckLayout(&small, []Instance{{Profile: "4g.20gb", Start: 0}, {Profile: "3g.20gb", Start: 4}}); err == nil || !strings.Contains(err.Error(), "compute slices in use to 7, more than the 6") {
 		t.Errorf("compute overflow: err = %v", err)
 	}
 }
@@ -60,7 +62,7 @@ func TestCheckLayout(t *testing.T) {
 func testSnapshot() *Snapshot {
 	return &Snapshot{
 		GPUs: []GPU{
-			{ID: 10, Model: a100(), Instances: []Instance{{"3g.20gb", 0}}},
+			{ID: 10, Model: a100(), Instances: []Instance{{Profile: "3g.20gb", Start: 0}}},
 			{ID: 20, Model: v100()},
 		},
 		Jobs: []Job{
@@ -103,12 +105,12 @@ func TestCheckDecision(t *testing.T) {
 		{"MIG overlap", Decision{Placements: []Placement{
 			{JobID: 1, GPU: 10, Option: 0, Profile: "3g.20gb", Start: 0},
 			{JobID: 2, GPU: 10, Option: 0, Profile: "4g.20gb", Start: 0},
-		}, Unscheduled: []int{3, 4}}, "share memory slice 0"},
+		}, Unscheduled: []int{3, 4}}, "overlaps instance 1"},
 		// two jobs in one MIG instance are two instances at the same place.
 		{"shared instance", Decision{Placements: []Placement{
 			{JobID: 1, GPU: 10, Option: 1, Profile: "2g.10gb", Start: 0},
 			{JobID: 3, GPU: 10, Option: 1, Profile: "1g.5gb", Start: 0},
-		}, Unscheduled: []int{2, 4}}, "share memory slice 0"},
+		}, Unscheduled: []int{2, 4}}, "overlaps instance 1"},
 		// tenants b and c on one V100.
 		{"co-tenancy", Decision{Placements: []Placement{
 			{JobID: 3, GPU: 20, Option: 0, Fraction: 0.5},
@@ -183,7 +185,7 @@ func TestMigrationsAndUsage(t *testing.T) {
 	if n, c := Migrations(s, &d); n != 2 || c != 7 {
 		t.Errorf("Migrations after preemption = %d, %v; want 2, 7", n, c)
 	}
-	if got := d.Layout(10); len(got) != 1 || got[0] != (Instance{"3g.20gb", 4}) {
+	if got := d.Layout(10); len(got) != 1 || got[0] != (Instance{Profile: "3g.20gb", Start: 4}) {
 		t.Errorf("Layout(10) = %v", got)
 	}
 }

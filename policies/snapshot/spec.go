@@ -6,20 +6,10 @@ import (
 	"github.com/conspirator-sim/conspirator/hw/gpu"
 )
 
-// ModelFromSpec returns the policy view of a catalog GPU type.
+// ModelFromSpec returns the policy view of a catalog GPU type: its name and
+// its MIG geometry, shared, not copied.
 func ModelFromSpec(s gpu.Spec) GPUModel {
-	m := GPUModel{Name: s.Name, MIG: s.MIG}
-	if !s.MIG {
-		return m
-	}
-	m.ComputeSlices, m.MemorySlices = gpu.MIGComputeSlices, gpu.MIGMemorySlices
-	for _, p := range s.Profiles {
-		m.Profiles = append(m.Profiles, MIGProfile{
-			Name: p.Name, Compute: p.Compute, MemSlices: p.MemSlices,
-			Starts: append([]int(nil), p.Starts...), MaxCount: p.MaxCount,
-		})
-	}
-	return m
+	return GPUModel{Name: s.Name, MIG: s.MIG}
 }
 
 // LookupModel returns the policy view of the catalog GPU type called name

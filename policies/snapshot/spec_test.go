@@ -1,43 +1,42 @@
 package snapshot
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/conspirator-sim/conspirator/hw/gpu"
 )
 
-// TestCheckLayoutAgreesWithGPUValidate compares CheckLayout with the second,
-// independent implementation gpu.Spec.Validate: on every legal layout of
-// each MIG catalog type both accept, and on every layout extended by one
-// more placement (profile x start) both give the same verdict.
-func TestCheckLayoutAgreesWithGPUValidate(t *testing.T) {
+// TestModelFromSpecSharesTheGeometry checks that the policy view of every
+// catalog GPU asks hw/mig, the one place that knows MIG: the same geometry,
+// not a copy that could drift, and CheckLayout gives the geometry's verdict
+// (hw/mig's TestOccupancyAgreesWithValidate checks that verdict against a
+// second implementation).
+func TestModelFromSpecSharesTheGeometry(t *testing.T) {
+	migGPUs := 0
 	for _, name := range gpu.Names() {
 		spec, err := gpu.Lookup(name)
-		if err != nil || !spec.MIG {
-			continue
+		if err != nil {
+			t.Fatal(err)
 		}
 		m := ModelFromSpec(spec)
-		layouts := spec.Layouts(false)
-		if len(layouts) == 0 {
-			t.Fatalf("%s: no layouts", name)
+		if m.Name != spec.Name || m.MIG != spec.MIG || m.IsMIG() != (spec.MIG != nil) {
+			t.Errorf("%s: policy view %+v does not share the catalog's geometry", name, m)
 		}
-		checked := 0
-		for _, l := range layouts {
-			for _, p := range spec.Profiles {
-				for _, st := range p.Starts {
-					ext := l.With(gpu.Placement{Profile: p, Start: st})
-					in := make([]Instance, len(ext))
-					for k, pl := range ext {
-						in[k] = Instance{Profile: pl.Profile.Name, Start: pl.Start}
-					}
-					want := spec.Validate(ext) == nil
-					if got := CheckLayout(&m, in) == nil; got != want {
-						t.Fatalf("%s layout %s: CheckLayout legal=%v, gpu.Validate legal=%v", name, ext, got, want)
-					}
-					checked++
-				}
+		if spec.MIG == nil {
+			if err := CheckLayout(&m, []Instance{{Profile: "1g.5gb", Start: 0}}); err == nil || !strings.Contains(err.Error(), "non-MIG") {
+				t.Errorf("%s: MIG instance on a non-MIG GPU: %v", name, err)
+			}
+			continue
+		}
+		migGPUs++
+		for _, l := range spec.MIG.Layouts(true) {
+			if err := CheckLayout(&m, l); err != nil {
+				t.Fatalf("%s: maximal layout %s refused: %v", name, l, err)
 			}
 		}
-		t.Logf("%s: %d layouts, %d extensions agree", name, len(layouts), checked)
+	}
+	if migGPUs < 6 {
+		t.Errorf("%d MIG GPUs in the catalog; want A100-40/80, H100-80/94, H200, A30 at least", migGPUs)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/conspirator-sim/conspirator/engine"
 	"github.com/conspirator-sim/conspirator/hw/gpu"
+	"github.com/conspirator-sim/conspirator/hw/mig"
 	"github.com/conspirator-sim/conspirator/hw/units"
 	"github.com/conspirator-sim/conspirator/policies/snapshot"
 	"github.com/conspirator-sim/conspirator/workloads"
@@ -100,7 +101,7 @@ func Defaults() Config {
 		Tenants:         TenantsTrace,
 		MIGOptions:      MIGOptionsFitting,
 		Policies:        []string{"exclusive", "naive-share", "first-fit", "best-fit", "fgd", "conspirator"},
-		MIGReconfigTime: units.Duration(gpu.DefaultMIGReconfigTime),
+		MIGReconfigTime: units.Duration(mig.DefaultReconfigTime),
 		MigrationTime:   units.Duration(30 * engine.Second),
 		MigrationCost:   1,
 		RecordJobs:      true,

@@ -380,12 +380,13 @@ func planJobs(cfg Config, jobs []workloads.Job, types []gpuType, tm gpu.TraceTyp
 			// type allows: more slices than it asked for do not help it.
 			top := ty.rel / rel
 			p.optsWhole = append(p.optsWhole, snapshot.Option{GPUType: ty.name, Fraction: share, Speed: top})
-			if !ty.spec.MIG {
+			if ty.spec.MIG == nil {
 				p.optsMIG = append(p.optsMIG, p.optsWhole[len(p.optsWhole)-1])
 				continue
 			}
-			for _, pr := range ty.spec.Profiles { // smallest first
-				if float64(pr.Compute)/gpu.MIGComputeSlices < share-1e-9 || float64(pr.MemSlices)/gpu.MIGMemorySlices < share-1e-9 {
+			for k := range ty.spec.MIG.Profiles { // smallest first
+				pr := &ty.spec.MIG.Profiles[k]
+				if !ty.spec.MIG.Covers(pr, share) {
 					continue
 				}
 				c := gpu.SpeedFraction(ty.spec, pr.Compute, cfg.SpeedModel) * ty.rel

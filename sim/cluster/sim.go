@@ -10,6 +10,7 @@ import (
 	"github.com/conspirator-sim/conspirator/engine"
 	"github.com/conspirator-sim/conspirator/engine/stats"
 	"github.com/conspirator-sim/conspirator/hw/gpu"
+	"github.com/conspirator-sim/conspirator/hw/mig"
 	"github.com/conspirator-sim/conspirator/policies/snapshot"
 )
 
@@ -52,13 +53,14 @@ type gpuState struct {
 	used      float64 // non-MIG: fraction sum
 	tenant    string
 	compute   int        // MIG: compute slices of busy instances
+	slices    int        // MIG: the GPU's compute slices (its geometry's); 0 when not partitioned
 	instances []instance // MIG: the current layout, idle instances included
 }
 
 // share is the allocated part of the GPU counted in gpu_hours_fractional.
 func (g *gpuState) share() float64 {
-	if g.instances != nil || g.compute > 0 {
-		return float64(g.compute) / gpu.MIGComputeSlices
+	if g.slices > 0 {
+		return float64(g.compute) / float64(g.slices)
 	}
 	return min(g.used, 1)
 }
@@ -196,6 +198,9 @@ func simulate(cfg Config, pol snapshot.Policy, types []gpuType, gpus []clusterGP
 	}
 	for k, g := range gpus {
 		r.gpus[k].typ = g.typ
+		if m := r.model(g.typ).MIG; m != nil {
+			r.gpus[k].slices = m.ComputeSlices
+		}
 		r.byTyp[g.typ] = append(r.byTyp[g.typ], k)
 	}
 	r.jobs = make([]jobState, len(plans))
@@ -330,7 +335,7 @@ func (r *run) options(p *jobPlan) []snapshot.Option {
 }
 
 func (r *run) model(t int) *snapshot.GPUModel {
-	if r.mig && r.types[t].spec.MIG {
+	if r.mig && r.types[t].spec.MIG != nil {
 		return &r.types[t].migModel
 	}
 	return &r.types[t].wholeModel
@@ -366,7 +371,7 @@ func (r *run) snapshot(hidden map[int]bool) *snapshot.Snapshot {
 	for k, g := range ids {
 		gs := &r.gpus[g]
 		s.GPUs[k] = snapshot.GPU{ID: g, Model: *r.model(gs.typ)}
-		if s.GPUs[k].Model.MIG && len(gs.instances) > 0 {
+		if s.GPUs[k].Model.IsMIG() && len(gs.instances) > 0 {
 			start := len(ins)
 			for _, in := range gs.instances {
 				ins = append(ins, in.Instance)
@@ -569,7 +574,7 @@ func (r *run) release(id int) {
 func overlaps(m *snapshot.GPUModel, a, b snapshot.Instance) bool {
 	pa, _ := m.Profile(a.Profile)
 	pb, _ := m.Profile(b.Profile)
-	return a.Start < b.Start+pb.MemSlices && b.Start < a.Start+pa.MemSlices
+	return mig.Mask(pa, a.Start)&mig.Mask(pb, b.Start) != 0
 }
 
 // acquire puts task id at p and returns the setup delay (MIG operations).
@@ -581,7 +586,7 @@ func (r *run) acquire(id int, p snapshot.Placement, tenant string) (engine.Time,
 	m := r.model(g.typ)
 	var delay engine.Time
 	r.alloc -= g.share()
-	if m.MIG {
+	if m.IsMIG() {
 		want := snapshot.Instance{Profile: p.Profile, Start: p.Start}
 		prof, ok := m.Profile(p.Profile)
 		if !ok {

@@ -1,9 +1,9 @@
 package pack
 
 import (
-	"math/bits"
 	"slices"
 
+	"github.com/conspirator-sim/conspirator/hw/mig"
 	"github.com/conspirator-sim/conspirator/policies/snapshot"
 )
 
@@ -18,28 +18,25 @@ type GPU struct {
 	// Non-MIG: Used is the sum of fractions; Tenant the tenant of its jobs.
 	Used   float64
 	Tenant string
-	// MIG: memory slices in use (bit i = slice i), compute slices in use,
-	// and instances per profile (for MaxCount).
-	Mem     uint64
-	Compute int
-	count   map[string]int
+	// MIG: what the instances use (hw/mig keeps the rules).
+	Occ mig.Occupancy
 }
 
 // Free returns the share of the GPU not allocated: 1 - fraction sum on a
 // non-MIG GPU, free compute slices / ComputeSlices on a MIG GPU.
 func (g *GPU) Free() float64 {
-	if g.Model.MIG {
-		return float64(g.Model.ComputeSlices-g.Compute) / float64(g.Model.ComputeSlices)
+	if m := g.Model.MIG; m != nil {
+		return float64(g.Occ.FreeCompute(m)) / float64(m.ComputeSlices)
 	}
 	return max(0, 1-g.Used)
 }
 
 // FreeMem returns the free memory slices of a MIG GPU (0 on non-MIG).
 func (g *GPU) FreeMem() int {
-	if !g.Model.MIG {
-		return 0
+	if m := g.Model.MIG; m != nil {
+		return g.Occ.FreeMem(m)
 	}
-	return g.Model.MemorySlices - bits.OnesCount64(g.Mem)
+	return 0
 }
 
 // View is the GPUs of a snapshot with the placements made so far.
@@ -100,11 +97,6 @@ func (v *View) KeepRunning() {
 	}
 }
 
-// profileMask returns the memory-slice mask of profile p at start.
-func profileMask(p *snapshot.MIGProfile, start int) uint64 {
-	return ((uint64(1) << p.MemSlices) - 1) << start
-}
-
 // Starts returns the legal starts at which job j's option t can be added to
 // GPU gi now (a single 0 for a non-MIG GPU), or nil when it does not fit:
 // type, MIG-ness, capacity, tenant isolation. The slice is the view's
@@ -113,77 +105,47 @@ func profileMask(p *snapshot.MIGProfile, start int) uint64 {
 // allocation.
 func (v *View) Starts(gi int, j *snapshot.Job, t int) []int {
 	g := &v.GPUs[gi]
-	o := j.Options[t]
-	if !o.Fits(g.Model) {
+	o := &j.Options[t]
+	if o.GPUType != "" && o.GPUType != g.Model.Name {
 		return nil
 	}
-	if !g.Model.MIG {
-		if g.Jobs > 0 && g.Tenant != j.Tenant {
+	if m := g.Model.MIG; m != nil {
+		// One profile lookup serves both the fit (Option.Fits) and the
+		// starts: this is the policies' innermost loop.
+		if o.Profile == "" {
 			return nil
 		}
-		if g.Used+o.Fraction > 1+fractionSlack {
+		p, ok := m.Profile(o.Profile)
+		if !ok {
 			return nil
 		}
-		v.starts = append(v.starts[:0], 0)
+		v.starts = m.AppendStarts(v.starts[:0], &g.Occ, p)
+		if len(v.starts) == 0 {
+			return nil
+		}
 		return v.starts
 	}
-	p, _ := g.Model.Profile(o.Profile)
-	if g.Compute+p.Compute > g.Model.ComputeSlices {
+	if !o.Fits(g.Model) || g.Jobs > 0 && g.Tenant != j.Tenant || g.Used+o.Fraction > 1+fractionSlack {
 		return nil
 	}
-	if p.MaxCount > 0 && g.count[p.Name] >= p.MaxCount {
-		return nil
-	}
-	out := v.starts[:0]
-	for _, st := range p.Starts {
-		if g.Mem&profileMask(&p, st) == 0 {
-			out = append(out, st)
-		}
-	}
-	v.starts = out
-	if len(out) == 0 {
-		return nil
-	}
-	return out
+	v.starts = append(v.starts[:0], 0)
+	return v.starts
 }
 
 // Fits reports whether option t of j can be added to GPU gi at some start.
 func (v *View) Fits(gi int, j *snapshot.Job, t int) bool { return len(v.Starts(gi, j, t)) > 0 }
 
-// Openness counts the (profile, start) slots of GPU gi's model that would
-// still be free after taking memory mask extra and compute slices more: a
-// measure of how many future instances the layout leaves room for. Used to
-// pick the start of a new MIG instance.
-func (v *View) Openness(gi int, extraMem uint64, more int) int {
-	g := &v.GPUs[gi]
-	mem := g.Mem | extraMem
-	free := g.Model.ComputeSlices - g.Compute - more
-	n := 0
-	for pk := range g.Model.Profiles {
-		p := &g.Model.Profiles[pk]
-		if p.Compute > free {
-			continue
-		}
-		for _, st := range p.Starts {
-			if mem&profileMask(p, st) == 0 {
-				n++
-			}
-		}
-	}
-	return n
-}
-
 // BestStart returns the start among starts (legal for option t of j on GPU
 // gi) that leaves the layout most open (Openness), the lowest on ties.
 func (v *View) BestStart(gi int, j *snapshot.Job, t int, starts []int) int {
 	g := &v.GPUs[gi]
-	if !g.Model.MIG || len(starts) == 1 {
+	if !g.Model.IsMIG() || len(starts) == 1 {
 		return starts[0]
 	}
 	p, _ := g.Model.Profile(j.Options[t].Profile)
 	best, bestOpen := starts[0], -1
 	for _, st := range starts {
-		if o := v.Openness(gi, profileMask(&p, st), p.Compute); o > bestOpen {
+		if o := g.Model.MIG.Openness(g.Occ, p, st); o > bestOpen {
 			best, bestOpen = st, o
 		}
 	}
@@ -196,7 +158,7 @@ func (v *View) Place(gi int, j *snapshot.Job, t, start int) snapshot.Placement {
 	g := &v.GPUs[gi]
 	o := j.Options[t]
 	p := snapshot.Placement{JobID: j.ID, GPU: g.ID, Option: t}
-	if g.Model.MIG {
+	if g.Model.IsMIG() {
 		p.Profile, p.Start = o.Profile, start
 	} else {
 		p.Fraction = o.Fraction
@@ -208,14 +170,9 @@ func (v *View) Place(gi int, j *snapshot.Job, t, start int) snapshot.Placement {
 func (v *View) add(gi int, j *snapshot.Job, p snapshot.Placement) {
 	g := &v.GPUs[gi]
 	g.Jobs++
-	if g.Model.MIG {
+	if g.Model.IsMIG() {
 		pr, _ := g.Model.Profile(p.Profile)
-		g.Mem |= profileMask(&pr, p.Start)
-		g.Compute += pr.Compute
-		if g.count == nil {
-			g.count = map[string]int{}
-		}
-		g.count[pr.Name]++
+		g.Occ.Add(g.Model.MIG, pr, p.Start)
 	} else {
 		g.Used += p.Fraction
 		g.Tenant = j.Tenant
@@ -232,11 +189,9 @@ func (v *View) Remove(id int) {
 	delete(v.placed, id)
 	g := &v.GPUs[v.gpuPos[p.GPU]]
 	g.Jobs--
-	if g.Model.MIG {
+	if g.Model.IsMIG() {
 		pr, _ := g.Model.Profile(p.Profile)
-		g.Mem &^= profileMask(&pr, p.Start)
-		g.Compute -= pr.Compute
-		g.count[pr.Name]--
+		g.Occ.Remove(g.Model.MIG, pr, p.Start)
 	} else {
 		g.Used -= p.Fraction
 		if g.Jobs == 0 {
@@ -290,14 +245,14 @@ func (v *View) Put(gi int, j *snapshot.Job, p snapshot.Placement) { v.add(gi, j,
 // Share returns the share of a GPU of model m that option o takes: the
 // fraction on a non-MIG GPU, compute slices / ComputeSlices on a MIG GPU.
 func Share(m *snapshot.GPUModel, o snapshot.Option) float64 {
-	if !m.MIG {
+	if !m.IsMIG() {
 		return o.Fraction
 	}
 	p, ok := m.Profile(o.Profile)
-	if !ok || m.ComputeSlices == 0 {
+	if !ok {
 		return 1
 	}
-	return float64(p.Compute) / float64(m.ComputeSlices)
+	return m.MIG.Share(p)
 }
 
 // Speed returns o.Speed, or 1 when the snapshot gives none.

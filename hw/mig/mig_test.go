@@ -1,70 +1,15 @@
-package gpu
+package mig
 
 import (
 	"encoding/json"
 	"fmt"
 	"os"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 )
-
-// TestProfiles checks the catalog's MIG profiles against the MIG user guide
-// v580 tables as copied in hardware.md 6b/6c (a second, hand-typed source).
-func TestProfiles(t *testing.T) {
-	tests := []struct {
-		gpu, name        string
-		id, compute, mem int
-		memGiB           int64
-		starts           []int
-		max              int
-	}{
-		{"a100-40gb", "1g.5gb", 19, 1, 1, 5, []int{0, 1, 2, 3, 4, 5, 6}, 7},
-		{"a100-40gb", "1g.10gb", 15, 1, 2, 10, []int{0, 2, 4, 6}, 4},
-		{"a100-40gb", "2g.10gb", 14, 2, 2, 10, []int{0, 2, 4}, 3},
-		{"a100-40gb", "3g.20gb", 9, 3, 4, 20, []int{0, 4}, 2},
-		{"a100-40gb", "4g.20gb", 5, 4, 4, 20, []int{0}, 1},
-		{"a100-40gb", "7g.40gb", 0, 7, 8, 40, []int{0}, 1},
-		{"a100-80gb", "1g.10gb", 19, 1, 1, 10, []int{0, 1, 2, 3, 4, 5, 6}, 7},
-		{"a100-80gb", "1g.20gb", 15, 1, 2, 20, []int{0, 2, 4, 6}, 4},
-		{"a100-80gb", "2g.20gb", 14, 2, 2, 20, []int{0, 2, 4}, 3},
-		{"a100-80gb", "3g.40gb", 9, 3, 4, 40, []int{0, 4}, 2},
-		{"a100-80gb", "4g.40gb", 5, 4, 4, 40, []int{0}, 1},
-		{"a100-80gb", "7g.80gb", 0, 7, 8, 80, []int{0}, 1},
-		{"h100-80gb", "1g.10gb", 19, 1, 1, 10, []int{0, 1, 2, 3, 4, 5, 6}, 7},
-		{"h100-80gb", "1g.20gb", 15, 1, 2, 20, []int{0, 2, 4, 6}, 4},
-		{"h100-80gb", "2g.20gb", 14, 2, 2, 20, []int{0, 2, 4}, 3},
-		{"h100-80gb", "3g.40gb", 9, 3, 4, 40, []int{0, 4}, 2},
-		{"h100-80gb", "4g.40gb", 5, 4, 4, 40, []int{0}, 1},
-		{"h100-80gb", "7g.80gb", 0, 7, 8, 80, []int{0}, 1},
-	}
-	for _, tc := range tests {
-		s := mustLookup(t, tc.gpu)
-		p, err := s.Profile(tc.name)
-		if err != nil {
-			t.Errorf("%s: %v", tc.gpu, err)
-			continue
-		}
-		want := MIGProfile{Name: tc.name, ID: tc.id, Compute: tc.compute, MemSlices: tc.mem,
-			MemoryBytes: tc.memGiB * GiB, Starts: tc.starts, MaxCount: tc.max}
-		if !reflect.DeepEqual(p, want) {
-			t.Errorf("%s %s = %+v, want %+v", tc.gpu, tc.name, p, want)
-		}
-	}
-	// Every MIG GPU has exactly the six profiles above.
-	for _, g := range []string{"a100-40gb", "a100-80gb", "h100-80gb"} {
-		if n := len(mustLookup(t, g).Profiles); n != 6 {
-			t.Errorf("%s has %d profiles, want 6", g, n)
-		}
-	}
-	if _, err := mustLookup(t, "a100-80gb").Profile("1g.5gb"); err == nil || !strings.Contains(err.Error(), "1g.10gb, 1g.20gb") {
-		t.Errorf("a100-80gb 1g.5gb: err %v, want one listing the 80 GB profiles", err)
-	}
-	if _, err := mustLookup(t, "t4").Profile("1g.5gb"); err == nil || !strings.Contains(err.Error(), "does not support MIG") {
-		t.Errorf("t4 profile: err %v, want 'does not support MIG'", err)
-	}
-}
 
 // TestLayoutCounts checks the enumeration against counts derived by hand.
 //
@@ -91,36 +36,39 @@ func TestProfiles(t *testing.T) {
 // (2*2+2)*(2*1+1) + 1 = 19, the guide's 19 A100 configurations. Without
 // 4g+3g (before R510): 18.
 func TestLayoutCounts(t *testing.T) {
-	classic := func(name string, no4g3g bool) Spec {
-		s := mustLookup(t, name)
+	classic := func(g *Geometry, no4g3g bool) *Geometry {
 		var keep []string
-		for _, p := range s.Profiles {
+		for _, p := range g.Profiles {
 			if p.ID != 15 { // 1g.10gb on 40 GB, 1g.20gb on 80 GB parts
 				keep = append(keep, p.Name)
 			}
 		}
-		r, err := s.Restrict(keep...)
+		r, err := g.Restrict(keep...)
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.MIGNo4g3g = no4g3g
+		r.No4g3g = no4g3g
 		return r
 	}
 	tests := []struct {
 		name         string
-		spec         Spec
+		spec         *Geometry
 		all, maximal int
 	}{
-		{"a100-40gb", mustLookup(t, "a100-40gb"), 722, 78},
-		{"a100-80gb", mustLookup(t, "a100-80gb"), 722, 78},
-		{"h100-80gb", mustLookup(t, "h100-80gb"), 722, 78},
-		{"a100-40gb classic", classic("a100-40gb", false), 297, 19},
+		{"a100-40gb", a100(), 722, 78},
+		{"a100-80gb", a100_80(), 722, 78},
+		{"h200-141gb", h200(), 722, 78},
+		{"a100-40gb classic", classic(a100(), false), 297, 19},
 		// Before R510: 4g only starts at 0, so a 3g beside it sits at 4;
 		// 4g@0+3g@4 is the one layout lost, from all (297-1) and from the
 		// maximal ones (19-1; 4g@0 with an empty right half was never
 		// maximal and still is not, as 2g@4 fits).
-		{"a100-40gb classic pre-R510", classic("a100-40gb", true), 296, 18},
-		{"t4 (no MIG)", mustLookup(t, "t4"), 0, 0},
+		{"a100-40gb classic pre-R510", classic(a100(), true), 296, 18},
+		// A30: 4 slots in two pairs; a pair holds {nothing, 1g at either
+		// slot, both, 2g} = 5 options; 5*5 + 4g = 26, minus the empty one
+		// = 25 layouts. Maximal: every slot used: 2 options per pair, 2*2
+		// + 4g = 5. No compute or count limit binds (4 slices, 4 slots).
+		{"a30-24gb", a30(), 25, 5},
 	}
 	for _, tc := range tests {
 		all, max := tc.spec.Layouts(false), tc.spec.Layouts(true)
@@ -145,7 +93,7 @@ func TestLayoutCounts(t *testing.T) {
 			// every profile at every start.
 			for _, p := range tc.spec.Profiles {
 				for _, st := range p.Starts {
-					if tc.spec.Validate(l.With(Placement{p, st})) == nil {
+					if tc.spec.Validate(l.With(Instance{p.Name, st})) == nil {
 						t.Errorf("%s: %q called maximal but %s@%d fits", tc.name, l, p.Name, st)
 					}
 				}
@@ -158,7 +106,7 @@ func TestLayoutCounts(t *testing.T) {
 // (hardware.md 6c) and the placement subtleties of 7 compute vs 8 memory
 // slices.
 func TestGuideLayouts(t *testing.T) {
-	s := mustLookup(t, "a100-40gb")
+	s := a100()
 	tests := []struct {
 		text    string
 		sizes   []int // compute sizes, largest first
@@ -174,19 +122,18 @@ func TestGuideLayouts(t *testing.T) {
 	}
 	for _, tc := range tests {
 		l := mustParse(t, s, tc.text)
-		if !reflect.DeepEqual(l.Sizes(), tc.sizes) {
-			t.Errorf("%q sizes %v, want %v", tc.text, l.Sizes(), tc.sizes)
+		if !reflect.DeepEqual(s.Sizes(l), tc.sizes) {
+			t.Errorf("%q sizes %v, want %v", tc.text, s.Sizes(l), tc.sizes)
 		}
 		if s.IsMaximal(l) != tc.maximal {
 			t.Errorf("%q maximal = %v", tc.text, s.IsMaximal(l))
 		}
 	}
 	// 1g.5gb cannot start at 7 even though memory slot 7 exists.
-	if _, ok := s.CanAdd(mustParse(t, s, "1g.5gb@0 1g.5gb@1 1g.5gb@2 1g.5gb@3 1g.5gb@4 1g.5gb@5 1g.5gb@6"), s.Profiles[0]); ok {
+	if _, ok := s.CanAdd(mustParse(t, s, "1g.5gb@0 1g.5gb@1 1g.5gb@2 1g.5gb@3 1g.5gb@4 1g.5gb@5 1g.5gb@6"), "1g.5gb"); ok {
 		t.Error("an eighth 1g.5gb was accepted")
 	}
-	p, _ := s.Profile("1g.5gb")
-	if err := s.Validate(Layout{{p, 7}}); err == nil {
+	if err := s.Validate(Layout{{"1g.5gb", 7}}); err == nil {
 		t.Error("1g.5gb@7 accepted")
 	}
 }
@@ -194,30 +141,27 @@ func TestGuideLayouts(t *testing.T) {
 // TestValidateErrors checks that each broken rule is reported with the
 // offending instance and the reason.
 func TestValidateErrors(t *testing.T) {
-	s := mustLookup(t, "a100-40gb")
-	pr := func(name string) MIGProfile { p, _ := s.Profile(name); return p }
-	s80 := mustLookup(t, "a100-80gb")
-	p80, _ := s80.Profile("1g.10gb")
-	pre := s.clone()
-	pre.MIGNo4g3g = true
+	s := a100()
+	pre := s.Clone()
+	pre.No4g3g = true
 	tests := []struct {
 		name string
-		spec Spec
+		spec *Geometry
 		l    Layout
 		want []string // substrings of the error
 	}{
-		{"bad start", s, Layout{{pr("2g.10gb"), 1}}, []string{"instance 1 (2g.10gb@1)", "legal starts are [0 2 4]"}},
-		{"3g at 2", s, Layout{{pr("3g.20gb"), 2}}, []string{"3g.20gb@2", "[0 4]"}},
-		{"overlap", s, Layout{{pr("4g.20gb"), 0}, {pr("1g.5gb"), 3}}, []string{"instance 2 (1g.5gb@3) overlaps instance 1 (4g.20gb@0) in memory slice 3"}},
-		{"7g plus", s, Layout{{pr("7g.40gb"), 0}, {pr("1g.5gb"), 6}}, []string{"overlaps", "memory slice 6"}},
+		{"bad start", s, Layout{{"2g.10gb", 1}}, []string{"instance 1 (2g.10gb@1)", "legal starts are [0 2 4]"}},
+		{"3g at 2", s, Layout{{"3g.20gb", 2}}, []string{"3g.20gb@2", "[0 4]"}},
+		{"overlap", s, Layout{{"4g.20gb", 0}, {"1g.5gb", 3}}, []string{"instance 2 (1g.5gb@3) overlaps instance 1 (4g.20gb@0) in memory slice 3"}},
+		{"7g plus", s, Layout{{"7g.40gb", 0}, {"1g.5gb", 6}}, []string{"overlaps", "memory slice 6"}},
 		// Compute overflow and max counts cannot be reached with the
 		// catalog's placements (see TestLayoutCounts); TestValidateLimits
 		// covers them with a made-up profile.
-		{"overlap at equal starts", s, Layout{{pr("2g.10gb"), 0}, {pr("2g.10gb"), 2}, {pr("2g.10gb"), 4}, {pr("2g.10gb"), 4}}, []string{"instance 4", "overlaps"}},
-		{"wrong gpu profile", s, Layout{{p80, 0}}, []string{"1g.10gb@0", "shape 1c/1m differs", "1g.10gb (1c/2m)"}},
-		{"unknown profile", s, Layout{{MIGProfile{Name: "5g.25gb", Compute: 5, MemSlices: 5, Starts: []int{0}}, 0}}, []string{"no MIG profile \"5g.25gb\"", "1g.5gb, 1g.10gb"}},
-		{"no MIG", mustLookup(t, "v100"), Layout{{pr("1g.5gb"), 0}}, []string{"v100 does not support MIG", "1g.5gb@0"}},
-		{"pre-R510", pre, Layout{{pr("4g.20gb"), 0}, {pr("3g.20gb"), 4}}, []string{"instance 2 (3g.20gb@4)", "instance 1 (4g.20gb@0)", "R510"}},
+		{"overlap at equal starts", s, Layout{{"2g.10gb", 0}, {"2g.10gb", 2}, {"2g.10gb", 4}, {"2g.10gb", 4}}, []string{"instance 4", "overlaps"}},
+		{"other gpu's profile", s, Layout{{"1g.20gb", 0}}, []string{"1g.20gb@0", `no MIG profile "1g.20gb"`, "1g.5gb, 1g.10gb"}},
+		{"A30 profile on an A100", s, Layout{{"2g.12gb", 0}}, []string{`no MIG profile "2g.12gb"`}},
+		{"A30 past its 4 slots", a30(), Layout{{"1g.6gb", 4}}, []string{"legal starts are [0 1 2 3]"}},
+		{"pre-R510", pre, Layout{{"4g.20gb", 0}, {"3g.20gb", 4}}, []string{"instance 2 (3g.20gb@4)", "instance 1 (4g.20gb@0)", "R510"}},
 	}
 	for _, tc := range tests {
 		err := tc.spec.Validate(tc.l)
@@ -237,31 +181,34 @@ func TestValidateErrors(t *testing.T) {
 // catalog's placements make unreachable (see TestLayoutCounts), through a
 // spec with a made-up profile placed anywhere.
 func TestValidateLimits(t *testing.T) {
-	wide := MIGProfile{Name: "2g.5gb", Compute: 2, MemSlices: 1, Starts: []int{0, 1, 2, 3, 4, 5, 6, 7}, MaxCount: 2}
-	s := Spec{Name: "test", MIG: true, Profiles: []MIGProfile{wide}}
-	// 2+2 = 4 compute: fine; a third instance breaks max count 2.
-	if err := s.Validate(Layout{{wide, 0}, {wide, 1}}); err != nil {
+	wide := Profile{Name: "2g.5gb", Compute: 2, MemSlices: 1, Starts: []int{0, 1, 2, 3, 4, 5, 6, 7}, MaxCount: 2}
+	s := &Geometry{Model: "test", ComputeSlices: 7, MemorySlices: 8, Profiles: []Profile{wide}}
+	if err := s.Check(); err != nil {
 		t.Fatal(err)
 	}
-	err := s.Validate(Layout{{wide, 0}, {wide, 1}, {wide, 2}})
+	w := func(start int) Instance { return Instance{"2g.5gb", start} }
+	// 2+2 = 4 compute: fine; a third instance breaks max count 2.
+	if err := s.Validate(Layout{w(0), w(1)}); err != nil {
+		t.Fatal(err)
+	}
+	err := s.Validate(Layout{w(0), w(1), w(2)})
 	if err == nil || !strings.Contains(err.Error(), "2g.5gb number 3; at most 2") {
 		t.Errorf("max count: %v", err)
 	}
-	wide.MaxCount = 8
-	s.Profiles[0] = wide
+	s.Profiles[0].MaxCount = 8
 	// 4 instances x 2 = 8 > 7 compute slices: the fourth is reported.
-	err = s.Validate(Layout{{wide, 0}, {wide, 1}, {wide, 2}, {wide, 3}})
-	if err == nil || !strings.Contains(err.Error(), "instance 4 (2g.5gb@3) brings compute slices in use to 8, more than the 7") {
+	err = s.Validate(Layout{w(0), w(1), w(2), w(3)})
+	if err == nil || !strings.Contains(err.Error(), "instance 4 (2g.5gb@3) brings compute slices in use to 8, more than the 7 a test has") {
 		t.Errorf("compute: %v", err)
 	}
 }
 
 // TestParseRoundTrip parses the String of every layout of every MIG GPU.
 func TestParseRoundTrip(t *testing.T) {
-	for _, g := range []string{"a100-40gb", "a100-80gb", "h100-80gb"} {
-		s := mustLookup(t, g)
+	for _, s := range []*Geometry{a100(), a100_80(), h200(), a30()} {
+		g := s.Model
 		for _, l := range s.Layouts(false) {
-			back, err := ParseLayout(s, l.String())
+			back, err := s.Parse(l.String())
 			if err != nil {
 				t.Fatalf("%s: %q: %v", g, l, err)
 			}
@@ -270,7 +217,7 @@ func TestParseRoundTrip(t *testing.T) {
 			}
 		}
 	}
-	s := mustLookup(t, "a100-40gb")
+	s := a100()
 	if l := mustParse(t, s, "  "); len(l) != 0 || l.String() != "" {
 		t.Errorf("blank parsed to %q", l)
 	}
@@ -282,7 +229,7 @@ func TestParseRoundTrip(t *testing.T) {
 }
 
 func TestParseErrors(t *testing.T) {
-	s := mustLookup(t, "a100-40gb")
+	s := a100()
 	tests := []struct{ text, want string }{
 		{"3g.20gb@x", `start "x" is not an integer; want 3g.20gb@N with N in [0 4]`},
 		{"9g.40gb@0", `instance 1 ("9g.40gb@0")`},
@@ -293,13 +240,10 @@ func TestParseErrors(t *testing.T) {
 		{"1g.5gb@-1", "legal starts are [0 1 2 3 4 5 6]"},
 	}
 	for _, tc := range tests {
-		_, err := ParseLayout(s, tc.text)
+		_, err := s.Parse(tc.text)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("ParseLayout(%q) error %v, want it to contain %q", tc.text, err, tc.want)
+			t.Errorf("Parse(%q) error %v, want it to contain %q", tc.text, err, tc.want)
 		}
-	}
-	if _, err := ParseLayout(mustLookup(t, "t4"), "1g.5gb@0"); err == nil {
-		t.Error("t4 accepted a MIG layout")
 	}
 }
 
@@ -308,19 +252,16 @@ func FuzzParseLayout(f *testing.F) {
 		"1g.10gb@6 2g.10gb@99999999999999999999", "@", "1g.5gb@", "@3", "1g.5gb@-0", "2g.10gb@+2", "\x00@\xff"} {
 		f.Add(seed)
 	}
-	s, err := Lookup("a100-40gb")
-	if err != nil {
-		f.Fatal(err)
-	}
+	s := a100()
 	f.Fuzz(func(t *testing.T, text string) {
-		l, err := ParseLayout(s, text)
+		l, err := s.Parse(text)
 		if err != nil {
 			return
 		}
 		if err := s.Validate(l); err != nil {
-			t.Fatalf("ParseLayout(%q) returned invalid %q: %v", text, l, err)
+			t.Fatalf("Parse(%q) returned invalid %q: %v", text, l, err)
 		}
-		back, err := ParseLayout(s, l.String())
+		back, err := s.Parse(l.String())
 		if err != nil || back.String() != l.String() {
 			t.Fatalf("round trip of %q: %q, %v", l, back, err)
 		}
@@ -328,8 +269,7 @@ func FuzzParseLayout(f *testing.F) {
 }
 
 func TestCanAddAndReconfig(t *testing.T) {
-	s := mustLookup(t, "a100-40gb")
-	pr := func(name string) MIGProfile { p, _ := s.Profile(name); return p }
+	s := a100()
 	tests := []struct {
 		layout, add string
 		start       int
@@ -345,7 +285,7 @@ func TestCanAddAndReconfig(t *testing.T) {
 		{"1g.10gb@0 1g.10gb@2 1g.10gb@4 1g.10gb@6", "1g.5gb", 0, false}, // memory full, compute 4
 	}
 	for _, tc := range tests {
-		st, ok := s.CanAdd(mustParse(t, s, tc.layout), pr(tc.add))
+		st, ok := s.CanAdd(mustParse(t, s, tc.layout), tc.add)
 		if st != tc.start || ok != tc.ok {
 			t.Errorf("CanAdd(%q, %s) = %d, %v; want %d, %v", tc.layout, tc.add, st, ok, tc.start, tc.ok)
 		}
@@ -356,8 +296,8 @@ func TestCanAddAndReconfig(t *testing.T) {
 	if fmt.Sprint(d, c) != "[3g.20gb@4] [2g.10gb@4 1g.5gb@6]" {
 		t.Errorf("plan = %v %v", d, c)
 	}
-	if DefaultMIGReconfigTime.Seconds() != 2 {
-		t.Errorf("DefaultMIGReconfigTime = %v, want 2s (hardware.md 6d)", DefaultMIGReconfigTime)
+	if DefaultReconfigTime.Seconds() != 2 {
+		t.Errorf("DefaultReconfigTime = %v, want 2s (hardware.md 6d)", DefaultReconfigTime)
 	}
 	// Property over many pairs of maximal layouts: doing the destroys then
 	// the creates one at a time passes only through valid layouts and ends
@@ -416,17 +356,17 @@ func TestMISOPartitions(t *testing.T) {
 		sort.Sort(sort.Reverse(sort.IntSlice(c)))
 		return fmt.Sprint(c)
 	}
-	s := mustLookup(t, "a100-40gb")
+	s := a100()
 	classic, err := s.Restrict("1g.5gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb")
 	if err != nil {
 		t.Fatal(err)
 	}
-	pre := classic
-	pre.MIGNo4g3g = true
+	pre := classic.Clone()
+	pre.No4g3g = true
 
 	realisable := map[string]bool{}
 	for _, l := range s.Layouts(false) {
-		realisable[key(l.Sizes())] = true
+		realisable[key(s.Sizes(l))] = true
 	}
 	misoSet := map[string]int{}
 	for id, sizes := range parts {
@@ -436,11 +376,11 @@ func TestMISOPartitions(t *testing.T) {
 		}
 		misoSet[k]++
 	}
-	maxSet := func(sp Spec) (map[string]int, int) {
+	maxSet := func(sp *Geometry) (map[string]int, int) {
 		m := map[string]int{}
 		ls := sp.Layouts(true)
 		for _, l := range ls {
-			m[key(l.Sizes())]++
+			m[key(sp.Sizes(l))]++
 		}
 		return m, len(ls)
 	}
@@ -471,10 +411,7 @@ func sameKeys(a, b map[string]int) bool {
 }
 
 func BenchmarkLayouts(b *testing.B) {
-	s, err := Lookup("a100-40gb")
-	if err != nil {
-		b.Fatal(err)
-	}
+	s := a100()
 	for _, maximal := range []bool{false, true} {
 		b.Run(fmt.Sprintf("maximal=%v", maximal), func(b *testing.B) {
 			b.ReportAllocs()
@@ -484,5 +421,100 @@ func BenchmarkLayouts(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestOccupancyAgreesWithValidate checks the incremental rules (Fits, Add,
+// Remove, AppendStarts) against Validate, the whole-layout rules, on every
+// layout of every geometry and every profile at every start: a second
+// implementation of the same facts.
+func TestOccupancyAgreesWithValidate(t *testing.T) {
+	pre, err := a100().Restrict("1g.5gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pre.No4g3g = true
+	for _, g := range []*Geometry{a100(), h200(), a30(), pre} {
+		layouts := append([]Layout{nil}, g.Layouts(false)...)
+		for _, l := range layouts {
+			var o Occupancy
+			for _, in := range l {
+				p, _ := g.Profile(in.Profile)
+				o.Add(g, p, in.Start)
+			}
+			for k := range g.Profiles {
+				p := &g.Profiles[k]
+				starts := g.AppendStarts(nil, &o, p)
+				for _, st := range p.Starts {
+					want := g.Validate(l.With(Instance{p.Name, st})) == nil
+					if got := g.Fits(&o, p, st); got != want {
+						t.Fatalf("%s: Fits(%q + %s@%d) = %v, Validate says %v", g.Model, l, p.Name, st, got, want)
+					}
+					if slices.Contains(starts, st) != want {
+						t.Fatalf("%s: AppendStarts(%q, %s) = %v, disagrees at %d", g.Model, l, p.Name, starts, st)
+					}
+				}
+			}
+			// Removing everything returns to the empty GPU.
+			for _, in := range l {
+				p, _ := g.Profile(in.Profile)
+				o.Remove(g, p, in.Start)
+			}
+			if o != (Occupancy{}) {
+				t.Fatalf("%s: %q added and removed leaves %+v", g.Model, l, o)
+			}
+		}
+	}
+}
+
+func TestCheck(t *testing.T) {
+	for _, g := range []*Geometry{a100(), a100_80(), h200(), a30()} {
+		if err := g.Check(); err != nil {
+			t.Errorf("%s: %v", g.Model, err)
+		}
+	}
+	tests := []struct {
+		name string
+		g    Geometry
+		want string
+	}{
+		{"no slices", Geometry{Model: "x"}, "0 compute and 0 memory slices"},
+		{"too many", Geometry{Model: "x", ComputeSlices: 65, MemorySlices: 8}, "want both in 1..64"},
+		{"past end", Geometry{Model: "x", ComputeSlices: 4, MemorySlices: 4, Profiles: []Profile{{Name: "2g", Compute: 2, MemSlices: 2, Starts: []int{0, 3}}}}, "start 3 runs past memory slice 3"},
+		{"duplicate", Geometry{Model: "x", ComputeSlices: 4, MemorySlices: 4, Profiles: []Profile{{Name: "1g", Compute: 1, MemSlices: 1, Starts: []int{0}}, {Name: "1g", Compute: 1, MemSlices: 1, Starts: []int{1}}}}, `duplicate profile name "1g"`},
+		{"too big", Geometry{Model: "x", ComputeSlices: 4, MemorySlices: 4, Profiles: []Profile{{Name: "5g", Compute: 5, MemSlices: 4, Starts: []int{0}}}}, "want 1..4 and 1..4"},
+		{"unsorted", Geometry{Model: "x", ComputeSlices: 4, MemorySlices: 4, Profiles: []Profile{{Name: "1g", Compute: 1, MemSlices: 1, Starts: []int{2, 0}}}}, "not ascending"},
+		{"no start", Geometry{Model: "x", ComputeSlices: 4, MemorySlices: 4, Profiles: []Profile{{Name: "1g", Compute: 1, MemSlices: 1}}}, "no legal start"},
+	}
+	for _, tc := range tests {
+		err := tc.g.Check()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: Check() = %v, want it to contain %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestShareAndCovers(t *testing.T) {
+	g, a := a100(), a30()
+	p3, _ := g.Profile("3g.20gb")
+	q2, _ := a.Profile("2g.12gb")
+	if g.Share(p3) != 3.0/7 || a.Share(q2) != 0.5 {
+		t.Errorf("shares %v %v, want 3/7 and 1/2", g.Share(p3), a.Share(q2))
+	}
+	// 3g.20gb: 3/7 compute, 4/8 memory; covers a 0.4 share, not 0.45.
+	if !g.Covers(p3, 0.4) || g.Covers(p3, 0.45) || !a.Covers(q2, 0.5) || a.Covers(q2, 0.51) {
+		t.Error("Covers disagrees with min(compute, memory) share")
+	}
+}
+
+// TestOpenness counts by hand on an empty A100-40GB. A 1g.5gb at 6 uses
+// slot 6 and leaves 6 compute slices: 1g.5gb 0-5 (6), 1g.10gb 0,2,4 (3),
+// 2g 0,2,4 (3), 3g 0 (1), 4g 0 (1), 7g none: 14. At 0: 1g.5gb 1-6 (6),
+// 1g.10gb 2,4,6 (3), 2g 2,4 (2), 3g 4 (1), 4g and 7g none: 12.
+func TestOpenness(t *testing.T) {
+	g := a100()
+	p, _ := g.Profile("1g.5gb")
+	if at6, at0 := g.Openness(Occupancy{}, p, 6), g.Openness(Occupancy{}, p, 0); at6 != 14 || at0 != 12 {
+		t.Errorf("openness after 1g.5gb@6 = %d, @0 = %d; want 14 and 12", at6, at0)
 	}
 }
