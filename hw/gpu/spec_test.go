@@ -166,3 +166,13 @@ func TestProfiles(t *testing.T) {
 		t.Errorf("t4 profile: err %v, want 'does not support MIG'", err)
 	}
 }
+
+// TestUnsourcedGPURefused: a GPU without a sourced speed (b200-180gb) is
+// refused by the compute model with a message that says why, rather than
+// timed with an invented speed.
+func TestUnsourcedGPURefused(t *testing.T) {
+	_, err := ComputeTime("b200-180gb", "1g.23gb", "resnet50", 1)
+	if err == nil || !strings.Contains(err.Error(), "gpu b200-180gb has no relative speed for model \"resnet50\"") {
+		t.Errorf("b200 compute time: %v", err)
+	}
+}
