@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/conspirator-sim/conspirator/engine"
+	"github.com/conspirator-sim/conspirator/internal/suggest"
 )
 
 // Grade says how far a default can be trusted, from a vendor datasheet down
@@ -266,7 +267,11 @@ func lookup[T any](m map[string]T, kind, name string) (T, error) {
 		return v, nil
 	}
 	var zero T
-	return zero, fmt.Errorf("hw: unknown %s %q; known: %s", kind, name, strings.Join(names(m), ", "))
+	hint := ""
+	if near := suggest.Nearest(name, names(m)); near != "" {
+		hint = fmt.Sprintf(" (did you mean %q?)", near)
+	}
+	return zero, fmt.Errorf("unknown %s %q%s; known: %s", kind, name, hint, strings.Join(names(m), ", "))
 }
 
 func names[T any](m map[string]T) []string {

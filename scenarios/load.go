@@ -93,9 +93,12 @@ func Decode(in Input, into any) error {
 	d.defaults(rv.Elem(), "")
 	d.value(root, rv.Elem(), "", 0)
 	if len(probs.list) == 0 {
-		// Validation assumes well-typed values, so it runs only on a clean
-		// decode; otherwise it would report consequences of the problems
-		// already listed.
+		// Part resolution and validation assume well-typed values, so they
+		// run only on a clean decode; otherwise they would report
+		// consequences of the problems already listed.
+		d.resolveParts(rv.Elem(), "", 0)
+	}
+	if len(probs.list) == 0 {
 		d.validate(rv.Elem(), "", 0)
 	}
 	return probs.err()

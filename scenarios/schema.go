@@ -20,6 +20,22 @@ type KeyDoc struct {
 	Default string // the default tag, verbatim ("" when none)
 	Doc     string // the doc tag
 	Source  string // the source tag, verbatim: "hw:<catalog key>" or "<grade>: <citation>" ("" when none)
+	// Part is the key whose part (a host CPU, a NIC, a SmartNIC) sets this
+	// key's default ("datapath.host.cpu" for "datapath.host.cores"); Source
+	// then cites the default part's value.
+	Part string
+}
+
+// partOf returns the key whose part sets the key at path, from the
+// datapath section's list of part parameters (datapath.PartKey), the one
+// place that says which key reads which part.
+func partOf(path string) string {
+	if rel, ok := strings.CutPrefix(path, "datapath."); ok {
+		if k, ok := datapath.PartKey(rel); ok {
+			return "datapath." + k
+		}
+	}
+	return ""
 }
 
 // resolveSource turns a source tag into the reference's text (grade and
@@ -70,7 +86,7 @@ func walkSchema(t reflect.Type, path string, onStack map[reflect.Type]bool, out 
 		if path != "" {
 			p = path + "." + f.key
 		}
-		*out = append(*out, KeyDoc{Path: p, Type: typeName(ft), Unit: unitOf(ft), Default: f.tag.Get("default"), Doc: f.tag.Get("doc"), Source: f.tag.Get("source")})
+		*out = append(*out, KeyDoc{Path: p, Type: typeName(ft), Unit: unitOf(ft), Default: f.tag.Get("default"), Doc: f.tag.Get("doc"), Source: f.tag.Get("source"), Part: partOf(p)})
 		inner, suffix := ft, ""
 		for {
 			switch {
@@ -158,7 +174,11 @@ func WriteSchemaMarkdown(w io.Writer, v any) error {
 	b.WriteString("The source of a default starts with its grade: vendor (datasheet), measured (published measurement),\n")
 	b.WriteString("anecdotal (README, forum, blog), secondary (summary of a paper), paper (the Conspirator paper),\n")
 	b.WriteString("derived (arithmetic on sourced numbers), estimate (reasoning only), choice (a workload or modelling choice).\n")
-	b.WriteString("`hw KEY` names the entry of the hardware catalog (`hw.Provenance`) the default is copied from.\n\n")
+	b.WriteString("`hw KEY` names the entry of the hardware catalog (`hw.Provenance`) the default is copied from.\n")
+	b.WriteString("A default \"the part's, from K\" is the parameter of the part named at key K (`host.cpu`, `network.nic`,\n")
+	b.WriteString("`smartnic.model`, `host.gpu_link`): choosing another part changes it; setting the key overrides the part,\n")
+	b.WriteString("is listed under `overrides` in summary.json, and may not exceed what the part has (cores, port rate).\n")
+	b.WriteString("Its source cites the default part's value.\n\n")
 	b.WriteString("| key | type | unit | default | meaning | source |\n|---|---|---|---|---|---|\n")
 	quantities := map[string]reflect.Type{}
 	for _, k := range keys {
@@ -169,7 +189,11 @@ func WriteSchemaMarkdown(w io.Writer, v any) error {
 				return fmt.Errorf("key %s: %w", k.Path, err)
 			}
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", k.Path, k.Type, mdEscape(k.Unit), codeOrEmpty(k.Default), mdEscape(k.Doc), mdEscape(src))
+		def := codeOrEmpty(k.Default)
+		if k.Part != "" && k.Default == "" {
+			def = "the part's, from `" + k.Part + "`"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", k.Path, k.Type, mdEscape(k.Unit), def, mdEscape(k.Doc), mdEscape(src))
 	}
 	collectQuantities(reflect.TypeOf(v), quantities, map[reflect.Type]bool{})
 	if len(quantities) > 0 {

@@ -22,6 +22,48 @@ type Validator interface {
 	Validate() error
 }
 
+// PartResolver is implemented by config sections where choosing a part by
+// name (a host CPU, a NIC, a SmartNIC) sets other keys: the part's cores,
+// clock, bandwidths, price and power. The loader calls ResolveParts after
+// decoding and before validation, on every section that implements it,
+// with set reporting whether a key (relative to the section, e.g.
+// "host.cores") was written by the scenario file, the environment, a
+// calibration profile or --set. A key not set takes its part's value; a
+// key set to another value is an override the section records. Errors are
+// reported like Validate's.
+type PartResolver interface {
+	ResolveParts(set func(key string) bool) error
+}
+
+// resolveParts calls ResolveParts on the sections of v that implement it
+// (top level and present pointer sections; parts are chosen per section).
+func (d *decoder) resolveParts(v reflect.Value, path string, depth int) {
+	if depth > maxDepth {
+		return
+	}
+	if v.Kind() == reflect.Pointer {
+		if !v.IsNil() {
+			d.resolveParts(v.Elem(), path, depth+1)
+		}
+		return
+	}
+	if v.Kind() != reflect.Struct || reflect.PointerTo(v.Type()).Implements(textUnmarshalerType) {
+		return
+	}
+	if v.CanAddr() {
+		if r, ok := v.Addr().Interface().(PartResolver); ok {
+			d.report(path, r.ResolveParts(func(key string) bool {
+				l, ok := d.lines[joinDotted(path, key)]
+				return ok && !strings.HasPrefix(l.file, "default of ")
+			}))
+			return
+		}
+	}
+	for _, f := range fieldsOf(v.Type()) {
+		d.resolveParts(v.FieldByIndex(f.index), joinPath(path, f.key), depth+1)
+	}
+}
+
 // messager is a fielder that can also give its message without the key
 // path (which the loader prints itself).
 type messager interface {
@@ -78,7 +120,14 @@ func (d *decoder) validate(v reflect.Value, path string, depth int) {
 	if val == nil {
 		return
 	}
-	for _, err := range flatten(val.Validate()) {
+	d.report(path, val.Validate())
+}
+
+// report adds every error of err (an errors.Join tree) as a problem of the
+// section at path, at the key an error names (fielder) or else at the
+// section.
+func (d *decoder) report(path string, err error) {
+	for _, err := range flatten(err) {
 		p, msg := path, err.Error()
 		var fe fielder
 		if errors.As(err, &fe) {

@@ -31,6 +31,10 @@ type Summary struct {
 	// Inputs is the resolved scenario with the keys and unit syntax of a
 	// scenario file (what `conspirator scenarios schema` documents).
 	Inputs map[string]any `json:"inputs"`
+	// Overrides lists the data-path keys set to other values than the
+	// part named for them gives (a xeon-8380-2s with cores: 64); a key left
+	// out of the scenario takes its part's value and is not listed.
+	Overrides []datapath.PartOverride `json:"overrides,omitempty"`
 	// Paths is the data-path result, one entry per simulated path.
 	Paths []datapath.PathResult `json:"paths,omitempty"`
 	// Gap is the end-to-end gain of the conspirator path over host-rdma in
@@ -103,6 +107,7 @@ func Run(sc *scenarios.Scenario) (*Output, error) {
 	files := map[string][]byte{}
 	var timing Timing
 	if sc.DataPath != nil {
+		sum.Overrides = sc.DataPath.Overrides
 		res, err := datapath.Run(*sc.DataPath, sc.Seed)
 		if err != nil {
 			return nil, fmt.Errorf("datapath: %w", err)

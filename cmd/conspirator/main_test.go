@@ -378,7 +378,7 @@ func TestCompletion(t *testing.T) {
 // ending is enough; a misspelt or ambiguous key is exit 2 saying why.
 func TestExplain(t *testing.T) {
 	code, out, _ := cli(t, nil, "explain", "smartnic.dma_bandwidth")
-	for _, want := range []string{"datapath.smartnic.dma_bandwidth\n", "type:     bandwidth", "default:  22GB/s", "source:   estimate:"} {
+	for _, want := range []string{"datapath.smartnic.dma_bandwidth\n", "type:     bandwidth", "default:  22GB/s, the value of bluefield3, the part named at datapath.smartnic.model", "source:   estimate:"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("explain: exit %d, output lacks %q:\n%s", code, want, out)
 		}

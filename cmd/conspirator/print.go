@@ -33,6 +33,9 @@ func printSummary(w io.Writer, s *sim.Summary, timing *sim.Timing) {
 		if s.Gap != nil {
 			fmt.Fprintf(w, "\nconspirator vs host-rdma: %.1f%% lower mean end-to-end time (paper: 15%%)\n", *s.Gap)
 		}
+		for _, o := range s.Overrides {
+			fmt.Fprintf(w, "override: %s = %s (part %s has %s)\n", o.Key, o.Value, o.Part, o.PartValue)
+		}
 	}
 	if len(s.Policies) > 0 {
 		dec, large := map[string]float64{}, map[string]string{}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/conspirator-sim/conspirator/internal/suggest"
 	"github.com/conspirator-sim/conspirator/scenarios"
+	"github.com/conspirator-sim/conspirator/sim/datapath"
 	"github.com/spf13/cobra"
 )
 
@@ -112,6 +113,9 @@ func (a *app) explainCmd() *cobra.Command {
 			fmt.Fprintf(a.stdout, "  type:     %s\n", typ)
 			if k.Default != "" {
 				fmt.Fprintf(a.stdout, "  default:  %s\n", k.Default)
+			} else if k.Part != "" {
+				part, v, _ := datapath.PartDefault(strings.TrimPrefix(k.Path, "datapath."))
+				fmt.Fprintf(a.stdout, "  default:  %s, the value of %s, the part named at %s; another part gives its own, setting the key overrides it\n", v, part, k.Part)
 			}
 			if k.Source != "" {
 				src, err := scenarios.SourceText(k.Source)

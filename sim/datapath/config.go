@@ -46,6 +46,10 @@ type Config struct {
 	MaxInFlight int `yaml:"max_in_flight" doc:"requests in flight at which an open-loop run is stopped and flagged unstable" default:"100000" source:"choice: run control; far above any stable queue of the default scenarios"`
 	// RecordRequests keeps one record per request for CSV output.
 	RecordRequests bool `yaml:"record_requests" doc:"keep per-request records (stage times) for CSV output" default:"true"`
+
+	// Overrides lists the keys a scenario set to other values than their
+	// part's (ResolveParts); it is an output, never read from a file.
+	Overrides []PartOverride `yaml:"-" json:"overrides,omitempty"`
 }
 
 // ClientsConfig describes the clients.
@@ -90,8 +94,8 @@ type GPUConfig struct {
 // costs are core-time on one unloaded host core.
 type HostConfig struct {
 	CPU             string          `yaml:"cpu" doc:"host CPU from the catalog (xeon-8380-2s, xeon-8380)" default:"xeon-8380-2s" source:"estimate: a host matching the 800 W CPU of the paper's cost table"`
-	Cores           int             `yaml:"cores" doc:"physical cores serving requests and background load" default:"80" source:"hw:host_cpu.xeon-8380-2s.cores"`
-	Clock           units.Frequency `yaml:"clock" doc:"core frequency turning TCP cycles into time" default:"3GHz" source:"hw:host_cpu.xeon-8380-2s.clock"`
+	Cores           int             `yaml:"cores" doc:"physical cores serving requests and background load" source:"hw:host_cpu.xeon-8380-2s.cores"`
+	Clock           units.Frequency `yaml:"clock" doc:"core frequency turning TCP cycles into time" source:"hw:host_cpu.xeon-8380-2s.clock"`
 	BackgroundLoad  units.Fraction  `yaml:"background_load" doc:"background CPU load u, 0% to below 100%" default:"0%" source:"choice: unloaded baseline; the paper also shows 80%"`
 	BackgroundModel string          `yaml:"background_model" doc:"per-core (a stressor on every core, stress-ng --cpu-load) or threads (u*N busy threads)" default:"per-core" source:"anecdotal: stress-ng --cpu-load noisy neighbour (hardware.md §4)"`
 	Interference    units.Ratio     `yaml:"interference" doc:"alpha: host-side work stretched by 1 + alpha*u (cache and memory contention)" default:"10%" source:"hw:host.interference"`
@@ -99,7 +103,7 @@ type HostConfig struct {
 	// and host-rdma paths; see Defaults for why pageable.
 	InputCopy      string          `yaml:"input_copy" doc:"pageable or pinned cudaMemcpy of the input on the tcp and host-rdma paths" default:"pageable" source:"choice: the paper's unmodified PyTorch baseline copies an unregistered buffer (datapath.Defaults)"`
 	GPULink        string          `yaml:"gpu_link" doc:"PCIe link of each GPU (gen4-x16, gen5-x16)" default:"gen4-x16" source:"vendor: A100 host interface, PCIe Gen4 x16"`
-	PinnedH2D      units.Bandwidth `yaml:"pinned_h2d" doc:"pinned cudaMemcpy rate over the GPU link" default:"25GB/s" source:"hw:pcie.gen4-x16.pinned_h2d"`
+	PinnedH2D      units.Bandwidth `yaml:"pinned_h2d" doc:"pinned cudaMemcpy rate over the GPU link" source:"hw:pcie.gen4-x16.pinned_h2d"`
 	PageableFactor units.Ratio     `yaml:"pageable_factor" doc:"pageable over pinned cudaMemcpy rate" default:"40%" source:"hw:host.pageable_factor"`
 	MemcpyIssue    units.Duration  `yaml:"memcpy_issue" doc:"fixed CPU cost of one cudaMemcpy" default:"10us" source:"hw:host.memcpy_issue"`
 	KernelLaunch   units.Duration  `yaml:"kernel_launch" doc:"CPU cost of launching the request's kernel" default:"2.7us" source:"hw:host.kernel_launch"`
@@ -113,17 +117,17 @@ type HostConfig struct {
 	TCPTxCyclesPerByte float64        `yaml:"tcp_tx_cycles_per_byte" doc:"host TCP send cost per payload byte" default:"0.3" source:"hw:host.tcp_tx_cycles_per_byte"`
 	TCPRxPerMessage    units.Duration `yaml:"tcp_rx_per_message" doc:"host TCP receive cost per message (system call, wake-up)" default:"5us" source:"hw:host.tcp_rx_per_message"`
 	TCPTxPerMessage    units.Duration `yaml:"tcp_tx_per_message" doc:"host TCP send cost per message" default:"3us" source:"hw:host.tcp_tx_per_message"`
-	Price              units.Money    `yaml:"price" doc:"price charged to the host CPU in the cost table" default:"$1000" source:"hw:host_cpu.xeon-8380-2s.price"`
-	Power              units.Power    `yaml:"power" doc:"power charged to the host CPU in the cost table" default:"800W" source:"hw:host_cpu.xeon-8380-2s.power"`
+	Price              units.Money    `yaml:"price" doc:"price charged to the host CPU in the cost table" source:"hw:host_cpu.xeon-8380-2s.price"`
+	Power              units.Power    `yaml:"power" doc:"power charged to the host CPU in the cost table" source:"hw:host_cpu.xeon-8380-2s.power"`
 }
 
 // NetworkConfig describes the client-server network.
 type NetworkConfig struct {
 	NIC        string          `yaml:"nic" doc:"RDMA NIC of clients and server (connectx6, connectx7)" default:"connectx6" source:"choice: the ConnectX generation of a 200 Gb/s BlueField-3 port"`
-	LineRate   units.Bandwidth `yaml:"line_rate" doc:"line rate of every port" default:"200Gbps" source:"hw:nic.connectx6.line_rate"`
-	Efficiency units.Fraction  `yaml:"efficiency" doc:"large-message goodput over line rate" default:"95%" source:"hw:nic.connectx6.efficiency"`
-	Latency    units.Duration  `yaml:"latency" doc:"one-way small-message latency NIC to NIC" default:"1.3us" source:"hw:nic.connectx6.one_way_latency"`
-	PerMessage units.Duration  `yaml:"per_message" doc:"NIC per-message overhead (1 / message rate)" default:"5ns" source:"hw:nic.connectx6.per_message"`
+	LineRate   units.Bandwidth `yaml:"line_rate" doc:"line rate of every port" source:"hw:nic.connectx6.line_rate"`
+	Efficiency units.Fraction  `yaml:"efficiency" doc:"large-message goodput over line rate" source:"hw:nic.connectx6.efficiency"`
+	Latency    units.Duration  `yaml:"latency" doc:"one-way small-message latency NIC to NIC" source:"hw:nic.connectx6.one_way_latency"`
+	PerMessage units.Duration  `yaml:"per_message" doc:"NIC per-message overhead (1 / message rate)" source:"hw:nic.connectx6.per_message"`
 	// SameRootComplex: GPUDirect writes run at the GPU link's rate when NIC
 	// and GPU share a PCIe root complex, else at CrossRootComplexFactor.
 	SameRootComplex        bool           `yaml:"same_root_complex" doc:"NIC and GPUs share a PCIe root complex (GPUDirect at full rate)" default:"true" source:"vendor: the layout NVIDIA's GPUDirect RDMA manual recommends"`
@@ -134,16 +138,16 @@ type NetworkConfig struct {
 // SmartNICConfig describes the SmartNIC of the conspirator path.
 type SmartNICConfig struct {
 	Model         string          `yaml:"model" doc:"SmartNIC from the catalog (bluefield3, bluefield2)" default:"bluefield3" source:"paper: BlueField-3 + A100 testbed (conspirator.md)"`
-	ArmCores      int             `yaml:"arm_cores" doc:"Arm cores serving requests" default:"16" source:"hw:smartnic.bluefield3.arm_cores"`
-	ArmSpeed      units.Ratio     `yaml:"arm_speed" doc:"one Arm core's speed relative to one host core" default:"62%" source:"hw:smartnic.bluefield3.arm_speed"`
-	LineRate      units.Bandwidth `yaml:"line_rate" doc:"the SmartNIC port's line rate" default:"200Gbps" source:"hw:smartnic.bluefield3.line_rate"`
+	ArmCores      int             `yaml:"arm_cores" doc:"Arm cores serving requests" source:"hw:smartnic.bluefield3.arm_cores"`
+	ArmSpeed      units.Ratio     `yaml:"arm_speed" doc:"one Arm core's speed relative to one host core" source:"hw:smartnic.bluefield3.arm_speed"`
+	LineRate      units.Bandwidth `yaml:"line_rate" doc:"the SmartNIC port's line rate" source:"hw:smartnic.bluefield3.line_rate"`
 	BufferBytes   units.Bytes     `yaml:"buffer" doc:"on-card buffer for incoming requests" default:"256MiB" source:"choice: 111 default requests (2.4 MB each) in a slice of the BlueField-3's 32 GB DRAM"`
 	BufferPolicy  string          `yaml:"buffer_policy" doc:"when the buffer is full: wait or drop" default:"wait" source:"choice: lossless, as RDMA flow control back-pressures a full receiver"`
-	DMABandwidth  units.Bandwidth `yaml:"dma_bandwidth" doc:"SoC-to-GPU DMA rate" default:"22GB/s" source:"hw:smartnic.bluefield3.dma_bandwidth"`
-	DMAPerOp      units.Duration  `yaml:"dma_per_op" doc:"DMA engine cost per operation" default:"95ns" source:"hw:smartnic.bluefield3.dma_per_op"`
+	DMABandwidth  units.Bandwidth `yaml:"dma_bandwidth" doc:"SoC-to-GPU DMA rate" source:"hw:smartnic.bluefield3.dma_bandwidth"`
+	DMAPerOp      units.Duration  `yaml:"dma_per_op" doc:"DMA engine cost per operation" source:"hw:smartnic.bluefield3.dma_per_op"`
 	NotifyLatency units.Duration  `yaml:"notify_latency" doc:"SoC-to-host notification (a posted PCIe write the host polls)" default:"1us" source:"estimate: a posted PCIe write the host polls, plus room for the DOCA completion path (DefaultNotifyLatency)"`
-	Price         units.Money     `yaml:"price" doc:"price charged to the SmartNIC in the cost table" default:"$231" source:"hw:smartnic.bluefield3.price"`
-	Power         units.Power     `yaml:"power" doc:"power charged to the SmartNIC in the cost table" default:"150W" source:"hw:smartnic.bluefield3.max_power"`
+	Price         units.Money     `yaml:"price" doc:"price charged to the SmartNIC in the cost table" source:"hw:smartnic.bluefield3.price"`
+	Power         units.Power     `yaml:"power" doc:"power charged to the SmartNIC in the cost table" source:"hw:smartnic.bluefield3.max_power"`
 }
 
 // Defaults returns the paper/e2e configuration: four clients in a closed

@@ -1,0 +1,33 @@
+package datapath
+
+import (
+	"reflect"
+	"testing"
+)
+
+// A config whose part-set keys are all unset resolves to Defaults(): the
+// default tags of the other keys and the default parts give one config,
+// and each part key's default is its part's catalog value.
+func TestResolvePartsGivesDefaults(t *testing.T) {
+	c := Defaults()
+	c.Host.Cores, c.Host.Clock, c.Host.PinnedH2D, c.Host.Price, c.Host.Power = 0, 0, 0, 0, 0
+	c.Network.LineRate, c.Network.Efficiency, c.Network.Latency, c.Network.PerMessage = 0, 0, 0, 0
+	c.SmartNIC.ArmCores, c.SmartNIC.ArmSpeed, c.SmartNIC.LineRate, c.SmartNIC.DMABandwidth = 0, 0, 0, 0
+	c.SmartNIC.DMAPerOp, c.SmartNIC.Price, c.SmartNIC.Power = 0, 0, 0
+	if err := c.ResolveParts(func(string) bool { return false }); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(c, Defaults()) {
+		t.Errorf("resolved %+v\nwant     %+v", c, Defaults())
+	}
+	// Every part key names a key of the section and a part key that
+	// exists; PartDefault gives the catalog's printed value.
+	for _, p := range partParams {
+		if _, _, ok := PartDefault(p.key); !ok {
+			t.Errorf("%s: no default part value", p.key)
+		}
+	}
+	if part, v, ok := PartDefault("host.cores"); !ok || part != "xeon-8380-2s" || v != "80" {
+		t.Errorf("PartDefault(host.cores) = %s %s %v", part, v, ok)
+	}
+}
