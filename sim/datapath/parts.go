@@ -104,24 +104,42 @@ var partParams = []partParam{
 			return s.Name, units.Bandwidth(s.PinnedH2DBytesPerSec), ok
 		}, nil),
 	param("host.price", "host.cpu", func(c *Config) *units.Money { return &c.Host.Price },
-		func(c *Config) (string, units.Money, bool) { s, ok := hostCPU(c); return s.Name, units.Money(s.PriceUSD), ok }, nil),
+		func(c *Config) (string, units.Money, bool) {
+			s, ok := hostCPU(c)
+			return s.Name, units.Money(s.PriceUSD), ok
+		}, nil),
 	param("host.power", "host.cpu", func(c *Config) *units.Power { return &c.Host.Power },
-		func(c *Config) (string, units.Power, bool) { s, ok := hostCPU(c); return s.Name, units.Power(s.PowerW), ok }, nil),
+		func(c *Config) (string, units.Power, bool) {
+			s, ok := hostCPU(c)
+			return s.Name, units.Power(s.PowerW), ok
+		}, nil),
 	param("network.line_rate", "network.nic", func(c *Config) *units.Bandwidth { return &c.Network.LineRate },
 		func(c *Config) (string, units.Bandwidth, bool) {
 			s, ok := nic(c)
 			return s.Name, units.Bandwidth(s.LineRateBitsPerSec / 8), ok
 		}, more[units.Bandwidth]),
 	param("network.efficiency", "network.nic", func(c *Config) *units.Fraction { return &c.Network.Efficiency },
-		func(c *Config) (string, units.Fraction, bool) { s, ok := nic(c); return s.Name, units.Fraction(s.Efficiency), ok }, nil),
+		func(c *Config) (string, units.Fraction, bool) {
+			s, ok := nic(c)
+			return s.Name, units.Fraction(s.Efficiency), ok
+		}, nil),
 	param("network.latency", "network.nic", func(c *Config) *units.Duration { return &c.Network.Latency },
-		func(c *Config) (string, units.Duration, bool) { s, ok := nic(c); return s.Name, units.Duration(s.OneWayLatency), ok }, nil),
+		func(c *Config) (string, units.Duration, bool) {
+			s, ok := nic(c)
+			return s.Name, units.Duration(s.OneWayLatency), ok
+		}, nil),
 	param("network.per_message", "network.nic", func(c *Config) *units.Duration { return &c.Network.PerMessage },
-		func(c *Config) (string, units.Duration, bool) { s, ok := nic(c); return s.Name, units.Duration(s.PerMessage), ok }, nil),
+		func(c *Config) (string, units.Duration, bool) {
+			s, ok := nic(c)
+			return s.Name, units.Duration(s.PerMessage), ok
+		}, nil),
 	param("smartnic.arm_cores", "smartnic.model", func(c *Config) *int { return &c.SmartNIC.ArmCores },
 		func(c *Config) (string, int, bool) { s, ok := smartNIC(c); return s.Name, s.ArmCores, ok }, more[int]),
 	param("smartnic.arm_speed", "smartnic.model", func(c *Config) *units.Ratio { return &c.SmartNIC.ArmSpeed },
-		func(c *Config) (string, units.Ratio, bool) { s, ok := smartNIC(c); return s.Name, units.Ratio(s.ArmSpeed), ok }, nil),
+		func(c *Config) (string, units.Ratio, bool) {
+			s, ok := smartNIC(c)
+			return s.Name, units.Ratio(s.ArmSpeed), ok
+		}, nil),
 	param("smartnic.line_rate", "smartnic.model", func(c *Config) *units.Bandwidth { return &c.SmartNIC.LineRate },
 		func(c *Config) (string, units.Bandwidth, bool) {
 			s, ok := smartNIC(c)
@@ -133,11 +151,20 @@ var partParams = []partParam{
 			return s.Name, units.Bandwidth(s.DMABytesPerSec), ok
 		}, nil),
 	param("smartnic.dma_per_op", "smartnic.model", func(c *Config) *units.Duration { return &c.SmartNIC.DMAPerOp },
-		func(c *Config) (string, units.Duration, bool) { s, ok := smartNIC(c); return s.Name, units.Duration(s.DMAPerOp), ok }, nil),
+		func(c *Config) (string, units.Duration, bool) {
+			s, ok := smartNIC(c)
+			return s.Name, units.Duration(s.DMAPerOp), ok
+		}, nil),
 	param("smartnic.price", "smartnic.model", func(c *Config) *units.Money { return &c.SmartNIC.Price },
-		func(c *Config) (string, units.Money, bool) { s, ok := smartNIC(c); return s.Name, units.Money(s.PriceUSD), ok }, nil),
+		func(c *Config) (string, units.Money, bool) {
+			s, ok := smartNIC(c)
+			return s.Name, units.Money(s.PriceUSD), ok
+		}, nil),
 	param("smartnic.power", "smartnic.model", func(c *Config) *units.Power { return &c.SmartNIC.Power },
-		func(c *Config) (string, units.Power, bool) { s, ok := smartNIC(c); return s.Name, units.Power(s.MaxPowerW), ok }, nil),
+		func(c *Config) (string, units.Power, bool) {
+			s, ok := smartNIC(c)
+			return s.Name, units.Power(s.MaxPowerW), ok
+		}, nil),
 }
 
 // PartKey returns the key whose part sets key ("host.cpu" for
