@@ -2,6 +2,7 @@ package hw
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -135,103 +136,126 @@ type HostCosts struct {
 	Interference float64
 }
 
-// catalog holds every named part. Each value carries its grade and source
-// in the comment beside it; provenance repeats them as data.
+// The catalog: every named part and the host software costs, each number
+// written once, where it is defined, with its grade and source (param);
+// Provenance lists them all, so reports, `conspirator explain` and the
+// scenario-key reference read the same table.
 var (
 	pcieParts = map[string]PCIeSpec{
 		"gen4-x16": {
 			Name: "gen4-x16", Gen: 4, Lanes: 16,
-			BytesPerSecPerDir:    31.5e9, // D: 16 GT/s x 16 lanes x 128/130 / 8; S: glennklockwood A100 page "32+32 GB/s"
-			PinnedH2DBytesPerSec: 25.0e9, // A: DGX A100 bandwidthTest pinned H2D 25.7 GB/s (gengwg notes); nvbandwidth 24.8 (NVIDIA forum t/352186)
+			BytesPerSecPerDir:    param("pcie.gen4-x16.bytes_per_sec_per_dir", 31.5e9, "B/s", Derived, "16 GT/s x 16 x 128/130 / 8; glennklockwood A100 page \"32+32 GB/s\""),
+			PinnedH2DBytesPerSec: param("pcie.gen4-x16.pinned_h2d", 25e9, "B/s", Anecdotal, "DGX A100 bandwidthTest pinned H2D 25.7 GB/s (gengwg notes); nvbandwidth 24.8 GB/s (NVIDIA forum t/352186)"),
 		},
 		"gen5-x16": {
 			Name: "gen5-x16", Gen: 5, Lanes: 16,
-			BytesPerSecPerDir:    63.0e9, // S: pingdo.net 63 GB/s per direction; hawkvelt H100 SXM "128 GB/sec" bidirectional
-			PinnedH2DBytesPerSec: 50.0e9, // E: 0.8 x 63 (the Gen4 ratio 25/31.5); weak A example 55.63 GB/s (nvbandwidth tutorial)
+			BytesPerSecPerDir:    param("pcie.gen5-x16.bytes_per_sec_per_dir", 63e9, "B/s", Secondary, "pingdo.net 63 GB/s per direction; hawkvelt H100 SXM \"128 GB/sec\" bidirectional"),
+			PinnedH2DBytesPerSec: param("pcie.gen5-x16.pinned_h2d", 50e9, "B/s", Estimate, "0.8 x 63 GB/s, the Gen4 ratio 25/31.5; a weak anecdotal example shows 55.63 GB/s (nvbandwidth tutorial)"),
 		},
 	}
 
 	nicParts = map[string]NICSpec{
 		"connectx6": {
 			Name:               "connectx6",
-			LineRateBitsPerSec: 200e9,                    // V: docs.nvidia.com/networking/display/ConnectX6EN/Introduction
-			Efficiency:         0.95,                     // E: large-message goodput / line rate; perftest logs show 0.8-0.97
-			OneWayLatency:      engine.Nanoseconds(1300), // E: median of A perftest logs (ib_write_lat 2 B 1.33 us RoCE; ib_send_lat 1.27 us IB)
-			PerMessage:         engine.Nanoseconds(5),    // D: 1 / 215 Mpps (V: ConnectX-6 EN "215 million messages per second") = 4.65 ns
-			PCIe:               pcieParts["gen4-x16"],    // V: a 200 Gb/s x16 card needs Gen4
+			LineRateBitsPerSec: param("nic.connectx6.line_rate", 200e9, "bit/s", Vendor, "docs.nvidia.com/networking/display/ConnectX6EN/Introduction"),
+			Efficiency:         param("nic.connectx6.efficiency", 0.95, "1", Estimate, "large-message goodput over line rate; perftest logs show 0.8-0.97 of the link"),
+			OneWayLatency:      paramTime("nic.connectx6.one_way_latency", 1.3e-6, Estimate, "median of anecdotal perftest logs (ib_write_lat 2 B 1.33 us RoCE; ib_send_lat 1.27 us IB)"),
+			PerMessage:         paramTime("nic.connectx6.per_message", 5e-9, Derived, "1 / 215 Mpps (vendor: ConnectX-6 EN \"215 million messages per second\") = 4.65 ns"),
+			PCIe:               pcieParts["gen4-x16"], // V: a 200 Gb/s x16 card needs Gen4
 		},
 		"connectx7": {
 			Name:               "connectx7",
-			LineRateBitsPerSec: 400e9,                    // V: docs.nvidia.com/networking/display/ConnectX7VPI/Introduction
-			Efficiency:         0.95,                     // E: as connectx6
-			OneWayLatency:      engine.Nanoseconds(1300), // E: no CX-7 latency spec found; same as connectx6
-			PerMessage:         engine.Nanoseconds(5),    // E: no CX-7 message rate found; same as connectx6
-			PCIe:               pcieParts["gen5-x16"],    // V: same page (PCIe Gen5 x16)
+			LineRateBitsPerSec: param("nic.connectx7.line_rate", 400e9, "bit/s", Vendor, "docs.nvidia.com/networking/display/ConnectX7VPI/Introduction"),
+			Efficiency:         param("nic.connectx7.efficiency", 0.95, "1", Estimate, "as connectx6"),
+			OneWayLatency:      paramTime("nic.connectx7.one_way_latency", 1.3e-6, Estimate, "no CX-7 latency figure found; the connectx6 value"),
+			PerMessage:         paramTime("nic.connectx7.per_message", 5e-9, Estimate, "no CX-7 message rate found; the connectx6 value"),
+			PCIe:               pcieParts["gen5-x16"], // V: same page (PCIe Gen5 x16)
 		},
 	}
 
 	smartNICParts = map[string]SmartNICSpec{
 		"bluefield3": {
 			Name:           "bluefield3",
-			ArmCores:       16,                                     // V: DOCA Hardware Architecture page; BSP SKU table (B3210/B3220/B3240)
-			ArmSpeed:       0.62,                                   // A: NTHU-LSALAB/bf3-bench: x86 1.60x (BPE 332 vs 531 us), 1.64x (WordPiece) faster; D: 1/1.6
-			DRAMBytes:      32e9,                                   // V: docs.nvidia.com/networking/display/bf3dpu/supported+interfaces
-			NIC:            withRate(nicParts["connectx7"], 200e9), // V: B3220 2x200GbE, PCIe Gen5 x16 (SKU table)
-			DMABytesPerSec: 22e9,                                   // E: bounded by the DMA engine (BF2 READ 25.6 GB/s, M) and an A100 Gen4 link (25 GB/s, A); BF2 WRITE is only 15.1 GB/s
-			DMAPerOp:       engine.Nanoseconds(95),                 // E: BF2 value, D: 1 / 10.5 M ops/s (M: smartnic-bench doca_dma.md)
-			MaxPowerW:      150,                                    // V: BF3 DPU Controller manual ("up to 150W"); the paper's table says 150 W too
-			PriceUSD:       231,                                    // Paper: cost table (normalized; street price 2000-3000 USD, A: yobitel)
+			ArmCores:       paramInt("smartnic.bluefield3.arm_cores", 16, Vendor, "DOCA Hardware Architecture page; BSP SKU table (B3210/B3220/B3240)"),
+			ArmSpeed:       param("smartnic.bluefield3.arm_speed", 0.62, "1", Anecdotal, "NTHU-LSALAB/bf3-bench: x86 1.60x (BPE 332 vs 531 us) and 1.64x (WordPiece) faster single thread; 1/1.6"),
+			DRAMBytes:      param("smartnic.bluefield3.dram", 32e9, "B", Vendor, "docs.nvidia.com/networking/display/bf3dpu/supported+interfaces"),
+			NIC:            withRate(nicParts["connectx7"], param("smartnic.bluefield3.line_rate", 200e9, "bit/s", Vendor, "B3220 SKU: 2x200GbE, PCIe Gen5 x16")),
+			DMABytesPerSec: param("smartnic.bluefield3.dma_bandwidth", 22e9, "B/s", Estimate, "bounded by the DMA engine (BF2 READ 25.6 GB/s, measured) and an A100 Gen4 link (25 GB/s, anecdotal); BF2 WRITE is only 15.1 GB/s"),
+			DMAPerOp:       paramTime("smartnic.bluefield3.dma_per_op", 95e-9, Estimate, "the BF2 value, 1 / 10.5 M ops/s (smartnic-bench doca_dma.md), reused"),
+			MaxPowerW:      param("smartnic.bluefield3.max_power", 150, "W", Vendor, "BF3 DPU Controller manual (\"up to 150W\"); the paper's table says 150 W too"),
+			PriceUSD:       param("smartnic.bluefield3.price", 231, "USD", Paper, "Conspirator cost table (normalized; street price 2000-3000 USD, anecdotal: yobitel)"),
 		},
 		"bluefield2": {
 			Name:           "bluefield2",
-			ArmCores:       8,                                      // V: docs.nvidia.com/networking/display/bluefield2dpuenug/introduction
-			ArmSpeed:       0.64,                                   // A: takashimakazuki/dpdk_compression zstd 0.351 vs 0.226 s, zlib 9.027 vs 5.758 s vs Xeon E5-2630v4
-			DRAMBytes:      16e9,                                   // V: same page (8/16/32 GB options)
-			NIC:            withRate(nicParts["connectx6"], 100e9), // V: up to 200 Gb/s; M: Liu et al. arXiv 2105.06619 tested 100 GbE
-			DMABytesPerSec: 15.1e9,                                 // D: 65536 B x 0.23 M/s, DOCA DMA WRITE (SoC to host), M: smartnic-bench doca_dma.md
-			DMAPerOp:       engine.Nanoseconds(95),                 // D: 1 / 10.5 M ops/s, M: same
-			MaxPowerW:      75,                                     // E: not found in the sources read; typical x16 card budget
-			PriceUSD:       231,                                    // E: no paper figure for BF2; the BF3 paper value reused
+			ArmCores:       paramInt("smartnic.bluefield2.arm_cores", 8, Vendor, "docs.nvidia.com/networking/display/bluefield2dpuenug/introduction"),
+			ArmSpeed:       param("smartnic.bluefield2.arm_speed", 0.64, "1", Anecdotal, "takashimakazuki/dpdk_compression: zstd 0.351 vs 0.226 s, zlib 9.027 vs 5.758 s against a Xeon E5-2630v4 (1.55-1.57x)"),
+			DRAMBytes:      param("smartnic.bluefield2.dram", 16e9, "B", Vendor, "BlueField-2 user guide (8/16/32 GB options)"),
+			NIC:            withRate(nicParts["connectx6"], param("smartnic.bluefield2.line_rate", 100e9, "bit/s", Measured, "up to 200 Gb/s (vendor); Liu et al. arXiv 2105.06619 tested 100 GbE")),
+			DMABytesPerSec: param("smartnic.bluefield2.dma_bandwidth", 15.1e9, "B/s", Derived, "65536 B x 0.23 M/s, DOCA DMA WRITE SoC to host (measured: smartnic-bench doca_dma.md)"),
+			DMAPerOp:       paramTime("smartnic.bluefield2.dma_per_op", 95e-9, Derived, "1 / 10.5 M ops/s (measured: smartnic-bench doca_dma.md)"),
+			MaxPowerW:      param("smartnic.bluefield2.max_power", 75, "W", Estimate, "not found in the sources read; a typical x16 card budget"),
+			PriceUSD:       param("smartnic.bluefield2.price", 231, "USD", Estimate, "no paper figure for BF2; the BF3 paper value reused"),
 		},
 	}
 
 	hostCPUParts = map[string]HostCPUSpec{
 		"xeon-8380-2s": {
 			Name:     "xeon-8380-2s",
-			Sockets:  2,     // E: a dual-socket server is what an 800 W CPU budget suggests
-			Cores:    80,    // V: Intel ARK, Xeon Platinum 8380: 40 cores per socket
-			ClockHz:  3.0e9, // E: all-core turbo of an 8380 (ARK: base 2.3, max 3.4 GHz); hardware.md §3 uses ~3 GHz for cycles/byte
-			TDPW:     540,   // A: 2 x 270 W (ilsoftware.it Ice Lake-SP launch article)
-			PowerW:   800,   // Paper: cost table, host CPU 800 W
-			PriceUSD: 1000,  // Paper: cost table, host CPU $1,000 (normalized)
+			Sockets:  paramInt("host_cpu.xeon-8380-2s.sockets", 2, Estimate, "a dual-socket server is what an 800 W CPU budget suggests"),
+			Cores:    paramInt("host_cpu.xeon-8380-2s.cores", 80, Vendor, "Intel ARK, Xeon Platinum 8380: 40 cores per socket"),
+			ClockHz:  param("host_cpu.xeon-8380-2s.clock", 3.0e9, "Hz", Estimate, "all-core turbo of an 8380 (ARK: base 2.3, max 3.4 GHz); hardware.md 3 uses ~3 GHz for cycles/byte"),
+			TDPW:     param("host_cpu.xeon-8380-2s.tdp", 540, "W", Anecdotal, "2 x 270 W (ilsoftware.it Ice Lake-SP launch article)"),
+			PowerW:   param("host_cpu.xeon-8380-2s.power", 800, "W", Paper, "Conspirator cost table, host CPU 800 W"),
+			PriceUSD: param("host_cpu.xeon-8380-2s.price", 1000, "USD", Paper, "Conspirator cost table, host CPU $1,000 (normalized)"),
 		},
 		"xeon-8380": {
 			Name:     "xeon-8380",
-			Sockets:  1,
-			Cores:    40,    // V: Intel ARK
-			ClockHz:  3.0e9, // E: as above
-			TDPW:     270,   // A: ilsoftware.it
-			PowerW:   800,   // Paper: cost table
-			PriceUSD: 1000,  // Paper: cost table
+			Sockets:  paramInt("host_cpu.xeon-8380.sockets", 1, Vendor, "one socket of the part"),
+			Cores:    paramInt("host_cpu.xeon-8380.cores", 40, Vendor, "Intel ARK, Xeon Platinum 8380"),
+			ClockHz:  param("host_cpu.xeon-8380.clock", 3.0e9, "Hz", Estimate, "as xeon-8380-2s"),
+			TDPW:     param("host_cpu.xeon-8380.tdp", 270, "W", Anecdotal, "ilsoftware.it Ice Lake-SP launch article"),
+			PowerW:   param("host_cpu.xeon-8380.power", 800, "W", Paper, "Conspirator cost table (charged to the host CPU whatever its sockets)"),
+			PriceUSD: param("host_cpu.xeon-8380.price", 1000, "USD", Paper, "Conspirator cost table"),
 		},
 	}
 
 	// DefaultHostCosts are the host software costs on an Ice Lake server
 	// core with an A100.
 	DefaultHostCosts = HostCosts{
-		TCPRxCyclesPerByte: 0.6,                      // D: f / (42e9/8 B/s) = 0.57 at 3.0 GHz; S: Cai et al. SIGCOMM'21 42 Gb/s per core, one long flow
-		TCPTxCyclesPerByte: 0.3,                      // E: half the receive cost: the user-to-kernel copy stays, GRO and interrupts go (S: "sender side is not the bottleneck")
-		TCPRxPerMessage:    engine.Microseconds(5),   // E: ~half of a kernel-TCP small-message RTT (~20-25 us) minus RDMA's; includes the wake-up of the reading thread
-		TCPTxPerMessage:    engine.Microseconds(3),   // E: send() system call and segment setup
-		PollCompletion:     engine.Nanoseconds(500),  // E: ibv_poll_cq and request bookkeeping; no measurement found
-		PostSend:           engine.Nanoseconds(300),  // E: building a work request and ringing the doorbell (MMIO write)
-		MemcpyIssue:        engine.Microseconds(10),  // E: ~ A100 launch+sync 9.65 us (M: reframe kernel_latency.py); no cudaMemcpy latency source found
-		PageableFactor:     0.4,                      // D: 10.0 / 25.7 GB/s, A: DGX A100 bandwidthTest pageable vs pinned (gengwg notes); the Dell A100 PCIe box shows 3.3/17.3
-		KernelLaunch:       engine.Nanoseconds(2700), // M: reframe-hpc cscs-checks kernel_latency.py, A100 async back-to-back launch 2.7 us
-		SyncWait:           engine.Nanoseconds(6950), // D: A100 launch+sync 9.65 us minus async launch 2.7 us (M: same file)
-		Interference:       0.10,                     // E: fit to A eunomia.dev 2026-05-24 (stress-ng costs GPU inference 8.8% throughput); 0.25 with network+disk noise
+		TCPRxCyclesPerByte: param("host.tcp_rx_cycles_per_byte", 0.6, "cycle/B", Derived, "f / (42e9/8 B/s) = 0.57 at 3.0 GHz; secondary: Cai et al. SIGCOMM'21, 42 Gb/s per core, one long flow"),
+		TCPTxCyclesPerByte: param("host.tcp_tx_cycles_per_byte", 0.3, "cycle/B", Estimate, "half the receive cost: the user-to-kernel copy stays, GRO and interrupts go (secondary: \"sender side is not the bottleneck\")"),
+		TCPRxPerMessage:    paramTime("host.tcp_rx_per_message", 5e-6, Estimate, "about half of a kernel-TCP small-message RTT (~20-25 us) minus RDMA's; includes the wake-up of the reading thread"),
+		TCPTxPerMessage:    paramTime("host.tcp_tx_per_message", 3e-6, Estimate, "send() system call and segment setup"),
+		PollCompletion:     paramTime("host.poll_completion", 0.5e-6, Estimate, "ibv_poll_cq and request bookkeeping; no measurement found"),
+		PostSend:           paramTime("host.post_send", 0.3e-6, Estimate, "building a work request and ringing the doorbell (MMIO write)"),
+		MemcpyIssue:        paramTime("host.memcpy_issue", 10e-6, Estimate, "about an A100 launch+sync, 9.65 us (measured: reframe kernel_latency.py); no cudaMemcpy latency source found"),
+		PageableFactor:     param("host.pageable_factor", 0.4, "1", Derived, "10.0/25.7 GB/s, DGX A100 bandwidthTest pageable vs pinned (anecdotal: gengwg notes); a Dell A100 PCIe box shows 3.3/17.3"),
+		KernelLaunch:       paramTime("host.kernel_launch", 2.7e-6, Measured, "reframe kernel_latency.py, A100 async launch"),
+		SyncWait:           paramTime("host.sync_wait", 6.95e-6, Derived, "A100 launch+sync 9.65 us minus async launch 2.7 us (measured: reframe kernel_latency.py)"),
+		Interference:       param("host.interference", 0.10, "1", Estimate, "fit to a blog's stress-ng -8.8% GPU inference throughput (anecdotal: eunomia.dev 2026-05-24); 0.25 with network and disk noise"),
 	}
 )
+
+// provenance holds every param of the catalog, appended as the catalog
+// above is built (package initialisation runs its initialisers in
+// dependency order, all before any caller).
+var provenance []Param
+
+// param records one sourced number of the catalog and returns its value.
+func param(key string, v float64, unit string, g Grade, source string) float64 {
+	provenance = append(provenance, Param{Key: key, Value: v, Unit: unit, Grade: g, Source: source})
+	return v
+}
+
+// paramTime is param for a duration given in seconds.
+func paramTime(key string, seconds float64, g Grade, source string) engine.Time {
+	return engine.Time(math.Round(param(key, seconds, "s", g, source) * 1e9))
+}
+
+// paramInt is param for a count.
+func paramInt(key string, n int, g Grade, source string) int {
+	return int(param(key, float64(n), "1", g, source))
+}
 
 func withRate(n NICSpec, bitsPerSec float64) NICSpec {
 	n.LineRateBitsPerSec = bitsPerSec
@@ -289,51 +313,4 @@ func Provenance() []Param {
 	ps := slices.Clone(provenance)
 	sort.Slice(ps, func(i, j int) bool { return ps[i].Key < ps[j].Key })
 	return ps
-}
-
-// provenance repeats the comments of the catalog as data, so that a report
-// can list the unsourced defaults and a test can check that the two agree.
-var provenance = []Param{
-	{"pcie.gen4-x16.bytes_per_sec_per_dir", 31.5e9, "B/s", Derived, "16 GT/s x 16 x 128/130 / 8; glennklockwood A100 page"},
-	{"pcie.gen4-x16.pinned_h2d", 25e9, "B/s", Anecdotal, "DGX A100 bandwidthTest 25.7 GB/s; nvbandwidth 24.8 GB/s"},
-	{"pcie.gen5-x16.bytes_per_sec_per_dir", 63e9, "B/s", Secondary, "pingdo.net; hawkvelt H100 SXM"},
-	{"pcie.gen5-x16.pinned_h2d", 50e9, "B/s", Estimate, "0.8 x 63 GB/s, the Gen4 efficiency"},
-	{"nic.connectx6.line_rate", 200e9, "bit/s", Vendor, "ConnectX-6 EN introduction"},
-	{"nic.connectx6.efficiency", 0.95, "1", Estimate, "perftest logs show 0.8-0.97 of the link"},
-	{"nic.connectx6.one_way_latency", 1.3e-6, "s", Estimate, "median of anecdotal perftest logs (1.27-1.34 us)"},
-	{"nic.connectx6.per_message", 5e-9, "s", Derived, "1 / 215 Mpps (vendor message rate)"},
-	{"nic.connectx7.line_rate", 400e9, "bit/s", Vendor, "ConnectX-7 VPI introduction"},
-	{"nic.connectx7.one_way_latency", 1.3e-6, "s", Estimate, "no CX-7 figure found; CX-6 value"},
-	{"nic.connectx7.per_message", 5e-9, "s", Estimate, "no CX-7 message rate found; CX-6 value"},
-	{"smartnic.bluefield3.arm_cores", 16, "1", Vendor, "DOCA Hardware Architecture; BSP SKU table"},
-	{"smartnic.bluefield3.arm_speed", 0.62, "1", Anecdotal, "NTHU-LSALAB/bf3-bench: x86 1.60-1.64x faster single thread"},
-	{"smartnic.bluefield3.dram", 32e9, "B", Vendor, "BF3 supported interfaces"},
-	{"smartnic.bluefield3.line_rate", 200e9, "bit/s", Vendor, "B3220 SKU"},
-	{"smartnic.bluefield3.dma_bandwidth", 22e9, "B/s", Estimate, "between BF2 DMA READ 25.6 GB/s and A100 Gen4 25 GB/s; BF2 WRITE is 15.1"},
-	{"smartnic.bluefield3.dma_per_op", 95e-9, "s", Estimate, "BF2 1/10.5 Mops reused"},
-	{"smartnic.bluefield3.max_power", 150, "W", Vendor, "BF3 DPU controller manual"},
-	{"smartnic.bluefield3.price", 231, "USD", Paper, "Conspirator cost table"},
-	{"smartnic.bluefield2.arm_cores", 8, "1", Vendor, "BlueField-2 user guide"},
-	{"smartnic.bluefield2.arm_speed", 0.64, "1", Anecdotal, "dpdk_compression README, 1.55-1.57x"},
-	{"smartnic.bluefield2.dma_bandwidth", 15.1e9, "B/s", Derived, "smartnic-bench doca_dma.md WRITE 65536 B x 0.23 M/s"},
-	{"smartnic.bluefield2.dma_per_op", 95e-9, "s", Derived, "1 / 10.5 Mops, smartnic-bench"},
-	{"smartnic.bluefield2.max_power", 75, "W", Estimate, "not found"},
-	{"smartnic.bluefield2.price", 231, "USD", Estimate, "BF3 paper value reused"},
-	{"host_cpu.xeon-8380-2s.cores", 80, "1", Vendor, "Intel ARK: 40 cores per socket"},
-	{"host_cpu.xeon-8380-2s.sockets", 2, "1", Estimate, "what an 800 W CPU budget suggests"},
-	{"host_cpu.xeon-8380-2s.clock", 3.0e9, "Hz", Estimate, "8380 all-core turbo; ARK base 2.3 / max 3.4 GHz"},
-	{"host_cpu.xeon-8380-2s.tdp", 540, "W", Anecdotal, "2 x 270 W, ilsoftware.it"},
-	{"host_cpu.xeon-8380-2s.power", 800, "W", Paper, "Conspirator cost table"},
-	{"host_cpu.xeon-8380-2s.price", 1000, "USD", Paper, "Conspirator cost table"},
-	{"host.tcp_rx_cycles_per_byte", 0.6, "cycle/B", Derived, "Cai et al. SIGCOMM'21 (via notes): 42 Gb/s per core at ~3 GHz"},
-	{"host.tcp_tx_cycles_per_byte", 0.3, "cycle/B", Estimate, "half of receive: copy stays, GRO and interrupts go"},
-	{"host.tcp_rx_per_message", 5e-6, "s", Estimate, "half a kernel small-message RTT minus RDMA's"},
-	{"host.tcp_tx_per_message", 3e-6, "s", Estimate, "send() system call"},
-	{"host.poll_completion", 0.5e-6, "s", Estimate, "ibv_poll_cq plus bookkeeping"},
-	{"host.post_send", 0.3e-6, "s", Estimate, "work request plus doorbell"},
-	{"host.memcpy_issue", 10e-6, "s", Estimate, "~ A100 launch+sync 9.65 us (reframe)"},
-	{"host.pageable_factor", 0.4, "1", Derived, "10.0/25.7 GB/s, DGX A100 bandwidthTest (anecdotal)"},
-	{"host.kernel_launch", 2.7e-6, "s", Measured, "reframe kernel_latency.py, A100 async launch"},
-	{"host.sync_wait", 6.95e-6, "s", Derived, "9.65 - 2.7 us, reframe kernel_latency.py"},
-	{"host.interference", 0.10, "1", Estimate, "fit to a blog's stress-ng -8.8% GPU inference throughput"},
 }

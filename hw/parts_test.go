@@ -132,7 +132,7 @@ func TestSmartNIC(t *testing.T) {
 }
 
 // The catalog: every name resolves, unknown names list the known ones,
-// and the provenance table repeats the catalog's values.
+// and Provenance records each value the catalog holds (param).
 func TestCatalog(t *testing.T) {
 	for _, n := range SmartNICNames() {
 		if s, err := LookupSmartNIC(n); err != nil || s.Name != n {

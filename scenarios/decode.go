@@ -472,6 +472,11 @@ func (d *decoder) defaults(v reflect.Value, path string) {
 		fv := v.FieldByIndex(f.index)
 		p := joinPath(path, f.key)
 		if def, ok := f.tag.Lookup("default"); ok {
+			def, err := resolveDefault(def, fv.Type())
+			if err != nil {
+				d.probs.add("default of "+p, 0, p, "%v", err)
+				continue
+			}
 			n, err := parseValue(def)
 			if err != nil {
 				d.probs.add("default of "+p, 0, p, "malformed default %q in the config struct: %v", def, err)

@@ -48,6 +48,11 @@ func partOf(path string) string {
 // section with its own catalog would resolve its own prefix here.
 var resolveSource = datapath.SourceText
 
+// resolveDefault turns a default tag that names a catalog key
+// (`default:"hw:host.memcpy_issue"`) into the value's scenario text, for
+// the same reason and by the same package as resolveSource.
+var resolveDefault = datapath.DefaultText
+
 // SourceText is a key's source tag as a reader sees it: the grade and the
 // citation, resolved from the hardware catalog for "hw:" tags.
 func SourceText(tag string) (string, error) { return resolveSource(tag) }
@@ -86,7 +91,18 @@ func walkSchema(t reflect.Type, path string, onStack map[reflect.Type]bool, out 
 		if path != "" {
 			p = path + "." + f.key
 		}
-		*out = append(*out, KeyDoc{Path: p, Type: typeName(ft), Unit: unitOf(ft), Default: f.tag.Get("default"), Doc: f.tag.Get("doc"), Source: f.tag.Get("source"), Part: partOf(p)})
+		def, src := f.tag.Get("default"), f.tag.Get("source")
+		if strings.HasPrefix(def, datapath.CatalogSource) {
+			// A catalog default: its value and its source are the
+			// catalog entry's.
+			if src == "" {
+				src = def
+			}
+			if text, err := resolveDefault(def, ft); err == nil {
+				def = text
+			}
+		}
+		*out = append(*out, KeyDoc{Path: p, Type: typeName(ft), Unit: unitOf(ft), Default: def, Doc: f.tag.Get("doc"), Source: src, Part: partOf(p)})
 		inner, suffix := ft, ""
 		for {
 			switch {

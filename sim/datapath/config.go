@@ -98,25 +98,25 @@ type HostConfig struct {
 	Clock           units.Frequency `yaml:"clock" doc:"core frequency turning TCP cycles into time" source:"hw:host_cpu.xeon-8380-2s.clock"`
 	BackgroundLoad  units.Fraction  `yaml:"background_load" doc:"background CPU load u, 0% to below 100%" default:"0%" source:"choice: unloaded baseline; the paper also shows 80%"`
 	BackgroundModel string          `yaml:"background_model" doc:"per-core (a stressor on every core, stress-ng --cpu-load) or threads (u*N busy threads)" default:"per-core" source:"anecdotal: stress-ng --cpu-load noisy neighbour (hardware.md §4)"`
-	Interference    units.Ratio     `yaml:"interference" doc:"alpha: host-side work stretched by 1 + alpha*u (cache and memory contention)" default:"10%" source:"hw:host.interference"`
+	Interference    units.Ratio     `yaml:"interference" doc:"alpha: host-side work stretched by 1 + alpha*u (cache and memory contention)" default:"hw:host.interference"`
 	// InputCopy is how the host copies a request into the GPU on the tcp
 	// and host-rdma paths; see Defaults for why pageable.
 	InputCopy      string          `yaml:"input_copy" doc:"pageable or pinned cudaMemcpy of the input on the tcp and host-rdma paths" default:"pageable" source:"choice: the paper's unmodified PyTorch baseline copies an unregistered buffer (datapath.Defaults)"`
 	GPULink        string          `yaml:"gpu_link" doc:"PCIe link of each GPU (gen4-x16, gen5-x16)" default:"gen4-x16" source:"vendor: A100 host interface, PCIe Gen4 x16"`
 	PinnedH2D      units.Bandwidth `yaml:"pinned_h2d" doc:"pinned cudaMemcpy rate over the GPU link" source:"hw:pcie.gen4-x16.pinned_h2d"`
-	PageableFactor units.Ratio     `yaml:"pageable_factor" doc:"pageable over pinned cudaMemcpy rate" default:"40%" source:"hw:host.pageable_factor"`
-	MemcpyIssue    units.Duration  `yaml:"memcpy_issue" doc:"fixed CPU cost of one cudaMemcpy" default:"10us" source:"hw:host.memcpy_issue"`
-	KernelLaunch   units.Duration  `yaml:"kernel_launch" doc:"CPU cost of launching the request's kernel" default:"2.7us" source:"hw:host.kernel_launch"`
-	SyncWait       units.Duration  `yaml:"sync_wait" doc:"CPU time from GPU completion to the host thread's return from synchronize" default:"6.95us" source:"hw:host.sync_wait"`
-	PollCompletion units.Duration  `yaml:"poll_completion" doc:"CPU cost of one completion seen by a polling thread" default:"500ns" source:"hw:host.poll_completion"`
-	PostSend       units.Duration  `yaml:"post_send" doc:"CPU cost of posting one RDMA work request" default:"300ns" source:"hw:host.post_send"`
+	PageableFactor units.Ratio     `yaml:"pageable_factor" doc:"pageable over pinned cudaMemcpy rate" default:"hw:host.pageable_factor"`
+	MemcpyIssue    units.Duration  `yaml:"memcpy_issue" doc:"fixed CPU cost of one cudaMemcpy" default:"hw:host.memcpy_issue"`
+	KernelLaunch   units.Duration  `yaml:"kernel_launch" doc:"CPU cost of launching the request's kernel" default:"hw:host.kernel_launch"`
+	SyncWait       units.Duration  `yaml:"sync_wait" doc:"CPU time from GPU completion to the host thread's return from synchronize" default:"hw:host.sync_wait"`
+	PollCompletion units.Duration  `yaml:"poll_completion" doc:"CPU cost of one completion seen by a polling thread" default:"hw:host.poll_completion"`
+	PostSend       units.Duration  `yaml:"post_send" doc:"CPU cost of posting one RDMA work request" default:"hw:host.post_send"`
 	// DecisionTime is the scheduler's CPU time per decision on a host
 	// core; the SoC takes DecisionTime / arm_speed.
 	DecisionTime       units.Duration `yaml:"decision_time" doc:"scheduling decision CPU time on one host core" default:"2us" source:"estimate: a least-loaded choice over a few GPUs plus bookkeeping (DefaultDecisionTime)"`
-	TCPRxCyclesPerByte float64        `yaml:"tcp_rx_cycles_per_byte" doc:"host TCP receive cost per payload byte" default:"0.6" source:"hw:host.tcp_rx_cycles_per_byte"`
-	TCPTxCyclesPerByte float64        `yaml:"tcp_tx_cycles_per_byte" doc:"host TCP send cost per payload byte" default:"0.3" source:"hw:host.tcp_tx_cycles_per_byte"`
-	TCPRxPerMessage    units.Duration `yaml:"tcp_rx_per_message" doc:"host TCP receive cost per message (system call, wake-up)" default:"5us" source:"hw:host.tcp_rx_per_message"`
-	TCPTxPerMessage    units.Duration `yaml:"tcp_tx_per_message" doc:"host TCP send cost per message" default:"3us" source:"hw:host.tcp_tx_per_message"`
+	TCPRxCyclesPerByte float64        `yaml:"tcp_rx_cycles_per_byte" doc:"host TCP receive cost per payload byte" default:"hw:host.tcp_rx_cycles_per_byte"`
+	TCPTxCyclesPerByte float64        `yaml:"tcp_tx_cycles_per_byte" doc:"host TCP send cost per payload byte" default:"hw:host.tcp_tx_cycles_per_byte"`
+	TCPRxPerMessage    units.Duration `yaml:"tcp_rx_per_message" doc:"host TCP receive cost per message (system call, wake-up)" default:"hw:host.tcp_rx_per_message"`
+	TCPTxPerMessage    units.Duration `yaml:"tcp_tx_per_message" doc:"host TCP send cost per message" default:"hw:host.tcp_tx_per_message"`
 	Price              units.Money    `yaml:"price" doc:"price charged to the host CPU in the cost table" source:"hw:host_cpu.xeon-8380-2s.price"`
 	Power              units.Power    `yaml:"power" doc:"power charged to the host CPU in the cost table" source:"hw:host_cpu.xeon-8380-2s.power"`
 }

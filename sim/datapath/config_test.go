@@ -49,6 +49,11 @@ func TestDefaultTagsMatchDefaults(t *testing.T) {
 				}
 				continue
 			}
+			def, err := DefaultText(def, f.Type) // a catalog key's value, as the loader reads it
+			if err != nil {
+				t.Errorf("%s%s: %v", path, key, err)
+				continue
+			}
 			holder := reflect.New(reflect.StructOf([]reflect.StructField{{Name: "V", Type: f.Type, Tag: `yaml:"v"`}}))
 			if err := yaml.Unmarshal([]byte("v: "+def), holder.Interface()); err != nil {
 				t.Errorf("%s%s: default tag %q does not parse: %v", path, key, def, err)

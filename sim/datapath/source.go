@@ -2,9 +2,13 @@ package datapath
 
 import (
 	"fmt"
+	"reflect"
+	"strconv"
 	"strings"
 
+	"github.com/conspirator-sim/conspirator/engine"
 	"github.com/conspirator-sim/conspirator/hw"
+	"github.com/conspirator-sim/conspirator/hw/units"
 )
 
 // CatalogSource prefixes a source tag that names a key of hw.Provenance:
@@ -43,4 +47,34 @@ func catalogParam(key string) (hw.Param, bool) {
 		}
 	}
 	return hw.Param{}, false
+}
+
+// DefaultText turns a default tag that names a catalog key,
+// `default:"hw:host.memcpy_issue"`, into the scenario text of the
+// catalog's value for a field of type t ("10us"), so that the number is
+// written once, in hw's catalog, and its source tag is the same key. Any
+// other tag is returned unchanged.
+func DefaultText(tag string, t reflect.Type) (string, error) {
+	key, ok := strings.CutPrefix(tag, CatalogSource)
+	if !ok {
+		return tag, nil
+	}
+	p, ok := catalogParam(key)
+	if !ok {
+		return "", fmt.Errorf("default tag %q: no key %q in hw.Provenance", tag, key)
+	}
+	switch t {
+	case reflect.TypeOf(units.Duration(0)):
+		if p.Unit != "s" {
+			break
+		}
+		return units.Duration(engine.Time(p.Value*1e9 + 0.5)).String(), nil
+	case reflect.TypeOf(units.Ratio(0)):
+		return units.Ratio(p.Value).String(), nil
+	case reflect.TypeOf(units.Fraction(0)):
+		return units.Fraction(p.Value).String(), nil
+	case reflect.TypeOf(float64(0)):
+		return strconv.FormatFloat(p.Value, 'g', -1, 64), nil
+	}
+	return "", fmt.Errorf("default tag %q: catalog value in %q cannot fill a %s field", tag, p.Unit, t)
 }

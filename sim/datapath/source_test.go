@@ -30,8 +30,12 @@ func sourcedFields() []sourcedField {
 				walk(v.Field(i), p+".")
 				continue
 			}
-			_, hasDefault := f.Tag.Lookup("default")
-			out = append(out, sourcedField{path: p, tag: f.Tag.Get("source"), hasDefault: hasDefault, value: v.Field(i)})
+			def, hasDefault := f.Tag.Lookup("default")
+			tag := f.Tag.Get("source")
+			if strings.HasPrefix(def, CatalogSource) && tag == "" {
+				tag = def // a catalog default is sourced by its catalog entry
+			}
+			out = append(out, sourcedField{path: p, tag: tag, hasDefault: hasDefault, value: v.Field(i)})
 		}
 	}
 	walk(reflect.ValueOf(Defaults()), "")
@@ -154,6 +158,32 @@ func TestSourceText(t *testing.T) {
 		got, err := SourceText(c.tag)
 		if (err != nil) != c.wantErr || got != c.want {
 			t.Errorf("SourceText(%q) = %q, %v; want %q, error %v", c.tag, got, err, c.want, c.wantErr)
+		}
+	}
+}
+
+// A catalog default tag turns into the catalog value in the field's
+// scenario syntax (hw/catalog.go: host.memcpy_issue 10e-6 s, host.interference
+// 0.10, host.tcp_rx_cycles_per_byte 0.6); an unknown key or a unit the field
+// cannot hold is an error, and any other tag is returned as written.
+func TestDefaultText(t *testing.T) {
+	cases := []struct {
+		tag  string
+		typ  reflect.Type
+		want string
+		err  string
+	}{
+		{"hw:host.memcpy_issue", reflect.TypeOf(units.Duration(0)), "10us", ""},
+		{"hw:host.interference", reflect.TypeOf(units.Ratio(0)), "10%", ""},
+		{"hw:host.tcp_rx_cycles_per_byte", reflect.TypeOf(0.0), "0.6", ""},
+		{"4", reflect.TypeOf(0), "4", ""},
+		{"hw:host.no_such_key", reflect.TypeOf(0.0), "", `no key "host.no_such_key"`},
+		{"hw:host.interference", reflect.TypeOf(units.Duration(0)), "", `catalog value in "1" cannot fill`},
+	}
+	for _, c := range cases {
+		got, err := DefaultText(c.tag, c.typ)
+		if got != c.want || (err == nil) != (c.err == "") || (err != nil && !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("DefaultText(%q, %s) = %q, %v; want %q, error containing %q", c.tag, c.typ, got, err, c.want, c.err)
 		}
 	}
 }
