@@ -65,9 +65,6 @@ type NICSpec struct {
 	PCIe       PCIeSpec
 }
 
-// GoodputBytesPerSec is the NIC's large-message payload rate.
-func (n NICSpec) GoodputBytesPerSec() float64 { return n.LineRateBitsPerSec / 8 * n.Efficiency }
-
 // SmartNICSpec is an off-path SmartNIC (BlueField DPU): Arm SoC, DRAM
 // buffer, DMA engine, plus its own ConnectX NIC.
 type SmartNICSpec struct {
@@ -280,11 +277,8 @@ func LookupHostCPU(name string) (HostCPUSpec, error) {
 	return lookup(hostCPUParts, "host CPU", name)
 }
 
-// PCIeNames, NICNames, SmartNICNames and HostCPUNames list the catalog, sorted.
-func PCIeNames() []string     { return names(pcieParts) }
-func NICNames() []string      { return names(nicParts) }
+// SmartNICNames lists the catalog's SmartNICs, sorted.
 func SmartNICNames() []string { return names(smartNICParts) }
-func HostCPUNames() []string  { return names(hostCPUParts) }
 
 func lookup[T any](m map[string]T, kind, name string) (T, error) {
 	if v, ok := m[name]; ok {

@@ -54,9 +54,6 @@ func (g *GPUInstance) Finish(compute engine.Time) {
 	g.backlog -= compute
 }
 
-// Outstanding is the requests assigned and not finished.
-func (g *GPUInstance) Outstanding() int { return g.outstanding }
-
 // Backlog is the compute time of the requests assigned and not finished:
 // the load a least-loaded scheduler compares across heterogeneous instances.
 func (g *GPUInstance) Backlog() engine.Time { return g.backlog }

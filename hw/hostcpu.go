@@ -154,9 +154,6 @@ func (h *HostCPU) threadsCapacity(n int) float64 {
 	return N * float64(n) / (h.cfg.Background*N + float64(n))
 }
 
-// Config returns the configuration.
-func (h *HostCPU) Config() HostCPUConfig { return h.cfg }
-
 // Execute runs work (core-time on one unloaded core) as one foreground
 // thread; done runs when it is finished.
 func (h *HostCPU) Execute(work engine.Time, done func()) {

@@ -21,12 +21,6 @@ type LinkConfig struct {
 	PerMessage engine.Time
 }
 
-// LinkFromNIC returns the link a NIC drives: its goodput, latency and
-// per-message cost.
-func LinkFromNIC(n NICSpec) LinkConfig {
-	return LinkConfig{BytesPerSec: n.GoodputBytesPerSec(), Latency: n.OneWayLatency, PerMessage: n.PerMessage}
-}
-
 // Validate reports what is physically impossible in c.
 func (c LinkConfig) Validate() error {
 	switch {
@@ -78,9 +72,6 @@ func NewLink(sim *engine.Simulator, cfg LinkConfig) (*Link, error) {
 	}
 	return &Link{sim: sim, cfg: cfg, wire: b, after: afterPool{sim: sim}}, nil
 }
-
-// Config returns the link's configuration.
-func (l *Link) Config() LinkConfig { return l.cfg }
 
 // Send moves bytes across the link, at most capBytesPerSec (<= 0: no cap
 // beyond the link); done runs when the last byte has arrived at the far

@@ -110,9 +110,6 @@ func NewSmartNIC(sim *engine.Simulator, cfg SmartNICConfig) (*SmartNIC, error) {
 	return &SmartNIC{spec: s, cores: q, buffer: p, policy: cfg.Policy, DMA: d}, nil
 }
 
-// Spec returns the part.
-func (n *SmartNIC) Spec() SmartNICSpec { return n.spec }
-
 // ArmTime is how long work measured in host-core time takes on one Arm core.
 func (n *SmartNIC) ArmTime(hostWork engine.Time) engine.Time {
 	return engine.Time(math.Ceil(float64(hostWork) / n.spec.ArmSpeed))

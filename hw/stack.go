@@ -21,18 +21,6 @@ type TCPStack struct {
 	TxPerMessage      engine.Time
 }
 
-// TCPFromHost returns the TCP stack of a host CPU with the given costs.
-func TCPFromHost(cpu HostCPUSpec, c HostCosts) TCPStack {
-	return TCPStack{
-		ClockHz:         cpu.ClockHz,
-		RxCyclesPerByte: c.TCPRxCyclesPerByte,
-		TxCyclesPerByte: c.TCPTxCyclesPerByte,
-		MSS:             1448, // V: 1500 B Ethernet MTU minus 40 B IP/TCP headers and 12 B timestamps option
-		RxPerMessage:    c.TCPRxPerMessage,
-		TxPerMessage:    c.TCPTxPerMessage,
-	}
-}
-
 // RxWork is the core-time to receive a message of the given size.
 func (t TCPStack) RxWork(bytes float64) engine.Time {
 	return t.RxPerMessage + t.cycles(bytes, t.RxCyclesPerByte, t.RxCyclesPerPacket)

@@ -232,21 +232,8 @@ func (b *Bandwidth) Remaining(id FlowID) float64 {
 	return math.Max(0, f.remaining-f.rate*(b.sim.Now()-b.at).Seconds())
 }
 
-// Active returns the number of flows in progress.
-func (b *Bandwidth) Active() int { return len(b.flows) }
-
 // Capacity returns the current capacity in bytes per second.
 func (b *Bandwidth) Capacity() float64 { return b.capacity }
-
-// Completed returns the number of finished flows.
-func (b *Bandwidth) Completed() uint64 { return b.completed }
-
-// Durations returns the flow completion times (Start to done, in seconds)
-// of flows finished since the last ResetStats.
-func (b *Bandwidth) Durations() *stats.Tally { return &b.durations }
-
-// ActiveFlows tracks the number of flows in progress over time.
-func (b *Bandwidth) ActiveFlows() *stats.TimeWeighted { return &b.active }
 
 // Throughput tracks the sum of the flows' rates (bytes per second) over
 // time; its Mean divided by Capacity() is the link utilisation, and its

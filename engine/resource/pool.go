@@ -127,9 +127,6 @@ func (p *Pool) Free() int64 { return p.capacity - p.inUse }
 // Waiting returns the number of requests waiting.
 func (p *Pool) Waiting() int { return p.waiters.len() }
 
-// Granted returns the number of requests granted so far.
-func (p *Pool) Granted() uint64 { return p.granted }
-
 // Waits returns the time each request granted since the last ResetStats
 // waited (Acquire to grant, in seconds; 0 when it fitted at once).
 func (p *Pool) Waits() *stats.Tally { return &p.waits }

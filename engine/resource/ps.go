@@ -220,21 +220,8 @@ func (p *PS) pop() psJob {
 	return top
 }
 
-// Capacity returns the current capacity.
-func (p *PS) Capacity() float64 { return p.capacity }
-
-// PerJobCap returns the per-job rate cap (+Inf when uncapped).
-func (p *PS) PerJobCap() float64 { return p.perJobCap }
-
 // Active returns the number of jobs in service.
 func (p *PS) Active() int { return len(p.jobs) }
-
-// Rate returns the rate at which each active job progresses now (0 when
-// idle).
-func (p *PS) Rate() float64 { return p.rate }
-
-// Completed returns the number of finished jobs.
-func (p *PS) Completed() uint64 { return p.completed }
 
 // Responses returns the response times (Submit to completion, in seconds)
 // of jobs finished since the last ResetStats.

@@ -136,9 +136,6 @@ func (s *server) complete() {
 	}
 }
 
-// Servers returns the number of servers.
-func (q *Queue) Servers() int { return len(q.servers) }
-
 // InService returns the number of jobs being served (busy servers).
 func (q *Queue) InService() int { return q.busy }
 
@@ -155,10 +152,6 @@ func (q *Queue) Waits() *stats.Tally { return &q.waits }
 // Responses returns the response times (Submit to completion, in seconds)
 // of jobs that completed since the last ResetStats.
 func (q *Queue) Responses() *stats.Tally { return &q.responses }
-
-// BusyServers tracks the number of busy servers over time; its Mean divided
-// by Servers() is the utilisation.
-func (q *Queue) BusyServers() *stats.TimeWeighted { return &q.busyTW }
 
 // QueueLength tracks the number of waiting jobs (Lq) over time.
 func (q *Queue) QueueLength() *stats.TimeWeighted { return &q.waitTW }

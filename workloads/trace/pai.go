@@ -21,8 +21,9 @@ var (
 	paiMachineCols  = []string{"machine", "gpu_type", "cap_cpu", "cap_mem", "cap_gpu"}
 )
 
-// ImportPAI imports the Alibaba v2020 PAI trace from its headerless tables.
-// Each task (a gang of inst_num identical instances) becomes one Job:
+// importPAI imports the Alibaba v2020 PAI trace from its headerless tables
+// (ImportFile with format alibaba-v2020). Each task (a gang of inst_num
+// identical instances) becomes one Job:
 //
 //   - ID = job_name/task_name; Tenant = user of the job table.
 //   - Arrival = the job's start_time (its submission), or the task's
@@ -42,11 +43,6 @@ var (
 // Read, Used and the rejections count task-table rows; bad rows of the job
 // and instance tables are errors in strict mode and otherwise ignored with a
 // note.
-func ImportPAI(files PAIFiles, opt Options) (Result, error) {
-	opt.Format = FormatPAI
-	return importPAI(files, opt)
-}
-
 func importPAI(files PAIFiles, opt Options) (Result, error) {
 	if files.Tasks == "" {
 		return Result{}, fmt.Errorf("alibaba-v2020: the task table (pai_task_table.csv) is required")
