@@ -52,7 +52,7 @@ var spreads = []timeSpread{
 	{"equal", func(s *Stream) Time { return Time(s.IntN(2)) * 1000 }},
 	{"narrow", func(s *Stream) Time { return Time(s.IntN(8)) }},
 	{"exp-1us", func(s *Stream) Time { return Time(s.Exp(1000)) }},
-	{"wide-log", func(s *Stream) Time { return Time(math.Pow(10, s.Uniform(0, 15))) }},
+	{"wide-log", func(s *Stream) Time { return Time(math.Pow(10, 15*s.Float64())) }},
 	{"mixed", func(s *Stream) Time {
 		switch s.IntN(4) {
 		case 0:
