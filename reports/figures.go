@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"image/color"
 	"math"
 	"sort"
 
@@ -434,4 +435,37 @@ func nominalX(p *plot.Plot, names []string) {
 	p.NominalX(names...)
 	p.X.Padding = vg.Points(20)
 	p.X.Tick.Label.Font = font.From(sans, 10)
+}
+
+// allocationCurve draws each policy's GPU allocation ratio against the GPU
+// request arrived, both in percent of the cluster's GPU capacity, with the
+// diagonal "allocated = arrived" that no policy can exceed.
+func allocationCurve(series []Series) (*figure, error) {
+	p := newPlot("GPU allocation as the request grows", "GPU request arrived (% of GPU capacity)", "GPU allocated (% of GPU capacity)", true)
+	leg := newLegend()
+	maxX := 0.0
+	for i, s := range series {
+		pts := make(plotter.XYs, len(s.X))
+		for j := range s.X {
+			pts[j] = plotter.XY{X: s.X[j], Y: s.Y[j]}
+			maxX = math.Max(maxX, s.X[j])
+		}
+		l, err := plotter.NewLine(pts)
+		if err != nil {
+			return nil, fmt.Errorf("plot allocation: policy %s: %w", s.Name, err)
+		}
+		l.LineStyle = lineStyle(i)
+		p.Add(l)
+		leg.add(s.Name, l)
+	}
+	diag, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: math.Min(maxX, 100), Y: math.Min(maxX, 100)}})
+	if err != nil {
+		return nil, err
+	}
+	diag.LineStyle.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
+	diag.LineStyle.Color = color.Gray{Y: 128}
+	p.Add(diag)
+	leg.add("arrived (upper bound)", diag)
+	p.Y.Min, p.Y.Max = 0, 100
+	return &figure{name: "allocation", panels: []*plot.Plot{p}, legend: leg}, nil
 }

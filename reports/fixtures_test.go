@@ -24,6 +24,9 @@ var fixtureRuns = []struct {
 	{"run-datapath", "paper/e2e", []string{"datapath.clients.requests=50", "datapath.warmup_requests=20"}},
 	// Needs the openb trace in ../shared (skipped without it).
 	{"run-cluster", "paper/heuristic-vs-optimal", nil},
+	// The FGD allocation experiment on a small generated pod and node list.
+	{"run-allocation", "paper/fgd-allocation", []string{"allocation.trace=reports/testdata/alloc-input/pods.csv",
+		"allocation.nodes=reports/testdata/alloc-input/nodes.csv", "allocation.seeds=3"}},
 }
 
 var wallClockFiles = map[string]bool{"decisions.csv": true, "timing.json": true}

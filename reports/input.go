@@ -20,6 +20,7 @@ const (
 	ActiveGPUsFile = "active_gpus.csv"
 	JobsFile       = "jobs.csv"
 	DecisionsFile  = "decisions.csv"
+	AllocationFile = "allocation.csv"
 )
 
 // Num is a float64 that reads JSON null as NaN (a quantity that is not
@@ -114,10 +115,24 @@ type PolicyResult struct {
 
 // Result is summary.json: the data-path part, the cluster part, or both.
 type Result struct {
-	Scenario string         `json:"scenario,omitempty"`
-	Paths    []PathResult   `json:"paths,omitempty"`
-	Cost     []CostRow      `json:"cost,omitempty"`
-	Policies []PolicyResult `json:"policies,omitempty"`
+	Scenario   string             `json:"scenario,omitempty"`
+	Paths      []PathResult       `json:"paths,omitempty"`
+	Cost       []CostRow          `json:"cost,omitempty"`
+	Policies   []PolicyResult     `json:"policies,omitempty"`
+	Allocation []AllocationResult `json:"allocation,omitempty"`
+}
+
+// AllocationResult is one policy of an allocation experiment: the GPU
+// allocation percent at each milestone of arrived GPU request.
+type AllocationResult struct {
+	Name string `json:"name"`
+	At   []struct {
+		ArrivedPct int `json:"arrived_pct"`
+		Mean       Num `json:"mean"`
+		CI95       Num `json:"ci95"`
+		Seeds      int `json:"seeds"`
+	} `json:"alloc_pct"`
+	FailedPods Num `json:"failed_pods_mean"`
 }
 
 // ReadResult reads and checks a summary.json.
@@ -144,8 +159,8 @@ func ParseResult(name string, b []byte) (Result, error) {
 		}
 		return Result{}, fmt.Errorf("%s: %v", name, err)
 	}
-	if len(r.Paths) == 0 && len(r.Policies) == 0 && len(r.Cost) == 0 {
-		return Result{}, fmt.Errorf("%s: no \"paths\", \"cost\" or \"policies\": not a conspirator result", name)
+	if len(r.Paths) == 0 && len(r.Policies) == 0 && len(r.Cost) == 0 && len(r.Allocation) == 0 {
+		return Result{}, fmt.Errorf("%s: no \"paths\", \"cost\", \"policies\" or \"allocation\": not a conspirator result", name)
 	}
 	check := func(kind string, names []string) error {
 		seen := map[string]bool{}
@@ -356,6 +371,12 @@ func readSeries(path, key, x, y string) ([]Series, error) {
 // use from time_s on (a step function).
 func ReadActiveGPUs(path string) ([]Series, error) {
 	return readSeries(path, "policy", "time_s", "active_gpus")
+}
+
+// ReadAllocation reads allocation.csv: per policy, the GPU allocation
+// percent (y) against the arrived GPU request in percent of capacity (x).
+func ReadAllocation(path string) ([]Series, error) {
+	return readSeries(path, "policy", "arrived_pct", "alloc_pct")
 }
 
 // ReadJobs reads jobs.csv: per policy, (queue_s, jct_s) of each job. A job

@@ -118,6 +118,7 @@ func runFigures(dir string, r Result) ([]*figure, error) {
 		{ActiveGPUsFile, ReadActiveGPUs, activeGPUs},
 		{JobsFile, ReadJobs, jctCDF},
 		{DecisionsFile, ReadDecisions, decisionTime},
+		{AllocationFile, ReadAllocation, allocationCurve},
 	}
 	for _, o := range optional {
 		s, err := o.read(filepath.Join(dir, o.file))
@@ -145,6 +146,7 @@ var figureCaptions = map[string]string{
 	"active_gpus":     "GPUs in use over time per policy.",
 	"jct_cdf":         "Job completion time CDF per policy.",
 	"decision_time":   "Mean scheduling decision time against problem size (log scale): heuristic vs exact optimum.",
+	"allocation":      "GPU allocation ratio against the GPU request arrived, per policy (mean over seeds): higher is better; the gap to the arrived line is GPU fragmentation and pods that found no server.",
 }
 
 func renderRun(fsys atomicfs.FS, dir string) error {
@@ -214,6 +216,31 @@ func writeTables(md *strings.Builder, r Result) {
 		for _, c := range r.Cost {
 			fmt.Fprintf(md, "| %s | %s | %s | %s | %s | %s |\n", c.Name, fmtSig(float64(c.PriceUSD)), fmtSig(float64(c.PowerW)),
 				fmtSig(float64(c.Throughput)), fmtSig(float64(c.CostEffectiveness)), fmtSig(float64(c.PowerEfficiency)))
+		}
+	}
+	if len(r.Allocation) > 0 {
+		md.WriteString("\n## GPU allocation (FGD experiment)\n\n")
+		md.WriteString("GPU allocation ratio (allocated GPU-milli over total), mean ± 95% CI over seeds, at each share of the GPU capacity arrived.\n\n")
+		var heads []int
+		for _, a := range r.Allocation[0].At {
+			heads = append(heads, a.ArrivedPct)
+		}
+		md.WriteString("| policy |")
+		for _, h := range heads {
+			fmt.Fprintf(md, " %d%% arrived |", h)
+		}
+		md.WriteString(" pods without a server (mean) |\n|---|")
+		md.WriteString(strings.Repeat("---:|", len(heads)+1) + "\n")
+		for _, q := range r.Allocation {
+			fmt.Fprintf(md, "| %s |", q.Name)
+			for _, a := range q.At {
+				ci := "-"
+				if !math.IsNaN(float64(a.CI95)) {
+					ci = fmt.Sprintf("%.2f", float64(a.CI95))
+				}
+				fmt.Fprintf(md, " %.2f%% ± %s |", float64(a.Mean), ci)
+			}
+			fmt.Fprintf(md, " %s |\n", fmtSig(float64(q.FailedPods)))
 		}
 	}
 	if len(r.Policies) > 0 {

@@ -2,6 +2,7 @@ package reports
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -49,6 +50,7 @@ func TestRenderRunFixtures(t *testing.T) {
 	}{
 		{"run-datapath", []string{"latency_cdf", "stage_breakdown", "cost_power"}},
 		{"run-cluster", []string{"gpu_hours", "active_gpus", "jct_cdf", "decision_time"}},
+		{"run-allocation", []string{"allocation"}},
 	}
 	g4 := func(v float64) string {
 		if v >= 1e4 {
@@ -74,6 +76,12 @@ func TestRenderRunFixtures(t *testing.T) {
 				Price float64 `json:"price_usd"`
 				Power float64 `json:"power_w"`
 			} `json:"cost"`
+			Allocation []struct {
+				Name string `json:"name"`
+				At   []struct {
+					Mean float64 `json:"mean"`
+				} `json:"alloc_pct"`
+			} `json:"allocation"`
 			Policies []struct {
 				Name   string  `json:"name"`
 				Hours  float64 `json:"gpu_hours"`
@@ -96,6 +104,9 @@ func TestRenderRunFixtures(t *testing.T) {
 		}
 		for _, q := range sum.Cost {
 			tableHas = append(tableHas, "| "+q.Name+" | "+g4(q.Price)+" | "+g4(q.Power)+" |")
+		}
+		for _, q := range sum.Allocation {
+			tableHas = append(tableHas, fmt.Sprintf("| %s | %.2f%% ± ", q.Name, q.At[0].Mean))
 		}
 		for _, q := range sum.Policies {
 			tableHas = append(tableHas, "| "+q.Name+" | "+g4(q.Hours)+" | "+g4(q.Frac)+" |")

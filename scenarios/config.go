@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/conspirator-sim/conspirator/hw/units"
+	"github.com/conspirator-sim/conspirator/sim/alloc"
 	"github.com/conspirator-sim/conspirator/sim/cluster"
 	"github.com/conspirator-sim/conspirator/sim/datapath"
 )
@@ -20,6 +21,7 @@ type Scenario struct {
 	Description string           `yaml:"description" doc:"free text shown by 'conspirator scenarios show'"`
 	DataPath    *datapath.Config `yaml:"datapath" json:"datapath,omitempty" doc:"request-level simulation of the four data paths (tcp, gpudirect, host-rdma, conspirator); absent means not simulated"`
 	Cluster     *cluster.Config  `yaml:"cluster" json:"cluster,omitempty" doc:"job-level simulation of GPU scheduling policies over a trace on MIG-partitioned, heterogeneous GPUs; absent means not simulated"`
+	Allocation  *alloc.Config    `yaml:"allocation" json:"allocation,omitempty" doc:"the FGD paper's allocation experiment: pods of an openb pod list (CPU-only ones included) resampled to a multiple of the GPU capacity and placed one by one, never leaving, on the servers of a node list by node-level policies; absent means not simulated"`
 	Cost        *Cost            `yaml:"cost" json:"cost,omitempty" doc:"cost and power table of the control-plane processors; absent means: compare the simulated host CPU and SmartNIC on the same control work"`
 	Calibration string           `yaml:"calibration" json:"calibration,omitempty" doc:"calibration profile (YAML written by 'conspirator calibrate') whose fitted values override the defaults; a relative path is relative to the scenario file; --set still wins"`
 }
@@ -29,8 +31,8 @@ type Scenario struct {
 // (an empty or name-only file would otherwise pass validate and fail only
 // when its report is drawn).
 func (s *Scenario) Validate() error {
-	if s.DataPath == nil && s.Cluster == nil && s.Cost == nil {
-		return errors.New("nothing to simulate: the scenario has no datapath, cluster or cost section; add one (start from 'conspirator scenarios show paper/e2e' or 'paper/gpu-hours')")
+	if s.DataPath == nil && s.Cluster == nil && s.Cost == nil && s.Allocation == nil {
+		return errors.New("nothing to simulate: the scenario has no datapath, cluster, allocation or cost section; add one (start from 'conspirator scenarios show paper/e2e', 'paper/gpu-hours' or 'paper/fgd-allocation')")
 	}
 	return nil
 }

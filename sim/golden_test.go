@@ -15,7 +15,7 @@ import (
 // main CSVs. timing.json and decisions.csv hold wall-clock decision times
 // and are left out; plots and report.md are derived from these files
 // (and checked byte-stable by the reports tests).
-var goldenFiles = []string{"summary.json", "requests.csv", "jobs.csv", "active_gpus.csv"}
+var goldenFiles = []string{"summary.json", "requests.csv", "jobs.csv", "active_gpus.csv", "allocation.csv"}
 
 // Every built-in scenario, run as `conspirator run NAME` runs it from the
 // repository root, gives exactly the bytes under testdata/golden/NAME/. A
@@ -45,6 +45,12 @@ func TestBuiltinScenariosGolden(t *testing.T) {
 				shareddata.Path(t, "traces", "alibaba-gpu-v2023") // skips, naming it, where absent
 				if testing.Short() && sc.Cluster.Nodes != "" {
 					t.Skip("replays the whole openb trace (-short)")
+				}
+			}
+			if sc.Allocation != nil {
+				shareddata.Path(t, "traces", "alibaba-gpu-v2023")
+				if testing.Short() {
+					t.Skip("places about 100,000 pods (-short)")
 				}
 			}
 			out, err := sim.Run(&sc)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/conspirator-sim/conspirator/scenarios"
+	"github.com/conspirator-sim/conspirator/sim/alloc"
 	"github.com/conspirator-sim/conspirator/sim/cluster"
 	"github.com/conspirator-sim/conspirator/sim/datapath"
 	"github.com/conspirator-sim/conspirator/workloads/trace"
@@ -52,6 +53,10 @@ type Summary struct {
 	// decision_us is zero here: wall-clock decision times are not
 	// deterministic and go to timing.json.
 	Policies []cluster.PolicyResult `json:"policies,omitempty"`
+	// Allocation is the allocation experiment's result, one entry per
+	// policy: mean and 95% CI over the seeds at 100..130% of the GPU
+	// capacity arrived (allocation.csv has the whole curve).
+	Allocation []alloc.PolicySummary `json:"allocation,omitempty"`
 	// InputRows says what became of the rows of the trace and the node
 	// list: read, used, and left out with the first reasons.
 	InputRows []cluster.InputReport `json:"input_rows,omitempty"`
@@ -67,10 +72,14 @@ var ClusterEnv = cluster.Env{Import: trace.ImportFile, Now: time.Now}
 // be read: `validate` calls it, so that a missing file is found before a
 // run.
 func CheckFiles(sc *scenarios.Scenario) error {
-	if sc.Cluster == nil {
-		return nil
+	var keys, paths []string
+	if sc.Cluster != nil {
+		keys, paths = sc.Cluster.Files()
 	}
-	keys, paths := sc.Cluster.Files()
+	if sc.Allocation != nil {
+		k, p := sc.Allocation.Files()
+		keys, paths = append(keys, k...), append(paths, p...)
+	}
 	for i, p := range paths {
 		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
 			return cluster.NotFound(keys[i], p)
@@ -141,6 +150,19 @@ func Run(sc *scenarios.Scenario) (*Output, error) {
 		}
 		files["timing.json"] = append(tj, '\n')
 		files["decisions.csv"] = cluster.DecisionsCSV(res)
+	}
+	if sc.Allocation != nil {
+		in, reps, err := allocationInput(*sc.Allocation)
+		if err != nil {
+			return nil, err
+		}
+		res, err := alloc.Simulate(*sc.Allocation, in, sc.Seed)
+		if err != nil {
+			return nil, fmt.Errorf("allocation: %w", err)
+		}
+		sum.Allocation = alloc.Summarize(res)
+		sum.InputRows = append(sum.InputRows, reps...)
+		files["allocation.csv"] = alloc.CSV(res)
 	}
 	if rows := costRows(sc); len(rows) > 0 {
 		table, err := datapath.CostTable(rows)

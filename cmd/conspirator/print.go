@@ -37,6 +37,29 @@ func printSummary(w io.Writer, s *sim.Summary, timing *sim.Timing) {
 			fmt.Fprintf(w, "override: %s = %s (part %s has %s)\n", o.Key, o.Value, o.Part, o.PartValue)
 		}
 	}
+	if len(s.Allocation) > 0 {
+		fmt.Fprintln(w, "\nGPU allocated, % of GPU capacity (mean ± 95% CI over seeds), at each share of the capacity arrived")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprint(tw, "policy\t")
+		for _, a := range s.Allocation[0].At {
+			fmt.Fprintf(tw, "%d%%\t", a.ArrivedPct)
+		}
+		fmt.Fprintln(tw, "no server (pods)\tseeds\t")
+		for _, q := range s.Allocation {
+			fmt.Fprintf(tw, "%s\t", q.Name)
+			seeds := 0
+			for _, a := range q.At {
+				ci := ""
+				if a.CI95 != nil {
+					ci = fmt.Sprintf(" ± %.2f", *a.CI95)
+				}
+				fmt.Fprintf(tw, "%.2f%s\t", a.Mean, ci)
+				seeds = a.Seeds
+			}
+			fmt.Fprintf(tw, "%.0f\t%d\t\n", q.FailedPods, seeds)
+		}
+		tw.Flush()
+	}
 	if len(s.Policies) > 0 {
 		dec, large := map[string]float64{}, map[string]string{}
 		if timing != nil {

@@ -94,7 +94,8 @@ type InputReport struct {
 
 const maxReportedRows = 5
 
-func inputReport(key string, r *trace.Result) InputReport {
+// ReportOf summarises what an import made of a file named by key.
+func ReportOf(key string, r *trace.Result) InputReport {
 	rep := InputReport{Key: key, File: r.Source, Format: r.Format, Read: r.Read, Used: r.Used, Rejected: r.RejectedTotal()}
 	if len(r.RejectCounts) > 0 {
 		rep.ByKind = maps.Clone(r.RejectCounts)
@@ -134,7 +135,7 @@ func loadJobs(cfg Config, seed uint64, env Env) ([]workloads.Job, *InputReport, 
 		if err != nil {
 			return nil, nil, err
 		}
-		ir := inputReport("cluster.trace", &r)
+		ir := ReportOf("cluster.trace", &r)
 		rep = &ir
 		jobs = r.Jobs
 		if len(jobs) == 0 {
@@ -222,7 +223,7 @@ func buildCluster(cfg Config, tm gpu.TraceTypeMap, env Env) ([]gpuType, []cluste
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		ir := inputReport("cluster.nodes", &r)
+		ir := ReportOf("cluster.nodes", &r)
 		rep = &ir
 		for _, n := range r.Nodes {
 			if n.NumGPU == 0 || n.GPUType == "" {

@@ -52,7 +52,7 @@ func TestExclusiveInfiniteGPUsSumOfDurations(t *testing.T) {
 	var jobs []workloads.Job
 	want := 0.0
 	for k := range 300 {
-		j := job(fmt.Sprint("j", k), r.Uniform(0, 5000), math.Round(r.Exp(600)+1), 1+r.IntN(1000))
+		j := job(fmt.Sprint("j", k), 5000*r.Float64(), math.Round(r.Exp(600)+1), 1+r.IntN(1000))
 		if k%10 == 0 {
 			j.NumGPU, j.GPUMilli = 1+r.IntN(4), 1000
 		}
@@ -197,7 +197,7 @@ func TestDeterministicJSON(t *testing.T) {
 	r := engine.NewStream(3, "test/det")
 	var jobs []workloads.Job
 	for k := range 400 {
-		jobs = append(jobs, job(fmt.Sprint("j", k), r.Uniform(0, 20000), r.Exp(900)+1, 1+r.IntN(1000)))
+		jobs = append(jobs, job(fmt.Sprint("j", k), 20000*r.Float64(), r.Exp(900)+1, 1+r.IntN(1000)))
 	}
 	c := small(jobs, "a100-40gb", 30, "exclusive", "naive-share", "first-fit", "best-fit", "fgd", "conspirator")
 	c.GPUs = append(c.GPUs, GPUGroup{Model: "t4", Count: 20})
@@ -348,7 +348,7 @@ func TestEnvIsTheOnlyWayOut(t *testing.T) {
 	r := engine.NewStream(3, "test/env")
 	var jobs []workloads.Job
 	for k := range 40 {
-		jobs = append(jobs, job(fmt.Sprint("j", k), r.Uniform(0, 3000), math.Round(r.Exp(600)+1), 1+r.IntN(1000)))
+		jobs = append(jobs, job(fmt.Sprint("j", k), 3000*r.Float64(), math.Round(r.Exp(600)+1), 1+r.IntN(1000)))
 	}
 	cfg := small(jobs, "a100-40gb", 4, "conspirator")
 	untimed, err := Run(cfg, 1, Env{})

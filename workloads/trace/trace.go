@@ -68,6 +68,10 @@ type Options struct {
 	// KeepOrigin keeps the trace's own time origin instead of shifting the
 	// earliest arrival to 0.
 	KeepOrigin bool
+	// KeepCPUOnly keeps jobs that request no GPU (NumGPU 0) instead of
+	// skipping them: experiments where CPU and memory bind (the FGD
+	// allocation experiment) need them.
+	KeepCPUOnly bool
 	// MaxRejections bounds Result.Rejected (RejectCounts stays complete);
 	// 0 means 1000.
 	MaxRejections int
@@ -402,7 +406,7 @@ func (b *builder) checkTypes(types []string) ([]string, *fieldErr) {
 // addJob applies the common checks and keeps the job. typeCol names the
 // column holding the GPU types, for messages.
 func (b *builder) addJob(j workloads.Job, typeCol string) error {
-	if j.NumGPU == 0 {
+	if j.NumGPU == 0 && !b.opt.KeepCPUOnly {
 		return b.reject(j.Row, "", "cpu-only", "CPU-only job (no GPU requested)", true)
 	}
 	if j.NumGPU > b.maxGPUs {
