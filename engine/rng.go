@@ -42,4 +42,3 @@ func (s *Stream) Uint64() uint64 { return s.r.Uint64() }
 
 // Exp returns an exponential draw with the given mean.
 func (s *Stream) Exp(mean float64) float64 { return s.r.ExpFloat64() * mean }
-
