@@ -97,10 +97,22 @@ func (p *Pod) affinityTag() string {
 		return ""
 	case p.NumGPU == 1 && p.GPUMilli < Milli:
 		return "share-gpu"
+	case p.NumGPU < len(gangTags):
+		return gangTags[p.NumGPU]
 	default:
 		return fmt.Sprintf("%d-gpu", p.NumGPU)
 	}
 }
+
+// gangTags are the affinity tags of whole-GPU pods, built once: the tag is
+// asked for every node a pod is scored on.
+var gangTags = func() []string {
+	t := make([]string, 17)
+	for i := range t {
+		t[i] = fmt.Sprintf("%d-gpu", i)
+	}
+	return t
+}()
 
 // Accessible reports whether a pod that may use types can use a node of
 // GPU model (authors' IsNodeAccessibleToPodByType): any node when types is

@@ -217,18 +217,25 @@ type tieRand struct{ s *engine.Stream }
 func (r tieRand) IntN(n int) int { return r.s.IntN(n) }
 
 func runOne(pol nodealloc.Policy, in Input, capacity int64, cfg Config, seed uint64) Run {
+	pods := workload(in.Pods, capacity, cfg.Tune, engine.NewStream(seed, "alloc/workload"))
+	run := place(pol, in.Nodes, pods, capacity, cfg, tieRand{engine.NewStream(seed, "alloc/"+pol.Name())})
+	run.Seed = seed
+	return run
+}
+
+// place schedules pods, in order, on a copy of nodes and measures the
+// allocation as they arrive.
+func place(pol nodealloc.Policy, in []nodealloc.Node, pods []nodealloc.Pod, capacity int64, cfg Config, r nodealloc.Rand) Run {
 	tune := cfg.Tune
-	pods := workload(in.Pods, capacity, tune, engine.NewStream(seed, "alloc/workload"))
-	r := tieRand{engine.NewStream(seed, "alloc/"+pol.Name())}
 	// Nodes in name order, so that neither the ties nor the random draws
 	// depend on the node list's row order.
-	nodes := make([]nodealloc.Node, len(in.Nodes))
-	for i, n := range in.Nodes {
+	nodes := make([]nodealloc.Node, len(in))
+	for i, n := range in {
 		nodes[i] = n
 		nodes[i].GPULeft = slices.Clone(n.GPULeft)
 	}
 	slices.SortStableFunc(nodes, func(a, b nodealloc.Node) int { return strings.Compare(a.Name, b.Name) })
-	run := Run{Policy: pol.Name(), Seed: seed, Pods: len(pods), CapacityM: capacity}
+	run := Run{Policy: pol.Name(), Pods: len(pods), CapacityM: capacity}
 	var arrived, used int64
 	// Per-bucket sums of the allocation ratio after each pod.
 	sum := map[int]float64{}
