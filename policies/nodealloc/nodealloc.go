@@ -445,17 +445,10 @@ type typicalKey struct {
 	types      string
 }
 
-func (k typicalKey) less(o typicalKey) bool {
-	if k.cpu != o.cpu {
-		return k.cpu < o.cpu
-	}
-	if k.milli != o.milli {
-		return k.milli < o.milli
-	}
-	if k.num != o.num {
-		return k.num < o.num
-	}
-	return k.types < o.types
+// compare orders shapes as the authors' PodResource.Less: CPU, GPU milli,
+// GPU count, types.
+func (k typicalKey) compare(o typicalKey) int {
+	return cmp.Or(cmp.Compare(k.cpu, o.cpu), cmp.Compare(k.milli, o.milli), cmp.Compare(k.num, o.num), cmp.Compare(k.types, o.types))
 }
 
 // Typical returns the most frequent pod shapes that together make up at
@@ -474,16 +467,7 @@ func Typical(pods []Pod, threshold float64) []TypicalPod {
 		keys = append(keys, k)
 	}
 	slices.SortFunc(keys, func(a, b typicalKey) int {
-		if c := cmp.Compare(count[b], count[a]); c != 0 {
-			return c
-		}
-		switch {
-		case b.less(a):
-			return -1
-		case a.less(b):
-			return 1
-		}
-		return 0
+		return cmp.Or(cmp.Compare(count[b], count[a]), b.compare(a))
 	})
 	total := float64(len(pods))
 	var out []TypicalPod

@@ -29,15 +29,28 @@ const ChoiceGrade = "choice"
 // error, so that a renamed catalog key fails the schema test instead of
 // leaving a dangling reference in the documentation.
 func SourceText(tag string) (string, error) {
-	key, ok := strings.CutPrefix(tag, CatalogSource)
+	p, ok, err := catalogTag("source", tag)
+	if err != nil {
+		return "", err
+	}
 	if !ok {
 		return tag, nil
 	}
-	p, ok := catalogParam(key)
-	if !ok {
-		return "", fmt.Errorf("source tag %q: no key %q in hw.Provenance", tag, key)
-	}
 	return fmt.Sprintf("%s: %s (hw %s)", p.Grade, p.Source, p.Key), nil
+}
+
+// catalogTag returns the catalog entry a tag of the given kind ("source",
+// "default") names with the hw: prefix; ok is false for any other tag, and
+// an unknown key is an error.
+func catalogTag(kind, tag string) (p hw.Param, ok bool, err error) {
+	key, ok := strings.CutPrefix(tag, CatalogSource)
+	if !ok {
+		return hw.Param{}, false, nil
+	}
+	if p, ok = catalogParam(key); !ok {
+		return hw.Param{}, true, fmt.Errorf("%s tag %q: no key %q in hw.Provenance", kind, tag, key)
+	}
+	return p, true, nil
 }
 
 func catalogParam(key string) (hw.Param, bool) {
@@ -55,13 +68,12 @@ func catalogParam(key string) (hw.Param, bool) {
 // written once, in hw's catalog, and its source tag is the same key. Any
 // other tag is returned unchanged.
 func DefaultText(tag string, t reflect.Type) (string, error) {
-	key, ok := strings.CutPrefix(tag, CatalogSource)
+	p, ok, err := catalogTag("default", tag)
+	if err != nil {
+		return "", err
+	}
 	if !ok {
 		return tag, nil
-	}
-	p, ok := catalogParam(key)
-	if !ok {
-		return "", fmt.Errorf("default tag %q: no key %q in hw.Provenance", tag, key)
 	}
 	switch t {
 	case reflect.TypeOf(units.Duration(0)):
