@@ -51,17 +51,20 @@ type Config struct {
 	// TypicalThreshold is the percent of pods the FGD typical pod shapes
 	// cover.
 	TypicalThreshold float64 `yaml:"typical_threshold" doc:"percent of pods (CPU-only included) that FGD's typical pod shapes cover" default:"95" source:"paper: FGD artifact, podPopularityThreshold 95"`
-	// TieBreak chooses among nodes with the top score: TieByName takes the
-	// node with the lexicographically smallest name, as the authors'
-	// simulator patches Kubernetes' selectHost "for reproducibility" (so
-	// the node list's row order does not matter); TieRandom draws
-	// uniformly, as upstream Kubernetes does.
-	TieBreak string `yaml:"tie_break" doc:"among nodes with the top score: name (the smallest node name, as the FGD authors' simulator) or random (uniform, as upstream Kubernetes)" default:"name" source:"paper: FGD artifact, vendored generic_scheduler.go selectHost"`
+	// TieBreak chooses among nodes with the top score. TieNodeOrder takes
+	// the first in a random order of the servers drawn once per seed: the
+	// authors' simulator renames every node with a seeded permutation
+	// ("%04d-" + name, simulator.go syncClusterResourceList) and patches
+	// Kubernetes' selectHost to take the smallest name "for
+	// reproducibility". TieRandom draws uniformly at every decision, as
+	// upstream Kubernetes does. Either way the node list's row order does
+	// not matter: the servers are put in name order first.
+	TieBreak string `yaml:"tie_break" doc:"among servers with the top score: node-order (the first in a random order of the servers drawn once per seed, as the FGD authors' simulator) or random (uniform at every decision, as upstream Kubernetes)" default:"node-order" source:"paper: FGD artifact, simulator.go syncClusterResourceList (seeded node renaming) and vendored generic_scheduler.go selectHost (smallest name)"`
 }
 
 // Tie-break rules.
 const (
-	TieByName = "name"
+	TieNodeOrder = "node-order"
 	TieRandom = "random"
 )
 
@@ -135,8 +138,8 @@ func (c Config) Validate() error {
 	if !(c.Tune > 0) || c.Tune > 10 {
 		errs = append(errs, units.Invalid("tune", "%v; want a multiple of the GPU capacity in (0, 10], e.g. 1.3", c.Tune))
 	}
-	if c.TieBreak != TieByName && c.TieBreak != TieRandom {
-		errs = append(errs, units.Invalid("tie_break", "%q; want %q (the FGD authors' simulator) or %q (upstream Kubernetes)", c.TieBreak, TieByName, TieRandom))
+	if c.TieBreak != TieNodeOrder && c.TieBreak != TieRandom {
+		errs = append(errs, units.Invalid("tie_break", "%q; want %q (the FGD authors' simulator) or %q (upstream Kubernetes)", c.TieBreak, TieNodeOrder, TieRandom))
 	}
 	if !(c.TypicalThreshold > 0 && c.TypicalThreshold <= 100) {
 		errs = append(errs, units.Invalid("typical_threshold", "%v; want a percent in (0, 100], e.g. 95", c.TypicalThreshold))
@@ -218,14 +221,15 @@ func (r tieRand) IntN(n int) int { return r.s.IntN(n) }
 
 func runOne(pol nodealloc.Policy, in Input, capacity int64, cfg Config, seed uint64) Run {
 	pods := workload(in.Pods, capacity, cfg.Tune, engine.NewStream(seed, "alloc/workload"))
-	run := place(pol, in.Nodes, pods, capacity, cfg, tieRand{engine.NewStream(seed, "alloc/"+pol.Name())})
+	run := place(pol, in.Nodes, pods, capacity, cfg, tieRand{engine.NewStream(seed, "alloc/"+pol.Name())}, engine.NewStream(seed, "alloc/node-order"))
 	run.Seed = seed
 	return run
 }
 
 // place schedules pods, in order, on a copy of nodes and measures the
 // allocation as they arrive.
-func place(pol nodealloc.Policy, in []nodealloc.Node, pods []nodealloc.Pod, capacity int64, cfg Config, r nodealloc.Rand) Run {
+// order draws the per-seed node order of TieNodeOrder.
+func place(pol nodealloc.Policy, in []nodealloc.Node, pods []nodealloc.Pod, capacity int64, cfg Config, r, order nodealloc.Rand) Run {
 	tune := cfg.Tune
 	// Nodes in name order, so that neither the ties nor the random draws
 	// depend on the node list's row order.
@@ -235,6 +239,13 @@ func place(pol nodealloc.Policy, in []nodealloc.Node, pods []nodealloc.Pod, capa
 		nodes[i].GPULeft = slices.Clone(n.GPULeft)
 	}
 	slices.SortStableFunc(nodes, func(a, b nodealloc.Node) int { return strings.Compare(a.Name, b.Name) })
+	if cfg.TieBreak == TieNodeOrder {
+		// The seed's order of the servers: ties go to the earliest.
+		for i := len(nodes) - 1; i > 0; i-- {
+			j := order.IntN(i + 1)
+			nodes[i], nodes[j] = nodes[j], nodes[i]
+		}
+	}
 	run := Run{Policy: pol.Name(), Pods: len(pods), CapacityM: capacity}
 	var arrived, used int64
 	// Per-bucket sums of the allocation ratio after each pod.
@@ -258,8 +269,9 @@ func place(pol nodealloc.Policy, in []nodealloc.Node, pods []nodealloc.Pod, capa
 			if pol.Normalize() {
 				nodealloc.Normalized(scores)
 			}
-			// Highest score; ties to the smallest node name or uniformly
-			// at random (reservoir, as Kubernetes' selectHost).
+			// Highest score; ties to the earliest node in the seed's
+			// order, or uniformly at random (reservoir, as Kubernetes'
+			// selectHost).
 			// The random policy scores all nodes alike and always draws.
 			random := cfg.TieBreak == TieRandom || pol.Name() == "random"
 			best, ties := 0, 1
@@ -274,8 +286,7 @@ func place(pol nodealloc.Policy, in []nodealloc.Node, pods []nodealloc.Pod, capa
 						best = i
 					}
 				}
-				// Otherwise the tie stays with the earlier node: the
-				// smaller name, as nodes are in name order.
+				// Otherwise the tie stays with the earlier node.
 			}
 			n := &nodes[fit[best]]
 			nodealloc.Place(n, p, pol.GPUs(n, p, r))

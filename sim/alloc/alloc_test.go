@@ -13,14 +13,14 @@ import (
 )
 
 func cfg(policies ...string) Config {
-	return Config{Trace: "t.csv", Nodes: "n.csv", Policies: policies, Seeds: 1, Tune: 1, TypicalThreshold: 95, TieBreak: TieByName}
+	return Config{Trace: "t.csv", Nodes: "n.csv", Policies: policies, Seeds: 1, Tune: 1, TypicalThreshold: 95, TieBreak: TieNodeOrder}
 }
 
 // A cluster of two 1-GPU nodes (2000 milli capacity) and three half-GPU
 // pods. Tune 0.5 keeps 1000 of the 1500 requested: tuneDown removes one
-// pod. Best-fit puts the first pod on node "a" (a tie, to the smaller
-// name) and the second beside it (the fuller node scores higher): both
-// placed, 1000/2000 = 50% allocated at 50% arrived, node b untouched.
+// pod. Best-fit puts the first pod on either node (a tie, to the earlier
+// in the seed's order) and the second beside it (the fuller node scores
+// higher): both placed, 1000/2000 = 50% allocated at 50% arrived.
 func TestHandExample(t *testing.T) {
 	in := Input{
 		Nodes: []nodealloc.Node{nodealloc.NewNode("b", "T4", 4000, 1024, 1), nodealloc.NewNode("a", "T4", 4000, 1024, 1)},
@@ -75,9 +75,9 @@ func TestWorkloadTune(t *testing.T) {
 	}
 }
 
-// The same seed gives byte-identical results; another seed shuffles
-// differently; the row order of the node list does not matter (ties go
-// to the smallest node name, not the first row).
+// The same seed gives byte-identical results, and the row order of the
+// node list does not matter (servers are put in name order before the
+// seed's order is drawn).
 func TestDeterminismAndNodeOrder(t *testing.T) {
 	var in Input
 	for i := range 12 {
@@ -107,7 +107,7 @@ func TestDeterminismAndNodeOrder(t *testing.T) {
 	rev.Nodes = slices.Clone(in.Nodes)
 	slices.Reverse(rev.Nodes)
 	if !bytes.Equal(a, run(rev)) {
-		t.Error("reversing the node list changed the results (ties must go to the smallest name)")
+		t.Error("reversing the node list changed the results")
 	}
 }
 

@@ -36,7 +36,7 @@ func BenchmarkAllocation(b *testing.B) {
 	in := benchInput()
 	for _, name := range nodealloc.Names() {
 		b.Run("policy="+name, func(b *testing.B) {
-			c := Config{Trace: "x", Nodes: "x", Policies: []string{name}, Seeds: 1, Tune: 1.3, TypicalThreshold: 95, TieBreak: TieByName}
+			c := Config{Trace: "x", Nodes: "x", Policies: []string{name}, Seeds: 1, Tune: 1.3, TypicalThreshold: 95, TieBreak: TieNodeOrder}
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := Simulate(c, in, 1); err != nil {
