@@ -65,7 +65,7 @@ type Config struct {
 // Tie-break rules.
 const (
 	TieNodeOrder = "node-order"
-	TieRandom = "random"
+	TieRandom    = "random"
 )
 
 // Files returns the input files and their keys, for the assembly's
