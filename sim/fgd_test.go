@@ -48,8 +48,8 @@ func TestFGDAllocationMatchesAuthors(t *testing.T) {
 	if err := json.Unmarshal(b, &sum); err != nil {
 		t.Fatal(err)
 	}
-	if len(sum.Allocation) != len(authorsFGD) {
-		t.Fatalf("%d policies in the summary, want %d", len(sum.Allocation), len(authorsFGD))
+	if len(sum.Allocation) < len(authorsFGD) {
+		t.Fatalf("%d policies in the summary, want the authors' %d first", len(sum.Allocation), len(authorsFGD))
 	}
 	prev100, prev130 := 0.0, 0.0
 	for i, a := range authorsFGD {

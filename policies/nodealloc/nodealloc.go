@@ -267,9 +267,10 @@ func sub(n *Node, p *Pod) (cpuLeft int64, left []int64) {
 	return cpuLeft, left
 }
 
-// Names lists the policies, in the FGD paper's order.
+// Names lists the policies: the FGD paper's six in its order, then this
+// project's heuristic.
 func Names() []string {
-	return []string{"random", "dot-product", "gpu-clustering", "gpu-packing", "best-fit", "fgd"}
+	return []string{"random", "dot-product", "gpu-clustering", "gpu-packing", "best-fit", "fgd", "conspirator"}
 }
 
 // New returns the policy called name; fgd needs the typical pods of the
@@ -286,6 +287,8 @@ func New(name string, typical []TypicalPod) (Policy, error) {
 		return gpuPacking{}, nil
 	case "best-fit":
 		return bestFit{}, nil
+	case "conspirator":
+		return heuristic{}, nil
 	case "fgd":
 		if len(typical) == 0 {
 			return nil, fmt.Errorf("fgd needs the workload's typical pods; none given")
@@ -613,4 +616,62 @@ func (f *fgd) frag(model string, cpuLeft int64, left []int64) float64 {
 		}
 	}
 	return out
+}
+
+// heuristic is the placement rule of the Conspirator heuristic
+// (policies/conspirator, step 2) on servers with shared GPUs: the GPU time
+// a pod costs, with a GPU already in use charged for the pod's share only
+// and an empty GPU charged whole (open_cost 1), lowest first; then best fit
+// (the least GPU-milli left on the server after the pod). Here pods never
+// leave, so the heuristic's consolidation by migration (step 3) has
+// nothing to do, and there is no MIG. Like the heuristic it is blind to
+// CPU and memory; a CPU-only pod costs no GPU and goes to the server it
+// leaves the least CPU on.
+type heuristic struct{}
+
+func (heuristic) Name() string    { return "conspirator" }
+func (heuristic) Normalize() bool { return false }
+
+// Score is -(cost x 10^5 + GPU-milli left after), both in GPU-milli, so
+// that a higher score is a lower cost, then a tighter fit.
+func (h heuristic) Score(n *Node, p *Pod) int64 {
+	if p.GPUMilli == 0 {
+		return -(n.CPULeft - p.CPU)
+	}
+	cost, _ := h.best(n, p)
+	return -(cost*100000 + n.GPULeftTotal() - p.TotalGPUMilli())
+}
+
+func (h heuristic) GPUs(n *Node, p *Pod, _ Rand) []int {
+	if p.GPUMilli == 0 {
+		return nil
+	}
+	if p.NumGPU == 1 && p.GPUMilli < Milli {
+		_, d := h.best(n, p)
+		return []int{d}
+	}
+	return exclusiveGPUs(n, p)
+}
+
+// best returns the GPU-milli cost of p on n and, for a shared pod, the
+// device: one in use (cost = the share) before an empty one (a whole GPU),
+// then the one with the least left (best fit), then the lowest index.
+func (heuristic) best(n *Node, p *Pod) (cost int64, dev int) {
+	if p.NumGPU != 1 || p.GPUMilli >= Milli {
+		return int64(p.NumGPU) * Milli, -1
+	}
+	dev = -1
+	for i, v := range n.GPULeft {
+		if v < p.GPUMilli {
+			continue
+		}
+		c := p.GPUMilli
+		if v == Milli {
+			c = Milli
+		}
+		if dev < 0 || c < cost || c == cost && v < n.GPULeft[dev] {
+			cost, dev = c, i
+		}
+	}
+	return cost, dev
 }

@@ -178,3 +178,26 @@ func TestTypical(t *testing.T) {
 		t.Errorf("Typical(100%%) = %+v", all)
 	}
 }
+
+// The heuristic's rule by hand: a 300-milli pod on devices [1000, 400,
+// 350] costs 300 on a used device (not 1000 on the empty one) and takes
+// the tighter of the two used ones (350 left): score -(300e5 + 1750-300).
+// A whole GPU costs 1000 anywhere; a CPU pod scores -(CPU left after).
+func TestHeuristic(t *testing.T) {
+	h, err := New("conspirator", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := node("T4", 8000, 1000, 400, 350)
+	p := Pod{CPU: 1000, NumGPU: 1, GPUMilli: 300}
+	if s, g := h.Score(&n, &p), h.GPUs(&n, &p, nil); s != -(300*100000+1450) || !slices.Equal(g, []int{2}) {
+		t.Errorf("shared pod: score %d on %v, want %d on [2]", s, g, -(300*100000 + 1450))
+	}
+	w := Pod{CPU: 1000, NumGPU: 1, GPUMilli: 1000}
+	if s := h.Score(&n, &w); s != -(1000*100000+750) {
+		t.Errorf("whole GPU: score %d", s)
+	}
+	if s := h.Score(&n, &Pod{CPU: 3000}); s != -5000 {
+		t.Errorf("CPU pod: score %d, want -5000", s)
+	}
+}

@@ -43,7 +43,7 @@ const (
 type Config struct {
 	Trace    string   `yaml:"trace" doc:"openb pod list (CSV: name, cpu_milli, memory_mib, num_gpu, gpu_milli, gpu_spec, ...); every openb variant of ../shared/traces/alibaba-gpu-v2023 works; relative to the working directory" default:"../shared/traces/alibaba-gpu-v2023/openb_pod_list_default.csv"`
 	Nodes    string   `yaml:"nodes" doc:"openb node list (CSV: sn, cpu_milli, memory_mib, gpu, model): the servers" default:"../shared/traces/alibaba-gpu-v2023/openb_node_list_gpu_node.csv"`
-	Policies []string `yaml:"policies" doc:"node-level policies to compare: random, dot-product, gpu-clustering, gpu-packing, best-fit, fgd" default:"[random, dot-product, gpu-clustering, gpu-packing, best-fit, fgd]" source:"paper: FGD (Weng et al., USENIX ATC'23) section 6 and its artifact"`
+	Policies []string `yaml:"policies" doc:"node-level policies to compare: random, dot-product, gpu-clustering, gpu-packing, best-fit, fgd (the FGD paper's), conspirator (this project's heuristic's placement rule)" default:"[random, dot-product, gpu-clustering, gpu-packing, best-fit, fgd, conspirator]" source:"paper: FGD (Weng et al., USENIX ATC'23) section 6 and its artifact"`
 	Seeds    int      `yaml:"seeds" doc:"runs per policy (seeds seed .. seed+seeds-1); the report gives the mean and 95% CI over them" default:"10" source:"paper: the FGD artifact's expected results use 10 seeds (42-51)"`
 	// Tune is the arrived GPU request at the end of the run, as a multiple
 	// of the cluster's GPU capacity.
@@ -375,10 +375,13 @@ func Summarize(res *Result) []PolicySummary {
 			}
 			out[k].At = append(out[k].At, st)
 		}
+		var failed, pods int
 		for _, r := range runs {
-			out[k].FailedPods += float64(r.Failed) / float64(len(runs))
-			out[k].Pods += float64(r.Pods) / float64(len(runs))
+			failed += r.Failed
+			pods += r.Pods
 		}
+		out[k].FailedPods = float64(failed) / float64(len(runs))
+		out[k].Pods = float64(pods) / float64(len(runs))
 	}
 	return out
 }
