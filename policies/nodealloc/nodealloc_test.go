@@ -194,7 +194,7 @@ func TestHeuristic(t *testing.T) {
 		t.Errorf("shared pod: score %d on %v, want %d on [2]", s, g, -(300*100000 + 1450))
 	}
 	w := Pod{CPU: 1000, NumGPU: 1, GPUMilli: 1000}
-	if s := h.Score(&n, &w); s != -(1000*100000+750) {
+	if s := h.Score(&n, &w); s != -(1000*100000 + 750) {
 		t.Errorf("whole GPU: score %d", s)
 	}
 	if s := h.Score(&n, &Pod{CPU: 3000}); s != -5000 {
