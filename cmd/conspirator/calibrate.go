@@ -75,11 +75,14 @@ print), or a CSV with the header stage,bytes,latency_us[,background_load].`,
 				if validate {
 					return usagef("--validate measures this machine; it does not apply to --import")
 				}
-				samples, err := importSamples(imports, format, bufferBytes)
+				samples, warnings, err := importSamples(imports, format, bufferBytes)
 				if err != nil {
 					return err
 				}
 				prof = calib.FromSamples(samples)
+				// An import's warnings go into the profile's notes (kept
+				// in profile.yaml and printed below), not only the screen.
+				prof.Notes = append(prof.Notes, warnings...)
 				prof.Provenance.Date = date
 				prof.Provenance.Tool = "conspirator calibrate --import"
 				prof.Provenance.Sources = imports
@@ -148,13 +151,15 @@ print), or a CSV with the header stage,bytes,latency_us[,background_load].`,
 	return c
 }
 
-// importSamples parses testbed output files into samples.
-func importSamples(paths []string, format string, bufferBytes int64) ([]realhw.Sample, error) {
+// importSamples parses testbed output files into samples, with the
+// warnings of the parsers.
+func importSamples(paths []string, format string, bufferBytes int64) ([]realhw.Sample, []string, error) {
 	var all []realhw.Sample
+	var warnings []string
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
 		if err != nil {
-			return nil, usagef("--import %s: %v", p, err)
+			return nil, nil, usagef("--import %s: %v", p, err)
 		}
 		fm := format
 		if fm == "" {
@@ -164,33 +169,34 @@ func importSamples(paths []string, format string, bufferBytes int64) ([]realhw.S
 		case "perftest":
 			r, err := perftest.Parse(bytes.NewReader(data), p)
 			if err != nil {
-				return nil, usageError{err}
+				return nil, nil, usageError{err}
 			}
 			all = append(all, r.Samples()...)
+			warnings = append(warnings, r.Warnings...)
 		case "nvbandwidth":
 			if bufferBytes <= 0 {
-				return nil, usagef("--import %s: nvbandwidth output does not print its buffer size; give it with --buffer-bytes (its -b option, default 512MiB = 536870912)", p)
+				return nil, nil, usagef("--import %s: nvbandwidth output does not print its buffer size; give it with --buffer-bytes (its -b option, default 512MiB = 536870912)", p)
 			}
 			ts, err := nvbandwidth.Parse(bytes.NewReader(data), p)
 			if err != nil {
-				return nil, usageError{err}
+				return nil, nil, usageError{err}
 			}
 			ss, err := nvbandwidth.Samples(ts, bufferBytes)
 			if err != nil {
-				return nil, usageError{err}
+				return nil, nil, usageError{err}
 			}
 			all = append(all, ss...)
 		case "csv":
 			ss, err := calib.ParseCSV(bytes.NewReader(data), p)
 			if err != nil {
-				return nil, usageError{err}
+				return nil, nil, usageError{err}
 			}
 			all = append(all, ss...)
 		default:
-			return nil, usagef("--import %s: cannot tell the format (perftest, nvbandwidth or csv); give --format", p)
+			return nil, nil, usagef("--import %s: cannot tell the format (perftest, nvbandwidth or csv); give --format", p)
 		}
 	}
-	return all, nil
+	return all, warnings, nil
 }
 
 func detectFormat(data []byte) string {

@@ -14,6 +14,7 @@ import (
 	"github.com/conspirator-sim/conspirator/engine"
 	"github.com/conspirator-sim/conspirator/realhw"
 	"github.com/conspirator-sim/conspirator/realhw/host"
+	"gonum.org/v1/gonum/stat"
 )
 
 // synthetic returns samples of latency = fixed + n/bw exactly, reps per size.
@@ -28,7 +29,10 @@ func synthetic(stage string, fixed, bw float64, sizes []int64, load float64) []r
 }
 
 // Exact linear data: the fit returns the generating parameters, R^2 = 1
-// and zero residuals (to the nanosecond rounding of the samples).
+// and near-zero residuals. The samples are rounded to the nanosecond, which
+// is a relative error of up to 3.4e-4 at the smallest size (0.5 ns of
+// 1.46 us); the relative weights pass that on, so the bandwidth is
+// recovered to 5e-4 and each residual is below 5e-4 of its latency.
 func TestFitRecoversParameters(t *testing.T) {
 	cases := []struct {
 		fixed, bw float64
@@ -40,12 +44,12 @@ func TestFitRecoversParameters(t *testing.T) {
 	sizes := []int64{4096, 65536, 1 << 20, 8 << 20}
 	for _, c := range cases {
 		f := FitLinear("s", synthetic("s", c.fixed, c.bw, sizes, 0))
-		if !f.Applied || math.Abs(f.Fixed-c.fixed) > 2e-9 || math.Abs(f.Bandwidth()-c.bw)/c.bw > 1e-6 || f.RSquared < 0.999999 {
+		if !f.Applied || math.Abs(f.Fixed-c.fixed) > 2e-9 || math.Abs(f.Bandwidth()-c.bw)/c.bw > 5e-4 || f.RSquared < 0.99999 {
 			t.Errorf("fixed %v bw %v: got fixed %v bw %v R2 %v applied %v (%s)", c.fixed, c.bw, f.Fixed, f.Bandwidth(), f.RSquared, f.Applied, f.Reason)
 		}
-		for _, r := range f.Residuals {
-			if math.Abs(r) > 2e-9 {
-				t.Errorf("residual %v", r)
+		for i, r := range f.Residuals {
+			if math.Abs(r) > 5e-4*f.Medians[i] {
+				t.Errorf("residual %v at %d B (median %v)", r, f.Sizes[i], f.Medians[i])
 			}
 		}
 	}
@@ -53,8 +57,12 @@ func TestFitRecoversParameters(t *testing.T) {
 
 func TestPoorFitFlagged(t *testing.T) {
 	sizes := []int64{1000, 2000, 3000, 4000}
-	// Latencies 1, 10, 1, 10 us: no line fits. By hand: Sxy = 9000 us*B,
-	// Sxx = 5e6 B^2, slope 1.8e-3 us/B, SSreg = 16.2, SStot = 81: R^2 = 0.2.
+	// Latencies 1, 10, 1, 10 us: no line fits. By hand, with the weights
+	// 1/y^2 = 1, 0.01, 1, 0.01: weighted means x 2009.9 B, y 1.0891 us;
+	// Sxy = 178.2 us*B, Sxx = 2.0398e6 B^2, slope 8.74e-5 us/B, so the
+	// line is 0.913 + 8.74e-5 x us: at 2000 B it gives 1.09 us for the
+	// measured 10 (89% off, the worst); SSreg = 0.01557, SStot = 1.6039:
+	// R^2 = 0.0097.
 	var zig []realhw.Sample
 	for i, n := range sizes {
 		us := 1.0
@@ -70,7 +78,7 @@ func TestPoorFitFlagged(t *testing.T) {
 	}{
 		{"two sizes", synthetic("s", 1e-6, 1e9, []int64{10, 20}, 0), "too few points: 2 sizes"},
 		{"one size", synthetic("s", 1e-6, 1e9, []int64{10}, 0), "too few points: 1 size"},
-		{"zigzag", zig, "poor fit: R-squared 0.200"},
+		{"zigzag", zig, "poor fit: the line misses the 2000 B median (1e-05 s) by 89%, more than 25% (R-squared 0.010)"},
 		{"flat", synthetic("s", 1e-6, math.Inf(1), sizes, 0), "does not grow with size"},
 		{"no samples", nil, "no samples"},
 	}
@@ -449,5 +457,49 @@ func TestUnknownStageNoted(t *testing.T) {
 		if p := FromSamples(mk(known)); len(p.Notes) != 0 {
 			t.Errorf("%s: notes %q, want none", known, p.Notes)
 		}
+	}
+}
+
+// An ib_write_lat -a sweep (2 B to 8 MiB): a flat small-message latency,
+// then bandwidth. Synthetic, shaped like a ConnectX-6 (1.3 us, 23 GB/s,
+// 0.25 us more without inline data above 220 B, segmentation steps above
+// the 4 KiB MTU, 1% noise on the two largest sizes). A line cannot follow
+// the steps; what matters is where it errs. The unweighted least squares
+// minimises microseconds, so the megabyte sizes rule it and it misses the
+// 2-byte latency by about 18% (1.53 us for 1.30). The relative weights
+// keep that under 10% (1.41 us) and still predict the 8 MiB latency within
+// 5%.
+func TestFitPerftestSweep(t *testing.T) {
+	var samples []realhw.Sample
+	for k := 1; k <= 23; k++ {
+		n := int64(1) << k
+		us := 1.3 + float64(n)/23e3 // 23 GB/s = 23e3 B/us
+		if n > 220 {
+			us += 0.25 // no inline data
+		}
+		if n > 4096 {
+			us += 0.5 * float64(n/4096) / float64(n/4096+1) // MTU segmentation
+		}
+		switch n {
+		case 1 << 23:
+			us *= 1.01
+		case 1 << 22:
+			us *= 0.99
+		}
+		samples = append(samples, realhw.Sample{Stage: "network", Bytes: n, Latency: engine.Seconds(us * 1e-6)})
+	}
+	x, y := make([]float64, len(samples)), make([]float64, len(samples))
+	for i, s := range samples {
+		x[i], y[i] = float64(s.Bytes), s.Latency.Seconds()
+	}
+	relErr := func(fixed, slope float64, i int) float64 { return math.Abs(fixed+slope*x[i]-y[i]) / y[i] }
+	last := len(x) - 1
+	if a, b := stat.LinearRegression(x, y, nil, false); relErr(a, b, 0) < 0.15 {
+		t.Fatalf("the unweighted fit misses 2 B by only %.1f%%; this case should show it missing by more than 15%%", 100*relErr(a, b, 0))
+	}
+	f := FitLinear("network", samples)
+	if !f.Applied || relErr(f.Fixed, f.PerByte, 0) > 0.10 || relErr(f.Fixed, f.PerByte, last) > 0.05 {
+		t.Errorf("weighted fit: fixed %v, bandwidth %v, applied %v (%s); 2 B off by %.1f%%, 8 MiB by %.1f%%",
+			f.Fixed, f.Bandwidth(), f.Applied, f.Reason, 100*relErr(f.Fixed, f.PerByte, 0), 100*relErr(f.Fixed, f.PerByte, last))
 	}
 }

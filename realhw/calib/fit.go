@@ -10,23 +10,30 @@ import (
 	"gonum.org/v1/gonum/stat"
 )
 
-// Fit quality thresholds: a stage fit with fewer distinct sizes or a lower
-// R-squared is reported but not applied.
+// Fit quality thresholds: a stage fit with fewer distinct sizes, or whose
+// line misses a size's median by more than MaxRelResidual of it, is
+// reported but not applied. The test is relative, as the fit is: a line
+// through a 2 B to 8 MiB sweep is judged at 2 B as much as at 8 MiB.
 const (
-	MinSizes    = 3
-	MinRSquared = 0.9
+	MinSizes       = 3
+	MaxRelResidual = 0.25
 )
 
 // LinearFit is latency = Fixed + bytes * PerByte for one stage, fitted by
-// least squares (gonum stat.LinearRegression) on the median latency of each
-// distinct size. Fitting medians, not every sample, keeps a few
-// scheduler-delayed samples from dragging the line; the spread around the
-// median is what the residual distributions carry.
+// weighted least squares (gonum stat.LinearRegression) on the median
+// latency of each distinct size, each weighted by 1/median^2: the fit
+// minimises relative, not absolute, errors. An unweighted fit over a
+// perftest -a sweep (2 B to 8 MiB) is all about the largest sizes, whose
+// microseconds of noise outweigh the whole small-message latency, and can
+// put the fixed cost below zero; relative weights let the small sizes fix
+// the latency and the large ones the bandwidth. Fitting medians, not every
+// sample, keeps a few scheduler-delayed samples from dragging the line;
+// the spread around the median is what the residual distributions carry.
 type LinearFit struct {
 	Stage     string
 	Fixed     float64   // seconds
 	PerByte   float64   // seconds per byte (1/bandwidth)
-	RSquared  float64   // of the per-size medians
+	RSquared  float64   // of the per-size medians, weighted as the fit (reported, not a gate)
 	Sizes     []int64   // distinct sizes, ascending
 	Medians   []float64 // median latency per size, seconds
 	Residuals []float64 // median - fit per size, seconds
@@ -49,7 +56,7 @@ func (f LinearFit) Predict(n int64) float64 { return f.Fixed + f.PerByte*float64
 // FitLinear fits one stage's samples (all must share the stage; their
 // background load is ignored: pass unloaded samples). It flags, and does
 // not apply, a fit with fewer than MinSizes sizes, an R-squared below
-// MinRSquared, a negative fixed cost or a non-positive per-byte cost.
+// MaxRelResidual, a negative fixed cost or a non-positive per-byte cost.
 func FitLinear(stage string, samples []realhw.Sample) LinearFit {
 	f := LinearFit{Stage: stage, Samples: len(samples)}
 	by := map[int64][]float64{}
@@ -76,20 +83,33 @@ func FitLinear(stage string, samples []realhw.Sample) LinearFit {
 		f.Reason = fmt.Sprintf("too few points: 1 size, need at least %d", MinSizes)
 		return f
 	}
-	f.Fixed, f.PerByte = stat.LinearRegression(x, f.Medians, nil, false)
-	f.RSquared = stat.RSquared(x, f.Medians, nil, f.Fixed, f.PerByte)
+	w := make([]float64, len(f.Medians))
+	for i, m := range f.Medians {
+		if m > 0 {
+			w[i] = 1 / (m * m)
+		}
+	}
+	f.Fixed, f.PerByte = stat.LinearRegression(x, f.Medians, w, false)
+	f.RSquared = stat.RSquared(x, f.Medians, w, f.Fixed, f.PerByte)
 	for i := range x {
 		f.Residuals = append(f.Residuals, f.Medians[i]-f.Predict(f.Sizes[i]))
+	}
+	worst, at := 0.0, 0
+	for i, r := range f.Residuals {
+		if rel := math.Abs(r) / f.Medians[i]; rel > worst || math.IsNaN(rel) {
+			worst, at = rel, i
+		}
 	}
 	switch {
 	case len(f.Sizes) < MinSizes:
 		f.Reason = fmt.Sprintf("too few points: %d sizes, need at least %d", len(f.Sizes), MinSizes)
 	case f.PerByte <= 0:
 		f.Reason = fmt.Sprintf("latency does not grow with size (slope %.3g s/B): no bandwidth to fit", f.PerByte)
-	case math.IsNaN(f.RSquared) || f.RSquared < MinRSquared:
-		f.Reason = fmt.Sprintf("poor fit: R-squared %.3f < %.2f", f.RSquared, MinRSquared)
+	case math.IsNaN(worst) || worst > MaxRelResidual:
+		f.Reason = fmt.Sprintf("poor fit: the line misses the %d B median (%.3g s) by %.0f%%, more than %.0f%% (R-squared %.3f)",
+			f.Sizes[at], f.Medians[at], 100*worst, 100*MaxRelResidual, f.RSquared)
 	case f.Fixed < 0:
-		f.Reason = fmt.Sprintf("negative fixed cost %.3g s: the sizes do not reach small enough messages", f.Fixed)
+		f.Reason = fmt.Sprintf("negative fixed cost %.3g s: the latencies do not lie on one line in the message size (the smallest, %d B, takes %.3g s)", f.Fixed, f.Sizes[0], f.Medians[0])
 	default:
 		f.Applied = true
 	}

@@ -36,6 +36,9 @@ type Result struct {
 	Rows   []Row
 	// Skipped lists the noise lines skipped inside the table, by line.
 	Skipped []int
+	// Warnings says what was odd but not fatal: a table without its
+	// closing dashes line (output pasted or cut short after a whole row).
+	Warnings []string
 }
 
 // Row is one table row, converted to SI: bytes, bytes per second,
@@ -112,8 +115,10 @@ const (
 // ("ib_read_lat.txt"). Units come from the header only. Lines inside the
 // table that do not start with a digit (CPU frequency warnings, CUDA
 // messages) are skipped and listed in Result.Skipped; a row that starts
-// with a digit but does not parse, a table without rows, or one without
-// its closing dashes line (truncated output) is an error naming the line.
+// with a digit but does not parse (a row cut short) or a table without
+// rows is an error naming the line. A table without its closing dashes
+// line is read as far as it goes, with a warning in Result.Warnings: a
+// pasted table often ends at its last row.
 func Parse(r io.Reader, name string) (*Result, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
@@ -170,7 +175,7 @@ func Parse(r io.Reader, name string) (*Result, error) {
 		return nil, fmt.Errorf("%s:%d: table has no rows", name, headerLine)
 	}
 	if !closed {
-		return nil, fmt.Errorf("%s:%d: truncated: the table from line %d has no closing dashes line", name, line, headerLine)
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s:%d: the table from line %d has no closing dashes line: read %d rows to the end of the file; check that the output was not cut short", name, line, headerLine, len(res.Rows)))
 	}
 	if res.Tool == "" {
 		for _, b := range banners {
