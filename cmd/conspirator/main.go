@@ -115,6 +115,7 @@ Exit codes: 0 success, 1 a run failed, 2 usage or configuration error.`,
 		a.explainCmd(),
 		a.migCmd(),
 		a.traceCmd(),
+		a.compareCmd(),
 	)
 	for _, c := range root.Commands() {
 		wrapArgs(c)

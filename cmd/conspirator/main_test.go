@@ -393,3 +393,17 @@ func TestExplain(t *testing.T) {
 		}
 	}
 }
+
+// compare prints the metrics side by side and exits 2 on a directory
+// without summary.json.
+func TestCompareCommand(t *testing.T) {
+	fx := filepath.Join("..", "..", "reports", "testdata", "run-datapath")
+	code, out, stderr := cli(t, nil, "compare", fx, fx)
+	if code != 0 || !strings.Contains(out, "path/conspirator/mean_latency_us") || !strings.Contains(out, "inputs: identical") {
+		t.Errorf("compare: exit %d\n%s\n%s", code, out, stderr)
+	}
+	code, _, stderr = cli(t, nil, "compare", fx, t.TempDir())
+	if code != 2 || !strings.Contains(stderr, "give run directories, each holding summary.json") {
+		t.Errorf("compare of an empty directory: exit %d: %s", code, stderr)
+	}
+}

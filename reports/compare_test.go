@@ -1,0 +1,89 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A run against itself: every difference 0, every CI test "no", inputs
+// identical. Against a copy whose conspirator mean latency is moved by 10
+// CI half-widths and one input changed: +diff, "yes", and the input listed.
+// Against a run of another kind: its metrics are reported missing.
+func TestCompare(t *testing.T) {
+	src := filepath.Join("testdata", "run-datapath")
+	base, err := ReadRun(src)
+	if err != nil {
+		t.Skipf("fixture: %v", err)
+	}
+	self := Compare([]Run{base, base})
+	for _, r := range self.Rows {
+		if !math.IsNaN(r.Diff[1]) && r.Diff[1] != 0 || r.Beyond[1] == "yes" {
+			t.Errorf("%s: a run against itself differs: %v %q", r.Metric, r.Diff[1], r.Beyond[1])
+		}
+	}
+	if len(self.Inputs) != 0 || len(self.Missing) != 0 {
+		t.Errorf("a run against itself: inputs %v, missing %v", self.Inputs, self.Missing)
+	}
+
+	// The changed copy, by editing its summary.json.
+	b, err := os.ReadFile(filepath.Join(src, ResultFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var mean, ci float64
+	for _, p := range doc["paths"].([]any) {
+		pm := p.(map[string]any)
+		if pm["name"] == "conspirator" {
+			lat := pm["latency_us"].(map[string]any)
+			mean, ci = lat["mean"].(float64), lat["ci95_mean"].(float64)
+			lat["mean"] = mean + 10*ci
+		}
+	}
+	doc["inputs"].(map[string]any)["seed"] = 99
+	dir := t.TempDir()
+	nb, _ := json.Marshal(doc)
+	if err := os.WriteFile(filepath.Join(dir, ResultFile), nb, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	changed, err := ReadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Compare([]Run{base, changed})
+	found := false
+	for _, r := range c.Rows {
+		if r.Metric == "path/conspirator/mean_latency_us" {
+			found = true
+			want := 100 * 10 * ci / mean
+			if math.Abs(r.Diff[1]-want) > 1e-9 || r.Beyond[1] != "yes" {
+				t.Errorf("moved mean: diff %v (want %v), beyond %q", r.Diff[1], want, r.Beyond[1])
+			}
+		}
+	}
+	if !found || len(c.Inputs) != 1 || c.Inputs[0].Key != "seed" || c.Inputs[0].Values[1] != "99" {
+		t.Errorf("row found %v, inputs %+v", found, c.Inputs)
+	}
+	var out bytes.Buffer
+	if err := c.WriteText(&out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "inputs that differ:") || !strings.Contains(out.String(), "yes") {
+		t.Errorf("text:\n%s", out.String())
+	}
+
+	if alloc, err := ReadRun(filepath.Join("testdata", "run-allocation")); err == nil {
+		mixed := Compare([]Run{base, alloc})
+		if len(mixed.Missing) == 0 || !strings.Contains(strings.Join(mixed.Missing, "\n"), "allocation/fgd/alloc_pct_at_100: not in testdata/run-datapath") {
+			t.Errorf("missing metrics not reported: %v", mixed.Missing)
+		}
+	}
+}
