@@ -116,6 +116,7 @@ Exit codes: 0 success, 1 a run failed, 2 usage or configuration error.`,
 		a.migCmd(),
 		a.traceCmd(),
 		a.compareCmd(),
+		a.sensitivityCmd(),
 	)
 	for _, c := range root.Commands() {
 		wrapArgs(c)

@@ -407,3 +407,37 @@ func TestCompareCommand(t *testing.T) {
 		t.Errorf("compare of an empty directory: exit %d: %s", code, stderr)
 	}
 }
+
+// sensitivity prints one row per parameter, largest swing first, and
+// writes the table and the tornado chart; bad factors and a scenario
+// without a data path are usage errors.
+func TestSensitivityCommand(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, stderr := cli(t, nil, "sensitivity", "paper/e2e", "--set", "datapath.clients.requests=100",
+		"--param", "host.pageable_factor", "--param", "host.post_send", "-o", filepath.Join(out, "s"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	i, j := strings.Index(stdout, "datapath.host.pageable_factor"), strings.Index(stdout, "datapath.host.post_send")
+	if i < 0 || j < 0 || i > j || !strings.Contains(stdout, "derived") {
+		t.Errorf("rows missing or not sorted by swing (pageable_factor moves the gain most):\n%s", stdout)
+	}
+	for _, f := range []string{"sensitivity.csv", "plots/sensitivity.png", "plots/sensitivity.svg"} {
+		if st, err := os.Stat(filepath.Join(out, "s", f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sensitivity", "paper/e2e", "--factors", "2,0.5"}, "0 < LOW < HIGH"},
+		{[]string{"sensitivity", "paper/cost"}, "has no datapath section"},
+		{[]string{"sensitivity", "paper/e2e", "--param", "host.nope"}, `unknown parameter "host.nope"`},
+	} {
+		code, _, stderr := cli(t, nil, c.args...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, code, stderr, c.want)
+		}
+	}
+}

@@ -1,0 +1,93 @@
+package reports
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"strconv"
+	"strings"
+
+	"github.com/conspirator-sim/conspirator/internal/atomicfs"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+)
+
+// SensitivityRow is one parameter of a sensitivity analysis: the headline
+// metric with the parameter at its low and its high value.
+type SensitivityRow struct {
+	Param     string // scenario key
+	Grade     string // of its default: vendor, measured, ..., estimate
+	LowValue  string
+	Low       float64
+	HighValue string
+	High      float64
+}
+
+// Swing is how far the metric moves over the parameter's range.
+func (r SensitivityRow) Swing() float64 {
+	if r.High > r.Low {
+		return r.High - r.Low
+	}
+	return r.Low - r.High
+}
+
+// SensitivityCSV is sensitivity.csv: one row per parameter, in the given
+// order, with the baseline metric in every row.
+func SensitivityCSV(metric string, base float64, rows []SensitivityRow) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "param,grade,low_value,%s_low,high_value,%s_high,swing,%s_base\n", metric, metric, metric)
+	g := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+	for _, r := range rows {
+		fmt.Fprintf(&b, "%s,%s,%s,%s,%s,%s,%s,%s\n", r.Param, r.Grade, r.LowValue, g(r.Low), r.HighValue, g(r.High), g(r.Swing()), g(base))
+	}
+	return b.Bytes()
+}
+
+// WriteTornado draws the tornado chart of a sensitivity analysis into
+// dir/plots: one horizontal bar per parameter from its low-value to its
+// high-value metric, largest swing on top, and the baseline as a line.
+// lowLabel and highLabel say what the two ends are ("x0.5", "x2"); the
+// colours are named in the title (a legend column would squeeze the bars).
+func WriteTornado(fsys atomicfs.FS, dir, metricLabel, lowLabel, highLabel string, base float64, rows []SensitivityRow) error {
+	plots, err := mkPlotsDir(fsys, dir)
+	if err != nil {
+		return err
+	}
+	p := newPlot(fmt.Sprintf("Headline with each parameter %s (blue) and %s (orange)", lowLabel, highLabel), metricLabel, "", true)
+	n := len(rows)
+	names := make([]string, n)
+	lo, hi := base, base
+	for i, r := range rows {
+		// Largest swing on top: row i is drawn at y = n-1-i.
+		y := float64(n - 1 - i)
+		names[n-1-i] = strings.TrimPrefix(r.Param, "datapath.") + " [" + r.Grade + "]"
+		a, b := min(r.Low, r.High), max(r.Low, r.High)
+		lo, hi = min(lo, a), max(hi, b)
+		for k, v := range []float64{r.Low, r.High} {
+			l, err := plotter.NewLine(plotter.XYs{{X: base, Y: y}, {X: v, Y: y}})
+			if err != nil {
+				return err
+			}
+			l.LineStyle.Width = vg.Points(9)
+			l.LineStyle.Color = colour(k)
+			p.Add(l)
+		}
+	}
+	bl, err := plotter.NewLine(plotter.XYs{{X: base, Y: -0.6}, {X: base, Y: float64(n) - 0.4}})
+	if err != nil {
+		return err
+	}
+	bl.LineStyle.Color = color.Black
+	p.Add(bl)
+	p.Y.Min, p.Y.Max = -0.6, float64(n)-0.4
+	p.NominalY(names...)
+	pad := 0.05 * (hi - lo)
+	p.X.Min, p.X.Max = lo-pad, hi+pad
+	f := &figure{name: "sensitivity", panels: []*plot.Plot{p}, w: figW, h: vg.Points(float64(70 + 20*n))}
+	_, err = f.save(fsys, plots)
+	return err
+}
+
+// SensitivityFile is the table's name in a sensitivity directory.
+const SensitivityFile = "sensitivity.csv"
