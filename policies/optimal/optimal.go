@@ -3,6 +3,7 @@ package optimal
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -19,7 +20,8 @@ type Config struct {
 	// Backend is "gophersat" (default, pure Go) or "cbc" (builds with -tags
 	// cbc only).
 	Backend string
-	// TimeLimit bounds the wall-clock solve time; 0 means none (the solve
+	// TimeLimit bounds the wall-clock solve time; 0 means none (policy
+	// argument time_limit: none; a written limit must be positive) (the solve
 	// then always ends with a proof of optimality, and its result depends on
 	// the snapshot alone). When the limit cuts a solve short the best
 	// decision found so far is returned with its proven gap.
@@ -180,17 +182,34 @@ func (o *Solver) Solve(s *snapshot.Snapshot) (Result, error) {
 func init() {
 	snapshot.MustRegister("optimal", func(raw map[string]string) (snapshot.Policy, error) {
 		def := DefaultConfig()
+		// time_limit: none asks for a proof however long it takes; a
+		// written limit must be positive, so that "0s" (which reads like
+		// "no time at all") is never taken for "no limit".
+		noLimit := false
+		if v, ok := raw["time_limit"]; ok {
+			switch d, err := time.ParseDuration(strings.TrimSpace(v)); {
+			case strings.TrimSpace(v) == "none":
+				noLimit = true
+				raw = maps.Clone(raw)
+				delete(raw, "time_limit")
+			case err == nil && d <= 0:
+				return nil, fmt.Errorf("bad policy arguments: time_limit=%q: a limit must be positive, e.g. 10s; write none for no limit (then every solve ends with a proof)", v)
+			}
+		}
 		a := snapshot.NewArgs(raw)
 		cfg := Config{
 			E1:          a.Float("e1", def.E1, 0, maxWeight),
 			E2:          a.Float("e2", def.E2, 0, maxWeight),
 			Backend:     a.Choice("backend", def.Backend, "gophersat", "cbc"),
-			TimeLimit:   a.Duration("time_limit", def.TimeLimit, 0, 24*time.Hour),
+			TimeLimit:   a.Duration("time_limit", def.TimeLimit, time.Millisecond, 24*time.Hour),
 			Strict:      a.Bool("strict", def.Strict),
 			Homogeneous: a.Bool("homogeneous", def.Homogeneous),
 		}
 		if err := a.Err(); err != nil {
 			return nil, err
+		}
+		if noLimit {
+			cfg.TimeLimit = 0
 		}
 		return NewSolver(cfg)
 	})

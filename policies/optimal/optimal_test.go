@@ -276,6 +276,16 @@ func TestRegistered(t *testing.T) {
 	if err != nil || p.Name() != "optimal" {
 		t.Fatalf("New: %v, %v", p, err)
 	}
+	// time_limit: none is no limit; 0s or a negative limit is refused
+	// with the fix.
+	if p, err := snapshot.New("optimal", map[string]string{"time_limit": "none"}); err != nil || p.(*Solver).cfg.TimeLimit != 0 {
+		t.Errorf("time_limit none: %v", err)
+	}
+	for _, v := range []string{"0s", "-1s"} {
+		if _, err := snapshot.New("optimal", map[string]string{"time_limit": v}); err == nil || !strings.Contains(err.Error(), "write none for no limit") {
+			t.Errorf("time_limit %s: %v", v, err)
+		}
+	}
 	for _, bad := range []map[string]string{{"e1": "-1"}, {"backend": "glpk"}, {"time_limit": "fast"}, {"timelimit": "1s"}} {
 		if _, err := snapshot.New("optimal", bad); err == nil {
 			t.Errorf("%v: want an error", bad)
