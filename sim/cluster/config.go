@@ -19,9 +19,11 @@ import (
 
 // Tenant modes (Config.Tenants).
 const (
-	TenantsTrace  = "trace"
-	TenantsPerJob = "per-job"
-	TenantsSingle = "single"
+	NodeOrderSeeded = "seeded"
+	NodeOrderListed = "listed"
+	TenantsTrace    = "trace"
+	TenantsPerJob   = "per-job"
+	TenantsSingle   = "single"
 )
 
 // MIG option modes (Config.MIGOptions).
@@ -44,8 +46,14 @@ type Config struct {
 	Window      Window `yaml:"window" doc:"which jobs of the trace to replay"`
 	Synthetic   Synth  `yaml:"synthetic" doc:"replace the trace by synthetic jobs with its statistics"`
 
-	Nodes string     `yaml:"nodes" doc:"node list giving the cluster's GPUs (openb_node_list_gpu_node.csv format); empty uses gpus" default:"../shared/traces/alibaba-gpu-v2023/openb_node_list_gpu_node.csv"`
-	GPUs  []GPUGroup `yaml:"gpus" doc:"the cluster's GPUs when nodes is empty, in GPU-ID order" default:"[]"`
+	Nodes string `yaml:"nodes" doc:"node list giving the cluster's GPUs (openb_node_list_gpu_node.csv format); empty uses gpus" default:"../shared/traces/alibaba-gpu-v2023/openb_node_list_gpu_node.csv"`
+	// NodeOrder fixes the GPU IDs of a node list, which policies that take
+	// "the lowest-numbered GPU that fits" (first-fit, naive-share) read:
+	// seeded is a random order of the servers drawn from the seed (after
+	// sorting them by name, so the file's row order never matters), as
+	// the FGD authors' simulator does; listed keeps the file's order.
+	NodeOrder string     `yaml:"node_order" doc:"GPU IDs of a node list: seeded (servers in a random order drawn from the seed; the file's row order never matters) or listed (the file's order)" default:"seeded" source:"choice: a baseline that reads the node list's row order makes its GPU-hours an artefact of that order (issue 12); the FGD authors' simulator also orders servers by a seeded permutation"`
+	GPUs      []GPUGroup `yaml:"gpus" doc:"the cluster's GPUs when nodes is empty, in GPU-ID order" default:"[]"`
 
 	TypeMap      string `yaml:"gpu_type_map" doc:"trace GPU codes to catalog names, CODE=gpu pairs over the defaults (G2=a100-40gb, G3=a100-80gb, ...)"`
 	ReferenceGPU string `yaml:"reference_gpu" doc:"GPU type on which an unconstrained job's trace run time was measured; empty = the cluster's most common type"`
@@ -100,6 +108,7 @@ func Defaults() Config {
 		SpeedModel:      "resnet50",
 		Tenants:         TenantsTrace,
 		MIGOptions:      MIGOptionsFitting,
+		NodeOrder:       NodeOrderSeeded,
 		Policies:        []string{"exclusive", "naive-share", "first-fit", "best-fit", "fgd", "conspirator"},
 		MIGReconfigTime: units.Duration(mig.DefaultReconfigTime),
 		MigrationTime:   units.Duration(30 * engine.Second),
@@ -155,6 +164,9 @@ func (c Config) Validate() error {
 	}
 	if !slices.Contains(gpu.Models(), c.SpeedModel) {
 		add("speed_model", "%q has no speed table; use one of %s", c.SpeedModel, strings.Join(gpu.Models(), ", "))
+	}
+	if c.NodeOrder != NodeOrderSeeded && c.NodeOrder != NodeOrderListed {
+		add("node_order", "%q; use %s or %s", c.NodeOrder, NodeOrderSeeded, NodeOrderListed)
 	}
 	if !slices.Contains([]string{TenantsTrace, TenantsPerJob, TenantsSingle}, c.Tenants) {
 		add("tenants", "%q; use %s, %s or %s", c.Tenants, TenantsTrace, TenantsPerJob, TenantsSingle)

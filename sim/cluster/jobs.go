@@ -215,7 +215,7 @@ type clusterGPU struct {
 
 // buildCluster returns the GPU types (sorted by name) and the GPUs in ID
 // order.
-func buildCluster(cfg Config, tm gpu.TraceTypeMap, env Env) ([]gpuType, []clusterGPU, *InputReport, error) {
+func buildCluster(cfg Config, seed uint64, tm gpu.TraceTypeMap, env Env) ([]gpuType, []clusterGPU, *InputReport, error) {
 	var names []string
 	var rep *InputReport
 	if cfg.Nodes != "" {
@@ -225,7 +225,16 @@ func buildCluster(cfg Config, tm gpu.TraceTypeMap, env Env) ([]gpuType, []cluste
 		}
 		ir := ReportOf("cluster.nodes", &r)
 		rep = &ir
-		for _, n := range r.Nodes {
+		nodes := slices.Clone(r.Nodes)
+		if cfg.NodeOrder == NodeOrderSeeded {
+			slices.SortStableFunc(nodes, func(a, b trace.Node) int { return strings.Compare(a.Name, b.Name) })
+			rs := engine.NewStream(seed, "cluster/node-order")
+			for i := len(nodes) - 1; i > 0; i-- {
+				j := rs.IntN(i + 1)
+				nodes[i], nodes[j] = nodes[j], nodes[i]
+			}
+		}
+		for _, n := range nodes {
 			if n.NumGPU == 0 || n.GPUType == "" {
 				// A CPU-only node hosts no GPU job: counted, not silent.
 				ir.Used--

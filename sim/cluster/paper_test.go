@@ -6,31 +6,40 @@ import (
 )
 
 // paper/gpu-hours: on the openb default trace and its own node list,
-// conspirator uses 74.5% fewer GPU-hours than naive-share (the paper: 33%).
-// The simulation is deterministic, so the band is tight: +-0.5 points
-// catches any change of the model or the policies, which must then be
-// explained and this value (and testdata/golden) updated. Why 74.5% and
-// not 33%: naive-share is heterogeneity-blind and fills the node list in
-// order, whose first 22 nodes are P100s (4.5x slower than the reference
-// A100-40GB), while conspirator places by GPU time per unit of work and
-// shares A100s by MIG (a row-order artefact: see issue "cluster results").
+// conspirator uses fewer GPU-hours than naive-share (the paper: 33%). The
+// simulation is deterministic, so the bands are tight: +-0.5 points catches
+// any change of the model or the policies, which must then be explained
+// and these values (and testdata/golden) updated. naive-share is
+// heterogeneity-blind and takes the lowest-numbered GPU that fits, so its
+// GPU-hours depend on which servers come first: in the file's own order
+// (node_order listed: 44 P100 servers, 4.5x slower than the reference
+// A100-40GB) the saving is 74.5%, an artefact of that order; in the
+// seed's random order (seeded, the default; seed 1) it is 66.3%, and over
+// 10 seeds 49.5% +- 12.1 (README). conspirator places by GPU time per unit
+// of work and shares A100s by MIG, so its own GPU-hours do not move.
 func TestPaperGPUHours(t *testing.T) {
 	if testing.Short() {
 		t.Skip("replays the whole openb trace")
 	}
-	c := openb(t)
-	c.Policies = []string{"naive-share", "conspirator"}
-	r := mustRun(t, c)
-	naive, _ := r.Policy("naive-share")
-	cons, _ := r.Policy("conspirator")
-	saving := 1 - cons.GPUHours/naive.GPUHours
-	t.Logf("naive-share %.0f GPU-hours, conspirator %.0f: %.1f%% fewer (paper 33%%); conspirator migrations %d",
-		naive.GPUHours, cons.GPUHours, 100*saving, cons.Migrations)
-	if math.Abs(saving-0.745) > 0.005 {
-		t.Errorf("conspirator saves %.2f%% of naive-share's GPU-hours; this model gave 74.5%% +- 0.5", 100*saving)
-	}
-	if naive.Unscheduled != 0 || cons.Unscheduled != 0 {
-		t.Errorf("unscheduled jobs: naive %d, conspirator %d; the 6,212-GPU cluster fits every job", naive.Unscheduled, cons.Unscheduled)
+	for _, c := range []struct {
+		order string
+		want  float64
+	}{{NodeOrderListed, 0.745}, {NodeOrderSeeded, 0.663}} {
+		cfg := openb(t)
+		cfg.NodeOrder = c.order
+		cfg.Policies = []string{"naive-share", "conspirator"}
+		r := mustRun(t, cfg)
+		naive, _ := r.Policy("naive-share")
+		cons, _ := r.Policy("conspirator")
+		saving := 1 - cons.GPUHours/naive.GPUHours
+		t.Logf("%s: naive-share %.0f GPU-hours, conspirator %.0f: %.1f%% fewer (paper 33%%); conspirator migrations %d",
+			c.order, naive.GPUHours, cons.GPUHours, 100*saving, cons.Migrations)
+		if math.Abs(saving-c.want) > 0.005 {
+			t.Errorf("%s: conspirator saves %.2f%% of naive-share's GPU-hours; this model gave %.1f%% +- 0.5", c.order, 100*saving, 100*c.want)
+		}
+		if naive.Unscheduled != 0 || cons.Unscheduled != 0 {
+			t.Errorf("unscheduled jobs: naive %d, conspirator %d; the 6,212-GPU cluster fits every job", naive.Unscheduled, cons.Unscheduled)
+		}
 	}
 }
 

@@ -109,14 +109,14 @@ type run struct {
 }
 
 // Run simulates every policy of cfg on the same jobs and returns their
-// results, in cfg.Policies order. seed drives synthetic jobs only; replaying
-// a trace is deterministic without it.
+// results, in cfg.Policies order. seed drives synthetic jobs and, with
+// node_order seeded, the order of the node list's servers (the GPU IDs).
 func Run(cfg Config, seed uint64, env Env) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("cluster config:\n%w", err)
 	}
 	tm, _ := gpu.ParseTraceTypeMap(cfg.TypeMap)
-	types, gpus, nodesRep, err := buildCluster(cfg, tm, env)
+	types, gpus, nodesRep, err := buildCluster(cfg, seed, tm, env)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -363,5 +364,49 @@ func TestEnvIsTheOnlyWayOut(t *testing.T) {
 	b, _ := json.Marshal(timed.Policies)
 	if string(a) != string(b) {
 		t.Error("the clock changed the simulated result")
+	}
+}
+
+// The node list's row order does not change a result: with node_order
+// seeded the servers are sorted by name before the seed's order is drawn,
+// so a reversed copy of a node list gives byte-identical results; with
+// listed, the file's order is the GPU order, and reversing it moves
+// naive-share (it takes the lowest-numbered GPU), which is what seeded
+// exists to prevent.
+func TestNodeRowOrder(t *testing.T) {
+	dir := t.TempDir()
+	rows := []string{"n0,64000,262144,2,P100", "n1,64000,262144,2,T4", "n2,96000,786432,8,G2", "n3,64000,262144,4,V100M16"}
+	write := func(name string, rs []string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("sn,cpu_milli,memory_mib,gpu,model\n"+strings.Join(rs, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	fwd := write("fwd.csv", rows)
+	rev := slices.Clone(rows)
+	slices.Reverse(rev)
+	bwd := write("bwd.csv", rev)
+	var jobs []workloads.Job
+	r := engine.NewStream(3, "jobs")
+	for k := range 40 {
+		jobs = append(jobs, job(fmt.Sprint("j", k), 3000*r.Float64(), math.Round(r.Exp(600)+1), 1+r.IntN(1000)))
+	}
+	run := func(nodes, order string) string {
+		c := small(jobs, "v100", 1, "naive-share", "conspirator")
+		c.Nodes, c.GPUs, c.NodeOrder = nodes, nil, order
+		res, err := Run(c, 5, testEnv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Inputs = nil // names the node file, which differs on purpose
+		b, _ := res.JSON()
+		return string(b)
+	}
+	if run(fwd, NodeOrderSeeded) != run(bwd, NodeOrderSeeded) {
+		t.Error("seeded: reversing the node list changed the results")
+	}
+	if run(fwd, NodeOrderListed) == run(bwd, NodeOrderListed) {
+		t.Error("listed: reversing the node list changed nothing; the test cluster does not exercise the order")
 	}
 }
