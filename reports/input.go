@@ -99,10 +99,25 @@ type PolicyResult struct {
 	JCTS               MeanP99 `json:"jct_s"`
 	QueueS             MeanP99 `json:"queue_s"`
 	Utilization        Num     `json:"utilization"`
-	Migrations         int64   `json:"migrations"`
-	Unscheduled        int64   `json:"unscheduled"`
+	Migrations         Num     `json:"migrations"`
+	Unscheduled        Num     `json:"unscheduled"`
 	DecisionUS         MeanP99 `json:"decision_us"`
 	OptimalityGap      Num     `json:"optimality_gap"`
+	// Since the multi-seed cluster runs (absent, so NaN or 0, in older
+	// results): capacity, the number of seeds, the CI of GPU-hours and
+	// the seed-by-seed comparison with the baseline.
+	CapacityUsed Num `json:"capacity_used"`
+	PeakActive   Num `json:"peak_active_gpus"`
+	QueuedPct    Num `json:"jobs_queued_pct"`
+	Seeds        int `json:"seeds"`
+	GPUHoursCI95 Num `json:"gpu_hours_ci95"`
+	VsBaseline   *struct {
+		Baseline string `json:"baseline"`
+		Pct      Num    `json:"pct"`
+		CI95     Num    `json:"ci95"`
+		Min      Num    `json:"min_pct"`
+		Max      Num    `json:"max_pct"`
+	} `json:"vs_baseline,omitempty"`
 	// Solves is an exact policy's proof record (absent for heuristics and
 	// in results of older versions).
 	Solves *struct {

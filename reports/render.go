@@ -245,12 +245,48 @@ func writeTables(md *strings.Builder, r Result) {
 	}
 	if len(r.Policies) > 0 {
 		md.WriteString("\n## Cluster scheduling\n\n")
-		md.WriteString("| policy | GPU-hours | GPU-hours (fractional) | mean JCT (s) | p99 JCT (s) | mean queue (s) | utilization | migrations | unscheduled | mean decision (µs, wall clock, timing.json) | optimality gap |\n")
-		md.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		baseline := ""
 		for _, q := range r.Policies {
-			fmt.Fprintf(md, "| %s | %s | %s | %s | %s | %s | %s | %d | %d | %s | %s |\n", q.Name,
-				fmtSig(float64(q.GPUHours)), fmtSig(float64(q.GPUHoursFractional)), fmtSig(float64(q.JCTS.Mean)), fmtSig(float64(q.JCTS.P99)),
-				fmtSig(float64(q.QueueS.Mean)), fmtPct(float64(q.Utilization)), q.Migrations, q.Unscheduled,
+			if q.VsBaseline != nil {
+				baseline = q.VsBaseline.Baseline
+			}
+		}
+		if n := r.Policies[0].Seeds; n > 1 {
+			fmt.Fprintf(md, "Means over %d seeds ± the 95%% CI (every seed in seeds.csv); jobs.csv and the active-GPU figure are the first seed's.\n\n", n)
+		}
+		// The comparison column only where a baseline ran (older results
+		// and runs without the baseline policy have none).
+		vsHead, vsAlign := "", ""
+		if baseline != "" {
+			vsHead, vsAlign = " vs "+baseline+" |", "---:|"
+		}
+		fmt.Fprintf(md, "| policy | GPU-hours |%s GPU-hours (fractional) | mean JCT (s) | p99 JCT (s) | mean queue (s) | jobs queued | capacity used | utilization | migrations | unscheduled | mean decision (µs, wall clock, timing.json) | optimality gap |\n", vsHead)
+		md.WriteString("|---|---:|" + vsAlign + "---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		for _, q := range r.Policies {
+			hours := fmtSig(float64(q.GPUHours))
+			if ci := float64(q.GPUHoursCI95); ci > 0 {
+				hours += " ± " + fmtSig(ci)
+			}
+			vs := ""
+			if v := q.VsBaseline; v != nil {
+				vs = fmt.Sprintf(" %+.1f%%", float64(v.Pct))
+				if ci := float64(v.CI95); ci > 0 {
+					vs += fmt.Sprintf(" ± %.1f", ci)
+				}
+				vs += " |"
+			} else if q.Name == baseline {
+				vs = " (baseline) |"
+			} else if baseline != "" {
+				vs = " - |"
+			}
+			queued, capacity := "-", "-" // results of older versions have neither
+			if q.Seeds > 0 {
+				queued, capacity = fmtPct(float64(q.QueuedPct)/100), fmtPct(float64(q.CapacityUsed))
+			}
+			fmt.Fprintf(md, "| %s | %s |%s %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", q.Name,
+				hours, vs, fmtSig(float64(q.GPUHoursFractional)), fmtSig(float64(q.JCTS.Mean)), fmtSig(float64(q.JCTS.P99)),
+				fmtSig(float64(q.QueueS.Mean)), queued, capacity, fmtPct(float64(q.Utilization)),
+				fmtSig(float64(q.Migrations)), fmtSig(float64(q.Unscheduled)),
 				fmtSig(float64(q.DecisionUS.Mean)), fmtPct(float64(q.OptimalityGap)))
 		}
 		for _, q := range r.Policies {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -53,6 +54,9 @@ type Summary struct {
 	// decision_us is zero here: wall-clock decision times are not
 	// deterministic and go to timing.json.
 	Policies []cluster.PolicyResult `json:"policies,omitempty"`
+	// Clusters lists the cluster each seed of the cluster section ran on
+	// (its GPUs by model).
+	Clusters []cluster.SeedCluster `json:"clusters,omitempty"`
 	// Allocation is the allocation experiment's result, one entry per
 	// policy: mean and 95% CI over the seeds at 100..130% of the GPU
 	// capacity arrived (allocation.csv has the whole curve).
@@ -137,7 +141,9 @@ func Run(sc *scenarios.Scenario) (*Output, error) {
 			return nil, fmt.Errorf("cluster: %w", err)
 		}
 		sum.Policies = res.Policies
+		sum.Clusters = res.Clusters
 		sum.InputRows = res.Inputs
+		files["seeds.csv"] = seedsCSV(res)
 		files["jobs.csv"] = jobsCSV(res)
 		files["active_gpus.csv"] = activeCSV(res)
 		timing = Timing{
@@ -200,7 +206,26 @@ func costRows(sc *scenarios.Scenario) []datapath.CostRow {
 	return nil
 }
 
-// jobsCSV writes one row per job and policy.
+// seedsCSV writes one row per policy and seed: the numbers the means and
+// CIs of summary.json are taken over.
+func seedsCSV(r *cluster.Result) []byte {
+	var b bytes.Buffer
+	b.WriteString("policy,seed,cluster_gpus,gpu_hours,vs_baseline_pct,jct_mean_s,queue_mean_s,jobs_queued_pct,capacity_used,peak_active_gpus,migrations,unscheduled\n")
+	bi := slices.IndexFunc(r.Policies, func(q cluster.PolicyResult) bool { return q.Name == r.Baseline })
+	for s, ps := range r.PerSeed {
+		for _, p := range ps {
+			vs := ""
+			if bi >= 0 && p.Name != r.Baseline && ps[bi].GPUHours > 0 {
+				vs = num(100 * (p.GPUHours - ps[bi].GPUHours) / ps[bi].GPUHours)
+			}
+			fmt.Fprintf(&b, "%s,%d,%d,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", csvField(p.Name), r.Clusters[s].Seed, r.Clusters[s].GPUs, num(p.GPUHours), vs,
+				num(p.JCT.Mean), num(p.Queue.Mean), num(p.QueuedPct), num(p.CapacityUsed), num(p.PeakActive), num(p.Migrations), num(p.Unscheduled))
+		}
+	}
+	return b.Bytes()
+}
+
+// jobsCSV writes one row per job and policy (the first seed's).
 func jobsCSV(r *cluster.Result) []byte {
 	var b bytes.Buffer
 	b.WriteString("policy,id,arrival_s,queue_s,jct_s,gpu_type,profile,speed,migrations\n")

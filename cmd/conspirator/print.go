@@ -3,9 +3,15 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/conspirator-sim/conspirator/sim"
+	"github.com/conspirator-sim/conspirator/sim/cluster"
 )
 
 // printSummary writes the key metrics of a run as aligned tables.
@@ -70,26 +76,48 @@ func printSummary(w io.Writer, s *sim.Summary, timing *sim.Timing) {
 				}
 			}
 		}
-		base := 0.0
+		baseline := ""
 		for _, p := range s.Policies {
-			if p.Name == "naive-share" {
-				base = p.GPUHours
+			if p.VsBaseline != nil {
+				baseline = p.VsBaseline.Baseline
 			}
 		}
 		fmt.Fprintln(w)
+		if n := s.Policies[0].Seeds; n > 1 {
+			fmt.Fprintf(w, "means over %d seeds (%d .. %d; each its own node order", n, s.Seed, s.Seed+uint64(n)-1)
+			if len(s.Clusters) > 1 && sampled(s) {
+				fmt.Fprint(w, " and servers")
+			}
+			fmt.Fprintln(w, "), ± the 95% CI; per seed: seeds.csv")
+		}
+		if len(s.Clusters) > 0 {
+			fmt.Fprintf(w, "cluster: %s\n", clusterLine(s.Clusters))
+		}
+		vsHead := "vs baseline"
+		if baseline != "" {
+			vsHead = "vs " + baseline
+		}
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "policy\tGPU-hours\tvs naive-share\tfractional\tJCT mean s\tJCT p99 s\tqueue mean s\tutil\tmigrations\tunscheduled\tdecision us*\t≥10 jobs us (calls)*\tgap to optimal\t")
+		fmt.Fprintf(tw, "policy\tGPU-hours\t%s\tJCT mean s\tJCT p99 s\tqueue mean s\tqueued\tcapacity used\tpeak GPUs\tmigrations\tunscheduled\tdecision us*\t≥10 jobs us (calls)*\tgap to optimal\t\n", vsHead)
 		for _, p := range s.Policies {
-			vs, gap := "", ""
-			if base > 0 {
-				vs = fmt.Sprintf("%+.1f%%", 100*(p.GPUHours-base)/base)
+			hours, vs, gap := fmt.Sprintf("%.1f", p.GPUHours), "", ""
+			if p.GPUHoursCI95 != nil {
+				hours += fmt.Sprintf(" ± %.1f", *p.GPUHoursCI95)
+			}
+			if v := p.VsBaseline; v != nil {
+				vs = fmt.Sprintf("%+.1f%%", v.Pct)
+				if v.CI95 != nil {
+					vs += fmt.Sprintf(" ± %.1f", *v.CI95)
+				}
+			} else if p.Name == baseline {
+				vs = "(baseline)"
 			}
 			if p.OptimalityGap != nil {
 				gap = fmt.Sprintf("%+.2f%%", 100**p.OptimalityGap)
 			}
-			fmt.Fprintf(tw, "%s\t%.1f\t%s\t%.1f\t%.0f\t%.0f\t%.1f\t%.3f\t%d\t%d\t%.1f\t%s\t%s\t\n",
-				p.Name, p.GPUHours, vs, p.GPUHoursFractional, p.JCT.Mean, p.JCT.P99, p.Queue.Mean, p.Utilization,
-				p.Migrations, p.Unscheduled, dec[p.Name], large[p.Name], gap)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%.0f\t%.1f\t%.1f%%\t%.1f%%\t%.1f\t%s\t%s\t%.1f\t%s\t%s\t\n",
+				p.Name, hours, vs, p.JCT.Mean, p.JCT.P99, p.Queue.Mean, p.QueuedPct, 100*p.CapacityUsed, p.PeakActive,
+				count(p.Migrations), count(p.Unscheduled), dec[p.Name], large[p.Name], gap)
 		}
 		tw.Flush()
 		fmt.Fprintln(w, "* wall-clock mean per policy call on this machine (timing.json); not part of the deterministic summary")
@@ -123,4 +151,44 @@ func printSummary(w io.Writer, s *sim.Summary, timing *sim.Timing) {
 		}
 		tw.Flush()
 	}
+}
+
+// count prints a per-run count: an integer for one seed, a mean with one
+// decimal over several.
+func count(v float64) string {
+	if v == math.Trunc(v) {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64)
+}
+
+// sampled reports whether the seeds ran on different clusters (node
+// fraction below 1).
+func sampled(s *sim.Summary) bool {
+	for _, c := range s.Clusters[1:] {
+		if !maps.Equal(c.ByModel, s.Clusters[0].ByModel) {
+			return true
+		}
+	}
+	return false
+}
+
+// clusterLine describes the clusters of the seeds: "64 GPUs (a100-40gb 40,
+// t4 8, ...)" for one, the range of GPU counts over several.
+func clusterLine(cs []cluster.SeedCluster) string {
+	lo, hi := cs[0].GPUs, cs[0].GPUs
+	for _, c := range cs {
+		lo, hi = min(lo, c.GPUs), max(hi, c.GPUs)
+	}
+	models := slices.Sorted(maps.Keys(cs[0].ByModel))
+	parts := make([]string, len(models))
+	for i, m := range models {
+		parts[i] = fmt.Sprintf("%s %d", m, cs[0].ByModel[m])
+	}
+	n := fmt.Sprintf("%d GPUs", lo)
+	if hi != lo {
+		n = fmt.Sprintf("%d to %d GPUs (first seed: %s)", lo, hi, strings.Join(parts, ", "))
+		return n
+	}
+	return n + " (" + strings.Join(parts, ", ") + ")"
 }

@@ -15,11 +15,14 @@ type Config struct {
 	Migrate     bool
 	MaxMoves    int
 	MaxSlowdown float64
+	// MIG false runs every GPU whole (fractions time-shared, as
+	// naive-share does): the ablation that shows what MIG packing adds.
+	MIG bool
 }
 
 // DefaultConfig returns the defaults of the package documentation.
 func DefaultConfig() Config {
-	return Config{E1: 1, E2: 0.1, OpenCost: 1, Migrate: true, MaxMoves: 4}
+	return Config{E1: 1, E2: 0.1, OpenCost: 1, Migrate: true, MaxMoves: 4, MIG: true}
 }
 
 // Policy is the Conspirator heuristic.
@@ -33,8 +36,8 @@ func New(cfg Config) *Policy { return &Policy{cfg: cfg} }
 // Name implements snapshot.Policy.
 func (*Policy) Name() string { return "conspirator" }
 
-// UsesMIG reports that the policy partitions MIG GPUs.
-func (*Policy) UsesMIG() bool { return true }
+// UsesMIG reports whether the policy partitions MIG GPUs (argument mig).
+func (p *Policy) UsesMIG() bool { return p.cfg.MIG }
 
 // spot is a candidate placement.
 type spot struct {
@@ -90,11 +93,13 @@ func (p *Policy) best(v *pack.View, j *snapshot.Job, gis []int, accept func(gi, 
 func (p *Policy) Schedule(s *snapshot.Snapshot) (snapshot.Decision, error) {
 	v := pack.New(s)
 	v.KeepRunning()
-	for _, j := range v.Pending() {
-		if b, ok := p.best(v, j, v.Candidates(), nil); ok {
+	v.PlacePending(func(j *snapshot.Job) bool {
+		b, ok := p.best(v, j, v.Candidates(), nil)
+		if ok {
 			v.Place(b.gi, j, b.t, b.start)
 		}
-	}
+		return ok
+	})
 	if p.cfg.Migrate {
 		p.consolidate(v)
 	}
@@ -214,6 +219,7 @@ func init() {
 			Migrate:     a.Bool("migrate", d.Migrate),
 			MaxMoves:    a.Int("max_moves", d.MaxMoves, 0, 64),
 			MaxSlowdown: a.Float("max_slowdown", d.MaxSlowdown, 0, 0.999),
+			MIG:         a.Bool("mig", d.MIG),
 		}
 		if err := a.Err(); err != nil {
 			return nil, err

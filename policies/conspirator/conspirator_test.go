@@ -92,3 +92,20 @@ func TestArgsValidated(t *testing.T) {
 		}
 	}
 }
+
+// mig=false runs every GPU whole (the ablation of paper/gpu-hours): the
+// simulator then gives the policy fraction options only.
+func TestMIGArgument(t *testing.T) {
+	for args, want := range map[string]bool{"true": true, "false": false} {
+		p, err := snapshot.New("conspirator", map[string]string{"mig": args})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := snapshot.CapabilitiesOf(p).UsesMIG; got != want {
+			t.Errorf("mig=%s: UsesMIG %v", args, got)
+		}
+	}
+	if _, err := snapshot.New("conspirator", map[string]string{"mig": "sometimes"}); err == nil {
+		t.Error("mig=sometimes accepted")
+	}
+}

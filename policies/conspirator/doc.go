@@ -52,5 +52,8 @@
 // optimal policy). open_cost (1, in [0,1]): the charge for the unused part
 // of an empty GPU. migrate (true). max_moves (4): the most jobs moved to
 // empty one GPU. max_slowdown (0, in [0,1)): how much slower a moved job may
-// run.
+// run. mig (true): false runs every GPU whole, a job taking its fraction by
+// time-sharing as naive-share does; with migrate=false it leaves only the
+// GPU-type-aware, packing placement rule (the ablation ladder of
+// paper/gpu-hours).
 package conspirator

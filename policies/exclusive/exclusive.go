@@ -20,13 +20,11 @@ func (Policy) UsesMIG() bool { return false }
 func (Policy) Schedule(s *snapshot.Snapshot) (snapshot.Decision, error) {
 	v := pack.New(s)
 	v.KeepRunning()
-	for _, j := range v.Pending() {
-		placeAlone(v, j)
-	}
+	v.PlacePending(func(j *snapshot.Job) bool { return placeAlone(v, j) })
 	return v.Decision(), nil
 }
 
-func placeAlone(v *pack.View, j *snapshot.Job) {
+func placeAlone(v *pack.View, j *snapshot.Job) bool {
 	for gi := range v.GPUs {
 		if v.GPUs[gi].Jobs > 0 {
 			continue
@@ -43,9 +41,10 @@ func placeAlone(v *pack.View, j *snapshot.Job) {
 		}
 		if bestT >= 0 {
 			v.Place(gi, j, bestT, bestStart)
-			return
+			return true
 		}
 	}
+	return false
 }
 
 func init() {

@@ -130,7 +130,7 @@ func (p *Policy) Schedule(s *snapshot.Snapshot) (snapshot.Decision, error) {
 	tables := map[string]*fragTable{}
 	v := pack.New(s)
 	v.KeepRunning()
-	for _, j := range v.Pending() {
+	v.PlacePending(func(j *snapshot.Job) bool {
 		bestG, bestT, bestStart := -1, -1, 0
 		bestDelta := 0.0
 		for _, gi := range v.Candidates() {
@@ -156,7 +156,8 @@ func (p *Policy) Schedule(s *snapshot.Snapshot) (snapshot.Decision, error) {
 		if bestG >= 0 {
 			v.Place(bestG, j, bestT, bestStart)
 		}
-	}
+		return bestG >= 0
+	})
 	return v.Decision(), nil
 }
 

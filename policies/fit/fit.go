@@ -28,28 +28,28 @@ func (p Policy) UsesMIG() bool { return p.MIG }
 func (p Policy) Schedule(s *snapshot.Snapshot) (snapshot.Decision, error) {
 	v := pack.New(s)
 	v.KeepRunning()
-	for _, j := range v.Pending() {
+	v.PlacePending(func(j *snapshot.Job) bool {
 		if p.Best {
-			bestFit(v, j)
-		} else {
-			firstFit(v, j)
+			return bestFit(v, j)
 		}
-	}
+		return firstFit(v, j)
+	})
 	return v.Decision(), nil
 }
 
-func firstFit(v *pack.View, j *snapshot.Job) {
+func firstFit(v *pack.View, j *snapshot.Job) bool {
 	for gi := range v.GPUs {
 		for t := range j.Options {
 			if st := v.Starts(gi, j, t); st != nil {
 				v.Place(gi, j, t, st[0])
-				return
+				return true
 			}
 		}
 	}
+	return false
 }
 
-func bestFit(v *pack.View, j *snapshot.Job) {
+func bestFit(v *pack.View, j *snapshot.Job) bool {
 	bestG, bestT := -1, -1
 	var bestFree float64
 	var bestMem int
@@ -80,6 +80,7 @@ func bestFit(v *pack.View, j *snapshot.Job) {
 	if bestG >= 0 {
 		v.Place(bestG, j, bestT, v.BestStart(bestG, j, bestT, bestStarts))
 	}
+	return bestG >= 0
 }
 
 func init() {

@@ -1,8 +1,11 @@
 package fit
 
 import (
+	"reflect"
 	"testing"
 
+	"github.com/conspirator-sim/conspirator/engine"
+	"github.com/conspirator-sim/conspirator/policies/internal/pack"
 	"github.com/conspirator-sim/conspirator/policies/snapshot"
 )
 
@@ -84,5 +87,67 @@ func TestBestFitKeepsItsGPUsStarts(t *testing.T) {
 		if pl.JobID == 1 && (pl.GPU != 0 || pl.Start != 4) {
 			t.Errorf("job 1 placed on GPU %d at start %d; want GPU 0 at 4", pl.GPU, pl.Start)
 		}
+	}
+}
+
+// PlacePending skips a pending job whose shape (tenant and shared options
+// slice) already found no room in the call. Room only shrinks while jobs
+// are placed, so the skip must never change a decision: checked against
+// the same placement rules offered every pending job (the loop before
+// PlacePending), on random loaded snapshots of mixed MIG and whole GPUs
+// whose pending jobs share a few option slices, as the simulator's do.
+func TestPlacePendingChangesNoDecision(t *testing.T) {
+	a100, _ := snapshot.LookupModel("a100-40gb")
+	v100 := snapshot.GPUModel{Name: "v100"}
+	shapes := [][]snapshot.Option{
+		{{Profile: "1g.5gb"}, {Profile: "2g.10gb"}, {Fraction: 0.3}},
+		{{Profile: "3g.20gb"}, {Fraction: 0.6}},
+		{{Profile: "7g.40gb"}, {Fraction: 1}},
+		{{Profile: "4g.20gb", GPUType: "a100-40gb"}},
+		{{Fraction: 0.5, GPUType: "v100"}},
+	}
+	rng := engine.NewStream(7, "place-pending")
+	skipped := 0
+	for round := range 300 {
+		s := &snapshot.Snapshot{}
+		for g := range 1 + rng.IntN(5) {
+			m := a100
+			if g%2 == 1 {
+				m = v100
+			}
+			s.GPUs = append(s.GPUs, snapshot.GPU{ID: g, Model: m})
+		}
+		for k := range 5 + rng.IntN(40) {
+			tenant := []string{"", "t1"}[rng.IntN(2)]
+			s.Jobs = append(s.Jobs, snapshot.Job{ID: k, Tenant: tenant, Options: shapes[rng.IntN(len(shapes))]})
+		}
+		for _, best := range []bool{false, true} {
+			p := Policy{Best: best, MIG: true}
+			got, err := p.Schedule(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := pack.New(s)
+			v.KeepRunning()
+			placed := 0
+			for k := range s.Jobs {
+				ok := false
+				if best {
+					ok = bestFit(v, &s.Jobs[k])
+				} else {
+					ok = firstFit(v, &s.Jobs[k])
+				}
+				if ok {
+					placed++
+				}
+			}
+			skipped += len(s.Jobs) - placed
+			if want := v.Decision(); !reflect.DeepEqual(got, want) {
+				t.Fatalf("round %d best=%v: with PlacePending %+v, offering every job %+v", round, best, got, want)
+			}
+		}
+	}
+	if skipped == 0 {
+		t.Fatal("no job was left unplaced: the snapshots do not exercise the skip")
 	}
 }

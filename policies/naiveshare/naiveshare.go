@@ -20,17 +20,17 @@ func (Policy) UsesMIG() bool { return false }
 func (Policy) Schedule(s *snapshot.Snapshot) (snapshot.Decision, error) {
 	v := pack.New(s)
 	v.KeepRunning()
-next:
-	for _, j := range v.Pending() {
+	v.PlacePending(func(j *snapshot.Job) bool {
 		for gi := range v.GPUs {
 			for t := range j.Options {
 				if st := v.Starts(gi, j, t); st != nil {
 					v.Place(gi, j, t, st[0])
-					continue next
+					return true
 				}
 			}
 		}
-	}
+		return false
+	})
 	return v.Decision(), nil
 }
 

@@ -54,6 +54,11 @@ type SolveStats struct {
 	WorstGap float64 `json:"worst_gap"`
 }
 
+// Add returns the counts of s and o together (runs of several seeds).
+func (s SolveStats) Add(o SolveStats) SolveStats {
+	return SolveStats{Total: s.Total + o.Total, Proven: s.Proven + o.Proven, Unproven: s.Unproven + o.Unproven, WorstGap: max(s.WorstGap, o.WorstGap)}
+}
+
 // SolveReporter is the optional capability of an exact policy that says
 // whether its decisions were proven optimal, so that a cut solve is never
 // reported as the optimum.
@@ -125,13 +130,20 @@ func MustRegister(name string, f Factory) {
 	}
 }
 
-// New builds the named policy with its arguments.
+// New builds the named policy with its arguments. A name may carry a
+// variant label after a slash, "conspirator/no-mig": the registered policy
+// before the slash is built, so that one run can compare the same policy
+// under several arguments (each entry has its own policy_args).
 func New(name string, args map[string]string) (Policy, error) {
+	base, variant, hasVariant := strings.Cut(name, "/")
+	if hasVariant && (variant == "" || strings.Contains(variant, "/")) {
+		return nil, fmt.Errorf("policy %q: a variant is NAME/LABEL with one non-empty label, e.g. conspirator/no-mig", name)
+	}
 	regMu.Lock()
-	f, ok := registry[name]
+	f, ok := registry[base]
 	regMu.Unlock()
 	if !ok {
-		return nil, fmt.Errorf("unknown policy %q; known policies: %s", name, strings.Join(Names(), ", "))
+		return nil, fmt.Errorf("unknown policy %q; known policies: %s (a variant adds /LABEL, e.g. conspirator/no-mig)", base, strings.Join(Names(), ", "))
 	}
 	p, err := f(args)
 	if err != nil {

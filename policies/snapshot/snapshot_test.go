@@ -242,6 +242,18 @@ func TestRegistryAndArgs(t *testing.T) {
 	if _, err := New("no-such", nil); err == nil || !strings.Contains(err.Error(), "test-fixed") {
 		t.Errorf("unknown policy: %v", err)
 	}
+	// A variant builds its base policy with its own arguments.
+	if p, err := New("test-fixed/heavy", map[string]string{"weight": "2"}); err != nil || p.Name() != "test-fixed" {
+		t.Errorf("variant: %v, %v", p, err)
+	}
+	if _, err := New("test-fixed/heavy", map[string]string{"weight": "11"}); err == nil || !strings.Contains(err.Error(), `"test-fixed/heavy"`) {
+		t.Errorf("variant with a bad argument: %v, want the entry named", err)
+	}
+	for _, bad := range []string{"test-fixed/", "test-fixed/a/b", "no-such/x"} {
+		if _, err := New(bad, nil); err == nil {
+			t.Errorf("New(%q) accepted", bad)
+		}
+	}
 }
 
 type migFixed struct {

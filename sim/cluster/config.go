@@ -52,14 +52,20 @@ type Config struct {
 	// seeded is a random order of the servers drawn from the seed (after
 	// sorting them by name, so the file's row order never matters), as
 	// the FGD authors' simulator does; listed keeps the file's order.
-	NodeOrder string     `yaml:"node_order" doc:"GPU IDs of a node list: seeded (servers in a random order drawn from the seed; the file's row order never matters) or listed (the file's order)" default:"seeded" source:"choice: a baseline that reads the node list's row order makes its GPU-hours an artefact of that order (issue 12); the FGD authors' simulator also orders servers by a seeded permutation"`
-	GPUs      []GPUGroup `yaml:"gpus" doc:"the cluster's GPUs when nodes is empty, in GPU-ID order" default:"[]"`
+	NodeOrder string `yaml:"node_order" doc:"GPU IDs of a node list: seeded (servers in a random order drawn from the seed; the file's row order never matters) or listed (the file's order)" default:"seeded" source:"choice: a baseline that reads the node list's row order makes its GPU-hours an artefact of that order (issue 12); the FGD authors' simulator also orders servers by a seeded permutation"`
+	// NodeFraction sizes the cluster to the trace: openb's 6,212 GPUs
+	// are about 1% busy under its own trace, so packing never binds.
+	NodeFraction float64    `yaml:"node_fraction" doc:"share of each GPU model's servers of the node list kept, the first in node_order (at least one per model); 1 keeps them all" default:"1"`
+	GPUs         []GPUGroup `yaml:"gpus" doc:"the cluster's GPUs when nodes is empty, in GPU-ID order" default:"[]"`
 
 	TypeMap      string `yaml:"gpu_type_map" doc:"trace GPU codes to catalog names, CODE=gpu pairs over the defaults (G2=a100-40gb, G3=a100-80gb, ...)"`
 	ReferenceGPU string `yaml:"reference_gpu" doc:"GPU type on which an unconstrained job's trace run time was measured; empty = the cluster's most common type"`
 	SpeedModel   string `yaml:"speed_model" doc:"model whose measured speeds scale work across GPU types and MIG sizes (resnet50, bert)" default:"resnet50"`
 	Tenants      string `yaml:"tenants" doc:"trace (the trace's tenant; empty = one shared tenant), per-job (every job isolated), single" default:"trace"`
 	MIGOptions   string `yaml:"mig_options" doc:"MIG profiles a job may use: smallest (the smallest covering its share) or fitting (every covering one)" default:"fitting"`
+
+	Seeds    int    `yaml:"seeds" doc:"runs of every policy, seeds seed .. seed+seeds-1, each with its own node order (and node sample, synthetic jobs); metrics are means over them, with 95% CIs" default:"1"`
+	Baseline string `yaml:"baseline" doc:"policy the others are compared with (vs_baseline: GPU-hours saving per seed, mean and 95% CI); empty or not in policies: no comparison" default:"naive-share"`
 
 	Policies   []string                     `yaml:"policies" doc:"policies to compare, each run on the same jobs" default:"[exclusive, naive-share, first-fit, best-fit, fgd, conspirator]"`
 	PolicyArgs map[string]map[string]string `yaml:"policy_args" doc:"arguments per policy name, e.g. {conspirator: {e2: \"0.2\"}}" default:"{}"`
@@ -109,6 +115,9 @@ func Defaults() Config {
 		Tenants:         TenantsTrace,
 		MIGOptions:      MIGOptionsFitting,
 		NodeOrder:       NodeOrderSeeded,
+		NodeFraction:    1,
+		Seeds:           1,
+		Baseline:        "naive-share",
 		Policies:        []string{"exclusive", "naive-share", "first-fit", "best-fit", "fgd", "conspirator"},
 		MIGReconfigTime: units.Duration(mig.DefaultReconfigTime),
 		MigrationTime:   units.Duration(30 * engine.Second),
@@ -167,6 +176,12 @@ func (c Config) Validate() error {
 	}
 	if c.NodeOrder != NodeOrderSeeded && c.NodeOrder != NodeOrderListed {
 		add("node_order", "%q; use %s or %s", c.NodeOrder, NodeOrderSeeded, NodeOrderListed)
+	}
+	if !(c.NodeFraction > 0 && c.NodeFraction <= 1) {
+		add("node_fraction", "%v; want a share in (0, 1], e.g. 0.02 for 2%% of each model's servers", c.NodeFraction)
+	}
+	if c.Seeds < 1 || c.Seeds > 1000 {
+		add("seeds", "%d; want 1 to 1000 runs per policy", c.Seeds)
 	}
 	if !slices.Contains([]string{TenantsTrace, TenantsPerJob, TenantsSingle}, c.Tenants) {
 		add("tenants", "%q; use %s, %s or %s", c.Tenants, TenantsTrace, TenantsPerJob, TenantsSingle)

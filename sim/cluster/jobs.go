@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -124,24 +125,28 @@ func (r InputReport) Summary() string {
 	return s
 }
 
-// loadJobs returns the jobs of the run: cfg.Jobs, or the trace (windowed,
-// or synthesised from it), and the report of the trace's rows (nil for
-// cfg.Jobs). A run with no job left is an InputError that says why.
-func loadJobs(cfg Config, seed uint64, env Env) ([]workloads.Job, *InputReport, error) {
-	jobs := cfg.Jobs
-	var rep *InputReport
-	if jobs == nil {
-		r, err := importInput(env, "cluster.trace", cfg.Trace, trace.Options{Format: cfg.TraceFormat})
-		if err != nil {
-			return nil, nil, err
-		}
-		ir := ReportOf("cluster.trace", &r)
-		rep = &ir
-		jobs = r.Jobs
-		if len(jobs) == 0 {
-			return nil, rep, &InputError{fmt.Errorf("no usable job in the trace: %s", ir.Summary())}
-		}
+// readJobs returns the jobs the run starts from: cfg.Jobs, or the trace's
+// rows, with the report of the trace's rows (nil for cfg.Jobs). A trace
+// with no usable job is an InputError that says why.
+func readJobs(cfg Config, env Env) ([]workloads.Job, *InputReport, error) {
+	if cfg.Jobs != nil {
+		return cfg.Jobs, nil, nil
 	}
+	r, err := importInput(env, "cluster.trace", cfg.Trace, trace.Options{Format: cfg.TraceFormat})
+	if err != nil {
+		return nil, nil, err
+	}
+	ir := ReportOf("cluster.trace", &r)
+	if len(r.Jobs) == 0 {
+		return nil, &ir, &InputError{fmt.Errorf("no usable job in the trace: %s", ir.Summary())}
+	}
+	return r.Jobs, &ir, nil
+}
+
+// prepareJobs returns the jobs of one seed's run from what readJobs read:
+// synthesised from it or windowed, in arrival order, the first arriving at
+// 0. It does not modify jobs.
+func prepareJobs(cfg Config, jobs []workloads.Job, seed uint64) ([]workloads.Job, error) {
 	jobs = slices.Clone(jobs)
 	if cfg.Synthetic.Jobs > 0 {
 		st := engine.NewStream(seed, "cluster/synthetic")
@@ -152,7 +157,7 @@ func loadJobs(cfg Config, seed uint64, env Env) ([]workloads.Job, *InputReport, 
 			jobs, err = trace.Synthesize(jobs, cfg.Synthetic.Jobs, st)
 		}
 		if err != nil {
-			return nil, rep, fmt.Errorf("cluster.synthetic: %w", err)
+			return nil, fmt.Errorf("cluster.synthetic: %w", err)
 		}
 	}
 	slices.SortStableFunc(jobs, func(a, b workloads.Job) int {
@@ -166,7 +171,7 @@ func loadJobs(cfg Config, seed uint64, env Env) ([]workloads.Job, *InputReport, 
 	})
 	if cfg.Window.Skip > 0 {
 		if cfg.Window.Skip >= len(jobs) {
-			return nil, rep, &InputError{fmt.Errorf("cluster.window.skip: %d skips every one of the %d jobs; use at most %d", cfg.Window.Skip, len(jobs), len(jobs)-1)}
+			return nil, &InputError{fmt.Errorf("cluster.window.skip: %d skips every one of the %d jobs; use at most %d", cfg.Window.Skip, len(jobs), len(jobs)-1)}
 		}
 		jobs = jobs[cfg.Window.Skip:]
 	}
@@ -176,7 +181,7 @@ func loadJobs(cfg Config, seed uint64, env Env) ([]workloads.Job, *InputReport, 
 	if cfg.Window.Compress > 1 {
 		var err error
 		if jobs, err = trace.CompressTime(jobs, cfg.Window.Compress); err != nil {
-			return nil, rep, fmt.Errorf("cluster.window.compress: %w", err)
+			return nil, fmt.Errorf("cluster.window.compress: %w", err)
 		}
 	}
 	if len(jobs) > 0 && jobs[0].Arrival > 0 {
@@ -188,13 +193,13 @@ func loadJobs(cfg Config, seed uint64, env Env) ([]workloads.Job, *InputReport, 
 	}
 	for k := range jobs {
 		if err := jobs[k].Validate(); err != nil {
-			return nil, rep, fmt.Errorf("cluster jobs[%d]: %w", k, err)
+			return nil, fmt.Errorf("cluster jobs[%d]: %w", k, err)
 		}
 		if jobs[k].NumGPU == 0 {
-			return nil, rep, fmt.Errorf("cluster jobs[%d] (%s): CPU-only job; the cluster simulation needs GPU jobs", k, jobs[k].ID)
+			return nil, fmt.Errorf("cluster jobs[%d] (%s): CPU-only job; the cluster simulation needs GPU jobs", k, jobs[k].ID)
 		}
 	}
-	return jobs, rep, nil
+	return jobs, nil
 }
 
 // gpuType is one GPU model present in the cluster.
@@ -213,19 +218,33 @@ type clusterGPU struct {
 	typ int // index into types
 }
 
-// buildCluster returns the GPU types (sorted by name) and the GPUs in ID
-// order.
-func buildCluster(cfg Config, seed uint64, tm gpu.TraceTypeMap, env Env) ([]gpuType, []clusterGPU, *InputReport, error) {
+// readNodes reads the node list cfg names, with the report of its rows;
+// nil, nil without one (the cluster is cfg.GPUs).
+func readNodes(cfg Config, env Env) ([]trace.Node, *InputReport, error) {
+	if cfg.Nodes == "" {
+		return nil, nil, nil
+	}
+	r, err := importInput(env, "cluster.nodes", cfg.Nodes, trace.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	ir := ReportOf("cluster.nodes", &r)
+	return r.Nodes, &ir, nil
+}
+
+// buildCluster returns one seed's cluster: the GPU types (sorted by name)
+// and the GPUs in ID order, from the node list readNodes read (in the
+// seed's order, sampled by node_fraction) or from cfg.GPUs, and the node
+// list's report completed with the servers left out (nil without one).
+func buildCluster(cfg Config, listed []trace.Node, read *InputReport, seed uint64, tm gpu.TraceTypeMap) ([]gpuType, []clusterGPU, *InputReport, error) {
 	var names []string
 	var rep *InputReport
-	if cfg.Nodes != "" {
-		r, err := importInput(env, "cluster.nodes", cfg.Nodes, trace.Options{})
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		ir := ReportOf("cluster.nodes", &r)
+	if read != nil {
+		ir := *read
+		ir.ByKind = maps.Clone(read.ByKind)
+		ir.First = slices.Clone(read.First)
 		rep = &ir
-		nodes := slices.Clone(r.Nodes)
+		nodes := slices.Clone(listed)
 		if cfg.NodeOrder == NodeOrderSeeded {
 			slices.SortStableFunc(nodes, func(a, b trace.Node) int { return strings.Compare(a.Name, b.Name) })
 			rs := engine.NewStream(seed, "cluster/node-order")
@@ -234,7 +253,17 @@ func buildCluster(cfg Config, seed uint64, tm gpu.TraceTypeMap, env Env) ([]gpuT
 				nodes[i], nodes[j] = nodes[j], nodes[i]
 			}
 		}
-		for _, n := range nodes {
+		keep := nodesKept(nodes, cfg.NodeFraction, tm)
+		for i, n := range nodes {
+			if !keep[i] {
+				ir.Used--
+				ir.Rejected++
+				if ir.ByKind == nil {
+					ir.ByKind = map[string]int{}
+				}
+				ir.ByKind["not sampled"]++
+				continue
+			}
 			if n.NumGPU == 0 || n.GPUType == "" {
 				// A CPU-only node hosts no GPU job: counted, not silent.
 				ir.Used--
@@ -296,6 +325,47 @@ func buildCluster(cfg Config, seed uint64, tm gpu.TraceTypeMap, env Env) ([]gpuT
 	return types, gpus, rep, nil
 }
 
+// nodesKept marks the servers that node_fraction keeps: of each GPU
+// model's servers, the first round(fraction x count) in the given order (at
+// least one), so that the model mix of the cluster is kept. A server whose
+// model does not resolve is kept, for buildCluster to report.
+func nodesKept(nodes []trace.Node, fraction float64, tm gpu.TraceTypeMap) []bool {
+	keep := make([]bool, len(nodes))
+	if fraction >= 1 {
+		for i := range keep {
+			keep[i] = true
+		}
+		return keep
+	}
+	count := map[string]int{}
+	model := make([]string, len(nodes))
+	for i, n := range nodes {
+		if n.NumGPU == 0 || n.GPUType == "" {
+			keep[i] = true // reported as a node without GPU
+			continue
+		}
+		name, err := resolveType(n.GPUType, tm)
+		if err != nil {
+			keep[i] = true
+			continue
+		}
+		model[i] = name
+		count[name]++
+	}
+	taken := map[string]int{}
+	for i, m := range model {
+		if m == "" {
+			continue
+		}
+		want := max(1, int(math.Round(fraction*float64(count[m]))))
+		if taken[m] < want {
+			taken[m]++
+			keep[i] = true
+		}
+	}
+	return keep
+}
+
 // mostCommon returns the index of the type with the most GPUs among allowed
 // (nil = all), ties to the lower index; -1 when none is present.
 func mostCommon(types []gpuType, allowed []int) int {
@@ -346,6 +416,21 @@ func planJobs(cfg Config, jobs []workloads.Job, types []gpuType, tm gpu.TraceTyp
 		refRel = types[mostCommon(types, nil)].rel
 	}
 	plans := make([]jobPlan, len(jobs))
+	// Jobs with equal options share one slice: the policies' pack.View
+	// then knows them for one shape and skips the rest of a shape that
+	// found no room (PlacePending), the main cost on a loaded cluster.
+	shared := map[string][]snapshot.Option{}
+	intern := func(o []snapshot.Option) []snapshot.Option {
+		if len(o) == 0 {
+			return o
+		}
+		key := fmt.Sprint(o) // %v of a float64 round-trips exactly
+		if s, ok := shared[key]; ok {
+			return s
+		}
+		shared[key] = o
+		return o
+	}
 	for k := range jobs {
 		j := &jobs[k]
 		p := jobPlan{src: j, work: j.Duration}
@@ -406,6 +491,7 @@ func planJobs(cfg Config, jobs []workloads.Job, types []gpuType, tm gpu.TraceTyp
 				}
 			}
 		}
+		p.optsWhole, p.optsMIG = intern(p.optsWhole), intern(p.optsMIG)
 		plans[k] = p
 	}
 	return plans, nil

@@ -32,13 +32,13 @@ func TestPaperGPUHours(t *testing.T) {
 		naive, _ := r.Policy("naive-share")
 		cons, _ := r.Policy("conspirator")
 		saving := 1 - cons.GPUHours/naive.GPUHours
-		t.Logf("%s: naive-share %.0f GPU-hours, conspirator %.0f: %.1f%% fewer (paper 33%%); conspirator migrations %d",
+		t.Logf("%s: naive-share %.0f GPU-hours, conspirator %.0f: %.1f%% fewer (paper 33%%); conspirator migrations %v",
 			c.order, naive.GPUHours, cons.GPUHours, 100*saving, cons.Migrations)
 		if math.Abs(saving-c.want) > 0.005 {
 			t.Errorf("%s: conspirator saves %.2f%% of naive-share's GPU-hours; this model gave %.1f%% +- 0.5", c.order, 100*saving, 100*c.want)
 		}
 		if naive.Unscheduled != 0 || cons.Unscheduled != 0 {
-			t.Errorf("unscheduled jobs: naive %d, conspirator %d; the 6,212-GPU cluster fits every job", naive.Unscheduled, cons.Unscheduled)
+			t.Errorf("unscheduled jobs: naive %v, conspirator %v; the 6,212-GPU cluster fits every job", naive.Unscheduled, cons.Unscheduled)
 		}
 	}
 }

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/conspirator-sim/conspirator/policies/snapshot"
 	"slices"
 	"strconv"
+
+	"github.com/conspirator-sim/conspirator/engine/stats"
+	"github.com/conspirator-sim/conspirator/policies/snapshot"
 )
 
 // Summary is the mean and 99th percentile (nearest rank) of a quantity.
@@ -36,16 +38,31 @@ type JobRecord struct {
 
 // PolicyResult holds one policy's metrics (see the package documentation).
 type PolicyResult struct {
-	Name               string   `json:"name"`
-	GPUHours           float64  `json:"gpu_hours"`
-	GPUHoursFractional float64  `json:"gpu_hours_fractional"`
-	JCT                Summary  `json:"jct_s"`
-	Queue              Summary  `json:"queue_s"`
-	Utilization        float64  `json:"utilization"`
-	Migrations         int      `json:"migrations"`
-	Unscheduled        int      `json:"unscheduled"`
-	DecisionUS         Summary  `json:"decision_us"`
-	OptimalityGap      *float64 `json:"optimality_gap"`
+	Name               string  `json:"name"`
+	GPUHours           float64 `json:"gpu_hours"`
+	GPUHoursFractional float64 `json:"gpu_hours_fractional"`
+	JCT                Summary `json:"jct_s"`
+	Queue              Summary `json:"queue_s"`
+	Utilization        float64 `json:"utilization"`
+	// CapacityUsed is GPUHours over the cluster's GPU-hours from the first
+	// arrival to the last completion; PeakActive the most GPUs held at
+	// once; QueuedPct the share of jobs that waited before their first
+	// placement. They say whether capacity binds.
+	CapacityUsed float64 `json:"capacity_used"`
+	PeakActive   float64 `json:"peak_active_gpus"`
+	QueuedPct    float64 `json:"jobs_queued_pct"`
+	// Migrations and Unscheduled are counts per run (means over seeds).
+	Migrations  float64 `json:"migrations"`
+	Unscheduled float64 `json:"unscheduled"`
+	// Seeds is the number of runs the metrics average; GPUHoursCI95 the
+	// half-width of the 95% CI of GPUHours over them (absent with one).
+	Seeds        int      `json:"seeds"`
+	GPUHoursCI95 *float64 `json:"gpu_hours_ci95,omitempty"`
+	// VsBaseline compares GPUHours with the baseline policy's, seed by
+	// seed (absent for the baseline itself and without one).
+	VsBaseline    *Saving  `json:"vs_baseline,omitempty"`
+	DecisionUS    Summary  `json:"decision_us"`
+	OptimalityGap *float64 `json:"optimality_gap"`
 	// Solves says, for an exact policy, how many of its decisions were
 	// proven optimal and how many were cut by its time limit (absent for
 	// heuristics).
@@ -56,6 +73,26 @@ type PolicyResult struct {
 	Decisions int           `json:"-"`
 	Series    []SeriesPoint `json:"-"`
 	Jobs      []JobRecord   `json:"-"`
+}
+
+// Saving is a policy's GPU-hours against a baseline's under the same
+// seeds: Pct is the mean over seeds of 100 x (policy - baseline) /
+// baseline (negative: fewer GPU-hours), CI95 its 95% half-width (absent
+// with one seed), Min and Max the extremes over the seeds.
+type Saving struct {
+	Baseline string   `json:"baseline"`
+	Pct      float64  `json:"pct"`
+	CI95     *float64 `json:"ci95,omitempty"`
+	Min      float64  `json:"min_pct"`
+	Max      float64  `json:"max_pct"`
+}
+
+// SeedCluster is the cluster one seed ran on: its GPUs by model (with
+// node_fraction below 1, each seed draws its own servers).
+type SeedCluster struct {
+	Seed    uint64         `json:"seed"`
+	GPUs    int            `json:"gpus"`
+	ByModel map[string]int `json:"by_model"`
 }
 
 // Timing is the wall-clock decision time of one policy: not deterministic,
@@ -140,8 +177,111 @@ type Result struct {
 	// Inputs reports the rows of the trace and the node list: read, used,
 	// and left out with the reasons (absent for jobs given in the config).
 	Inputs []InputReport `json:"inputs,omitempty"`
-	// Timing holds the measured decision times, in Policies' order.
+	// Baseline is the policy the others are compared with (VsBaseline);
+	// empty when none of the policies is the configured baseline.
+	Baseline string `json:"-"`
+	// Clusters lists each seed's cluster, in seed order.
+	Clusters []SeedCluster `json:"clusters"`
+	// PerSeed holds every policy's result under each seed, in seed order
+	// (Policies holds their means); jobs and series are left out.
+	PerSeed [][]PolicyResult `json:"-"`
+	// Timing holds the measured decision times, in Policies' order (the
+	// first seed's).
 	Timing []Timing `json:"-"`
+}
+
+// merge combines the seeds' runs: each policy's metrics are means over the
+// seeds, with the CI of GPU-hours and the seed-by-seed comparison with the
+// baseline; jobs, series and timing are the first seed's.
+func merge(cfg Config, runs []seedRun) *Result {
+	res := &Result{Timing: runs[0].timing}
+	for _, sr := range runs {
+		res.Clusters = append(res.Clusters, sr.cluster)
+		ps := slices.Clone(sr.policies)
+		for k := range ps {
+			ps[k].Jobs, ps[k].Series = nil, nil
+			ps[k].Seeds = 1
+		}
+		res.PerSeed = append(res.PerSeed, ps)
+	}
+	base := slices.Index(cfg.Policies, cfg.Baseline)
+	if base >= 0 {
+		res.Baseline = cfg.Baseline
+	}
+	for k := range cfg.Policies {
+		m := runs[0].policies[k] // name, jobs, series, solves of the first seed
+		m.Seeds = len(runs)
+		if len(runs) > 1 {
+			m = mean(runs, k, m)
+			_, hw := stats.MeanCI(column(runs, k, func(p *PolicyResult) float64 { return p.GPUHours }), 0.95)
+			m.GPUHoursCI95 = &hw
+		}
+		if base >= 0 && k != base {
+			m.VsBaseline = saving(runs, k, base, cfg.Baseline)
+		}
+		res.Policies = append(res.Policies, m)
+	}
+	return res
+}
+
+// column returns metric f of policy k under every seed.
+func column(runs []seedRun, k int, f func(*PolicyResult) float64) []float64 {
+	out := make([]float64, len(runs))
+	for s := range runs {
+		out[s] = f(&runs[s].policies[k])
+	}
+	return out
+}
+
+// mean returns m with its metrics replaced by their means over the seeds.
+func mean(runs []seedRun, k int, m PolicyResult) PolicyResult {
+	avg := func(f func(*PolicyResult) float64) float64 {
+		var sum float64
+		for _, v := range column(runs, k, f) {
+			sum += v
+		}
+		return sum / float64(len(runs))
+	}
+	m.GPUHours = avg(func(p *PolicyResult) float64 { return p.GPUHours })
+	m.GPUHoursFractional = avg(func(p *PolicyResult) float64 { return p.GPUHoursFractional })
+	m.JCT = Summary{Mean: avg(func(p *PolicyResult) float64 { return p.JCT.Mean }), P99: avg(func(p *PolicyResult) float64 { return p.JCT.P99 })}
+	m.Queue = Summary{Mean: avg(func(p *PolicyResult) float64 { return p.Queue.Mean }), P99: avg(func(p *PolicyResult) float64 { return p.Queue.P99 })}
+	m.Utilization = avg(func(p *PolicyResult) float64 { return p.Utilization })
+	m.CapacityUsed = avg(func(p *PolicyResult) float64 { return p.CapacityUsed })
+	m.PeakActive = avg(func(p *PolicyResult) float64 { return p.PeakActive })
+	m.QueuedPct = avg(func(p *PolicyResult) float64 { return p.QueuedPct })
+	m.Migrations = avg(func(p *PolicyResult) float64 { return p.Migrations })
+	m.Unscheduled = avg(func(p *PolicyResult) float64 { return p.Unscheduled })
+	if m.OptimalityGap != nil {
+		g := avg(func(p *PolicyResult) float64 { return *p.OptimalityGap })
+		m.OptimalityGap = &g
+	}
+	if m.Solves != nil {
+		st := *m.Solves
+		for s := 1; s < len(runs); s++ {
+			st = st.Add(*runs[s].policies[k].Solves)
+		}
+		m.Solves = &st
+	}
+	return m
+}
+
+// saving compares policy k with the baseline b seed by seed.
+func saving(runs []seedRun, k, b int, name string) *Saving {
+	pct := make([]float64, len(runs))
+	for s := range runs {
+		bh := runs[s].policies[b].GPUHours
+		if !(bh > 0) {
+			return nil // nothing to compare with
+		}
+		pct[s] = 100 * (runs[s].policies[k].GPUHours - bh) / bh
+	}
+	mean, hw := stats.MeanCI(pct, 0.95)
+	sv := &Saving{Baseline: name, Pct: mean, Min: slices.Min(pct), Max: slices.Max(pct)}
+	if len(runs) > 1 {
+		sv.CI95 = &hw
+	}
+	return sv
 }
 
 // Policy returns the result of the named policy.

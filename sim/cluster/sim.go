@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/conspirator-sim/conspirator/engine"
@@ -12,6 +14,8 @@ import (
 	"github.com/conspirator-sim/conspirator/hw/gpu"
 	"github.com/conspirator-sim/conspirator/hw/mig"
 	"github.com/conspirator-sim/conspirator/policies/snapshot"
+	"github.com/conspirator-sim/conspirator/workloads"
+	"github.com/conspirator-sim/conspirator/workloads/trace"
 )
 
 // Job states.
@@ -89,7 +93,7 @@ type run struct {
 
 	// metrics
 	lastT              engine.Time
-	active             int
+	active, peak       int
 	alloc              float64
 	gpuHours, fracHour float64
 	migrations         int
@@ -109,55 +113,132 @@ type run struct {
 }
 
 // Run simulates every policy of cfg on the same jobs and returns their
-// results, in cfg.Policies order. seed drives synthetic jobs and, with
-// node_order seeded, the order of the node list's servers (the GPU IDs).
+// results, in cfg.Policies order. It runs cfg.Seeds seeds, seed ..
+// seed+Seeds-1; a seed drives synthetic jobs and, with node_order seeded,
+// the order of the node list's servers (the GPU IDs) and which of them
+// node_fraction keeps. With several seeds a policy's metrics are means
+// over them (merge); its jobs, series and timing are the first seed's.
 func Run(cfg Config, seed uint64, env Env) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("cluster config:\n%w", err)
 	}
 	tm, _ := gpu.ParseTraceTypeMap(cfg.TypeMap)
-	types, gpus, nodesRep, err := buildCluster(cfg, seed, tm, env)
+	nodes, nodesRead, err := readNodes(cfg, env)
 	if err != nil {
 		return nil, err
 	}
-	jobs, traceRep, err := loadJobs(cfg, seed, env)
+	jobs, traceRep, err := readJobs(cfg, env)
 	if err != nil {
 		return nil, err
+	}
+	runs := make([]seedRun, cfg.Seeds)
+	errs := make([]error, cfg.Seeds)
+	// Seeds are independent simulations of immutable inputs: they run on
+	// as many goroutines as there are CPUs and are merged in seed order,
+	// so the result does not depend on the parallelism.
+	workers := min(cfg.Seeds, runtime.GOMAXPROCS(0))
+	if anyExact(cfg) {
+		// An exact solver's time limit reads the wall clock: running
+		// seeds side by side would change which solves are cut.
+		workers = 1
+	}
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for s := range next {
+				runs[s], errs[s] = runSeed(cfg, nodes, nodesRead, jobs, seed+uint64(s), tm, env.Now)
+			}
+		}()
+	}
+	for s := range cfg.Seeds {
+		next <- s
+	}
+	close(next)
+	wg.Wait()
+	for s, err := range errs {
+		if err != nil {
+			if cfg.Seeds > 1 {
+				return nil, fmt.Errorf("seed %d: %w", seed+uint64(s), err)
+			}
+			return nil, err
+		}
+	}
+	res := merge(cfg, runs)
+	if traceRep != nil {
+		res.Inputs = append(res.Inputs, *traceRep)
+	}
+	if runs[0].nodes != nil {
+		res.Inputs = append(res.Inputs, *runs[0].nodes)
+	}
+	return res, nil
+}
+
+// anyExact reports whether a policy of cfg is an exact solver (one whose
+// result depends on a time limit).
+func anyExact(cfg Config) bool {
+	for _, name := range cfg.Policies {
+		if p, err := snapshot.New(name, cfg.PolicyArgs[name]); err == nil && snapshot.CapabilitiesOf(p).Solves != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// seedRun is every policy's result under one seed.
+type seedRun struct {
+	seed     uint64
+	cluster  SeedCluster
+	nodes    *InputReport
+	policies []PolicyResult
+	timing   []Timing
+}
+
+// runSeed simulates every policy of cfg under one seed.
+func runSeed(cfg Config, nodes []trace.Node, nodesRead *InputReport, raw []workloads.Job, seed uint64, tm gpu.TraceTypeMap, now func() time.Time) (seedRun, error) {
+	types, gpus, nodesRep, err := buildCluster(cfg, nodes, nodesRead, seed, tm)
+	if err != nil {
+		return seedRun{}, err
+	}
+	jobs, err := prepareJobs(cfg, raw, seed)
+	if err != nil {
+		return seedRun{}, err
 	}
 	plans, err := planJobs(cfg, jobs, types, tm)
 	if err != nil {
-		return nil, err
+		return seedRun{}, err
 	}
-	res := &Result{}
-	for _, r := range []*InputReport{traceRep, nodesRep} {
-		if r != nil {
-			res.Inputs = append(res.Inputs, *r)
-		}
+	sr := seedRun{seed: seed, nodes: nodesRep, cluster: SeedCluster{Seed: seed, GPUs: len(gpus), ByModel: map[string]int{}}}
+	for _, t := range types {
+		sr.cluster.ByModel[t.name] = t.count
 	}
 	for _, name := range cfg.Policies {
 		pol, err := snapshot.New(name, cfg.PolicyArgs[name])
 		if err != nil {
-			return nil, err
+			return seedRun{}, err
 		}
-		pr, tm, err := simulate(cfg, pol, types, gpus, plans, env.Now)
+		pr, tm, err := simulate(cfg, pol, types, gpus, plans, now)
 		if err != nil {
-			return nil, fmt.Errorf("policy %s: %w", name, err)
+			return seedRun{}, fmt.Errorf("policy %s: %w", name, err)
 		}
 		pr.Name, tm.Name = name, name
 		if rep := snapshot.CapabilitiesOf(pol).Solves; rep != nil {
 			st := rep.SolveStats()
 			pr.Solves = &st
 		}
-		res.Policies = append(res.Policies, pr)
-		res.Timing = append(res.Timing, tm)
+		sr.policies = append(sr.policies, pr)
+		sr.timing = append(sr.timing, tm)
 	}
-	if opt, ok := res.Policy("optimal"); ok && opt.GPUHours > 0 {
-		for k := range res.Policies {
-			g := (res.Policies[k].GPUHours - opt.GPUHours) / opt.GPUHours
-			res.Policies[k].OptimalityGap = &g
+	if opt := slices.IndexFunc(sr.policies, func(p PolicyResult) bool { return p.Name == "optimal" }); opt >= 0 && sr.policies[opt].GPUHours > 0 {
+		o := sr.policies[opt].GPUHours
+		for k := range sr.policies {
+			g := (sr.policies[k].GPUHours - o) / o
+			sr.policies[k].OptimalityGap = &g
 		}
 	}
-	return res, nil
+	return sr, nil
 }
 
 // workloadClasses is FGD's target workload: the per-task demand and allowed
@@ -228,15 +309,26 @@ func simulate(cfg Config, pol snapshot.Policy, types []gpuType, gpus []clusterGP
 	pr := PolicyResult{
 		GPUHours: r.gpuHours, GPUHoursFractional: r.fracHour,
 		JCT: summarize(&r.jct), Queue: summarize(&r.queue),
-		Migrations: r.migrations, Decisions: r.decisions.Count(),
+		Migrations: float64(r.migrations), Decisions: r.decisions.Count(),
+		PeakActive: float64(r.peak), Seeds: 1,
 	}
 	if r.gpuHours > 0 {
 		pr.Utilization = r.fracHour / r.gpuHours
 	}
+	if span := r.sim.Now().Seconds() / 3600; span > 0 && len(r.gpus) > 0 {
+		pr.CapacityUsed = r.gpuHours / (float64(len(r.gpus)) * span)
+	}
+	queued := 0
 	for k := range r.jobs {
 		if r.jobs[k].state != stateDone {
 			pr.Unscheduled++
 		}
+		if r.jobs[k].rec.QueueS > 0 {
+			queued++
+		}
+	}
+	if len(r.jobs) > 0 {
+		pr.QueuedPct = 100 * float64(queued) / float64(len(r.jobs))
 	}
 	if cfg.RecordSeries {
 		pr.Series = r.series
@@ -303,6 +395,7 @@ func (r *run) advance() {
 	if now > r.lastT {
 		dt := (now - r.lastT).Seconds() / 3600
 		r.gpuHours += float64(r.active) * dt
+		r.peak = max(r.peak, r.active) // held for dt > 0, not a transient
 		r.fracHour += r.alloc * dt
 		r.lastT = now
 	}

@@ -67,7 +67,7 @@ func TestExclusiveInfiniteGPUsSumOfDurations(t *testing.T) {
 		t.Errorf("gpu_hours = %.12f, want sum of durations %.12f", got.GPUHours, want)
 	}
 	if got.Queue.Mean != 0 || got.Queue.P99 != 0 || got.Unscheduled != 0 || got.Migrations != 0 {
-		t.Errorf("queue %+v unscheduled %d migrations %d; want all 0", got.Queue, got.Unscheduled, got.Migrations)
+		t.Errorf("queue %+v unscheduled %v migrations %v; want all 0", got.Queue, got.Unscheduled, got.Migrations)
 	}
 }
 
@@ -119,7 +119,7 @@ func TestHandDerivedMIGConsolidation(t *testing.T) {
 		t.Errorf("gpu_hours = %v (%v s), want %v (1135 s)", got.GPUHours, got.GPUHours*3600, want)
 	}
 	if got.Migrations != 1 {
-		t.Errorf("migrations = %d, want 1", got.Migrations)
+		t.Errorf("migrations = %v, want 1", got.Migrations)
 	}
 	wantJCT := map[string]float64{"A": 102, "C": 1034, "B": 1002}
 	for _, j := range got.Jobs {
@@ -189,7 +189,7 @@ func TestGangNeedsAllTasks(t *testing.T) {
 	c := small([]workloads.Job{g, job("one", 1, 10, 1000)}, "v100", 1, "first-fit", "conspirator")
 	for _, p := range mustRun(t, c).Policies {
 		if p.Unscheduled != 1 || math.Abs(p.GPUHours-10.0/3600) > 1e-12 {
-			t.Errorf("%s: unscheduled %d gpu_hours %v s; want 1 and 10 s", p.Name, p.Unscheduled, p.GPUHours*3600)
+			t.Errorf("%s: unscheduled %v gpu_hours %v s; want 1 and 10 s", p.Name, p.Unscheduled, p.GPUHours*3600)
 		}
 	}
 }
@@ -240,11 +240,13 @@ func TestValidateNamesEveryKey(t *testing.T) {
 	c.PolicyArgs = map[string]map[string]string{"conspirator": {"e1": "2"}}
 	c.MigrationTime = units.Duration(-1)
 	c.MigrationCost = math.NaN()
+	c.NodeFraction = 1.5
+	c.Seeds = 0
 	err := c.Validate()
 	if err == nil {
 		t.Fatal("no error")
 	}
-	for _, key := range []string{"trace:", "window.skip:", "gpus[0].count:", "gpus[0].model:", "tenants:", "mig_options:", "speed_model:", "policies[1]:", "policies[2]:", "policy_args.conspirator:", "migration_time:", "migration_cost:"} {
+	for _, key := range []string{"trace:", "window.skip:", "gpus[0].count:", "gpus[0].model:", "tenants:", "mig_options:", "speed_model:", "policies[1]:", "policies[2]:", "policy_args.conspirator:", "migration_time:", "migration_cost:", "node_fraction:", "seeds:"} {
 		if !strings.Contains(err.Error(), key) {
 			t.Errorf("error lacks %q:\n%v", key, err)
 		}

@@ -48,6 +48,10 @@ type View struct {
 	placed map[int]snapshot.Placement
 
 	starts []int // scratch returned by Starts
+
+	// noRoom holds the shapes of pending jobs that found no
+	// GPU in PlacePending since the view last gained room (Remove).
+	noRoom map[shape]bool
 }
 
 // New returns an empty view of s: every GPU free, no job placed.
@@ -83,6 +87,46 @@ func (v *View) Pending() []*snapshot.Job {
 		}
 	}
 	return out
+}
+
+// PlacePending offers every pending job, in snapshot order, to place,
+// which reports whether it placed the job. A job is not offered when a job
+// of the same shape already found no room during this call: a view only
+// loses room while jobs are placed, so it would find none either. Two jobs
+// have the same shape when they have the same tenant and share one
+// Options slice (the simulator gives jobs with equal options one slice);
+// jobs with equal but separate slices are each offered, which costs time,
+// never correctness. On a loaded cluster, where hundreds of pending jobs
+// of a few shapes wait at every call, this skips most of the policies'
+// work (issue 12: a cluster where capacity binds).
+func (v *View) PlacePending(place func(j *snapshot.Job) bool) {
+	for k := range v.S.Jobs {
+		j := &v.S.Jobs[k]
+		if j.Current != nil {
+			continue
+		}
+		key := shape{tenant: j.Tenant, n: len(j.Options)}
+		if len(j.Options) > 0 {
+			key.opts = &j.Options[0]
+		}
+		if v.noRoom[key] {
+			continue
+		}
+		if !place(j) {
+			if v.noRoom == nil {
+				v.noRoom = map[shape]bool{}
+			}
+			v.noRoom[key] = true
+		}
+	}
+}
+
+// shape identifies the jobs PlacePending treats as one: a tenant and an
+// Options slice (its first element and length).
+type shape struct {
+	tenant string
+	opts   *snapshot.Option
+	n      int
 }
 
 // KeepRunning keeps every running job where it is. Running jobs of a valid
@@ -187,6 +231,7 @@ func (v *View) Remove(id int) {
 		return
 	}
 	delete(v.placed, id)
+	clear(v.noRoom) // the view gains room: a shape may fit again
 	g := &v.GPUs[v.gpuPos[p.GPU]]
 	g.Jobs--
 	if g.Model.IsMIG() {
