@@ -70,10 +70,14 @@ type Config struct {
 	Policies   []string                     `yaml:"policies" doc:"policies to compare, each run on the same jobs" default:"[exclusive, naive-share, first-fit, best-fit, fgd, conspirator]"`
 	PolicyArgs map[string]map[string]string `yaml:"policy_args" doc:"arguments per policy name, e.g. {conspirator: {e2: \"0.2\"}}" default:"{}"`
 
-	MIGReconfigTime units.Duration `yaml:"mig_reconfig_time" doc:"time to create or destroy one MIG instance" default:"2s"`
-	MigrationTime   units.Duration `yaml:"migration_time" doc:"pause of a migrated job (checkpoint, copy, restore)" default:"30s"`
-	MigrationCost   float64        `yaml:"migration_cost" doc:"m_i of each running task in the snapshot (policies weigh it by their e2)" default:"1"`
-	BatchWindow     units.Duration `yaml:"batch_window" doc:"delay between an event and the policy call it triggers; events within it share one call" default:"0s"`
+	// TimeshareSlowdown: Gavel (Narayanan et al., OSDI'20) measured
+	// pairs of training jobs sharing one GPU; each ran at a mean 0.657 of
+	// its isolated throughput on V100 (636 pairs; P100 0.598, K80 0.537).
+	TimeshareSlowdown float64        `yaml:"timeshare_slowdown" doc:"speed a job loses time-sharing a non-MIG GPU per unit of the GPU its co-runners hold: speed x (1 - slowdown x their share, at most 1); MIG instances are isolated; 0 = no interference" default:"0.343" source:"measured: Gavel (OSDI'20) simulation_throughputs.json, V100, single-GPU jobs co-located in pairs: mean 0.657 of isolated throughput over 636 pairs (P100 0.598, K80 0.537); linear in the co-runners' share is this project's assumption"`
+	MIGReconfigTime   units.Duration `yaml:"mig_reconfig_time" doc:"time to create or destroy one MIG instance" default:"2s"`
+	MigrationTime     units.Duration `yaml:"migration_time" doc:"pause of a migrated job (checkpoint, copy, restore)" default:"30s"`
+	MigrationCost     float64        `yaml:"migration_cost" doc:"m_i of each running task in the snapshot (policies weigh it by their e2)" default:"1"`
+	BatchWindow       units.Duration `yaml:"batch_window" doc:"delay between an event and the policy call it triggers; events within it share one call" default:"0s"`
 
 	VerifyDecisions bool `yaml:"verify_decisions" doc:"check every decision with snapshot.CheckDecision (slow; for tests)" default:"false"`
 	RecordJobs      bool `yaml:"record_jobs" doc:"keep one record per job in the result" default:"true"`
@@ -108,22 +112,23 @@ type GPUGroup struct {
 // openb default trace on its own node list, every heuristic policy.
 func Defaults() Config {
 	return Config{
-		Trace:           OpenBPods,
-		Nodes:           OpenBNodes,
-		Window:          Window{Compress: 1},
-		SpeedModel:      "resnet50",
-		Tenants:         TenantsTrace,
-		MIGOptions:      MIGOptionsFitting,
-		NodeOrder:       NodeOrderSeeded,
-		NodeFraction:    1,
-		Seeds:           1,
-		Baseline:        "naive-share",
-		Policies:        []string{"exclusive", "naive-share", "first-fit", "best-fit", "fgd", "conspirator"},
-		MIGReconfigTime: units.Duration(mig.DefaultReconfigTime),
-		MigrationTime:   units.Duration(30 * engine.Second),
-		MigrationCost:   1,
-		RecordJobs:      true,
-		RecordSeries:    true,
+		Trace:             OpenBPods,
+		Nodes:             OpenBNodes,
+		Window:            Window{Compress: 1},
+		SpeedModel:        "resnet50",
+		Tenants:           TenantsTrace,
+		MIGOptions:        MIGOptionsFitting,
+		NodeOrder:         NodeOrderSeeded,
+		NodeFraction:      1,
+		Seeds:             1,
+		Baseline:          "naive-share",
+		Policies:          []string{"exclusive", "naive-share", "first-fit", "best-fit", "fgd", "conspirator"},
+		MIGReconfigTime:   units.Duration(mig.DefaultReconfigTime),
+		MigrationTime:     units.Duration(30 * engine.Second),
+		MigrationCost:     1,
+		TimeshareSlowdown: 0.343,
+		RecordJobs:        true,
+		RecordSeries:      true,
 	}
 }
 
@@ -217,6 +222,9 @@ func (c Config) Validate() error {
 	}
 	if c.BatchWindow < 0 {
 		add("batch_window", "%v is negative", c.BatchWindow)
+	}
+	if !(c.TimeshareSlowdown >= 0 && c.TimeshareSlowdown < 1) {
+		add("timeshare_slowdown", "%v; want a value in [0, 1), e.g. 0.343 (Gavel's V100 pairs) or 0 for no interference", c.TimeshareSlowdown)
 	}
 	if c.MigrationCost < 0 || math.IsNaN(c.MigrationCost) || math.IsInf(c.MigrationCost, 0) {
 		add("migration_cost", "%v; want a finite value >= 0", c.MigrationCost)

@@ -34,6 +34,26 @@
 // (default) every such profile, smallest first. GPU-type constraints keep
 // only the allowed types.
 //
+// Interference. Tasks time-sharing a GPU without MIG slow each other: a
+// task whose co-runners hold the share u of the GPU (fraction sum of the
+// others, at most 1) runs at its option's speed x (1 -
+// Config.TimeshareSlowdown x u). The default 0.343 is Gavel's measurement
+// (OSDI'20): single-GPU training jobs co-located in pairs on a V100 each
+// kept 0.657 of their isolated throughput (mean of 636 pairs); linear in
+// u is this model's assumption, exact at u = 0 and u = 1. When a task
+// joins or leaves, the others on that GPU are brought up to date and
+// their completions moved. MIG instances are isolated: nothing slows them.
+//
+// Cluster and seeds. The cluster is Config.GPUs or a node list; of a node
+// list, Config.NodeOrder "seeded" orders the servers by a permutation
+// drawn from the seed (after sorting by name), so that policies that take
+// the lowest-numbered GPU do not read the file's row order, and
+// Config.NodeFraction keeps the first share of each model's servers in
+// that order (a cluster sized to the trace). Config.Seeds runs every
+// policy under that many seeds, in parallel, and reports means with 95%
+// CIs; Config.Baseline names the policy the others are compared with, seed
+// by seed.
+//
 // Tenants. Config.Tenants "trace" uses the trace's tenant ("" is one shared
 // tenant), "per-job" makes every job its own tenant (isolation between
 // every pair of jobs, the reading of the paper's hard isolation requirement
@@ -72,6 +92,10 @@
 //   - jct_s: completion - arrival; queue_s: first placement - arrival (MIG
 //     setup counts in jct_s, not in queue_s); over completed jobs, 0 when
 //     none completed.
+//   - capacity_used: gpu_hours / (cluster GPUs x hours from the first
+//     arrival to the last completion); peak_active_gpus: the most GPUs
+//     held at once; jobs_queued_pct: jobs that waited before their first
+//     placement.
 //   - migrations: moved or preempted tasks; unscheduled: jobs never
 //     completed (no GPU type or capacity ever fitted them).
 //   - decision_us: wall-clock microseconds per policy call (mean, p99),

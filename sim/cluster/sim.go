@@ -59,6 +59,7 @@ type gpuState struct {
 	compute   int        // MIG: compute slices of busy instances
 	slices    int        // MIG: the GPU's compute slices (its geometry's); 0 when not partitioned
 	instances []instance // MIG: the current layout, idle instances included
+	members   []int      // non-MIG: the tasks time-sharing the GPU, in arrival order
 }
 
 // share is the allocated part of the GPU counted in gpu_hours_fractional.
@@ -94,6 +95,7 @@ type run struct {
 	// metrics
 	lastT              engine.Time
 	active, peak       int
+	touched            []int // scratch: GPUs whose tasks changed in one event
 	alloc              float64
 	gpuHours, fracHour float64
 	migrations         int
@@ -622,9 +624,13 @@ func (r *run) complete(k int) {
 	js.remaining = 0
 	js.state = stateDone
 	r.advance()
+	touched := r.touched[:0]
 	for t := range js.plan.src.NumGPU {
+		touched = append(touched, r.tasks[js.firstTask+t].gpu)
 		r.release(js.firstTask + t)
 	}
+	r.respeed(touched)
+	r.touched = touched
 	r.noteActive()
 	js.rec.JCTS = (r.sim.Now() - js.plan.src.Arrival).Seconds()
 	r.jct.Add(js.rec.JCTS)
@@ -653,6 +659,9 @@ func (r *run) release(id int) {
 		g.compute -= p.Compute
 	} else {
 		g.used -= ts.pl.Fraction
+		if k := slices.Index(g.members, id); k >= 0 {
+			g.members = slices.Delete(g.members, k, k+1)
+		}
 	}
 	if g.tasks == 0 {
 		g.used, g.tenant = 0, ""
@@ -732,6 +741,7 @@ func (r *run) acquire(id int, p snapshot.Placement, tenant string) (engine.Time,
 		}
 		g.used += p.Fraction
 		g.tenant = tenant
+		g.members = append(g.members, id)
 	}
 	if g.tasks == 0 {
 		r.active++
@@ -812,16 +822,22 @@ func (r *run) apply(d snapshot.Decision) error {
 		return nil
 	}
 	r.advance()
+	touched := r.touched[:0]
 	for _, c := range changes {
 		js := &r.jobs[c.job]
 		r.progress(js)
 		for t := range js.plan.src.NumGPU {
 			id := js.firstTask + t
 			if p, ok := placed[id]; !ok || r.tasks[id].gpu < 0 || !snapshot.SameInstance(r.tasks[id].pl, p) {
+				touched = append(touched, r.tasks[id].gpu)
 				r.release(id)
 			}
 		}
 	}
+	for _, id := range news {
+		touched = append(touched, placed[id].GPU)
+	}
+	defer func() { r.touched = touched }()
 	delays := map[int]engine.Time{}
 	for _, id := range news {
 		k := r.tasks[id].job
@@ -848,11 +864,7 @@ func (r *run) apply(d snapshot.Decision) error {
 			}
 			continue
 		}
-		opts := r.options(js.plan)
-		js.speed = math.Inf(1)
-		for t := range js.plan.src.NumGPU {
-			js.speed = min(js.speed, opts[r.tasks[js.firstTask+t].pl.Option].Speed)
-		}
+		js.speed = r.jobSpeed(js)
 		if !c.wasPlaced {
 			r.pendingTasks -= js.plan.src.NumGPU
 		}
@@ -877,8 +889,61 @@ func (r *run) apply(d snapshot.Decision) error {
 			r.startRunning(k)
 		}), true
 	}
+	r.respeed(touched)
 	if r.pendingTasks < 0 {
 		return errors.New("internal error: negative pending task count")
 	}
 	return nil
+}
+
+// jobSpeed is a placed job's speed: the slowest of its tasks, each at its
+// option's speed, slowed on a time-shared GPU by its co-runners
+// (timeshare_slowdown x the share of the GPU they hold, at most 1). A MIG
+// instance is isolated: nothing slows it.
+func (r *run) jobSpeed(js *jobState) float64 {
+	opts := r.options(js.plan)
+	speed := math.Inf(1)
+	for t := range js.plan.src.NumGPU {
+		ts := &r.tasks[js.firstTask+t]
+		v := opts[ts.pl.Option].Speed
+		if sl := r.cfg.TimeshareSlowdown; sl > 0 && ts.pl.Profile == "" && ts.gpu >= 0 {
+			others := min(1, max(0, r.gpus[ts.gpu].used-ts.pl.Fraction))
+			v *= 1 - sl*others
+		}
+		speed = min(speed, v)
+	}
+	return speed
+}
+
+// respeed brings the jobs time-sharing the given GPUs to their new speed
+// after tasks joined or left them: work done so far at the old speed,
+// completion moved to the new one.
+func (r *run) respeed(gpus []int) {
+	if r.cfg.TimeshareSlowdown == 0 {
+		return
+	}
+	for _, gi := range gpus {
+		if gi < 0 {
+			continue
+		}
+		for _, id := range r.gpus[gi].members {
+			k := r.tasks[id].job
+			js := &r.jobs[k]
+			if js.state != stateRunning && js.state != stateSetup {
+				continue
+			}
+			v := r.jobSpeed(js)
+			if v == js.speed {
+				continue
+			}
+			if js.state == stateSetup {
+				js.speed = v // used when it starts
+				continue
+			}
+			r.progress(js) // at the old speed, up to now
+			js.speed = v
+			r.cancel(js)
+			r.startRunning(k)
+		}
+	}
 }

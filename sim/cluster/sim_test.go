@@ -151,12 +151,47 @@ func TestHandDerivedNaiveSharePerJobTenants(t *testing.T) {
 	if want := 98.0 / 3; math.Abs(got.Queue.Mean-want) > 1e-9 {
 		t.Errorf("mean queue = %v s, want %v (0, 0, 98)", got.Queue.Mean, want)
 	}
-	// One tenant: naive-share packs A and C (0.5 + 0.4) on GPU0, B on GPU1:
-	// GPU0 0..1001 (C ends last), GPU1 2..1002: 2001 s.
+	// One tenant: naive-share packs A and C (0.5 + 0.4) on GPU0, B on GPU1.
+	// Without interference: GPU0 0..1001 (C ends last), GPU1 2..1002:
+	// 2001 s.
 	c.Tenants = TenantsSingle
+	c.TimeshareSlowdown = 0
 	got = mustRun(t, c).Policies[0]
 	if want := 2001.0 / 3600; math.Abs(got.GPUHours-want) > 1e-12 {
-		t.Errorf("single tenant: gpu_hours = %v s, want 2001 s", got.GPUHours*3600)
+		t.Errorf("single tenant, no interference: gpu_hours = %v s, want 2001 s", got.GPUHours*3600)
+	}
+	// With timeshare_slowdown s: from t=1 A runs at 1 - 0.4s beside C, C
+	// at 1 - 0.5s beside A. A's last 99 s of work end at 1 + 99/(1-0.4s);
+	// C has then done (that - 1)(1-0.5s) and runs the rest alone at 1.
+	const sl = 0.343
+	c.TimeshareSlowdown = sl
+	aEnd := 1 + 99/(1-0.4*sl)
+	cEnd := aEnd + 1000 - (aEnd-1)*(1-0.5*sl)
+	got = mustRun(t, c).Policies[0]
+	if want := cEnd + 1000; math.Abs(got.GPUHours*3600-want) > 1e-6 {
+		t.Errorf("single tenant, slowdown %v: gpu_hours = %v s, want %v s (GPU0 0..%.3f, GPU1 2..1002)", sl, got.GPUHours*3600, want, cEnd)
+	}
+	if want := ((aEnd - 0) + (cEnd - 1) + 1000) / 3; math.Abs(got.JCT.Mean-want) > 1e-6 {
+		t.Errorf("single tenant, slowdown %v: mean JCT %v s, want %v", sl, got.JCT.Mean, want)
+	}
+}
+
+// MIG instances are isolated: two jobs on 3g.20gb instances of one A100
+// run at their own speed whatever the other does, so the interference
+// setting changes nothing under conspirator (MIG) and slows naive-share.
+func TestMIGIsolatedFromInterference(t *testing.T) {
+	jobs := []workloads.Job{job("A", 0, 100, 400), job("B", 1, 100, 400)}
+	run := func(policy string, sl float64) float64 {
+		c := small(jobs, "a100-40gb", 1, policy)
+		c.Tenants = TenantsSingle
+		c.TimeshareSlowdown = sl
+		return mustRun(t, c).Policies[0].JCT.Mean
+	}
+	if a, b := run("conspirator", 0), run("conspirator", 0.5); a != b {
+		t.Errorf("conspirator (MIG): mean JCT %v without interference, %v with", a, b)
+	}
+	if a, b := run("naive-share", 0), run("naive-share", 0.5); !(b > a) {
+		t.Errorf("naive-share (time-shared): mean JCT %v without interference, %v with; want slower", a, b)
 	}
 }
 
@@ -242,11 +277,12 @@ func TestValidateNamesEveryKey(t *testing.T) {
 	c.MigrationCost = math.NaN()
 	c.NodeFraction = 1.5
 	c.Seeds = 0
+	c.TimeshareSlowdown = 1
 	err := c.Validate()
 	if err == nil {
 		t.Fatal("no error")
 	}
-	for _, key := range []string{"trace:", "window.skip:", "gpus[0].count:", "gpus[0].model:", "tenants:", "mig_options:", "speed_model:", "policies[1]:", "policies[2]:", "policy_args.conspirator:", "migration_time:", "migration_cost:", "node_fraction:", "seeds:"} {
+	for _, key := range []string{"trace:", "window.skip:", "gpus[0].count:", "gpus[0].model:", "tenants:", "mig_options:", "speed_model:", "policies[1]:", "policies[2]:", "policy_args.conspirator:", "migration_time:", "migration_cost:", "node_fraction:", "seeds:", "timeshare_slowdown:"} {
 		if !strings.Contains(err.Error(), key) {
 			t.Errorf("error lacks %q:\n%v", key, err)
 		}
