@@ -69,9 +69,20 @@ func metrics(r Result) map[string]Metric {
 	}
 	for _, q := range r.Policies {
 		k := "policy/" + q.Name + "/"
-		m[k+"gpu_hours"] = Metric{float64(q.GPUHours), nan}
+		ci := nan // one seed, or an older result: no CI
+		if q.Seeds > 1 {
+			ci = float64(q.GPUHoursCI95)
+		}
+		m[k+"gpu_hours"] = Metric{float64(q.GPUHours), ci}
 		m[k+"mean_jct_s"] = Metric{float64(q.JCTS.Mean), nan}
 		m[k+"mean_queue_s"] = Metric{float64(q.QueueS.Mean), nan}
+		if v := q.VsBaseline; v != nil {
+			ci := nan
+			if q.Seeds > 1 {
+				ci = float64(v.CI95)
+			}
+			m[k+"vs_"+v.Baseline+"_pct"] = Metric{float64(v.Pct), ci}
+		}
 	}
 	for _, a := range r.Allocation {
 		for _, at := range a.At {

@@ -87,3 +87,31 @@ func TestCompare(t *testing.T) {
 		}
 	}
 }
+
+// A multi-seed cluster run brings its CIs: GPU-hours ± gpu_hours_ci95 and
+// the saving against the baseline as its own metric; one seed has none.
+func TestCompareClusterSeeds(t *testing.T) {
+	read := func(seeds int) Result {
+		doc := `{"policies": [{"name": "naive-share", "gpu_hours": 100, "seeds": SEEDS, "gpu_hours_ci95": 5},
+			{"name": "conspirator", "gpu_hours": 60, "seeds": SEEDS, "gpu_hours_ci95": 2,
+			 "vs_baseline": {"baseline": "naive-share", "pct": -40, "ci95": 3, "min_pct": -45, "max_pct": -35}}]}`
+		var r Result
+		if err := json.Unmarshal([]byte(strings.ReplaceAll(doc, "SEEDS", string(rune('0'+seeds)))), &r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	m := metrics(read(9))
+	if g := m["policy/conspirator/gpu_hours"]; g.Value != 60 || g.CI != 2 {
+		t.Errorf("gpu_hours %+v, want 60 ± 2", g)
+	}
+	if v, ok := m["policy/conspirator/vs_naive-share_pct"]; !ok || v.Value != -40 || v.CI != 3 {
+		t.Errorf("vs_naive-share_pct %+v (present %v), want -40 ± 3", v, ok)
+	}
+	if _, ok := m["policy/naive-share/vs_naive-share_pct"]; ok {
+		t.Error("the baseline compared with itself")
+	}
+	if g := metrics(read(1))["policy/conspirator/gpu_hours"]; !math.IsNaN(g.CI) {
+		t.Errorf("one seed: gpu_hours CI %v, want none", g.CI)
+	}
+}
