@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/plot/plotter"
 )
 
 // A run against itself: every difference 0, every CI test "no", inputs
@@ -113,5 +115,22 @@ func TestCompareClusterSeeds(t *testing.T) {
 	}
 	if g := metrics(read(1))["policy/conspirator/gpu_hours"]; !math.IsNaN(g.CI) {
 		t.Errorf("one seed: gpu_hours CI %v, want none", g.CI)
+	}
+}
+
+// The GPU-hours figure of a multi-seed run draws each mean's CI as an
+// error bar on its bar (and none for one seed).
+func TestGPUHoursFigureCI(t *testing.T) {
+	pols := []PolicyResult{{Name: "naive-share", GPUHours: 100, GPUHoursCI95: 5, Seeds: 10}, {Name: "conspirator", GPUHours: 60, GPUHoursCI95: 2, Seeds: 10}}
+	e := gpuHoursCI(pols)
+	if len(e.XYs) != 2 || e.XYs[1] != (plotter.XY{X: 1, Y: 60}) || e.YErrors[1].Low != 2 || e.YErrors[1].High != 2 {
+		t.Errorf("error bars %+v %+v; want 2, the second at (1, 60) ± 2", e.XYs, e.YErrors)
+	}
+	if _, err := gpuHours(pols); err != nil {
+		t.Fatal(err)
+	}
+	pols[0].GPUHoursCI95, pols[1].GPUHoursCI95 = 0, 0
+	if e := gpuHoursCI(pols); len(e.XYs) != 0 {
+		t.Errorf("%d error bars without CIs", len(e.XYs))
 	}
 }

@@ -224,6 +224,7 @@ func gpuHours(pols []PolicyResult) (*figure, error) {
 		frac[i] = nan0(float64(q.GPUHoursFractional))
 		hasFrac = hasFrac || frac[i] != 0
 	}
+	e := gpuHoursCI(pols)
 	p.NominalX(names...)
 	p.X.Padding = vg.Points(20)
 	slantLabels(p)
@@ -235,7 +236,11 @@ func gpuHours(pols []PolicyResult) (*figure, error) {
 	}
 	b1.Color = colour(0)
 	p.Add(b1)
-	leg.add("whole GPUs in use", b1)
+	label := "whole GPUs in use"
+	if len(e.XYs) > 0 {
+		label = "whole GPUs (± 95% CI)" // short: the legend column takes the plot's width
+	}
+	leg.add(label, b1)
 	if hasFrac {
 		b1.Offset = -w / 2
 		b2, err := plotter.NewBarChart(frac, w)
@@ -247,8 +252,46 @@ func gpuHours(pols []PolicyResult) (*figure, error) {
 		p.Add(b2)
 		leg.add("fraction-weighted (MIG)", b2)
 	}
+	if len(e.XYs) > 0 {
+		eb, err := plotter.NewYErrorBars(e)
+		if err != nil {
+			return nil, fmt.Errorf("plot gpu_hours: %w", err)
+		}
+		eb.LineStyle.Width = vg.Points(1)
+		eb.CapWidth = vg.Points(6)
+		p.Add(shiftedErrBars{eb, b1.Offset})
+	}
 	p.Y.Min = 0
 	return &figure{name: "gpu_hours", panels: []*plot.Plot{p}, legend: leg}, nil
+}
+
+// gpuHoursCI returns the error bars of a multi-seed run's GPU-hours: the
+// 95% CI of each policy's mean, at the policy's position; none for one
+// seed.
+func gpuHoursCI(pols []PolicyResult) errPts {
+	var e errPts
+	for i, q := range pols {
+		if ci := float64(q.GPUHoursCI95); ci > 0 {
+			e.XYs = append(e.XYs, plotter.XY{X: float64(i), Y: nan0(float64(q.GPUHours))})
+			e.YErrors = append(e.YErrors, struct{ Low, High float64 }{ci, ci})
+		}
+	}
+	return e
+}
+
+// shiftedErrBars draws error bars dx to the side, onto a bar chart drawn
+// with that Offset (bar offsets are lengths on the page, not data).
+type shiftedErrBars struct {
+	*plotter.YErrorBars
+	dx vg.Length
+}
+
+// Plot implements plot.Plotter.
+func (s shiftedErrBars) Plot(c draw.Canvas, p *plot.Plot) {
+	c.Push()
+	defer c.Pop()
+	c.Translate(vg.Point{X: s.dx})
+	s.YErrorBars.Plot(c, p)
 }
 
 func nan0(v float64) float64 {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/conspirator-sim/conspirator/internal/shareddata"
+	"github.com/conspirator-sim/conspirator/sim"
 )
 
 // sharedTraces returns ../shared/traces/alibaba-gpu-v2023, or skips the
@@ -18,14 +19,8 @@ func sharedTraces(t *testing.T) string {
 	return shareddata.Path(t, "traces", "alibaba-gpu-v2023")
 }
 
-type policySummary struct {
-	Policies []struct {
-		Name          string   `json:"name"`
-		GPUHours      float64  `json:"gpu_hours"`
-		Unscheduled   int      `json:"unscheduled"`
-		OptimalityGap *float64 `json:"optimality_gap"`
-	} `json:"policies"`
-}
+// policySummary is summary.json as the run command writes it.
+type policySummary = sim.Summary
 
 func runCluster(t *testing.T, scenario string, sets ...string) (policySummary, map[string]float64) {
 	t.Helper()
@@ -70,26 +65,37 @@ func runCluster(t *testing.T, scenario string, sets ...string) (policySummary, m
 // (and the bytes by sim's golden files).
 func TestPaperGPUHours(t *testing.T) {
 	if testing.Short() {
-		t.Skip("replays the whole openb trace for six policies (about 5 s)")
+		t.Skip("replays the openb trace for eight policies (about 20 s)")
 	}
 	tr := sharedTraces(t)
-	s, _ := runCluster(t, "paper/gpu-hours",
+	// Two of the scenario's ten seeds: enough for a CI through the whole
+	// command; sim's golden files pin the ten.
+	s, _ := runCluster(t, "paper/gpu-hours", "--set", "cluster.seeds=2",
 		"--set", "cluster.trace="+filepath.Join(tr, "openb_pod_list_default.csv"),
 		"--set", "cluster.nodes="+filepath.Join(tr, "openb_node_list_gpu_node.csv"))
 	hours := map[string]float64{}
 	for _, p := range s.Policies {
 		hours[p.Name] = p.GPUHours
 		if p.Unscheduled != 0 {
-			t.Errorf("%s left %d jobs unscheduled on the 6,212-GPU cluster", p.Name, p.Unscheduled)
+			t.Errorf("%s left %v jobs unscheduled", p.Name, p.Unscheduled)
+		}
+		if p.Seeds != 2 || p.GPUHoursCI95 == nil {
+			t.Errorf("%s: %d seeds, CI %v; want 2 and a CI", p.Name, p.Seeds, p.GPUHoursCI95)
+		}
+		if v := p.VsBaseline; (v == nil) != (p.Name == "naive-share") || v != nil && (v.Baseline != "naive-share" || v.CI95 == nil) {
+			t.Errorf("%s: vs_baseline %+v; want one against naive-share with a CI (none for naive-share)", p.Name, v)
 		}
 	}
-	for _, want := range []string{"exclusive", "naive-share", "first-fit", "best-fit", "fgd", "conspirator"} {
+	for _, want := range []string{"exclusive", "naive-share", "first-fit", "best-fit", "fgd", "conspirator/type-aware", "conspirator/mig", "conspirator"} {
 		if _, ok := hours[want]; !ok {
 			t.Errorf("policy %s missing from the table", want)
 		}
 	}
+	if len(s.Clusters) != 2 || s.Clusters[0].GPUs < 40 || s.Clusters[0].GPUs > 80 {
+		t.Errorf("clusters %+v; want two of 12 sampled servers (54 to 61 GPUs)", s.Clusters)
+	}
 	saving := 1 - hours["conspirator"]/hours["naive-share"]
-	t.Logf("conspirator saves %.1f%% of naive-share's GPU-hours (paper: 33%%)", 100*saving)
+	t.Logf("conspirator saves %.1f%% of naive-share's GPU-hours over 2 seeds (paper: 33%%)", 100*saving)
 	if !(saving > 0 && saving < 1) {
 		t.Errorf("conspirator saves %.2f%%: GPU-hours missing or not positive (%v)", 100*saving, hours)
 	}

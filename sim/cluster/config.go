@@ -65,7 +65,7 @@ type Config struct {
 	MIGOptions   string `yaml:"mig_options" doc:"MIG profiles a job may use: smallest (the smallest covering its share) or fitting (every covering one)" default:"fitting"`
 
 	Seeds    int    `yaml:"seeds" doc:"runs of every policy, seeds seed .. seed+seeds-1, each with its own node order (and node sample, synthetic jobs); metrics are means over them, with 95% CIs" default:"1"`
-	Baseline string `yaml:"baseline" doc:"policy the others are compared with (vs_baseline: GPU-hours saving per seed, mean and 95% CI); empty or not in policies: no comparison" default:"naive-share"`
+	Baseline string `yaml:"baseline" doc:"policy the others are compared with (vs_baseline: GPU-hours against it seed by seed, mean and 95% CI); it must be among policies; empty compares with naive-share when it runs, else with nothing" default:""`
 
 	Policies   []string                     `yaml:"policies" doc:"policies to compare, each run on the same jobs" default:"[exclusive, naive-share, first-fit, best-fit, fgd, conspirator]"`
 	PolicyArgs map[string]map[string]string `yaml:"policy_args" doc:"arguments per policy name, e.g. {conspirator: {e2: \"0.2\"}}" default:"{}"`
@@ -121,7 +121,6 @@ func Defaults() Config {
 		NodeOrder:         NodeOrderSeeded,
 		NodeFraction:      1,
 		Seeds:             1,
-		Baseline:          "naive-share",
 		Policies:          []string{"exclusive", "naive-share", "first-fit", "best-fit", "fgd", "conspirator"},
 		MIGReconfigTime:   units.Duration(mig.DefaultReconfigTime),
 		MigrationTime:     units.Duration(30 * engine.Second),
@@ -209,6 +208,9 @@ func (c Config) Validate() error {
 			add(key, "%v", err)
 		}
 	}
+	if c.Baseline != "" && !slices.Contains(c.Policies, c.Baseline) {
+		add("baseline", "%q is not among policies (%s); list it there, or leave baseline empty", c.Baseline, strings.Join(c.Policies, ", "))
+	}
 	for _, name := range sortedKeys(c.PolicyArgs) {
 		if !seen[name] {
 			add("policy_args."+name, "arguments for a policy that is not in policies (%s)", strings.Join(c.Policies, ", "))
@@ -233,6 +235,18 @@ func (c Config) Validate() error {
 		return nil
 	}
 	return errors.New(strings.Join(p, "\n"))
+}
+
+// baseline returns the policy the others are compared with: Baseline, or
+// naive-share when it is left empty and naive-share runs; "" for none.
+func (c Config) baseline() string {
+	if c.Baseline != "" {
+		return c.Baseline
+	}
+	if slices.Contains(c.Policies, "naive-share") {
+		return "naive-share"
+	}
+	return ""
 }
 
 // resolveType turns a catalog name or a trace code into a catalog spec name.

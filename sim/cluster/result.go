@@ -204,9 +204,10 @@ func merge(cfg Config, runs []seedRun) *Result {
 		}
 		res.PerSeed = append(res.PerSeed, ps)
 	}
-	base := slices.Index(cfg.Policies, cfg.Baseline)
+	name := cfg.baseline()
+	base := slices.Index(cfg.Policies, name)
 	if base >= 0 {
-		res.Baseline = cfg.Baseline
+		res.Baseline = name
 	}
 	for k := range cfg.Policies {
 		m := runs[0].policies[k] // name, jobs, series, solves of the first seed
@@ -217,7 +218,7 @@ func merge(cfg Config, runs []seedRun) *Result {
 			m.GPUHoursCI95 = &hw
 		}
 		if base >= 0 && k != base {
-			m.VsBaseline = saving(runs, k, base, cfg.Baseline)
+			m.VsBaseline = saving(runs, k, base, name)
 		}
 		res.Policies = append(res.Policies, m)
 	}

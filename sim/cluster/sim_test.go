@@ -278,11 +278,12 @@ func TestValidateNamesEveryKey(t *testing.T) {
 	c.NodeFraction = 1.5
 	c.Seeds = 0
 	c.TimeshareSlowdown = 1
+	c.Baseline = "best-fit"
 	err := c.Validate()
 	if err == nil {
 		t.Fatal("no error")
 	}
-	for _, key := range []string{"trace:", "window.skip:", "gpus[0].count:", "gpus[0].model:", "tenants:", "mig_options:", "speed_model:", "policies[1]:", "policies[2]:", "policy_args.conspirator:", "migration_time:", "migration_cost:", "node_fraction:", "seeds:", "timeshare_slowdown:"} {
+	for _, key := range []string{"trace:", "window.skip:", "gpus[0].count:", "gpus[0].model:", "tenants:", "mig_options:", "speed_model:", "policies[1]:", "policies[2]:", "policy_args.conspirator:", "migration_time:", "migration_cost:", "node_fraction:", "seeds:", "timeshare_slowdown:", "baseline:"} {
 		if !strings.Contains(err.Error(), key) {
 			t.Errorf("error lacks %q:\n%v", key, err)
 		}
