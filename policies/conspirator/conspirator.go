@@ -92,6 +92,7 @@ func (p *Policy) best(v *pack.View, j *snapshot.Job, gis []int, accept func(gi, 
 // Schedule implements snapshot.Policy.
 func (p *Policy) Schedule(s *snapshot.Snapshot) (snapshot.Decision, error) {
 	v := pack.New(s)
+	defer v.Release()
 	v.KeepRunning()
 	v.PlacePending(func(j *snapshot.Job) bool {
 		b, ok := p.best(v, j, v.Candidates(), nil)

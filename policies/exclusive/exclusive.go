@@ -19,6 +19,7 @@ func (Policy) UsesMIG() bool { return false }
 // Schedule implements snapshot.Policy.
 func (Policy) Schedule(s *snapshot.Snapshot) (snapshot.Decision, error) {
 	v := pack.New(s)
+	defer v.Release()
 	v.KeepRunning()
 	v.PlacePending(func(j *snapshot.Job) bool { return placeAlone(v, j) })
 	return v.Decision(), nil

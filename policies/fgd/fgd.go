@@ -129,6 +129,7 @@ func (p *Policy) Schedule(s *snapshot.Snapshot) (snapshot.Decision, error) {
 	}
 	tables := map[string]*fragTable{}
 	v := pack.New(s)
+	defer v.Release()
 	v.KeepRunning()
 	v.PlacePending(func(j *snapshot.Job) bool {
 		bestG, bestT, bestStart := -1, -1, 0

@@ -27,6 +27,7 @@ func (p Policy) UsesMIG() bool { return p.MIG }
 // Schedule implements snapshot.Policy.
 func (p Policy) Schedule(s *snapshot.Snapshot) (snapshot.Decision, error) {
 	v := pack.New(s)
+	defer v.Release()
 	v.KeepRunning()
 	v.PlacePending(func(j *snapshot.Job) bool {
 		if p.Best {

@@ -2,6 +2,7 @@ package pack
 
 import (
 	"slices"
+	"sync"
 
 	"github.com/conspirator-sim/conspirator/hw/mig"
 	"github.com/conspirator-sim/conspirator/policies/snapshot"
@@ -54,18 +55,39 @@ type View struct {
 	noRoom map[shape]bool
 }
 
-// New returns an empty view of s: every GPU free, no job placed.
+// New returns an empty view of s: every GPU free, no job placed. A policy
+// that is done with the view (its Decision taken) gives it back with
+// Release: a simulator calls its policy at every event, and the view's
+// maps were most of what a run allocated.
 func New(s *snapshot.Snapshot) *View {
-	v := &View{S: s, GPUs: make([]GPU, len(s.GPUs)), gpuPos: make(map[int]int, len(s.GPUs)),
-		jobPos: make(map[int]int, len(s.Jobs)), placed: make(map[int]snapshot.Placement, len(s.Jobs))}
+	v := viewPool.Get().(*View)
+	v.S = s
+	v.GPUs = slices.Grow(v.GPUs[:0], len(s.GPUs))
 	for k := range s.GPUs {
-		v.GPUs[k] = GPU{ID: s.GPUs[k].ID, Model: &s.GPUs[k].Model}
+		v.GPUs = append(v.GPUs, GPU{ID: s.GPUs[k].ID, Model: &s.GPUs[k].Model})
 		v.gpuPos[s.GPUs[k].ID] = k
 	}
 	for k := range s.Jobs {
 		v.jobPos[s.Jobs[k].ID] = k
 	}
 	return v
+}
+
+var viewPool = sync.Pool{New: func() any {
+	return &View{gpuPos: map[int]int{}, jobPos: map[int]int{}, placed: map[int]snapshot.Placement{}}
+}}
+
+// Release empties v and keeps it for a later New. v must not be used
+// afterwards; what Decision returned stays valid (it shares nothing with v).
+func (v *View) Release() {
+	v.S = nil
+	clear(v.gpuPos)
+	clear(v.jobPos)
+	clear(v.placed)
+	clear(v.noRoom)
+	clear(v.GPUs[:cap(v.GPUs)]) // drop the pointers into the snapshot
+	v.GPUs = v.GPUs[:0]
+	viewPool.Put(v)
 }
 
 // GPUIndex returns the position of GPU id in S.GPUs and GPUs.
