@@ -42,15 +42,19 @@ func bruteForce(s *snapshot.Snapshot, cfg Config) float64 {
 		st[k] = gpuState{mem: make([]bool, slots), count: map[string]int{}}
 	}
 	best := math.Inf(1)
+	at := make([]int, n) // GPU position of each job, -1 pending
 	var walk func(i int, cost float64)
 	walk = func(i int, cost float64) {
 		if cost >= best-1e-9 {
 			return
 		}
 		if i == n {
-			best = cost
+			if serversAllow(s, at) {
+				best = cost
+			}
 			return
 		}
+		at[i] = -1
 		job := &s.Jobs[i]
 		mig := 0.0
 		if job.Current != nil {
@@ -80,7 +84,9 @@ func bruteForce(s *snapshot.Snapshot, cfg Config) float64 {
 					gs.frac += o.Fraction
 					gs.tenant = job.Tenant
 					gs.jobs++
+					at[i] = k
 					walk(i+1, cost+open+c)
+					at[i] = -1
 					gs.frac, gs.tenant, gs.jobs = old.frac, old.tenant, old.jobs
 					continue
 				}
@@ -113,7 +119,9 @@ func bruteForce(s *snapshot.Snapshot, cfg Config) float64 {
 					gs.jobs++
 					oldProfile := gs.profile
 					gs.profile = prof.Name
+					at[i] = k
 					walk(i+1, cost+open+c)
+					at[i] = -1
 					gs.profile = oldProfile
 					gs.jobs--
 					gs.count[prof.Name]--
@@ -130,4 +138,43 @@ func bruteForce(s *snapshot.Snapshot, cfg Config) float64 {
 	}
 	walk(0, 0)
 	return best
+}
+
+// serversAllow checks the server and gang rules of snapshot.Server and
+// Job.Gang on a complete assignment (at: GPU position per job, -1
+// pending): the jobs on a server fit its CPU and memory, a gang is placed
+// whole or not at all, and on one server unless GangSpan.
+func serversAllow(s *snapshot.Snapshot, at []int) bool {
+	cpu, mem := map[int]int64{}, map[int]int64{}
+	gangServer, gangPlaced, gangSize := map[int]int{}, map[int]int{}, map[int]int{}
+	for i, k := range at {
+		j := &s.Jobs[i]
+		if j.Gang != 0 {
+			gangSize[j.Gang]++
+		}
+		if k < 0 {
+			continue
+		}
+		srv := s.GPUs[k].Server
+		cpu[srv] += j.CPUMilli
+		mem[srv] += j.MemoryMiB
+		if j.Gang != 0 {
+			if prev, ok := gangServer[j.Gang]; ok && prev != srv && s.OneServerGangs() {
+				return false
+			}
+			gangServer[j.Gang] = srv
+			gangPlaced[j.Gang]++
+		}
+	}
+	for g, n := range gangPlaced {
+		if n != gangSize[g] {
+			return false
+		}
+	}
+	for _, sv := range s.Servers {
+		if sv.CPUMilli > 0 && cpu[sv.ID] > sv.CPUMilli || sv.MemoryMiB > 0 && mem[sv.ID] > sv.MemoryMiB {
+			return false
+		}
+	}
+	return true
 }

@@ -24,9 +24,35 @@ func (p *program) greedy(strict bool) []bool {
 		jobs            int
 	}
 	st := make([]gpuState, len(s.GPUs))
+	// Servers: capacity and use by position, each GPU's server position,
+	// and the server of each gang's placed tasks.
+	srvPos := make(map[int]int, len(s.Servers))
+	for k, sv := range s.Servers {
+		srvPos[sv.ID] = k
+	}
+	gpuSrv := make([]int, len(s.GPUs))
+	for j := range s.GPUs {
+		gpuSrv[j] = -1
+		if k, ok := srvPos[s.GPUs[j].Server]; ok && len(s.Servers) > 0 {
+			gpuSrv[j] = k
+		}
+	}
+	type srvUse struct{ cpu, mem int64 }
+	use := make([]srvUse, len(s.Servers))
+	gangSrv := map[int]int{}
+	banned := map[int]bool{}
 	fits := func(v int) bool {
 		vr := p.vars[v]
 		g, gs, job := &s.GPUs[vr.gpu], &st[vr.gpu], &s.Jobs[vr.job]
+		if k := gpuSrv[vr.gpu]; k >= 0 {
+			sv := &s.Servers[k]
+			if sv.CPUMilli > 0 && use[k].cpu+job.CPUMilli > sv.CPUMilli || sv.MemoryMiB > 0 && use[k].mem+job.MemoryMiB > sv.MemoryMiB || banned[k] {
+				return false
+			}
+			if at, ok := gangSrv[job.Gang]; ok && job.Gang != 0 && s.OneServerGangs() && at != k {
+				return false
+			}
+		}
 		if !g.Model.IsMIG() {
 			f := int64(job.Options[vr.option].Fraction*fractionUnits + 0.5)
 			return gs.jobs == 0 || (gs.tenant == job.Tenant && gs.frac+f <= fractionUnits)
@@ -43,6 +69,13 @@ func (p *program) greedy(strict bool) []bool {
 		x[v] = true
 		gs.jobs++
 		gs.tenant = job.Tenant
+		if k := gpuSrv[vr.gpu]; k >= 0 {
+			use[k].cpu += job.CPUMilli
+			use[k].mem += job.MemoryMiB
+			if job.Gang != 0 {
+				gangSrv[job.Gang] = k
+			}
+		}
 		if !g.Model.IsMIG() {
 			gs.frac += int64(job.Options[vr.option].Fraction*fractionUnits + 0.5)
 			return
@@ -64,8 +97,10 @@ func (p *program) greedy(strict bool) []bool {
 			order = append(order, i)
 		}
 	}
+	// The tasks of a gang have equal options, hence equal needs: the stable
+	// sort keeps them next to each other.
 	slices.SortStableFunc(order, func(a, b int) int { return int(p.needC[b] - p.needC[a]) })
-	for _, i := range order {
+	placeOne := func(i int) bool {
 		best := -1
 		for _, v := range p.xs[i] { // xs is in GPU order
 			if !fits(v) {
@@ -82,7 +117,42 @@ func (p *program) greedy(strict bool) []bool {
 		if best >= 0 {
 			take(best)
 			placed[i] = true
-		} else if strict {
+		}
+		return best >= 0
+	}
+	for n := 0; n < len(order); n++ {
+		i := order[n]
+		gang := []int{i}
+		for g := s.Jobs[i].Gang; g != 0 && n+1 < len(order) && s.Jobs[order[n+1]].Gang == g; n++ {
+			gang = append(gang, order[n+1])
+		}
+		ok := len(gang) == 1 && placeOne(i)
+		if len(gang) > 1 {
+			ok = p.greedyGang(gang, placeOne, func() func() {
+				// save everything take changes, to undo a gang that
+				// does not fit whole
+				stSave, useSave, xSave := slices.Clone(st), slices.Clone(use), slices.Clone(x)
+				g := s.Jobs[i].Gang
+				at, had := gangSrv[g]
+				return func() {
+					copy(st, stSave)
+					copy(use, useSave)
+					copy(x, xSave)
+					for _, k := range gang {
+						placed[k] = false
+					}
+					if had {
+						gangSrv[g] = at
+					} else {
+						delete(gangSrv, g)
+					}
+				}
+			}, func() (int, bool) {
+				k, ok := gangSrv[s.Jobs[i].Gang]
+				return k, ok
+			}, banned)
+		}
+		if !ok && strict {
 			return nil
 		}
 	}
@@ -99,6 +169,33 @@ func (p *program) greedy(strict bool) []bool {
 		}
 	}
 	return x
+}
+
+// greedyGang places the tasks of one gang whole or not at all: placeOne
+// places each; when one fails, the gang is undone, the server of its
+// first task barred, and the gang tried again (as pack.View.PlacePending
+// does for the heuristics).
+func (p *program) greedyGang(gang []int, placeOne func(int) bool, save func() func(), server func() (int, bool), banned map[int]bool) bool {
+	defer clear(banned)
+	for {
+		undo := save()
+		all := true
+		for _, i := range gang {
+			if !placeOne(i) {
+				all = false
+				break
+			}
+		}
+		if all {
+			return true
+		}
+		k, ok := server()
+		undo()
+		if !ok || !p.snap.OneServerGangs() || banned[k] {
+			return false
+		}
+		banned[k] = true
+	}
 }
 
 // feasible reports whether x satisfies every row of the program.

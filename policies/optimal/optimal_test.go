@@ -216,10 +216,51 @@ func randomSnapshot(r *engine.Stream) *snapshot.Snapshot {
 	return s
 }
 
+// addServers puts the GPUs of s on one or two servers, gives the jobs CPU
+// and memory and the servers capacities that hold the running jobs (some
+// with nothing to spare), makes some pairs of consecutive pending jobs a
+// gang, and lets gangs span servers one time in four.
+func addServers(r *engine.Stream, s *snapshot.Snapshot) {
+	n := 1 + r.IntN(2)
+	for k := range n {
+		s.Servers = append(s.Servers, snapshot.Server{ID: 100 + k})
+	}
+	for k := range s.GPUs {
+		s.GPUs[k].Server = 100 + r.IntN(n)
+	}
+	for i := range s.Jobs {
+		s.Jobs[i].CPUMilli = int64(r.IntN(3)) * 1000
+		s.Jobs[i].MemoryMiB = int64(r.IntN(3)) * 512
+	}
+	for i := range s.Jobs {
+		if c := s.Jobs[i].Current; c != nil {
+			g, _ := s.GPU(c.GPU)
+			for k := range s.Servers {
+				if s.Servers[k].ID == g.Server {
+					s.Servers[k].CPUMilli += s.Jobs[i].CPUMilli
+					s.Servers[k].MemoryMiB += s.Jobs[i].MemoryMiB
+				}
+			}
+		}
+	}
+	for k := range s.Servers {
+		s.Servers[k].CPUMilli += int64(r.IntN(3)) * 1000
+		s.Servers[k].MemoryMiB += int64(r.IntN(3)) * 512
+	}
+	for i := 0; i+1 < len(s.Jobs); i++ {
+		if s.Jobs[i].Current == nil && s.Jobs[i+1].Current == nil && r.IntN(2) == 0 {
+			s.Jobs[i].Gang, s.Jobs[i+1].Gang = i+1, i+1
+			i++
+		}
+	}
+	s.GangSpan = r.IntN(4) == 0
+}
+
 // TestAgainstBruteForce: on random tiny snapshots every backend's optimum
 // equals the exhaustive enumeration's (a second implementation written from
 // the rules, not from the 0-1 program), in default, strict and homogeneous
-// modes and with several migration weights.
+// modes and with several migration weights; every other snapshot has
+// servers with CPU and memory, and gangs (addServers).
 func TestAgainstBruteForce(t *testing.T) {
 	n := 300
 	if testing.Short() {
@@ -228,6 +269,9 @@ func TestAgainstBruteForce(t *testing.T) {
 	r := engine.NewStream(1, "optimal/brute")
 	for k := range n {
 		s := randomSnapshot(r)
+		if k%2 == 1 {
+			addServers(r, s)
+		}
 		if err := snapshot.CheckSnapshot(s); err != nil {
 			t.Fatalf("case %d: generator made an invalid snapshot: %v", k, err)
 		}

@@ -294,7 +294,8 @@ func build(s *snapshot.Snapshot, cfg Config) (*program, error) {
 		for i := range s.Jobs {
 			for i2 := i + 1; i2 < len(s.Jobs); i2++ {
 				a, b := &s.Jobs[i], &s.Jobs[i2]
-				if a.Current == nil && b.Current == nil && a.Tenant == b.Tenant && slices.Equal(a.Options, b.Options) {
+				if a.Current == nil && b.Current == nil && a.Tenant == b.Tenant && slices.Equal(a.Options, b.Options) &&
+					a.Gang == 0 && b.Gang == 0 && a.CPUMilli == b.CPUMilli && a.MemoryMiB == b.MemoryMiB {
 					p.cons = append(p.cons, constraint{[]term{{us[i], 1}, {us[i2], -1}}, le, 0})
 					break // chains i <= next twin <= ...
 				}
@@ -315,17 +316,26 @@ func build(s *snapshot.Snapshot, cfg Config) (*program, error) {
 			}
 		}
 	}
-	last := map[string]int{}
+	// With servers, only idle GPUs of one server are interchangeable.
+	type twin struct {
+		model  string
+		server int
+	}
+	last := map[twin]int{}
 	for j := range s.GPUs {
 		if busy[j] {
 			continue
 		}
-		name := s.GPUs[j].Model.Name
-		if prev, ok := last[name]; ok {
+		key := twin{model: s.GPUs[j].Model.Name}
+		if len(s.Servers) > 0 {
+			key.server = s.GPUs[j].Server
+		}
+		if prev, ok := last[key]; ok {
 			p.cons = append(p.cons, constraint{[]term{{ys[prev], 1}, {ys[j], -1}}, ge, 0})
 		}
-		last[name] = j
+		last[key] = j
 	}
+	p.serverRows(us)
 
 	// Counting cuts and the counting lower bound.
 	needC, needM := make([]int64, len(s.Jobs)), make([]int64, len(s.Jobs))
@@ -378,6 +388,73 @@ func build(s *snapshot.Snapshot, cfg Config) (*program, error) {
 		p.incumbent = x
 	}
 	return p, nil
+}
+
+// serverRows adds the rows of servers and gangs (snapshot.Server, Job.Gang):
+//
+//   - CPU and memory: for each server s with a modelled capacity,
+//     sum over x on the GPUs of s of cpu_i x <= CPU_s (memory alike);
+//   - a gang is placed whole or not at all: u_a = u_b for consecutive tasks
+//     a, b of one gang (in strict mode every job is placed anyway);
+//   - and on one server unless GangSpan: for each server s,
+//     sum_{x of a on s} x - sum_{x of b on s} x = 0.
+func (p *program) serverRows(us []int) {
+	s := p.snap
+	for i := 0; i+1 < len(s.Jobs); i++ {
+		a, b := &s.Jobs[i], &s.Jobs[i+1]
+		if a.Gang == 0 || a.Gang != b.Gang {
+			continue
+		}
+		if us[i] >= 0 && us[i+1] >= 0 {
+			p.cons = append(p.cons, constraint{[]term{{us[i], 1}, {us[i+1], -1}}, eq, 0})
+		}
+		if !s.OneServerGangs() {
+			continue
+		}
+		on := map[int][]term{}
+		var servers []int
+		for k, job := range []int{i, i + 1} {
+			coef := int64(1 - 2*k)
+			for _, v := range p.xs[job] {
+				sv := s.GPUs[p.vars[v].gpu].Server
+				if len(on[sv]) == 0 {
+					servers = append(servers, sv)
+				}
+				on[sv] = append(on[sv], term{v, coef})
+			}
+		}
+		for _, sv := range servers {
+			p.cons = append(p.cons, constraint{on[sv], eq, 0})
+		}
+	}
+	if len(s.Servers) == 0 {
+		return
+	}
+	pos := make(map[int]int, len(s.Servers))
+	for k, sv := range s.Servers {
+		pos[sv.ID] = k
+	}
+	cpu := make([][]term, len(s.Servers))
+	mem := make([][]term, len(s.Servers))
+	for i := range s.Jobs {
+		for _, v := range p.xs[i] {
+			k := pos[s.GPUs[p.vars[v].gpu].Server]
+			if c := s.Jobs[i].CPUMilli; c > 0 && s.Servers[k].CPUMilli > 0 {
+				cpu[k] = append(cpu[k], term{v, c})
+			}
+			if m := s.Jobs[i].MemoryMiB; m > 0 && s.Servers[k].MemoryMiB > 0 {
+				mem[k] = append(mem[k], term{v, m})
+			}
+		}
+	}
+	for k, sv := range s.Servers {
+		if len(cpu[k]) > 0 {
+			p.cons = append(p.cons, constraint{cpu[k], le, sv.CPUMilli})
+		}
+		if len(mem[k]) > 0 {
+			p.cons = append(p.cons, constraint{mem[k], le, sv.MemoryMiB})
+		}
+	}
 }
 
 // value returns the objective of an assignment, in quanta.

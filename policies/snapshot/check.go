@@ -27,6 +27,16 @@ func sortInstances(in []Instance) {
 // rule of CheckDecision. It returns all problems found, joined.
 func CheckSnapshot(s *Snapshot) error {
 	var errs []error
+	srvIDs := map[int]bool{}
+	for k, sv := range s.Servers {
+		if srvIDs[sv.ID] {
+			errs = append(errs, fmt.Errorf("snapshot server [%d]: duplicate server ID %d", k, sv.ID))
+		}
+		srvIDs[sv.ID] = true
+		if sv.CPUMilli < 0 || sv.MemoryMiB < 0 {
+			errs = append(errs, fmt.Errorf("snapshot server [%d] (ID %d): CPU %d milli, memory %d MiB; want >= 0 (0: not modelled)", k, sv.ID, sv.CPUMilli, sv.MemoryMiB))
+		}
+	}
 	gpuIDs := map[int]bool{}
 	for k := range s.GPUs {
 		g := &s.GPUs[k]
@@ -34,6 +44,9 @@ func CheckSnapshot(s *Snapshot) error {
 			errs = append(errs, fmt.Errorf("GPUs[%d]: duplicate GPU ID %d", k, g.ID))
 		}
 		gpuIDs[g.ID] = true
+		if len(s.Servers) > 0 && !srvIDs[g.Server] {
+			errs = append(errs, fmt.Errorf("GPUs[%d] (ID %d): server %d is not in Servers", k, g.ID, g.Server))
+		}
 		if err := checkModel(&g.Model); err != nil {
 			errs = append(errs, fmt.Errorf("GPUs[%d] (ID %d): %w", k, g.ID, err))
 			continue
@@ -61,6 +74,9 @@ func CheckSnapshot(s *Snapshot) error {
 			if o.Profile == "" && (o.Fraction <= 0 || o.Fraction > 1 || math.IsNaN(o.Fraction)) {
 				errs = append(errs, fmt.Errorf("snapshot job [%d] (ID %d) option %d: fraction %v outside (0,1] and no MIG profile", k, j.ID, t, o.Fraction))
 			}
+		}
+		if j.CPUMilli < 0 || j.MemoryMiB < 0 {
+			errs = append(errs, fmt.Errorf("snapshot job [%d] (ID %d): CPU %d milli, memory %d MiB; want >= 0", k, j.ID, j.CPUMilli, j.MemoryMiB))
 		}
 		if j.MigrationCost < 0 || math.IsNaN(j.MigrationCost) || math.IsInf(j.MigrationCost, 0) {
 			errs = append(errs, fmt.Errorf("snapshot job [%d] (ID %d): migration cost %v; want a finite value >= 0", k, j.ID, j.MigrationCost))
@@ -207,10 +223,53 @@ func CheckDecision(s *Snapshot, d Decision) error {
 			errs = append(errs, fmt.Errorf("GPU %d (%s, no MIG): jobs %v take fractions summing to %v > 1", id, g.Model.Name, jobsOf(d, ks), sum))
 		}
 	}
+	if len(s.Servers) > 0 {
+		errs = append(errs, checkServers(s, d)...)
+	}
 	if d.Bound != 0 && d.Cost != 0 && d.Bound > d.Cost*(1+1e-9)+1e-9 {
 		errs = append(errs, fmt.Errorf("claimed lower bound %v exceeds the decision's own cost %v", d.Bound, d.Cost))
 	}
 	return errors.Join(errs...)
+}
+
+// checkServers verifies the server rules of d: the jobs on a server's GPUs
+// fit its CPU and memory, and the placed tasks of a gang share one server
+// unless the snapshot lets gangs span servers.
+func checkServers(s *Snapshot, d Decision) []error {
+	var errs []error
+	type use struct{ cpu, mem int64 }
+	used := map[int]use{}
+	gangSrv := map[int]int{} // gang -> server of its first placed task
+	gangJob := map[int]int{}
+	for _, p := range d.Placements {
+		j, ok1 := s.Job(p.JobID)
+		g, ok2 := s.GPU(p.GPU)
+		if !ok1 || !ok2 {
+			continue // reported above
+		}
+		u := used[g.Server]
+		u.cpu += j.CPUMilli
+		u.mem += j.MemoryMiB
+		used[g.Server] = u
+		if j.Gang == 0 || !s.OneServerGangs() {
+			continue
+		}
+		if srv, ok := gangSrv[j.Gang]; !ok {
+			gangSrv[j.Gang], gangJob[j.Gang] = g.Server, j.ID
+		} else if srv != g.Server {
+			errs = append(errs, fmt.Errorf("gang %d: job %d on server %d, job %d on server %d; a gang's tasks share one server", j.Gang, gangJob[j.Gang], srv, j.ID, g.Server))
+		}
+	}
+	for _, sv := range s.Servers {
+		u := used[sv.ID]
+		if sv.CPUMilli > 0 && u.cpu > sv.CPUMilli {
+			errs = append(errs, fmt.Errorf("server %d: jobs take %d milli-CPU of its %d", sv.ID, u.cpu, sv.CPUMilli))
+		}
+		if sv.MemoryMiB > 0 && u.mem > sv.MemoryMiB {
+			errs = append(errs, fmt.Errorf("server %d: jobs take %d MiB of its %d MiB memory", sv.ID, u.mem, sv.MemoryMiB))
+		}
+	}
+	return errs
 }
 
 func jobsOf(d Decision, ks []int) []int {

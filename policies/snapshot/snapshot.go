@@ -34,10 +34,23 @@ func (m *GPUModel) Profile(name string) (*MIGProfile, bool) {
 // current sharing is read from the jobs' Current placements).
 type Instance = mig.Instance
 
+// Server is one machine of the cluster: its GPUs name it (GPU.Server), and
+// the jobs placed on them share its CPU and memory.
+type Server struct {
+	ID int // unique within the snapshot
+	// CPUMilli and MemoryMiB are the server's capacity for jobs, in
+	// thousandths of a core and MiB; 0 leaves that resource unmodelled.
+	CPUMilli  int64
+	MemoryMiB int64
+}
+
 // GPU is one device of the cluster at snapshot time.
 type GPU struct {
 	ID    int // unique within the snapshot
 	Model GPUModel
+	// Server is the ID of the server that holds the GPU; read only when
+	// the snapshot lists Servers.
+	Server int
 	// Instances is the current MIG layout, idle instances included. Jobs'
 	// Current placements must lie on instances listed here. Policies may
 	// ignore it: a decision states the whole new layout through its
@@ -85,6 +98,16 @@ type Job struct {
 	// MigrationCost is m_i: the cost of moving (or preempting) the job when
 	// it is running. Ignored for pending jobs.
 	MigrationCost float64
+	// Gang, when not 0, names the gang the job belongs to: the tasks of one
+	// multi-GPU job, listed consecutively. A gang runs only when all its
+	// tasks are placed, and, when the snapshot lists Servers and GangSpan
+	// is false, all on one server.
+	Gang int
+	// CPUMilli and MemoryMiB are what the job takes of its server's CPU
+	// (thousandths of a core) and memory (MiB) while placed; read only when
+	// the snapshot lists Servers.
+	CPUMilli  int64
+	MemoryMiB int64
 }
 
 // Snapshot is everything a policy may read.
@@ -92,7 +115,15 @@ type Snapshot struct {
 	Now  engine.Time
 	GPUs []GPU
 	Jobs []Job // running and pending
+	// Servers, when not empty, hold the GPUs (GPU.Server): the jobs on one
+	// server share its CPU and memory, and a gang stays on one server
+	// unless GangSpan. Empty: GPUs stand alone, CPU and memory unmodelled.
+	Servers  []Server
+	GangSpan bool
 }
+
+// OneServerGangs reports whether the tasks of a gang must share a server.
+func (s *Snapshot) OneServerGangs() bool { return len(s.Servers) > 0 && !s.GangSpan }
 
 // GPU returns the GPU with the given ID.
 func (s *Snapshot) GPU(id int) (*GPU, bool) {

@@ -315,3 +315,66 @@ func TestRegisterChecksAndCapabilities(t *testing.T) {
 		t.Errorf("SetWorkload not reached through the capability: %+v", w.got)
 	}
 }
+
+// TestServerRules: the jobs on a server fit its CPU and memory (0 = not
+// modelled), the tasks of a gang share one server unless GangSpan, and a
+// GPU names a listed server.
+func TestServerRules(t *testing.T) {
+	whole := []Option{{Fraction: 1}}
+	base := func() *Snapshot {
+		return &Snapshot{
+			Servers: []Server{{ID: 1, CPUMilli: 2000, MemoryMiB: 4096}, {ID: 2}},
+			GPUs:    []GPU{{ID: 10, Model: v100(), Server: 1}, {ID: 11, Model: v100(), Server: 1}, {ID: 20, Model: v100(), Server: 2}},
+			Jobs: []Job{
+				{ID: 1, Tenant: "a", Options: whole, Gang: 1, CPUMilli: 1000, MemoryMiB: 2048},
+				{ID: 2, Tenant: "a", Options: whole, Gang: 1, CPUMilli: 1000, MemoryMiB: 2048},
+				{ID: 3, Tenant: "a", Options: whole, CPUMilli: 1},
+			},
+		}
+	}
+	at := func(gpus ...int) Decision {
+		var d Decision
+		for k, g := range gpus {
+			if g < 0 {
+				d.Unscheduled = append(d.Unscheduled, k+1)
+				continue
+			}
+			d.Placements = append(d.Placements, Placement{JobID: k + 1, GPU: g, Fraction: 1})
+		}
+		return d
+	}
+	cases := []struct {
+		name string
+		edit func(*Snapshot)
+		d    Decision
+		want string // substring of the error; "" = valid
+	}{
+		{"gang on server 1, job 3 on server 2 (not modelled)", nil, at(10, 11, 20), ""},
+		{"job 2 pending (a gang in part), job 3 on server 1: 1001 milli-CPU", nil, at(10, -1, 11), ""},
+		{"all three on server 1", func(s *Snapshot) { s.GPUs[2].Server = 1 }, at(10, 11, 20), "2001 milli-CPU of its 2000"},
+		{"memory", func(s *Snapshot) { s.Servers[0].MemoryMiB = 4095 }, at(10, 11, 20), "4096 MiB of its 4095 MiB"},
+		{"gang across servers", nil, at(10, 20, 11), "a gang's tasks share one server"},
+		{"gang across servers, GangSpan", func(s *Snapshot) { s.GangSpan = true }, at(10, 20, 11), ""},
+		{"part of a gang placed", nil, at(10, -1, 20), ""},
+	}
+	for _, c := range cases {
+		s := base()
+		if c.edit != nil {
+			c.edit(s)
+		}
+		err := CheckDecision(s, c.d)
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s: err = %v; want %q", c.name, err, c.want)
+		}
+	}
+	s := base()
+	s.GPUs[0].Server = 7
+	if err := CheckSnapshot(s); err == nil || !strings.Contains(err.Error(), "server 7 is not in Servers") {
+		t.Errorf("GPU on an unknown server: %v", err)
+	}
+	s = base()
+	s.Jobs[2].CPUMilli = -1
+	if err := CheckSnapshot(s); err == nil || !strings.Contains(err.Error(), "want >= 0") {
+		t.Errorf("negative CPU: %v", err)
+	}
+}

@@ -46,7 +46,7 @@ type Config struct {
 	Window      Window `yaml:"window" doc:"which jobs of the trace to replay"`
 	Synthetic   Synth  `yaml:"synthetic" doc:"replace the trace by synthetic jobs with its statistics"`
 
-	Nodes string `yaml:"nodes" doc:"node list giving the cluster's GPUs (openb_node_list_gpu_node.csv format); empty uses gpus" default:"../shared/traces/alibaba-gpu-v2023/openb_node_list_gpu_node.csv"`
+	Nodes string `yaml:"nodes" doc:"node list giving the cluster's servers: CPU, memory and GPUs of each (openb_node_list_gpu_node.csv format); empty uses gpus" default:"../shared/traces/alibaba-gpu-v2023/openb_node_list_gpu_node.csv"`
 	// NodeOrder fixes the GPU IDs of a node list, which policies that take
 	// "the lowest-numbered GPU that fits" (first-fit, naive-share) read:
 	// seeded is a random order of the servers drawn from the seed (after
@@ -56,13 +56,18 @@ type Config struct {
 	// NodeFraction sizes the cluster to the trace: openb's 6,212 GPUs
 	// are about 1% busy under its own trace, so packing never binds.
 	NodeFraction float64    `yaml:"node_fraction" doc:"share of each GPU model's servers of the node list kept, the first in node_order (at least one per model); 1 keeps them all" default:"1"`
-	GPUs         []GPUGroup `yaml:"gpus" doc:"the cluster's GPUs when nodes is empty, in GPU-ID order" default:"[]"`
+	GPUs         []GPUGroup `yaml:"gpus" doc:"the cluster's GPUs when nodes is empty, in servers of per_server GPUs, in GPU-ID order" default:"[]"`
 
 	TypeMap      string `yaml:"gpu_type_map" doc:"trace GPU codes to catalog names, CODE=gpu pairs over the defaults (G2=a100-40gb, G3=a100-80gb, ...)"`
 	ReferenceGPU string `yaml:"reference_gpu" doc:"GPU type on which an unconstrained job's trace run time was measured; empty = the cluster's most common type"`
 	SpeedModel   string `yaml:"speed_model" doc:"model whose measured speeds scale work across GPU types and MIG sizes (resnet50, bert)" default:"resnet50"`
 	Tenants      string `yaml:"tenants" doc:"trace (the trace's tenant; empty = one shared tenant), per-job (every job isolated), single" default:"trace"`
 	MIGOptions   string `yaml:"mig_options" doc:"MIG profiles a job may use: smallest (the smallest covering its share) or fitting (every covering one)" default:"fitting"`
+
+	// GangSpan lets a multi-GPU job's tasks land on several servers. Its
+	// cost is not modelled (no cross-server communication): a spanning
+	// gang runs as fast as one on one server, which flatters spanning.
+	GangSpan bool `yaml:"gang_span" doc:"let a multi-GPU job (a gang) span servers; its cost is not modelled (it runs as fast as on one server, an upper bound); false keeps each gang on one server" default:"false"`
 
 	Seeds    int    `yaml:"seeds" doc:"runs of every policy, seeds seed .. seed+seeds-1, each with its own node order (and node sample, synthetic jobs); metrics are means over them, with 95% CIs" default:"1"`
 	Baseline string `yaml:"baseline" doc:"policy the others are compared with (vs_baseline: GPU-hours against it seed by seed, mean and 95% CI); it must be among policies; empty compares with naive-share when it runs, else with nothing" default:""`
@@ -102,10 +107,28 @@ type Synth struct {
 	Rate units.Rate `yaml:"rate" doc:"Poisson arrival rate; 0/s keeps the trace's rate" default:"0/s"`
 }
 
-// GPUGroup is a number of identical GPUs.
+// GPUGroup is a number of identical GPUs, in servers of PerServer GPUs.
 type GPUGroup struct {
-	Model string `yaml:"model" doc:"GPU model from the hardware catalog or a trace code, e.g. a100-40gb, G2"`
-	Count int    `yaml:"count" doc:"number of GPUs" default:"1"`
+	Model     string `yaml:"model" doc:"GPU model from the hardware catalog or a trace code, e.g. a100-40gb, G2"`
+	Count     int    `yaml:"count" doc:"number of GPUs" default:"1"`
+	PerServer int    `yaml:"per_server" doc:"GPUs per server (the last server takes what is left); 0 = 8, as in a DGX or HGX server" default:"0"`
+	CPUMilli  int64  `yaml:"cpu_milli" doc:"CPU of each server for jobs, in thousandths of a core; 0 = not modelled" default:"0"`
+	MemoryMiB int64  `yaml:"memory_mib" doc:"memory of each server for jobs, in MiB; 0 = not modelled" default:"0"`
+}
+
+// DefaultGPUsPerServer is a declared group's server size when PerServer is
+// 0: the 8 GPUs of NVIDIA's DGX and HGX servers.
+const DefaultGPUsPerServer = 8
+
+// maxGPUsPerServer bounds a server's GPUs: the largest NVLink domains sold
+// as one system (GB200 NVL72) hold 72; more is a typo.
+const maxGPUsPerServer = 72
+
+func (g GPUGroup) perServer() int {
+	if g.PerServer > 0 {
+		return g.PerServer
+	}
+	return DefaultGPUsPerServer
 }
 
 // Defaults returns the configuration of the paper/gpu-hours scenario: the
@@ -168,6 +191,12 @@ func (c Config) Validate() error {
 		}
 		if _, err := resolveType(g.Model, tm); err != nil {
 			add(fmt.Sprintf("gpus[%d].model", i), "%v", err)
+		}
+		if g.PerServer < 0 || g.PerServer > maxGPUsPerServer {
+			add(fmt.Sprintf("gpus[%d].per_server", i), "%d; want 1..%d GPUs per server, or 0 for %d", g.PerServer, maxGPUsPerServer, DefaultGPUsPerServer)
+		}
+		if g.CPUMilli < 0 || g.MemoryMiB < 0 {
+			add(fmt.Sprintf("gpus[%d]", i), "cpu_milli %d, memory_mib %d; want >= 0 (0: not modelled)", g.CPUMilli, g.MemoryMiB)
 		}
 	}
 	if c.ReferenceGPU != "" {

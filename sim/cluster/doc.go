@@ -7,10 +7,26 @@
 //
 // A trace job (workloads.Job) needs NumGPU GPUs, each to the share
 // GPUMilli/1000, as a gang: the simulator splits it into NumGPU tasks (one
-// snapshot job each, consecutive IDs) and runs the job only when every task
-// is placed; a decision that places part of a gang is applied as if it placed
-// none of it (policies do not see gangs). Tasks of one gang may land on
-// different servers: the model has GPUs, not servers.
+// snapshot job each, consecutive IDs, one snapshot.Job.Gang) and runs the
+// job only when every task is placed; a decision that places part of a
+// gang is applied as if it placed none of it.
+//
+// Servers. The cluster is servers, each with GPUs of one model, CPU
+// (milli-cores) and memory (MiB): a node list's rows (openb's sn,
+// cpu_milli, memory_mib, gpu, model), or Config.GPUs cut into servers of
+// GPUGroup.PerServer GPUs (default 8, CPU and memory not modelled unless
+// given). A job's CPUMilli and MemoryMiB (openb's cpu_milli, memory_mib)
+// are split evenly over its tasks; the tasks on a server's GPUs must fit
+// its CPU and memory. A gang's tasks share one server unless
+// Config.GangSpan, whose cost is not modelled (a spanning gang runs as fast
+// as one on one server). The simulator refuses a decision that breaks these
+// rules (an error, not a silent fix); the policies keep them through
+// policies/internal/pack (the exact policy through rows of its program). A
+// gang larger than every server never runs and counts as unscheduled.
+// CPU-only pods of a trace are left out of the replay (counted in the
+// input report): they would take CPU and memory only, and the policies
+// place GPU jobs; the node-level allocation experiment (sim/alloc) models
+// them.
 //
 // Work and speed. The trace's Duration is the job's run time on its
 // reference GPU R with its requested share: R is the trace's GPU type when
@@ -77,10 +93,12 @@
 // Events: arrivals, completions, ends of setup (reconfiguration,
 // migration). Any event asks for one policy invocation at now +
 // Config.BatchWindow (coalesced). The policy sees a Snapshot of the alive
-// tasks (running and pending, by ID = arrival order) and of the GPUs that
-// hold a task plus, per GPU model, the lowest-ID empty GPUs, as many as
-// there are pending tasks: empty GPUs of one model are interchangeable, so
-// nothing is lost and each call costs O(alive jobs), not O(cluster).
+// tasks (running and pending, by ID = arrival order) and of the servers
+// that hold a task (all their GPUs) plus, of each class of identical
+// servers (GPU model and count, CPU, memory), the lowest-index empty
+// servers, as many as there are pending tasks: empty servers of one class
+// are interchangeable, so nothing is lost and each call costs O(alive
+// jobs), not O(cluster).
 //
 // # Metrics
 //

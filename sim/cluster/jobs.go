@@ -216,6 +216,14 @@ type gpuType struct {
 // clusterGPU is one GPU of the cluster.
 type clusterGPU struct {
 	typ int // index into types
+	srv int // index into the servers
+}
+
+// clusterServer is one server: its GPUs are consecutive, first .. first+n-1.
+// CPU and memory 0 are not modelled.
+type clusterServer struct {
+	cpu, mem int64
+	first, n int
 }
 
 // readNodes reads the node list cfg names, with the report of its rows;
@@ -236,8 +244,15 @@ func readNodes(cfg Config, env Env) ([]trace.Node, *InputReport, error) {
 // and the GPUs in ID order, from the node list readNodes read (in the
 // seed's order, sampled by node_fraction) or from cfg.GPUs, and the node
 // list's report completed with the servers left out (nil without one).
-func buildCluster(cfg Config, listed []trace.Node, read *InputReport, seed uint64, tm gpu.TraceTypeMap) ([]gpuType, []clusterGPU, *InputReport, error) {
+func buildCluster(cfg Config, listed []trace.Node, read *InputReport, seed uint64, tm gpu.TraceTypeMap) ([]gpuType, []clusterGPU, []clusterServer, *InputReport, error) {
 	var names []string
+	var servers []clusterServer
+	addServer := func(name string, n int, cpu, mem int64) {
+		servers = append(servers, clusterServer{cpu: cpu, mem: mem, first: len(names), n: n})
+		for range n {
+			names = append(names, name)
+		}
+	}
 	var rep *InputReport
 	if read != nil {
 		ir := *read
@@ -279,23 +294,22 @@ func buildCluster(cfg Config, listed []trace.Node, read *InputReport, seed uint6
 			}
 			name, err := resolveType(n.GPUType, tm)
 			if err != nil {
-				return nil, nil, nil, &InputError{fmt.Errorf("cluster.nodes %s row %d: %w", cfg.Nodes, n.Row, err)}
+				return nil, nil, nil, nil, &InputError{fmt.Errorf("cluster.nodes %s row %d: %w", cfg.Nodes, n.Row, err)}
 			}
-			for range n.NumGPU {
-				names = append(names, name)
-			}
+			addServer(name, n.NumGPU, int64(n.CPUMilli), n.MemoryMiB)
 		}
 		if len(names) == 0 {
-			return nil, nil, rep, &InputError{fmt.Errorf("cluster.nodes: no GPU node: %s", ir.Summary())}
+			return nil, nil, nil, rep, &InputError{fmt.Errorf("cluster.nodes: no GPU node: %s", ir.Summary())}
 		}
 	} else {
 		for i, g := range cfg.GPUs {
 			name, err := resolveType(g.Model, tm)
 			if err != nil {
-				return nil, nil, nil, fmt.Errorf("cluster.gpus[%d].model: %w", i, err)
+				return nil, nil, nil, nil, fmt.Errorf("cluster.gpus[%d].model: %w", i, err)
 			}
-			for range g.Count {
-				names = append(names, name)
+			per := g.perServer()
+			for left := g.Count; left > 0; left -= per {
+				addServer(name, min(per, left), g.CPUMilli, g.MemoryMiB)
 			}
 		}
 	}
@@ -306,23 +320,25 @@ func buildCluster(cfg Config, listed []trace.Node, read *InputReport, seed uint6
 	for k, n := range distinct {
 		s, err := gpu.Lookup(n)
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 		rel := s.RelSpeed[cfg.SpeedModel]
 		if !(rel > 0) {
-			return nil, nil, nil, fmt.Errorf("GPU %s has no relative speed for model %q", n, cfg.SpeedModel)
+			return nil, nil, nil, nil, fmt.Errorf("GPU %s has no relative speed for model %q", n, cfg.SpeedModel)
 		}
 		m := snapshot.ModelFromSpec(s)
 		types[k] = gpuType{name: s.Name, spec: s, rel: rel, migModel: m,
 			wholeModel: snapshot.GPUModel{Name: s.Name}}
 	}
 	gpus := make([]clusterGPU, len(names))
-	for k, n := range names {
-		t, _ := slices.BinarySearch(distinct, n)
-		gpus[k] = clusterGPU{typ: t}
-		types[t].count++
+	for si, sv := range servers {
+		for k := sv.first; k < sv.first+sv.n; k++ {
+			t, _ := slices.BinarySearch(distinct, names[k])
+			gpus[k] = clusterGPU{typ: t, srv: si}
+			types[t].count++
+		}
 	}
-	return types, gpus, rep, nil
+	return types, gpus, servers, rep, nil
 }
 
 // nodesKept marks the servers that node_fraction keeps: of each GPU
@@ -394,6 +410,19 @@ type jobPlan struct {
 	tenant             string
 	work               engine.Time // reference run time
 	optsMIG, optsWhole []snapshot.Option
+}
+
+// taskCPUMem returns what task t of the job takes of its server: the job's
+// CPU and memory split evenly over its tasks, the remainder on the first
+// (a gang's tasks share one server, so the server holds the job's total).
+func (p *jobPlan) taskCPUMem(t int) (cpu, mem int64) {
+	n := int64(max(1, p.src.NumGPU))
+	cpu, mem = int64(p.src.CPUMilli)/n, p.src.MemoryMiB/n
+	if t == 0 {
+		cpu += int64(p.src.CPUMilli) % n
+		mem += p.src.MemoryMiB % n
+	}
+	return cpu, mem
 }
 
 // planJobs resolves types, reference speeds and options of every job.

@@ -15,8 +15,10 @@ import (
 // heterogeneity-blind and takes the lowest-numbered GPU that fits, so its
 // GPU-hours depend on which servers come first: in the file's own order
 // (node_order listed: 44 P100 servers, 4.5x slower than the reference
-// A100-40GB) the saving is 74.7%, an artefact of that order; in the
-// seed's random order (seeded, the default; seed 1) it is 66.8%. conspirator places by GPU time per unit
+// A100-40GB) the saving is 73.3%, an artefact of that order; in the
+// seed's random order (seeded, the default; seed 1) it is 64.7% (74.7%
+// and 66.8% before servers: gangs on one server and the servers' CPU and
+// memory move naive-share's jobs). conspirator places by GPU time per unit
 // of work and shares A100s by MIG, so its own GPU-hours do not move.
 func TestPaperGPUHours(t *testing.T) {
 	if testing.Short() {
@@ -25,7 +27,7 @@ func TestPaperGPUHours(t *testing.T) {
 	for _, c := range []struct {
 		order string
 		want  float64
-	}{{NodeOrderListed, 0.747}, {NodeOrderSeeded, 0.668}} {
+	}{{NodeOrderListed, 0.733}, {NodeOrderSeeded, 0.647}} {
 		cfg := openb(t)
 		cfg.NodeOrder = c.order
 		cfg.Policies = []string{"naive-share", "conspirator"}

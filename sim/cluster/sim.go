@@ -53,6 +53,7 @@ type instance struct {
 
 type gpuState struct {
 	typ       int
+	srv       int // index into run.servers
 	tasks     int
 	used      float64 // non-MIG: fraction sum
 	tenant    string
@@ -60,6 +61,14 @@ type gpuState struct {
 	slices    int        // MIG: the GPU's compute slices (its geometry's); 0 when not partitioned
 	instances []instance // MIG: the current layout, idle instances included
 	members   []int      // non-MIG: the tasks time-sharing the GPU, in arrival order
+}
+
+// serverState is one server: its capacity (0: not modelled), what its
+// placed tasks take, and how many of its GPUs hold a task.
+type serverState struct {
+	clusterServer
+	cpu, mem int64 // taken
+	busy     int
 }
 
 // share is the allocated part of the GPU counted in gpu_hours_fractional.
@@ -72,14 +81,17 @@ func (g *gpuState) share() float64 {
 
 // run is one policy's simulation.
 type run struct {
-	now   func() time.Time // Env.Now; nil: decisions are not timed
-	cfg   Config
-	sim   *engine.Simulator
-	pol   snapshot.Policy
-	mig   bool // the policy partitions MIG GPUs
-	types []gpuType
-	gpus  []gpuState
-	byTyp [][]int // GPU indices of each type, ascending
+	now     func() time.Time // Env.Now; nil: decisions are not timed
+	cfg     Config
+	sim     *engine.Simulator
+	pol     snapshot.Policy
+	mig     bool // the policy partitions MIG GPUs
+	types   []gpuType
+	gpus    []gpuState
+	servers []serverState
+	// classes groups the servers whose empty states are interchangeable
+	// (one GPU type, GPU count, CPU and memory), indices ascending.
+	classes [][]int
 
 	plans []jobPlan
 	jobs  []jobState
@@ -109,6 +121,7 @@ type run struct {
 	// snapshot it is given (snapshot.Policy), so one set of slices serves
 	// all calls, and a call allocates nothing in steady state.
 	snap    snapshot.Snapshot
+	snapSrv []int
 	snapIDs []int
 	snapIns []snapshot.Instance
 	snapCur []snapshot.Placement
@@ -200,7 +213,7 @@ type seedRun struct {
 
 // runSeed simulates every policy of cfg under one seed.
 func runSeed(cfg Config, nodes []trace.Node, nodesRead *InputReport, raw []workloads.Job, seed uint64, tm gpu.TraceTypeMap, now func() time.Time) (seedRun, error) {
-	types, gpus, nodesRep, err := buildCluster(cfg, nodes, nodesRead, seed, tm)
+	types, gpus, servers, nodesRep, err := buildCluster(cfg, nodes, nodesRead, seed, tm)
 	if err != nil {
 		return seedRun{}, err
 	}
@@ -221,7 +234,7 @@ func runSeed(cfg Config, nodes []trace.Node, nodesRead *InputReport, raw []workl
 		if err != nil {
 			return seedRun{}, err
 		}
-		pr, tm, err := simulate(cfg, pol, types, gpus, plans, now)
+		pr, tm, err := simulate(cfg, pol, types, gpus, servers, plans, now)
 		if err != nil {
 			return seedRun{}, fmt.Errorf("policy %s: %w", name, err)
 		}
@@ -271,20 +284,35 @@ func workloadClasses(plans []jobPlan) []snapshot.WorkloadClass {
 	return out
 }
 
-func simulate(cfg Config, pol snapshot.Policy, types []gpuType, gpus []clusterGPU, plans []jobPlan, now func() time.Time) (PolicyResult, Timing, error) {
+func simulate(cfg Config, pol snapshot.Policy, types []gpuType, gpus []clusterGPU, servers []clusterServer, plans []jobPlan, now func() time.Time) (PolicyResult, Timing, error) {
 	r := &run{now: now, cfg: cfg, sim: engine.New(nil), pol: pol, mig: true, types: types, plans: plans,
-		gpus: make([]gpuState, len(gpus)), byTyp: make([][]int, len(types)), busy: map[int]bool{}}
+		gpus: make([]gpuState, len(gpus)), servers: make([]serverState, len(servers)), busy: map[int]bool{}}
 	caps := snapshot.CapabilitiesOf(pol)
 	r.mig = caps.UsesMIG
 	if caps.Workload != nil {
 		caps.Workload.SetWorkload(workloadClasses(plans))
 	}
 	for k, g := range gpus {
-		r.gpus[k].typ = g.typ
+		r.gpus[k].typ, r.gpus[k].srv = g.typ, g.srv
 		if m := r.model(g.typ).MIG; m != nil {
 			r.gpus[k].slices = m.ComputeSlices
 		}
-		r.byTyp[g.typ] = append(r.byTyp[g.typ], k)
+	}
+	type class struct {
+		typ, n   int
+		cpu, mem int64
+	}
+	byClass := map[class]int{}
+	for k, sv := range servers {
+		r.servers[k].clusterServer = sv
+		c := class{gpus[sv.first].typ, sv.n, sv.cpu, sv.mem}
+		ci, ok := byClass[c]
+		if !ok {
+			ci = len(r.classes)
+			byClass[c] = ci
+			r.classes = append(r.classes, nil)
+		}
+		r.classes[ci] = append(r.classes[ci], k)
 	}
 	r.jobs = make([]jobState, len(plans))
 	nt := 0
@@ -436,36 +464,50 @@ func (r *run) model(t int) *snapshot.GPUModel {
 	return &r.types[t].wholeModel
 }
 
-// snapshot builds the policy's view: alive tasks, GPUs in use and, per
-// model, as many of the lowest-ID empty GPUs as there are pending tasks.
+// snapshot builds the policy's view: alive tasks, the servers that hold a
+// task (all their GPUs) and, of each class of interchangeable servers, as
+// many of the lowest-index empty servers as there are pending tasks.
 func (r *run) snapshot(hidden map[int]bool) *snapshot.Snapshot {
 	s := &r.snap
 	s.Now = r.sim.Now()
-	ids := r.snapIDs[:0]
-	for g := range r.busy {
-		ids = append(ids, g)
+	s.GangSpan = r.cfg.GangSpan
+	srvs := r.snapSrv[:0]
+	for k := range r.servers {
+		if r.servers[k].busy > 0 {
+			srvs = append(srvs, k)
+		}
 	}
 	if r.pendingTasks > 0 {
-		for t := range r.types {
+		for _, cl := range r.classes {
 			n := 0
-			for _, g := range r.byTyp[t] {
+			for _, k := range cl {
 				if n >= r.pendingTasks {
 					break
 				}
-				if r.gpus[g].tasks == 0 {
-					ids = append(ids, g)
+				if r.servers[k].busy == 0 {
+					srvs = append(srvs, k)
 					n++
 				}
 			}
 		}
 	}
-	slices.Sort(ids)
+	slices.Sort(srvs)
+	r.snapSrv = srvs
+	s.Servers = slices.Grow(s.Servers[:0], len(srvs))[:len(srvs)]
+	ids := r.snapIDs[:0]
+	for k, si := range srvs {
+		sv := &r.servers[si]
+		s.Servers[k] = snapshot.Server{ID: si, CPUMilli: sv.clusterServer.cpu, MemoryMiB: sv.clusterServer.mem}
+		for g := sv.first; g < sv.first+sv.n; g++ {
+			ids = append(ids, g)
+		}
+	}
 	r.snapIDs = ids
 	s.GPUs = slices.Grow(s.GPUs[:0], len(ids))[:len(ids)]
 	ins := r.snapIns[:0]
 	for k, g := range ids {
 		gs := &r.gpus[g]
-		s.GPUs[k] = snapshot.GPU{ID: g, Model: *r.model(gs.typ)}
+		s.GPUs[k] = snapshot.GPU{ID: g, Model: *r.model(gs.typ), Server: gs.srv}
 		if s.GPUs[k].Model.IsMIG() && len(gs.instances) > 0 {
 			start := len(ins)
 			for _, in := range gs.instances {
@@ -485,9 +527,16 @@ func (r *run) snapshot(hidden map[int]bool) *snapshot.Snapshot {
 		}
 		js := &r.jobs[j]
 		opts := r.options(js.plan)
-		for t := range js.plan.src.NumGPU {
+		n := js.plan.src.NumGPU
+		gang := 0
+		if n > 1 {
+			gang = js.firstTask + 1 // any ID unique to the job, not 0
+		}
+		for t := range n {
 			id := js.firstTask + t
-			sj := snapshot.Job{ID: id, Tenant: js.plan.tenant, Options: opts, MigrationCost: r.cfg.MigrationCost}
+			cpu, mem := js.plan.taskCPUMem(t)
+			sj := snapshot.Job{ID: id, Tenant: js.plan.tenant, Options: opts, MigrationCost: r.cfg.MigrationCost,
+				Gang: gang, CPUMilli: cpu, MemoryMiB: mem}
 			if ts := &r.tasks[id]; ts.gpu >= 0 {
 				cur = append(cur, ts.pl)
 			}
@@ -507,10 +556,12 @@ func (r *run) snapshot(hidden map[int]bool) *snapshot.Snapshot {
 	return s
 }
 
-// schedule calls the policy and applies its decision. Policies do not see
-// gangs: when a decision places only part of a pending gang, the policy is
-// asked again without that gang (it stays pending until a later event), so a
-// gang that does not fit never holds GPUs that other jobs could use.
+// schedule calls the policy and applies its decision. Snapshots name the
+// gangs, and the built-in policies place a gang whole or not at all; for
+// any other policy, when a decision places only part of a pending gang,
+// the policy is asked again without that gang (it stays pending until a
+// later event), so a gang that does not fit never holds GPUs that other
+// jobs could use.
 func (r *run) schedule() {
 	r.scheduled = false
 	if len(r.alive) == 0 {
@@ -667,7 +718,11 @@ func (r *run) release(id int) {
 		g.used, g.tenant = 0, ""
 		r.active--
 		delete(r.busy, ts.gpu)
+		r.servers[g.srv].busy--
 	}
+	cpu, mem := r.jobs[ts.job].plan.taskCPUMem(id - r.jobs[ts.job].firstTask)
+	r.servers[g.srv].cpu -= cpu
+	r.servers[g.srv].mem -= mem
 	r.alloc += g.share()
 	ts.gpu = -1
 }
@@ -743,9 +798,18 @@ func (r *run) acquire(id int, p snapshot.Placement, tenant string) (engine.Time,
 		g.tenant = tenant
 		g.members = append(g.members, id)
 	}
+	sv := &r.servers[g.srv]
+	cpu, mem := r.jobs[r.tasks[id].job].plan.taskCPUMem(id - r.jobs[r.tasks[id].job].firstTask)
+	if sv.clusterServer.cpu > 0 && sv.cpu+cpu > sv.clusterServer.cpu || sv.clusterServer.mem > 0 && sv.mem+mem > sv.clusterServer.mem {
+		return 0, fmt.Errorf("task %d on GPU %d: server %d would hold %d of %d milli-CPU and %d of %d MiB", id, p.GPU, g.srv,
+			sv.cpu+cpu, sv.clusterServer.cpu, sv.mem+mem, sv.clusterServer.mem)
+	}
+	sv.cpu += cpu
+	sv.mem += mem
 	if g.tasks == 0 {
 		r.active++
 		r.busy[p.GPU] = true
+		sv.busy++
 	}
 	g.tasks++
 	r.alloc += g.share()
@@ -799,6 +863,20 @@ func (r *run) apply(d snapshot.Decision) error {
 			// Part of a gang: applied as none of it.
 			for t := range n {
 				delete(placed, js.firstTask+t)
+			}
+		}
+		if got == n && n > 1 && !r.cfg.GangSpan {
+			srv := -1
+			for t := range n {
+				p := placed[js.firstTask+t]
+				if p.GPU < 0 || p.GPU >= len(r.gpus) {
+					continue // acquire reports it
+				}
+				g := r.gpus[p.GPU].srv
+				if srv >= 0 && g != srv {
+					return fmt.Errorf("job %s: its %d tasks span servers %d and %d; a gang stays on one server (cluster.gang_span: false)", js.plan.src.ID, n, srv, g)
+				}
+				srv = g
 			}
 		}
 		c := change{job: k, wasPlaced: r.tasks[js.firstTask].gpu >= 0}

@@ -449,3 +449,53 @@ func TestNodeRowOrder(t *testing.T) {
 		t.Error("listed: reversing the node list changed nothing; the test cluster does not exercise the order")
 	}
 }
+
+// TestServersInReplay: servers hold gangs and share CPU and memory.
+// Hand-derived, every heuristic policy, V100s at reference speed:
+//   - a 5-GPU gang on servers of 4 GPUs never runs (unscheduled, no GPU
+//     ever held); with gang_span it runs at once on 5 GPUs for its 100 s;
+//   - one server of 4 GPUs with 2 cores (or 2 GiB) for jobs, three 1-GPU
+//     jobs of 1 core (1 GiB) each arriving at 0, 1, 2 s for 100 s: the
+//     third waits for the first to end at 100 s (queue 98 s, JCT 198 s);
+//     GPU-hours stay 300 GPU-seconds.
+func TestServersInReplay(t *testing.T) {
+	policies := []string{"exclusive", "naive-share", "first-fit", "best-fit", "conspirator"}
+	gang := job("gang", 0, 100, 1000)
+	gang.NumGPU = 5
+	for _, span := range []bool{false, true} {
+		c := small([]workloads.Job{gang}, "v100", 8, policies...)
+		c.GPUs[0].PerServer = 4
+		c.GangSpan = span
+		r := mustRun(t, c)
+		for _, p := range r.Policies {
+			wantUnsched, wantH := 1.0, 0.0
+			if span {
+				wantUnsched, wantH = 0, 5*100.0/3600
+			}
+			if p.Unscheduled != wantUnsched || math.Abs(p.GPUHours-wantH) > 1e-9 {
+				t.Errorf("gang_span %v, %s: unscheduled %v, %v GPU-hours; want %v and %v", span, p.Name, p.Unscheduled, p.GPUHours, wantUnsched, wantH)
+			}
+		}
+	}
+	for _, res := range []string{"cpu", "memory"} {
+		var jobs []workloads.Job
+		for k := range 3 {
+			j := job(fmt.Sprint("j", k), float64(k), 100, 1000)
+			j.CPUMilli, j.MemoryMiB = 1000, 1024
+			jobs = append(jobs, j)
+		}
+		c := small(jobs, "v100", 4, policies...)
+		if res == "cpu" {
+			c.GPUs[0].CPUMilli = 2000
+		} else {
+			c.GPUs[0].MemoryMiB = 2048
+		}
+		r := mustRun(t, c)
+		for _, p := range r.Policies {
+			last := p.Jobs[2]
+			if last.QueueS != 98 || last.JCTS != 198 || math.Abs(p.GPUHours-300.0/3600) > 1e-9 {
+				t.Errorf("%s-bound server, %s: third job queued %v s, JCT %v s, %v GPU-hours; want 98, 198, %v", res, p.Name, last.QueueS, last.JCTS, p.GPUHours, 300.0/3600)
+			}
+		}
+	}
+}

@@ -35,7 +35,7 @@ func SyntheticSnapshot(seed uint64, jobs, gpus int) (*snapshot.Snapshot, error) 
 	cfg.Trace, cfg.Nodes = "", ""
 	cfg.GPUs = []GPUGroup{{Model: "a100-40gb", Count: gpus}}
 	tm, _ := gpu.ParseTraceTypeMap("")
-	types, _, _, err := buildCluster(cfg, nil, nil, 0, tm)
+	types, _, _, _, err := buildCluster(cfg, nil, nil, 0, tm)
 	if err != nil {
 		return nil, err
 	}

@@ -12,10 +12,14 @@ import (
 
 // Twelve one-GPU jobs arrive at t = 0, 1, ..., 11 s and each runs 1000 s
 // on its own V100 (12 GPUs, exclusive), so nothing finishes before the last
-// arrival. Hand-derived calls: arrival k sees k+1 jobs and k+1 GPUs (k busy
-// plus one empty GPU for the pending task); the completion of job k (in
-// order) leaves 11-k jobs on 11-k busy GPUs, no pending task, and is a call
-// while jobs remain: 11 calls with 11, 10, ..., 1 jobs. The last completion
+// arrival. The 12 GPUs form two servers (8 and 4 GPUs, DefaultGPUsPerServer),
+// of two classes. Hand-derived calls: arrival k sees k+1 jobs; the snapshot
+// shows the busy servers plus one empty server of each class while a task
+// is pending, so always both: 12 GPUs. Jobs 0-7 fill server 0, jobs 8-11
+// server 1. The completion of job k (in order) leaves 11-k jobs and no
+// pending task, and is a call while jobs remain: 11 calls with 11, 10, ...,
+// 1 jobs, on both servers (12 GPUs) until job 7 leaves server 0 empty,
+// then on server 1 alone (4 GPUs: 4, 3, 2, 1 jobs). The last completion
 // calls nobody. 23 calls; 5 of them with >= 10 jobs (arrivals 10, 11, 12;
 // completions 11, 10).
 func TestTimingRecordsEveryCall(t *testing.T) {
@@ -27,10 +31,14 @@ func TestTimingRecordsEveryCall(t *testing.T) {
 	r := mustRun(t, c)
 	var want []Call
 	for k := range 12 {
-		want = append(want, Call{Jobs: k + 1, GPUs: k + 1})
+		want = append(want, Call{Jobs: k + 1, GPUs: 12})
 	}
 	for k := 11; k >= 1; k-- {
-		want = append(want, Call{Jobs: k, GPUs: k})
+		g := 12
+		if k <= 4 {
+			g = 4
+		}
+		want = append(want, Call{Jobs: k, GPUs: g})
 	}
 	for _, tm := range r.Timing {
 		var got []Call
@@ -55,7 +63,7 @@ func TestTimingRecordsEveryCall(t *testing.T) {
 			t.Errorf("%s: buckets %v, want %s", tm.Name, buckets, w)
 		}
 		// The 10-19 bucket holds exactly the large calls.
-		if b := tm.BySize[3]; b.DecisionUS != tm.LargeUS || b.MeanGPUs != float64(10+11+12+11+10)/5 {
+		if b := tm.BySize[3]; b.DecisionUS != tm.LargeUS || b.MeanGPUs != 12 {
 			t.Errorf("%s: 10-19 bucket %+v, large %+v", tm.Name, b, tm.LargeUS)
 		}
 	}
@@ -64,7 +72,7 @@ func TestTimingRecordsEveryCall(t *testing.T) {
 	if lines[0] != "policy,jobs,gpus,decision_us" || len(lines) != 1+2*23 {
 		t.Fatalf("decisions.csv: header %q, %d lines; want 47", lines[0], len(lines))
 	}
-	if !strings.HasPrefix(lines[1], "exclusive,1,1,") || !strings.HasPrefix(lines[24], "first-fit,1,1,") || !strings.HasPrefix(lines[12], "exclusive,12,12,") {
+	if !strings.HasPrefix(lines[1], "exclusive,1,12,") || !strings.HasPrefix(lines[24], "first-fit,1,12,") || !strings.HasPrefix(lines[12], "exclusive,12,12,") {
 		t.Errorf("decisions.csv rows 1, 12, 24: %q %q %q", lines[1], lines[12], lines[24])
 	}
 	// The deterministic summary does not carry any of it.

@@ -15,6 +15,7 @@ const fractionSlack = 1e-9
 type GPU struct {
 	ID    int
 	Model *snapshot.GPUModel
+	Srv   int // index into S.Servers; -1 when the snapshot has no servers
 	Jobs  int // placements on it
 	// Non-MIG: Used is the sum of fractions; Tenant the tenant of its jobs.
 	Used   float64
@@ -50,9 +51,30 @@ type View struct {
 
 	starts []int // scratch returned by Starts
 
+	// Servers (indexed as S.Servers): CPU and memory taken so far.
+	srvPos         map[int]int
+	srvCPU, srvMem []int64
+	// Gangs: placed tasks per gang and the server they are on.
+	gangN, gangSrv map[int]int
+	// banned servers take no task while PlacePending retries a gang.
+	banned  []bool
+	nBanned int
+
+	gangMemo struct {
+		gang, srv  int
+		placed, ok bool
+	}
+
+	// cands caches Candidates while candsOK.
+	cands   []int
+	candsOK bool
+
 	// noRoom holds the shapes of pending jobs that found no
 	// GPU in PlacePending since the view last gained room (Remove).
-	noRoom map[shape]bool
+	// With servers, a job of a shape found no room with the CPU and
+	// memory listed (the least such demands): a job of that shape asking
+	// at least as much finds none either.
+	noRoom map[shape][]demand
 }
 
 // New returns an empty view of s: every GPU free, no job placed. A policy
@@ -62,9 +84,22 @@ type View struct {
 func New(s *snapshot.Snapshot) *View {
 	v := viewPool.Get().(*View)
 	v.S = s
+	v.candsOK = false
+	v.gangMemo.ok = false
+	for k := range s.Servers {
+		v.srvPos[s.Servers[k].ID] = k
+	}
+	v.srvCPU = append(v.srvCPU[:0], make([]int64, len(s.Servers))...)
+	v.srvMem = append(v.srvMem[:0], make([]int64, len(s.Servers))...)
+	v.banned = append(v.banned[:0], make([]bool, len(s.Servers))...)
+	v.nBanned = 0
 	v.GPUs = slices.Grow(v.GPUs[:0], len(s.GPUs))
 	for k := range s.GPUs {
-		v.GPUs = append(v.GPUs, GPU{ID: s.GPUs[k].ID, Model: &s.GPUs[k].Model})
+		srv := -1
+		if len(s.Servers) > 0 {
+			srv = v.srvPos[s.GPUs[k].Server]
+		}
+		v.GPUs = append(v.GPUs, GPU{ID: s.GPUs[k].ID, Model: &s.GPUs[k].Model, Srv: srv})
 		v.gpuPos[s.GPUs[k].ID] = k
 	}
 	for k := range s.Jobs {
@@ -74,7 +109,8 @@ func New(s *snapshot.Snapshot) *View {
 }
 
 var viewPool = sync.Pool{New: func() any {
-	return &View{gpuPos: map[int]int{}, jobPos: map[int]int{}, placed: map[int]snapshot.Placement{}}
+	return &View{gpuPos: map[int]int{}, jobPos: map[int]int{}, placed: map[int]snapshot.Placement{},
+		srvPos: map[int]int{}, gangN: map[int]int{}, gangSrv: map[int]int{}}
 }}
 
 // Release empties v and keeps it for a later New. v must not be used
@@ -85,6 +121,9 @@ func (v *View) Release() {
 	clear(v.jobPos)
 	clear(v.placed)
 	clear(v.noRoom)
+	clear(v.srvPos)
+	clear(v.gangN)
+	clear(v.gangSrv)
 	clear(v.GPUs[:cap(v.GPUs)]) // drop the pointers into the snapshot
 	v.GPUs = v.GPUs[:0]
 	viewPool.Put(v)
@@ -115,41 +154,101 @@ func (v *View) Pending() []*snapshot.Job {
 // which reports whether it placed the job. A job is not offered when a job
 // of the same shape already found no room during this call: a view only
 // loses room while jobs are placed, so it would find none either. Two jobs
-// have the same shape when they have the same tenant and share one
-// Options slice (the simulator gives jobs with equal options one slice);
-// jobs with equal but separate slices are each offered, which costs time,
-// never correctness. On a loaded cluster, where hundreds of pending jobs
-// of a few shapes wait at every call, this skips most of the policies'
-// work (issue 12: a cluster where capacity binds).
+// have the same shape when they have the same tenant and gang size and
+// share one Options slice (the simulator gives jobs with equal options one
+// slice); jobs with equal but separate slices are each offered, which
+// costs time, never correctness. A job is skipped when one of its shape
+// that asked no more CPU and memory found no room: fit only gets harder
+// as a task asks more of its server. On a loaded cluster, where hundreds
+// of pending jobs of a few shapes wait at every call, this skips most of
+// the policies' work (issue 12: a cluster where capacity binds).
+//
+// The tasks of a pending gang are offered one after the other; when the
+// snapshot keeps gangs on one server, Starts offers the later tasks only
+// the server of the first. If a task finds no room there, the gang is taken
+// off again, that server is barred and the gang offered anew, until it is
+// placed whole or its first task finds no server: a gang is placed whole
+// or not at all, by the policy's own rule on each task.
 func (v *View) PlacePending(place func(j *snapshot.Job) bool) {
-	for k := range v.S.Jobs {
+	for k := 0; k < len(v.S.Jobs); k++ {
 		j := &v.S.Jobs[k]
 		if j.Current != nil {
 			continue
 		}
-		key := shape{tenant: j.Tenant, n: len(j.Options)}
+		n := 1
+		for j.Gang != 0 && k+n < len(v.S.Jobs) && v.S.Jobs[k+n].Gang == j.Gang && v.S.Jobs[k+n].Current == nil {
+			n++
+		}
+		key := shape{tenant: j.Tenant, n: len(j.Options), gang: n}
 		if len(j.Options) > 0 {
 			key.opts = &j.Options[0]
 		}
-		if v.noRoom[key] {
+		need := demand{j.CPUMilli, j.MemoryMiB}
+		tasks := v.S.Jobs[k : k+n]
+		k += n - 1
+		if slices.ContainsFunc(v.noRoom[key], need.covers) {
 			continue
 		}
-		if !place(j) {
+		var ok bool
+		if n == 1 {
+			ok = place(j)
+		} else {
+			ok = v.placeGang(tasks, place)
+		}
+		if !ok {
 			if v.noRoom == nil {
-				v.noRoom = map[shape]bool{}
+				v.noRoom = map[shape][]demand{}
 			}
-			v.noRoom[key] = true
+			// Keep only the least demands: drop those need covers.
+			v.noRoom[key] = append(slices.DeleteFunc(v.noRoom[key], func(d demand) bool { return d.covers(need) }), need)
 		}
 	}
 }
 
-// shape identifies the jobs PlacePending treats as one: a tenant and an
-// Options slice (its first element and length).
+// placeGang places tasks (one gang, all pending) whole or not at all.
+func (v *View) placeGang(tasks []snapshot.Job, place func(j *snapshot.Job) bool) bool {
+	defer func() { clear(v.banned); v.nBanned = 0 }()
+	for {
+		if !place(&tasks[0]) {
+			return false
+		}
+		first := v.placed[tasks[0].ID]
+		srv := v.GPUs[v.gpuPos[first.GPU]].Srv
+		all := true
+		for t := 1; t < len(tasks); t++ {
+			if !place(&tasks[t]) {
+				all = false
+				break
+			}
+		}
+		if all {
+			return true
+		}
+		for t := range tasks {
+			v.unplace(tasks[t].ID)
+		}
+		if srv < 0 || !v.S.OneServerGangs() {
+			return false // no other server would do better
+		}
+		v.banned[srv] = true
+		v.nBanned++
+	}
+}
+
+// shape identifies the jobs PlacePending treats as one: a tenant, an
+// Options slice (its first element and length) and gang size.
 type shape struct {
 	tenant string
 	opts   *snapshot.Option
 	n      int
+	gang   int
 }
+
+// demand is what a task takes of its server.
+type demand struct{ cpu, mem int64 }
+
+// covers reports whether d asks at least as much as o of both.
+func (d demand) covers(o demand) bool { return d.cpu >= o.cpu && d.mem >= o.mem }
 
 // KeepRunning keeps every running job where it is. Running jobs of a valid
 // snapshot always fit together again.
@@ -175,6 +274,9 @@ func (v *View) Starts(gi int, j *snapshot.Job, t int) []int {
 	if o.GPUType != "" && o.GPUType != g.Model.Name {
 		return nil
 	}
+	if g.Srv >= 0 && !v.serverFits(g.Srv, j) {
+		return nil
+	}
 	if m := g.Model.MIG; m != nil {
 		// One profile lookup serves both the fit (Option.Fits) and the
 		// starts: this is the policies' innermost loop.
@@ -196,6 +298,38 @@ func (v *View) Starts(gi int, j *snapshot.Job, t int) []int {
 	}
 	v.starts = append(v.starts[:0], 0)
 	return v.starts
+}
+
+// serverFits reports whether job j may join server srv (an index into
+// S.Servers): its CPU and memory fit, the server is not barred, and a gang
+// with tasks placed elsewhere does not forbid it.
+func (v *View) serverFits(srv int, j *snapshot.Job) bool {
+	sv := &v.S.Servers[srv]
+	if sv.CPUMilli > 0 && v.srvCPU[srv]+j.CPUMilli > sv.CPUMilli ||
+		sv.MemoryMiB > 0 && v.srvMem[srv]+j.MemoryMiB > sv.MemoryMiB {
+		return false
+	}
+	if v.nBanned > 0 && v.banned[srv] {
+		return false
+	}
+	if j.Gang != 0 && !v.S.GangSpan {
+		if at, ok := v.gangServer(j.Gang); ok && at != srv {
+			return false
+		}
+	}
+	return true
+}
+
+// gangServer returns the server of gang's placed tasks (false when none
+// is placed). Starts asks it for one job on GPU after GPU: the last answer
+// is kept until a task of a gang is placed or taken off.
+func (v *View) gangServer(gang int) (int, bool) {
+	if !v.gangMemo.ok || v.gangMemo.gang != gang {
+		v.gangMemo.gang, v.gangMemo.ok = gang, true
+		v.gangMemo.placed = v.gangN[gang] > 0
+		v.gangMemo.srv = v.gangSrv[gang]
+	}
+	return v.gangMemo.srv, v.gangMemo.placed
 }
 
 // Fits reports whether option t of j can be added to GPU gi at some start.
@@ -236,6 +370,18 @@ func (v *View) Place(gi int, j *snapshot.Job, t, start int) snapshot.Placement {
 func (v *View) add(gi int, j *snapshot.Job, p snapshot.Placement) {
 	g := &v.GPUs[gi]
 	g.Jobs++
+	if g.Jobs == 1 {
+		v.candsOK = false
+	}
+	if g.Srv >= 0 {
+		v.srvCPU[g.Srv] += j.CPUMilli
+		v.srvMem[g.Srv] += j.MemoryMiB
+		if j.Gang != 0 {
+			v.gangN[j.Gang]++
+			v.gangSrv[j.Gang] = g.Srv
+			v.gangMemo.ok = false
+		}
+	}
 	if g.Model.IsMIG() {
 		pr, _ := g.Model.Profile(p.Profile)
 		g.Occ.Add(g.Model.MIG, pr, p.Start)
@@ -248,14 +394,34 @@ func (v *View) add(gi int, j *snapshot.Job, p snapshot.Placement) {
 
 // Remove takes job id off its GPU in the decision being built.
 func (v *View) Remove(id int) {
+	if _, ok := v.placed[id]; ok {
+		clear(v.noRoom) // the view gains room: a shape may fit again
+		v.unplace(id)
+	}
+}
+
+// unplace takes job id off its GPU. Unlike Remove it keeps noRoom: a gang
+// taken off again leaves the view as it was before the gang.
+func (v *View) unplace(id int) {
 	p, ok := v.placed[id]
 	if !ok {
 		return
 	}
 	delete(v.placed, id)
-	clear(v.noRoom) // the view gains room: a shape may fit again
 	g := &v.GPUs[v.gpuPos[p.GPU]]
 	g.Jobs--
+	if g.Jobs == 0 {
+		v.candsOK = false
+	}
+	if g.Srv >= 0 {
+		j := v.Job(id)
+		v.srvCPU[g.Srv] -= j.CPUMilli
+		v.srvMem[g.Srv] -= j.MemoryMiB
+		if j.Gang != 0 {
+			v.gangN[j.Gang]--
+			v.gangMemo.ok = false
+		}
+	}
 	if g.Model.IsMIG() {
 		pr, _ := g.Model.Profile(p.Profile)
 		g.Occ.Remove(g.Model.MIG, pr, p.Start)
@@ -269,22 +435,49 @@ func (v *View) Remove(id int) {
 
 // Candidates returns the GPU positions worth trying for a new placement, in
 // position order: every GPU holding a job plus the first empty GPU of each
-// model (empty GPUs of one model are interchangeable, so trying one is
-// enough; taking the first keeps first-fit's lowest-index rule).
+// model on each server (empty GPUs of one model on one server are
+// interchangeable, so trying one is enough; taking the first keeps
+// first-fit's lowest-index rule). Without servers, the first empty GPU of
+// each model. The slice is kept until a GPU turns empty or busy: callers
+// read it and must not change it.
 func (v *View) Candidates() []int {
-	seen := map[string]bool{}
-	out := make([]int, 0, 16)
+	if v.candsOK {
+		return v.cands
+	}
+	out := v.cands[:0]
+	seen := map[string]bool{} // models with an empty GPU taken, without servers
+	srv, firstOnSrv := -2, 0  // the server of the previous GPU; where its entries start
 	for k := range v.GPUs {
 		g := &v.GPUs[k]
 		if g.Jobs > 0 {
 			out = append(out, k)
 			continue
 		}
-		if !seen[g.Model.Name] {
-			seen[g.Model.Name] = true
+		if g.Srv < 0 {
+			if !seen[g.Model.Name] {
+				seen[g.Model.Name] = true
+				out = append(out, k)
+			}
+			continue
+		}
+		// A server's GPUs are listed together (the simulator lists
+		// servers in order), so only this server's entries need a look;
+		// a server listed twice only gets more candidates.
+		if g.Srv != srv {
+			srv, firstOnSrv = g.Srv, len(out)
+		}
+		dup := false
+		for _, c := range out[firstOnSrv:] {
+			if h := &v.GPUs[c]; h.Jobs == 0 && h.Srv == g.Srv && h.Model.Name == g.Model.Name {
+				dup = true
+				break
+			}
+		}
+		if !dup {
 			out = append(out, k)
 		}
 	}
+	v.cands, v.candsOK = out, true
 	return out
 }
 
