@@ -11,9 +11,8 @@ import (
 	"github.com/conspirator-sim/conspirator/workloads/trace"
 )
 
-// maxGPUsPerServer is the most GPUs one server of a node list may hold:
-// 8, as in every bundled trace and in an HGX/DGX baseboard.
-const maxGPUsPerServer = 8
+// maxGPUsPerServer is the most GPUs one server of a node list may hold.
+const maxGPUsPerServer = cluster.MaxGPUsPerServer
 
 // allocationInput imports the pod and node lists of the allocation
 // experiment strictly: a bad row is an input error naming the file, row

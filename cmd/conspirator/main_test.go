@@ -81,7 +81,7 @@ func TestBadInputExitCodes(t *testing.T) {
 			want: []string{blocker, "cannot detect the trace format"}},
 		{name: "unknown GPU", args: []string{"mig", "layouts", "a100-40"}, want: []string{"a100-40"}},
 		{name: "trace without a usable job", args: []string{"run", "paper/heuristic-vs-optimal", "--set", "cluster.trace=" + cpuOnly, "--no-report"},
-			want: []string{cpuOnly, "no usable job", "cpu-only 1"}},
+			want: []string{cpuOnly, "no usable GPU job", "1 CPU-only pods"}},
 		{name: "validate checks the trace exists", args: []string{"validate", "paper/heuristic-vs-optimal", "--set", "cluster.trace=" + filepath.Join(dir, "none.csv")},
 			want: []string{"cluster.trace", filepath.Join(dir, "none.csv"), "not found"}},
 		{name: "name-only scenario", file: "name: x\n", want: []string{"bad.yaml", "nothing to simulate", "scenarios show paper/e2e"}},

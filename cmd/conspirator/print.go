@@ -121,6 +121,7 @@ func printSummary(w io.Writer, s *sim.Summary, timing *sim.Timing) {
 		}
 		tw.Flush()
 		fmt.Fprintln(w, "* wall-clock mean per policy call on this machine (timing.json); not part of the deterministic summary")
+		printPods(w, s.Policies)
 		for _, p := range s.Policies {
 			if st := p.Solves; st != nil {
 				line := fmt.Sprintf("%s: %d solves, %d proven optimal", p.Name, st.Total, st.Proven)
@@ -191,4 +192,25 @@ func clusterLine(cs []cluster.SeedCluster) string {
 		return n
 	}
 	return n + " (" + strings.Join(parts, ", ") + ")"
+}
+
+// printPods says what the CPU-only pods (cluster.cpu_pods) did under each
+// policy: how many waited for a server, and any that never found one.
+func printPods(w io.Writer, ps []cluster.PolicyResult) {
+	if len(ps) == 0 || ps[0].CPUPods == nil {
+		return
+	}
+	var waited []string
+	for _, p := range ps {
+		if p.CPUPods == nil {
+			continue
+		}
+		waited = append(waited, fmt.Sprintf("%s %.1f%%", p.Name, p.CPUPods.QueuedPct))
+	}
+	fmt.Fprintf(w, "cpu-only pods: %.0f per run, placed by the simulator (least allocated server); waited: %s\n", ps[0].CPUPods.Pods, strings.Join(waited, ", "))
+	for _, p := range ps {
+		if p.CPUPods != nil && p.CPUPods.Unplaced > 0 {
+			fmt.Fprintf(w, "WARNING: %s: %.1f cpu-only pods never found a server\n", p.Name, p.CPUPods.Unplaced)
+		}
+	}
 }

@@ -172,7 +172,7 @@ func serversAllow(s *snapshot.Snapshot, at []int) bool {
 		}
 	}
 	for _, sv := range s.Servers {
-		if sv.CPUMilli > 0 && cpu[sv.ID] > sv.CPUMilli || sv.MemoryMiB > 0 && mem[sv.ID] > sv.MemoryMiB {
+		if sv.CPUMilli > 0 && cpu[sv.ID]+sv.HeldCPUMilli > sv.CPUMilli || sv.MemoryMiB > 0 && mem[sv.ID]+sv.HeldMemoryMiB > sv.MemoryMiB {
 			return false
 		}
 	}

@@ -39,6 +39,9 @@ func (p *program) greedy(strict bool) []bool {
 	}
 	type srvUse struct{ cpu, mem int64 }
 	use := make([]srvUse, len(s.Servers))
+	for k, sv := range s.Servers {
+		use[k] = srvUse{sv.HeldCPUMilli, sv.HeldMemoryMiB}
+	}
 	gangSrv := map[int]int{}
 	banned := map[int]bool{}
 	fits := func(v int) bool {

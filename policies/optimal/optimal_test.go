@@ -246,6 +246,10 @@ func addServers(r *engine.Stream, s *snapshot.Snapshot) {
 	for k := range s.Servers {
 		s.Servers[k].CPUMilli += int64(r.IntN(3)) * 1000
 		s.Servers[k].MemoryMiB += int64(r.IntN(3)) * 512
+		if r.IntN(2) == 0 && s.Servers[k].CPUMilli > 0 { // some held by CPU-only pods
+			s.Servers[k].HeldCPUMilli = 1000
+			s.Servers[k].CPUMilli += 1000
+		}
 	}
 	for i := 0; i+1 < len(s.Jobs); i++ {
 		if s.Jobs[i].Current == nil && s.Jobs[i+1].Current == nil && r.IntN(2) == 0 {

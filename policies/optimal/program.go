@@ -393,7 +393,8 @@ func build(s *snapshot.Snapshot, cfg Config) (*program, error) {
 // serverRows adds the rows of servers and gangs (snapshot.Server, Job.Gang):
 //
 //   - CPU and memory: for each server s with a modelled capacity,
-//     sum over x on the GPUs of s of cpu_i x <= CPU_s (memory alike);
+//     sum over x on the GPUs of s of cpu_i x <= CPU_s - held_s (memory
+//     alike);
 //   - a gang is placed whole or not at all: u_a = u_b for consecutive tasks
 //     a, b of one gang (in strict mode every job is placed anyway);
 //   - and on one server unless GangSpan: for each server s,
@@ -449,10 +450,10 @@ func (p *program) serverRows(us []int) {
 	}
 	for k, sv := range s.Servers {
 		if len(cpu[k]) > 0 {
-			p.cons = append(p.cons, constraint{cpu[k], le, sv.CPUMilli})
+			p.cons = append(p.cons, constraint{cpu[k], le, sv.CPUMilli - sv.HeldCPUMilli})
 		}
 		if len(mem[k]) > 0 {
-			p.cons = append(p.cons, constraint{mem[k], le, sv.MemoryMiB})
+			p.cons = append(p.cons, constraint{mem[k], le, sv.MemoryMiB - sv.HeldMemoryMiB})
 		}
 	}
 }

@@ -33,8 +33,8 @@ func CheckSnapshot(s *Snapshot) error {
 			errs = append(errs, fmt.Errorf("snapshot server [%d]: duplicate server ID %d", k, sv.ID))
 		}
 		srvIDs[sv.ID] = true
-		if sv.CPUMilli < 0 || sv.MemoryMiB < 0 {
-			errs = append(errs, fmt.Errorf("snapshot server [%d] (ID %d): CPU %d milli, memory %d MiB; want >= 0 (0: not modelled)", k, sv.ID, sv.CPUMilli, sv.MemoryMiB))
+		if sv.CPUMilli < 0 || sv.MemoryMiB < 0 || sv.HeldCPUMilli < 0 || sv.HeldMemoryMiB < 0 {
+			errs = append(errs, fmt.Errorf("snapshot server [%d] (ID %d): CPU %d milli (%d held), memory %d MiB (%d held); want >= 0 (capacity 0: not modelled)", k, sv.ID, sv.CPUMilli, sv.HeldCPUMilli, sv.MemoryMiB, sv.HeldMemoryMiB))
 		}
 	}
 	gpuIDs := map[int]bool{}
@@ -262,11 +262,11 @@ func checkServers(s *Snapshot, d Decision) []error {
 	}
 	for _, sv := range s.Servers {
 		u := used[sv.ID]
-		if sv.CPUMilli > 0 && u.cpu > sv.CPUMilli {
-			errs = append(errs, fmt.Errorf("server %d: jobs take %d milli-CPU of its %d", sv.ID, u.cpu, sv.CPUMilli))
+		if sv.CPUMilli > 0 && u.cpu+sv.HeldCPUMilli > sv.CPUMilli {
+			errs = append(errs, fmt.Errorf("server %d: jobs take %d milli-CPU of its %d (%d held)", sv.ID, u.cpu, sv.CPUMilli, sv.HeldCPUMilli))
 		}
-		if sv.MemoryMiB > 0 && u.mem > sv.MemoryMiB {
-			errs = append(errs, fmt.Errorf("server %d: jobs take %d MiB of its %d MiB memory", sv.ID, u.mem, sv.MemoryMiB))
+		if sv.MemoryMiB > 0 && u.mem+sv.HeldMemoryMiB > sv.MemoryMiB {
+			errs = append(errs, fmt.Errorf("server %d: jobs take %d MiB of its %d MiB memory (%d held)", sv.ID, u.mem, sv.MemoryMiB, sv.HeldMemoryMiB))
 		}
 	}
 	return errs

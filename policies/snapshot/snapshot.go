@@ -42,6 +42,10 @@ type Server struct {
 	// thousandths of a core and MiB; 0 leaves that resource unmodelled.
 	CPUMilli  int64
 	MemoryMiB int64
+	// HeldCPUMilli and HeldMemoryMiB are taken by work the policy does not
+	// place (CPU-only pods): the jobs get the capacity less these.
+	HeldCPUMilli  int64
+	HeldMemoryMiB int64
 }
 
 // GPU is one device of the cluster at snapshot time.

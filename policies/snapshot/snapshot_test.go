@@ -353,6 +353,7 @@ func TestServerRules(t *testing.T) {
 		{"job 2 pending (a gang in part), job 3 on server 1: 1001 milli-CPU", nil, at(10, -1, 11), ""},
 		{"all three on server 1", func(s *Snapshot) { s.GPUs[2].Server = 1 }, at(10, 11, 20), "2001 milli-CPU of its 2000"},
 		{"memory", func(s *Snapshot) { s.Servers[0].MemoryMiB = 4095 }, at(10, 11, 20), "4096 MiB of its 4095 MiB"},
+		{"1 milli-CPU held by a pod", func(s *Snapshot) { s.Servers[0].HeldCPUMilli = 1 }, at(10, 11, 20), "2000 milli-CPU of its 2000 (1 held)"},
 		{"gang across servers", nil, at(10, 20, 11), "a gang's tasks share one server"},
 		{"gang across servers, GangSpan", func(s *Snapshot) { s.GangSpan = true }, at(10, 20, 11), ""},
 		{"part of a gang placed", nil, at(10, -1, 20), ""},

@@ -64,6 +64,17 @@ type Config struct {
 	Tenants      string `yaml:"tenants" doc:"trace (the trace's tenant; empty = one shared tenant), per-job (every job isolated), single" default:"trace"`
 	MIGOptions   string `yaml:"mig_options" doc:"MIG profiles a job may use: smallest (the smallest covering its share) or fitting (every covering one)" default:"fitting"`
 
+	// BadRows: a trace or node list row with a value out of range, a
+	// missing field or an unknown GPU type is an error by default; real
+	// traces with broken rows can be replayed with skip, which leaves them
+	// out and counts them in the input report.
+	BadRows string `yaml:"bad_rows" doc:"a bad row of the trace or node list (a value out of range, a missing field, an unknown GPU type): error (exit 2, naming file, row and column) or skip (left out, counted in the input report); rows left out by rule (CPU-only without cpu_pods, never scheduled) are never errors" default:"error"`
+
+	// CPUPods keeps the trace's CPU-only pods: they hold a server's CPU
+	// and memory for their run time, placed by the simulator (policies
+	// place GPU jobs) as Kubernetes' default scoring does.
+	CPUPods bool `yaml:"cpu_pods" doc:"replay the trace's CPU-only pods: each holds CPU and memory of the least allocated server that fits it (Kubernetes' default NodeResourcesLeastAllocated score), waiting while none does; GPU jobs then find less CPU and memory. Dropped with synthetic jobs" default:"true" source:"choice: the FGD paper's workload includes them (issue 12); least allocated is kube-scheduler's default score"`
+
 	// GangSpan lets a multi-GPU job's tasks land on several servers. Its
 	// cost is not modelled (no cross-server communication): a spanning
 	// gang runs as fast as one on one server, which flatters spanning.
@@ -120,9 +131,15 @@ type GPUGroup struct {
 // 0: the 8 GPUs of NVIDIA's DGX and HGX servers.
 const DefaultGPUsPerServer = 8
 
-// maxGPUsPerServer bounds a server's GPUs: the largest NVLink domains sold
-// as one system (GB200 NVL72) hold 72; more is a typo.
-const maxGPUsPerServer = 72
+// MaxGPUsPerServer bounds a server's GPUs, in node lists and declared
+// groups: 8, as on an HGX/DGX baseboard and in every bundled trace.
+const MaxGPUsPerServer = 8
+
+// Values of Config.BadRows.
+const (
+	BadRowsError = "error"
+	BadRowsSkip  = "skip"
+)
 
 func (g GPUGroup) perServer() int {
 	if g.PerServer > 0 {
@@ -149,6 +166,8 @@ func Defaults() Config {
 		MigrationTime:     units.Duration(30 * engine.Second),
 		MigrationCost:     1,
 		TimeshareSlowdown: 0.343,
+		CPUPods:           true,
+		BadRows:           BadRowsError,
 		RecordJobs:        true,
 		RecordSeries:      true,
 	}
@@ -192,8 +211,8 @@ func (c Config) Validate() error {
 		if _, err := resolveType(g.Model, tm); err != nil {
 			add(fmt.Sprintf("gpus[%d].model", i), "%v", err)
 		}
-		if g.PerServer < 0 || g.PerServer > maxGPUsPerServer {
-			add(fmt.Sprintf("gpus[%d].per_server", i), "%d; want 1..%d GPUs per server, or 0 for %d", g.PerServer, maxGPUsPerServer, DefaultGPUsPerServer)
+		if g.PerServer < 0 || g.PerServer > MaxGPUsPerServer {
+			add(fmt.Sprintf("gpus[%d].per_server", i), "%d; want 1..%d GPUs per server, or 0 for %d", g.PerServer, MaxGPUsPerServer, DefaultGPUsPerServer)
 		}
 		if g.CPUMilli < 0 || g.MemoryMiB < 0 {
 			add(fmt.Sprintf("gpus[%d]", i), "cpu_milli %d, memory_mib %d; want >= 0 (0: not modelled)", g.CPUMilli, g.MemoryMiB)
@@ -206,6 +225,9 @@ func (c Config) Validate() error {
 	}
 	if !slices.Contains(gpu.Models(), c.SpeedModel) {
 		add("speed_model", "%q has no speed table; use one of %s", c.SpeedModel, strings.Join(gpu.Models(), ", "))
+	}
+	if c.BadRows != BadRowsError && c.BadRows != BadRowsSkip {
+		add("bad_rows", "%q; use %s or %s", c.BadRows, BadRowsError, BadRowsSkip)
 	}
 	if c.NodeOrder != NodeOrderSeeded && c.NodeOrder != NodeOrderListed {
 		add("node_order", "%q; use %s or %s", c.NodeOrder, NodeOrderSeeded, NodeOrderListed)

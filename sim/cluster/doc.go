@@ -23,10 +23,16 @@
 // rules (an error, not a silent fix); the policies keep them through
 // policies/internal/pack (the exact policy through rows of its program). A
 // gang larger than every server never runs and counts as unscheduled.
-// CPU-only pods of a trace are left out of the replay (counted in the
-// input report): they would take CPU and memory only, and the policies
-// place GPU jobs; the node-level allocation experiment (sim/alloc) models
-// them.
+// CPU-only pods. With Config.CPUPods (default) a trace's CPU-only pods
+// hold CPU and memory of a server for their run time. The simulator places
+// them, not the policy (policies place GPU jobs): at arrival and after any
+// event, waiting pods first, each on the server that fits it with the most
+// left (the mean over CPU and memory of the share left: Kubernetes' default
+// NodeResourcesLeastAllocated score), ties to the lowest server; a pod that
+// fits nowhere waits. Policies see what pods hold as Server.Held*. Pods
+// are not jobs: GPU-hours, JCT, queueing and jobs.csv count GPU jobs; the
+// pods have their own summary (PodStats). A window keeps the pods arriving
+// between its first and last GPU job; synthetic jobs have none.
 //
 // Work and speed. The trace's Duration is the job's run time on its
 // reference GPU R with its requested share: R is the trace's GPU type when

@@ -72,6 +72,9 @@ func importInput(env Env, key, path string, opt trace.Options) (trace.Result, er
 		return r, NotFound(key, path)
 	}
 	if err != nil {
+		if re := (*trace.RowError)(nil); opt.Strict && errors.As(err, &re) && re.Row > 1 { // a data row, not the header
+			err = fmt.Errorf("%w (cluster.bad_rows: skip leaves bad rows out and reports them)", err)
+		}
 		return r, &InputError{fmt.Errorf("%s: %w", key, err)}
 	}
 	return r, nil
@@ -132,35 +135,43 @@ func readJobs(cfg Config, env Env) ([]workloads.Job, *InputReport, error) {
 	if cfg.Jobs != nil {
 		return cfg.Jobs, nil, nil
 	}
-	r, err := importInput(env, "cluster.trace", cfg.Trace, trace.Options{Format: cfg.TraceFormat})
+	r, err := importInput(env, "cluster.trace", cfg.Trace, trace.Options{Format: cfg.TraceFormat, KeepCPUOnly: cfg.CPUPods && cfg.Synthetic.Jobs == 0, Strict: cfg.BadRows == BadRowsError})
 	if err != nil {
 		return nil, nil, err
 	}
 	ir := ReportOf("cluster.trace", &r)
-	if len(r.Jobs) == 0 {
-		return nil, &ir, &InputError{fmt.Errorf("no usable job in the trace: %s", ir.Summary())}
+	if !slices.ContainsFunc(r.Jobs, func(j workloads.Job) bool { return j.NumGPU > 0 }) {
+		return nil, &ir, &InputError{fmt.Errorf("no usable GPU job in the trace (%d CPU-only pods, and the replay needs GPU jobs): %s", len(r.Jobs), ir.Summary())}
 	}
 	return r.Jobs, &ir, nil
 }
 
-// prepareJobs returns the jobs of one seed's run from what readJobs read:
-// synthesised from it or windowed, in arrival order, the first arriving at
-// 0. It does not modify jobs.
-func prepareJobs(cfg Config, jobs []workloads.Job, seed uint64) ([]workloads.Job, error) {
+// prepareJobs returns the GPU jobs and CPU-only pods of one seed's run from
+// what readJobs read: synthesised from it or windowed, in arrival order,
+// the first arriving at 0. A window (skip, jobs) selects GPU jobs and keeps
+// the pods arriving between its first and last GPU job; there are no pods
+// with synthetic jobs. It does not modify all.
+func prepareJobs(cfg Config, all []workloads.Job, seed uint64) (jobs, pods []workloads.Job, err error) {
+	for _, j := range all {
+		if j.NumGPU == 0 && cfg.CPUPods && cfg.Synthetic.Jobs == 0 {
+			pods = append(pods, j)
+			continue
+		}
+		jobs = append(jobs, j)
+	}
 	jobs = slices.Clone(jobs)
 	if cfg.Synthetic.Jobs > 0 {
 		st := engine.NewStream(seed, "cluster/synthetic")
-		var err error
 		if cfg.Synthetic.Rate > 0 {
 			jobs, err = trace.SynthesizeAtRate(jobs, cfg.Synthetic.Jobs, float64(cfg.Synthetic.Rate)*3600, st)
 		} else {
 			jobs, err = trace.Synthesize(jobs, cfg.Synthetic.Jobs, st)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("cluster.synthetic: %w", err)
+			return nil, nil, fmt.Errorf("cluster.synthetic: %w", err)
 		}
 	}
-	slices.SortStableFunc(jobs, func(a, b workloads.Job) int {
+	byArrival := func(a, b workloads.Job) int {
 		switch {
 		case a.Arrival < b.Arrival:
 			return -1
@@ -168,38 +179,52 @@ func prepareJobs(cfg Config, jobs []workloads.Job, seed uint64) ([]workloads.Job
 			return 1
 		}
 		return 0
-	})
+	}
+	slices.SortStableFunc(jobs, byArrival)
+	slices.SortStableFunc(pods, byArrival)
 	if cfg.Window.Skip > 0 {
 		if cfg.Window.Skip >= len(jobs) {
-			return nil, &InputError{fmt.Errorf("cluster.window.skip: %d skips every one of the %d jobs; use at most %d", cfg.Window.Skip, len(jobs), len(jobs)-1)}
+			return nil, nil, &InputError{fmt.Errorf("cluster.window.skip: %d skips every one of the %d jobs; use at most %d", cfg.Window.Skip, len(jobs), len(jobs)-1)}
 		}
 		jobs = jobs[cfg.Window.Skip:]
 	}
 	if cfg.Window.Jobs > 0 && cfg.Window.Jobs < len(jobs) {
 		jobs = jobs[:cfg.Window.Jobs]
 	}
+	if len(jobs) > 0 && (cfg.Window.Skip > 0 || cfg.Window.Jobs > 0) {
+		lo, hi := jobs[0].Arrival, jobs[len(jobs)-1].Arrival
+		pods = slices.DeleteFunc(pods, func(p workloads.Job) bool { return p.Arrival < lo || p.Arrival > hi })
+	}
 	if cfg.Window.Compress > 1 {
-		var err error
 		if jobs, err = trace.CompressTime(jobs, cfg.Window.Compress); err != nil {
-			return nil, fmt.Errorf("cluster.window.compress: %w", err)
+			return nil, nil, fmt.Errorf("cluster.window.compress: %w", err)
+		}
+		if pods, err = trace.CompressTime(pods, cfg.Window.Compress); err != nil {
+			return nil, nil, fmt.Errorf("cluster.window.compress: %w", err)
 		}
 	}
-	if len(jobs) > 0 && jobs[0].Arrival > 0 {
+	if len(jobs) > 0 {
 		// A window starts the simulation at its first arrival.
 		t0 := jobs[0].Arrival
+		if len(pods) > 0 {
+			t0 = min(t0, pods[0].Arrival)
+		}
 		for k := range jobs {
 			jobs[k].Arrival -= t0
+		}
+		for k := range pods {
+			pods[k].Arrival -= t0
 		}
 	}
 	for k := range jobs {
 		if err := jobs[k].Validate(); err != nil {
-			return nil, fmt.Errorf("cluster jobs[%d]: %w", k, err)
+			return nil, nil, fmt.Errorf("cluster jobs[%d]: %w", k, err)
 		}
 		if jobs[k].NumGPU == 0 {
-			return nil, fmt.Errorf("cluster jobs[%d] (%s): CPU-only job; the cluster simulation needs GPU jobs", k, jobs[k].ID)
+			return nil, nil, fmt.Errorf("cluster jobs[%d] (%s): CPU-only job; the cluster simulation needs GPU jobs (cluster.cpu_pods replays a trace's)", k, jobs[k].ID)
 		}
 	}
-	return jobs, nil
+	return jobs, pods, nil
 }
 
 // gpuType is one GPU model present in the cluster.
@@ -232,7 +257,7 @@ func readNodes(cfg Config, env Env) ([]trace.Node, *InputReport, error) {
 	if cfg.Nodes == "" {
 		return nil, nil, nil
 	}
-	r, err := importInput(env, "cluster.nodes", cfg.Nodes, trace.Options{})
+	r, err := importInput(env, "cluster.nodes", cfg.Nodes, trace.Options{Strict: cfg.BadRows == BadRowsError, MaxGPUsPerJob: MaxGPUsPerServer})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -295,6 +320,9 @@ func buildCluster(cfg Config, listed []trace.Node, read *InputReport, seed uint6
 			name, err := resolveType(n.GPUType, tm)
 			if err != nil {
 				return nil, nil, nil, nil, &InputError{fmt.Errorf("cluster.nodes %s row %d: %w", cfg.Nodes, n.Row, err)}
+			}
+			if n.NumGPU > MaxGPUsPerServer {
+				return nil, nil, nil, nil, &InputError{fmt.Errorf("cluster.nodes %s row %d, column gpu: %d GPUs on one server; at most %d fit a server", cfg.Nodes, n.Row, n.NumGPU, MaxGPUsPerServer)}
 			}
 			addServer(name, n.NumGPU, int64(n.CPUMilli), n.MemoryMiB)
 		}

@@ -67,6 +67,9 @@ type PolicyResult struct {
 	// proven optimal and how many were cut by its time limit (absent for
 	// heuristics).
 	Solves *snapshot.SolveStats `json:"solves,omitempty"`
+	// CPUPods sums up the trace's CPU-only pods (cluster.cpu_pods), which
+	// the simulator places; absent without any.
+	CPUPods *PodStats `json:"cpu_pods,omitempty"`
 
 	// Decisions counts policy calls; Series and Jobs are kept when the
 	// config asks for them. None of them is in the JSON summary.
@@ -256,6 +259,18 @@ func mean(runs []seedRun, k int, m PolicyResult) PolicyResult {
 	if m.OptimalityGap != nil {
 		g := avg(func(p *PolicyResult) float64 { return *p.OptimalityGap })
 		m.OptimalityGap = &g
+	}
+	if m.CPUPods != nil {
+		// Every seed replays the same pods.
+		pod := func(f func(*PodStats) float64) float64 {
+			return avg(func(p *PolicyResult) float64 { return f(p.CPUPods) })
+		}
+		m.CPUPods = &PodStats{
+			Pods:      pod(func(s *PodStats) float64 { return s.Pods }),
+			QueuedPct: pod(func(s *PodStats) float64 { return s.QueuedPct }),
+			QueueS:    pod(func(s *PodStats) float64 { return s.QueueS }),
+			Unplaced:  pod(func(s *PodStats) float64 { return s.Unplaced }),
+		}
 	}
 	if m.Solves != nil {
 		st := *m.Solves

@@ -64,11 +64,19 @@ type gpuState struct {
 }
 
 // serverState is one server: its capacity (0: not modelled), what its
-// placed tasks take, and how many of its GPUs hold a task.
+// placed tasks and its CPU-only pods take, how many of its GPUs hold a
+// task and how many pods it runs.
 type serverState struct {
 	clusterServer
-	cpu, mem int64 // taken
-	busy     int
+	cpu, mem       int64 // taken by GPU tasks
+	podCPU, podMem int64 // taken by CPU-only pods
+	busy, pods     int
+}
+
+// fits reports whether cpu and mem more fit on the server.
+func (sv *serverState) fits(cpu, mem int64) bool {
+	return (sv.clusterServer.cpu == 0 || sv.cpu+sv.podCPU+cpu <= sv.clusterServer.cpu) &&
+		(sv.clusterServer.mem == 0 || sv.mem+sv.podMem+mem <= sv.clusterServer.mem)
 }
 
 // share is the allocated part of the GPU counted in gpu_hours_fractional.
@@ -116,6 +124,12 @@ type run struct {
 	decisionTotal      time.Duration
 	timing             callLog
 	series             []SeriesPoint
+
+	// CPU-only pods, placed by the simulator (pods.go).
+	pods    []podState
+	podNext int
+	podWait []int // arrived, not yet placed, by arrival
+	gpuEnd  engine.Time
 
 	// Buffers reused by every snapshot: a policy must not keep the
 	// snapshot it is given (snapshot.Policy), so one set of slices serves
@@ -217,7 +231,7 @@ func runSeed(cfg Config, nodes []trace.Node, nodesRead *InputReport, raw []workl
 	if err != nil {
 		return seedRun{}, err
 	}
-	jobs, err := prepareJobs(cfg, raw, seed)
+	jobs, pods, err := prepareJobs(cfg, raw, seed)
 	if err != nil {
 		return seedRun{}, err
 	}
@@ -234,7 +248,7 @@ func runSeed(cfg Config, nodes []trace.Node, nodesRead *InputReport, raw []workl
 		if err != nil {
 			return seedRun{}, err
 		}
-		pr, tm, err := simulate(cfg, pol, types, gpus, servers, plans, now)
+		pr, tm, err := simulate(cfg, pol, types, gpus, servers, plans, pods, now)
 		if err != nil {
 			return seedRun{}, fmt.Errorf("policy %s: %w", name, err)
 		}
@@ -284,7 +298,7 @@ func workloadClasses(plans []jobPlan) []snapshot.WorkloadClass {
 	return out
 }
 
-func simulate(cfg Config, pol snapshot.Policy, types []gpuType, gpus []clusterGPU, servers []clusterServer, plans []jobPlan, now func() time.Time) (PolicyResult, Timing, error) {
+func simulate(cfg Config, pol snapshot.Policy, types []gpuType, gpus []clusterGPU, servers []clusterServer, plans []jobPlan, pods []workloads.Job, now func() time.Time) (PolicyResult, Timing, error) {
 	r := &run{now: now, cfg: cfg, sim: engine.New(nil), pol: pol, mig: true, types: types, plans: plans,
 		gpus: make([]gpuState, len(gpus)), servers: make([]serverState, len(servers)), busy: map[int]bool{}}
 	caps := snapshot.CapabilitiesOf(pol)
@@ -331,6 +345,13 @@ func simulate(cfg Config, pol snapshot.Policy, types []gpuType, gpus []clusterGP
 	if len(plans) > 0 {
 		r.sim.MustAt(plans[0].src.Arrival, r.arrive)
 	}
+	r.pods = make([]podState, len(pods))
+	for k := range pods {
+		r.pods[k] = podState{src: &pods[k], srv: -1}
+	}
+	if len(pods) > 0 {
+		r.sim.MustAt(pods[0].Arrival, r.podArrive)
+	}
 	r.sim.Run()
 	if r.err != nil {
 		return PolicyResult{}, Timing{}, r.err
@@ -345,7 +366,12 @@ func simulate(cfg Config, pol snapshot.Policy, types []gpuType, gpus []clusterGP
 	if r.gpuHours > 0 {
 		pr.Utilization = r.fracHour / r.gpuHours
 	}
-	if span := r.sim.Now().Seconds() / 3600; span > 0 && len(r.gpus) > 0 {
+	end := r.sim.Now()
+	if len(pods) > 0 {
+		end = r.gpuEnd
+		pr.CPUPods = r.podStats()
+	}
+	if span := end.Seconds() / 3600; span > 0 && len(r.gpus) > 0 {
 		pr.CapacityUsed = r.gpuHours / (float64(len(r.gpus)) * span)
 	}
 	queued := 0
@@ -473,7 +499,7 @@ func (r *run) snapshot(hidden map[int]bool) *snapshot.Snapshot {
 	s.GangSpan = r.cfg.GangSpan
 	srvs := r.snapSrv[:0]
 	for k := range r.servers {
-		if r.servers[k].busy > 0 {
+		if r.servers[k].busy > 0 || r.servers[k].pods > 0 {
 			srvs = append(srvs, k)
 		}
 	}
@@ -484,7 +510,7 @@ func (r *run) snapshot(hidden map[int]bool) *snapshot.Snapshot {
 				if n >= r.pendingTasks {
 					break
 				}
-				if r.servers[k].busy == 0 {
+				if r.servers[k].busy == 0 && r.servers[k].pods == 0 {
 					srvs = append(srvs, k)
 					n++
 				}
@@ -497,7 +523,8 @@ func (r *run) snapshot(hidden map[int]bool) *snapshot.Snapshot {
 	ids := r.snapIDs[:0]
 	for k, si := range srvs {
 		sv := &r.servers[si]
-		s.Servers[k] = snapshot.Server{ID: si, CPUMilli: sv.clusterServer.cpu, MemoryMiB: sv.clusterServer.mem}
+		s.Servers[k] = snapshot.Server{ID: si, CPUMilli: sv.clusterServer.cpu, MemoryMiB: sv.clusterServer.mem,
+			HeldCPUMilli: sv.podCPU, HeldMemoryMiB: sv.podMem}
 		for g := sv.first; g < sv.first+sv.n; g++ {
 			ids = append(ids, g)
 		}
@@ -564,6 +591,7 @@ func (r *run) snapshot(hidden map[int]bool) *snapshot.Snapshot {
 // jobs could use.
 func (r *run) schedule() {
 	r.scheduled = false
+	r.placePods() // pods first: they wait in the same queue, and arrived earlier
 	if len(r.alive) == 0 {
 		return
 	}
@@ -683,6 +711,7 @@ func (r *run) complete(k int) {
 	r.respeed(touched)
 	r.touched = touched
 	r.noteActive()
+	r.gpuEnd = r.sim.Now()
 	js.rec.JCTS = (r.sim.Now() - js.plan.src.Arrival).Seconds()
 	r.jct.Add(js.rec.JCTS)
 	i, _ := slices.BinarySearch(r.alive, k)
@@ -800,9 +829,9 @@ func (r *run) acquire(id int, p snapshot.Placement, tenant string) (engine.Time,
 	}
 	sv := &r.servers[g.srv]
 	cpu, mem := r.jobs[r.tasks[id].job].plan.taskCPUMem(id - r.jobs[r.tasks[id].job].firstTask)
-	if sv.clusterServer.cpu > 0 && sv.cpu+cpu > sv.clusterServer.cpu || sv.clusterServer.mem > 0 && sv.mem+mem > sv.clusterServer.mem {
-		return 0, fmt.Errorf("task %d on GPU %d: server %d would hold %d of %d milli-CPU and %d of %d MiB", id, p.GPU, g.srv,
-			sv.cpu+cpu, sv.clusterServer.cpu, sv.mem+mem, sv.clusterServer.mem)
+	if !sv.fits(cpu, mem) {
+		return 0, fmt.Errorf("task %d on GPU %d: server %d would hold %d of %d milli-CPU and %d of %d MiB (CPU-only pods included)", id, p.GPU, g.srv,
+			sv.cpu+sv.podCPU+cpu, sv.clusterServer.cpu, sv.mem+sv.podMem+mem, sv.clusterServer.mem)
 	}
 	sv.cpu += cpu
 	sv.mem += mem

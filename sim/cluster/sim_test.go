@@ -341,7 +341,16 @@ func TestTraceRowsReported(t *testing.T) {
 		"p1,1000,1024,0,0,,LS,Running,10,100,10\n"+
 		"p2,1000,1024,1,500,,LS,Pending,20,100,\n"+
 		"p3,1000,1024,0,0,,LS,Running,30,100,30\n")
+	// With cpu_pods (the default) the CPU-only pods are used.
 	r := mustRun(t, c)
+	if in := r.Inputs[0]; in.Read != 4 || in.Used != 3 || in.Rejected != 1 || in.ByKind["never scheduled"] != 1 {
+		t.Errorf("cpu_pods: report %+v, want 4 read, 3 used, 1 left out (never scheduled)", in)
+	}
+	if p := r.Policies[0].CPUPods; p == nil || p.Pods != 2 || p.QueuedPct != 0 || p.Unplaced != 0 {
+		t.Errorf("cpu_pods: %+v, want 2 pods placed at once", p)
+	}
+	c.CPUPods = false
+	r = mustRun(t, c)
 	if len(r.Inputs) != 1 {
 		t.Fatalf("inputs %+v, want one report (the trace)", r.Inputs)
 	}
@@ -359,7 +368,7 @@ func TestTraceRowsReported(t *testing.T) {
 	c.Trace = write("cpu.csv", "p1,1000,1024,0,0,,LS,Running,10,100,10\n")
 	_, err := Run(c, 1, testEnv)
 	var ie *InputError
-	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "no usable job") || !strings.Contains(err.Error(), "cpu-only 1") || !strings.Contains(err.Error(), c.Trace) {
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "no usable GPU job") || !strings.Contains(err.Error(), "cpu-only 1") || !strings.Contains(err.Error(), c.Trace) {
 		t.Errorf("trace without a GPU job: %v, want an InputError naming the file and the reason", err)
 	}
 	c.Trace = write("mixed2.csv", "p0,1000,1024,1,1000,,LS,Running,0,100,0\n")
@@ -495,6 +504,117 @@ func TestServersInReplay(t *testing.T) {
 			last := p.Jobs[2]
 			if last.QueueS != 98 || last.JCTS != 198 || math.Abs(p.GPUHours-300.0/3600) > 1e-9 {
 				t.Errorf("%s-bound server, %s: third job queued %v s, JCT %v s, %v GPU-hours; want 98, 198, %v", res, p.Name, last.QueueS, last.JCTS, p.GPUHours, 300.0/3600)
+			}
+		}
+	}
+}
+
+// TestCPUPods: CPU-only pods hold CPU and memory, placed on the least
+// allocated server that fits. Hand-derived, every heuristic policy:
+//   - one server of 4 V100s with 2 cores; a pod of 1.5 cores runs 0-100 s;
+//     a 1-GPU job of 1 core arriving at 1 s waits for it: queue 99 s, JCT
+//     99 + 50 s;
+//   - two servers of 2 V100s with 4 cores each; pods of 1 core arrive at 0
+//     and 1 s (100 s each): the first goes to server 0 (a tie, lowest), the
+//     second to server 1 (more left); a job of 3.5 cores at 2 s fits
+//     neither until the first pod ends: queue 98 s. (Packing both pods on
+//     one server would have let it start at once.)
+//
+// Pods are not jobs: jobs.csv, JCT and GPU-hours count the GPU job only.
+func TestCPUPods(t *testing.T) {
+	policies := []string{"exclusive", "naive-share", "first-fit", "best-fit", "conspirator"}
+	pod := func(id string, at float64, milli int) workloads.Job {
+		return workloads.Job{ID: id, Arrival: engine.Seconds(at), Duration: engine.Seconds(100), CPUMilli: milli}
+	}
+	gj := job("g", 1, 50, 1000)
+	gj.CPUMilli = 1000
+	c := small([]workloads.Job{pod("p", 0, 1500), gj}, "v100", 4, policies...)
+	c.GPUs[0].CPUMilli = 2000
+	r := mustRun(t, c)
+	for _, p := range r.Policies {
+		if len(p.Jobs) != 1 || p.Jobs[0].QueueS != 99 || p.Jobs[0].JCTS != 149 || math.Abs(p.GPUHours-50.0/3600) > 1e-9 {
+			t.Errorf("one server, %s: jobs %+v, %v GPU-hours; want job g queued 99 s, JCT 149 s, 50 GPU-seconds", p.Name, p.Jobs, p.GPUHours)
+		}
+		if p.CPUPods == nil || p.CPUPods.Pods != 1 || p.CPUPods.QueuedPct != 0 {
+			t.Errorf("one server, %s: pods %+v, want 1 placed at once", p.Name, p.CPUPods)
+		}
+	}
+	gj = job("g", 2, 50, 1000)
+	gj.CPUMilli = 3500
+	c = small([]workloads.Job{pod("a", 0, 1000), pod("b", 1, 1000), gj}, "v100", 4, policies...)
+	c.GPUs[0].PerServer, c.GPUs[0].CPUMilli = 2, 4000
+	r = mustRun(t, c)
+	for _, p := range r.Policies {
+		if p.Jobs[0].QueueS != 98 {
+			t.Errorf("two servers, %s: job g queued %v s, want 98 (pods spread over both servers)", p.Name, p.Jobs[0].QueueS)
+		}
+	}
+	c.Jobs = c.Jobs[2:] // without the pods
+	r = mustRun(t, c)
+	for _, p := range r.Policies {
+		if p.Jobs[0].QueueS != 0 || p.CPUPods != nil {
+			t.Errorf("without pods, %s: job g queued %v s, pods %+v; want 0 and none", p.Name, p.Jobs[0].QueueS, p.CPUPods)
+		}
+	}
+}
+
+// TestBadRows: a bad row of the node list or the trace is an InputError
+// (exit 2) naming the file, row and column, and what would be right;
+// with bad_rows: skip it is left out and reported, and the run goes on.
+func TestBadRows(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	nodeHead := "sn,cpu_milli,memory_mib,gpu,model\n"
+	podHead := "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n"
+	goodNodes := write("good.csv", nodeHead+"n0,96000,786432,8,G2\n")
+	goodPods := write("pods.csv", podHead+"p0,1000,1024,1,1000,,LS,Running,0,100,0\n")
+	for _, c := range []struct {
+		name, nodes, pods string
+		want              []string
+	}{
+		{"9 GPUs on a server", nodeHead + "n1,96000,786432,9,G2\n", "", []string{"row 2, column gpu", "9 GPUs on one server; at most 8"}},
+		{"negative CPU", nodeHead + "n0,96000,786432,8,G2\nn1,-5,786432,8,G2\n", "", []string{":3:2: cpu_milli", "outside 0..", "bad_rows: skip"}},
+		{"missing column", "sn,cpu_milli,memory_mib,gpu\nn1,96000,786432,8\n", "", []string{"header lacks column(s) model", "want sn,cpu_milli,memory_mib,gpu,model"}},
+		{"unknown GPU model", nodeHead + "n1,96000,786432,8,H999\n", "", []string{":2:5: model", `"H999" is not one of`}},
+		{"fraction above 1", "", podHead + "p0,1000,1024,1,1000,,LS,Running,0,100,0\np1,1000,1024,1,1200,,LS,Running,0,100,0\n", []string{":3:5: gpu_milli", "outside 0..1000"}},
+	} {
+		cfg := Defaults()
+		cfg.Nodes, cfg.Trace, cfg.Policies = goodNodes, goodPods, []string{"first-fit"}
+		if c.nodes != "" {
+			cfg.Nodes = write("n.csv", c.nodes)
+		}
+		if c.pods != "" {
+			cfg.Trace = write("p.csv", c.pods)
+		}
+		_, err := Run(cfg, 1, testEnv)
+		var ie *InputError
+		if !errors.As(err, &ie) {
+			t.Errorf("%s: err %v, want an InputError", c.name, err)
+			continue
+		}
+		for _, w := range append(c.want, dir) {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %q does not say %q", c.name, err, w)
+			}
+		}
+		if c.name == "negative CPU" || c.name == "fraction above 1" {
+			cfg.BadRows = BadRowsSkip
+			r, err := Run(cfg, 1, testEnv)
+			if err != nil {
+				t.Errorf("%s, bad_rows skip: %v", c.name, err)
+				continue
+			}
+			if n := r.Inputs[len(r.Inputs)-1]; c.pods == "" && (n.Used != 1 || n.Rejected != 1) {
+				t.Errorf("%s, bad_rows skip: node report %+v, want 1 used, 1 left out", c.name, n)
+			}
+			if tr := r.Inputs[0]; c.pods != "" && (tr.Used != 1 || tr.Rejected != 1) {
+				t.Errorf("%s, bad_rows skip: trace report %+v, want 1 used, 1 left out", c.name, tr)
 			}
 		}
 	}

@@ -279,9 +279,11 @@ func resolveFormat(name string, head []byte, given string) (string, bool, error)
 		return true
 	}
 	switch {
-	case has("name", "num_gpu", "gpu_milli"):
+	// openb's files are told apart by two columns each, so that one that
+	// lacks a third gets the format's own "header lacks column" message.
+	case has("name", "num_gpu"):
 		return FormatOpenB, true, nil
-	case has("sn", "gpu", "model"):
+	case has("sn", "cpu_milli"):
 		return FormatOpenBNodes, true, nil
 	case has("instance_sn", "gpu_request", "rdma_request"):
 		return FormatDLRM, true, nil

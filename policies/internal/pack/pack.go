@@ -51,7 +51,8 @@ type View struct {
 
 	starts []int // scratch returned by Starts
 
-	// Servers (indexed as S.Servers): CPU and memory taken so far.
+	// Servers (indexed as S.Servers): CPU and memory taken so far, held
+	// included.
 	srvPos         map[int]int
 	srvCPU, srvMem []int64
 	// Gangs: placed tasks per gang and the server they are on.
@@ -89,8 +90,11 @@ func New(s *snapshot.Snapshot) *View {
 	for k := range s.Servers {
 		v.srvPos[s.Servers[k].ID] = k
 	}
-	v.srvCPU = append(v.srvCPU[:0], make([]int64, len(s.Servers))...)
-	v.srvMem = append(v.srvMem[:0], make([]int64, len(s.Servers))...)
+	v.srvCPU, v.srvMem = v.srvCPU[:0], v.srvMem[:0]
+	for k := range s.Servers {
+		v.srvCPU = append(v.srvCPU, s.Servers[k].HeldCPUMilli)
+		v.srvMem = append(v.srvMem, s.Servers[k].HeldMemoryMiB)
+	}
 	v.banned = append(v.banned[:0], make([]bool, len(s.Servers))...)
 	v.nBanned = 0
 	v.GPUs = slices.Grow(v.GPUs[:0], len(s.GPUs))
