@@ -126,6 +126,14 @@ type PolicyResult struct {
 		Unproven int64 `json:"unproven"`
 		WorstGap Num   `json:"worst_gap"`
 	} `json:"solves,omitempty"`
+	// CPUPods sums up the CPU-only pods the simulator placed (absent
+	// without any, and in results of older versions).
+	CPUPods *struct {
+		Pods      Num `json:"pods"`
+		QueuedPct Num `json:"queued_pct"`
+		QueueS    Num `json:"queue_mean_s"`
+		Unplaced  Num `json:"unplaced"`
+	} `json:"cpu_pods,omitempty"`
 }
 
 // Result is summary.json: the data-path part, the cluster part, or both.

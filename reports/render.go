@@ -289,6 +289,21 @@ func writeTables(md *strings.Builder, r Result) {
 				fmtSig(float64(q.Migrations)), fmtSig(float64(q.Unscheduled)),
 				fmtSig(float64(q.DecisionUS.Mean)), fmtPct(float64(q.OptimalityGap)))
 		}
+		var waited []string
+		pods := 0.0
+		for _, q := range r.Policies {
+			if p := q.CPUPods; p != nil {
+				pods = float64(p.Pods)
+				waited = append(waited, fmt.Sprintf("%s %.1f%% (mean %s s)", q.Name, float64(p.QueuedPct), fmtSig(float64(p.QueueS))))
+				if p.Unplaced > 0 {
+					fmt.Fprintf(md, "\n**%s: %s CPU-only pods never found a server.**\n", q.Name, fmtSig(float64(p.Unplaced)))
+				}
+			}
+		}
+		if len(waited) > 0 {
+			fmt.Fprintf(md, "\nCPU-only pods: %s per run, placed by the simulator on the least allocated server that fits (`cluster.cpu_pods`); waited: %s.\n",
+				fmtSig(pods), strings.Join(waited, ", "))
+		}
 		for _, q := range r.Policies {
 			if st := q.Solves; st != nil {
 				if st.Unproven > 0 {

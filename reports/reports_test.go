@@ -529,3 +529,35 @@ func TestAxisName(t *testing.T) {
 		}
 	}
 }
+
+// The cluster report says what the CPU-only pods did, per policy, from
+// summary.json's cpu_pods (the run-cluster fixture replays 5 pods, none of
+// which waits); a pod that never found a server is a bold warning.
+func TestReportCPUPods(t *testing.T) {
+	dir := copyDir(t, filepath.Join("testdata", "run-cluster"))
+	if err := Render(dir); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "CPU-only pods: 5 per run, placed by the simulator on the least allocated server that fits (`cluster.cpu_pods`); waited: conspirator 0.0% (mean 0 s), optimal 0.0% (mean 0 s)."; !strings.Contains(string(md), want) {
+		t.Errorf("report.md lacks %q", want)
+	}
+	p := filepath.Join(dir, "summary.json")
+	raw, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw = []byte(strings.Replace(string(raw), `"unplaced": 0`, `"unplaced": 2`, 1))
+	if err := os.WriteFile(p, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Render(dir); err != nil {
+		t.Fatal(err)
+	}
+	if md, _ = os.ReadFile(filepath.Join(dir, "report.md")); !strings.Contains(string(md), "**conspirator: 2 CPU-only pods never found a server.**") {
+		t.Errorf("report.md does not warn of unplaced pods:\n%s", md)
+	}
+}
