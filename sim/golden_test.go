@@ -1,6 +1,9 @@
 package sim_test
 
 import (
+	"bytes"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,6 +28,15 @@ var goldenFiles = []string{"summary.json", "requests.csv", "jobs.csv", "active_g
 // with the first lines, see internal/golden). Floating-point results are
 // those of amd64 (CI's machine); another architecture may differ in the
 // last bits (fused multiply-add on arm64).
+//
+// A cluster scenario of more than lightSeeds seeds (paper/gpu-hours: 10)
+// runs its first lightSeeds seeds only, unless built with -tags heavy or
+// run with -update: seeds are independent simulations (cluster's
+// TestSeedsMerge), so their rows of seeds.csv, and jobs.csv and
+// active_gpus.csv (the first seed's), must equal the pinned 10-seed
+// files; the means of summary.json are checked with -tags heavy (.ci/run
+// does), which keeps go test ./... within its 10-minute package limit on
+// a busy 2-core machine.
 func TestBuiltinScenariosGolden(t *testing.T) {
 	root, err := shareddata.RepoRoot()
 	if err != nil {
@@ -53,11 +65,27 @@ func TestBuiltinScenariosGolden(t *testing.T) {
 					t.Skip("places about 100,000 pods (-short)")
 				}
 			}
+			dir := filepath.Join(root, "sim", "testdata", "golden", strings.ReplaceAll(name, "/", "-"))
+			if c := sc.Cluster; c != nil && c.Seeds > lightSeeds && !heavyGolden && !*golden.Update {
+				all := c.Seeds
+				c.Seeds = lightSeeds
+				out, err := sim.Run(&sc)
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkFirstSeeds(t, dir, out.Files["seeds.csv"], sc.Seed, lightSeeds)
+				for _, f := range []string{"jobs.csv", "active_gpus.csv"} {
+					if b, ok := out.Files[f]; ok {
+						golden.Check(t, filepath.Join(dir, f), b)
+					}
+				}
+				t.Logf("ran seeds %d..%d of %d; summary.json's means are checked with -tags heavy", sc.Seed, sc.Seed+lightSeeds-1, all)
+				return
+			}
 			out, err := sim.Run(&sc)
 			if err != nil {
 				t.Fatal(err)
 			}
-			dir := filepath.Join(root, "sim", "testdata", "golden", strings.ReplaceAll(name, "/", "-"))
 			n := 0
 			for _, f := range goldenFiles {
 				if b, ok := out.Files[f]; ok {
@@ -69,5 +97,34 @@ func TestBuiltinScenariosGolden(t *testing.T) {
 				t.Fatalf("scenario wrote none of %v", goldenFiles)
 			}
 		})
+	}
+}
+
+// lightSeeds is how many seeds of a many-seed cluster scenario run without
+// -tags heavy.
+const lightSeeds = 3
+
+// checkFirstSeeds requires got, the seeds.csv of a run of seeds first ..
+// first+n-1, to equal the header and those seeds' rows of the golden
+// seeds.csv.
+func checkFirstSeeds(t *testing.T, dir string, got []byte, first uint64, n int) {
+	t.Helper()
+	all, err := os.ReadFile(filepath.Join(dir, "seeds.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(all), "\n")
+	var want bytes.Buffer
+	want.WriteString(lines[0])
+	for _, l := range lines[1:] {
+		f := strings.Split(l, ",")
+		for s := range n {
+			if len(f) > 1 && f[1] == fmt.Sprint(first+uint64(s)) {
+				want.WriteString(l)
+			}
+		}
+	}
+	if !bytes.Equal(got, want.Bytes()) {
+		t.Errorf("seeds.csv of seeds %d..%d differs from their rows of the golden file:\ngot\n%s\nwant\n%s", first, first+uint64(n)-1, got, want.Bytes())
 	}
 }
