@@ -1,7 +1,7 @@
 // Package reports provides the turning of stored results into summaries,
 // files (JSON, CSV) and pictures (gonum plot), and a report page: Render
-// re-draws every figure and report.md of a run or sweep directory from the
-// files in it alone.
+// re-draws every figure, report.md and report.html (the same page, self-
+// contained) of a run or sweep directory from the files in it alone.
 //
 // The package does not import the simulations: it decodes the result files
 // into its own small structs (Result, RequestRow, ...), so a directory

@@ -138,6 +138,13 @@ type PolicyResult struct {
 
 // Result is summary.json: the data-path part, the cluster part, or both.
 type Result struct {
+	// Provenance, shown by report.html (absent in hand-made results).
+	Version string `json:"version,omitempty"`
+	Seed    *int64 `json:"seed,omitempty"`
+	Inputs  struct {
+		Calibration string `json:"calibration"`
+	} `json:"inputs"`
+
 	Scenario   string             `json:"scenario,omitempty"`
 	Paths      []PathResult       `json:"paths,omitempty"`
 	Cost       []CostRow          `json:"cost,omitempty"`

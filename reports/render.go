@@ -42,7 +42,7 @@ func RenderFS(fsys atomicfs.FS, dir string) error {
 	}
 	isSweep, isRun := exists(filepath.Join(dir, "sweep.json")), exists(filepath.Join(dir, ResultFile))
 	if isSweep || isRun {
-		if err := atomicfs.CleanTemps(fsys, dir, AggregateJSON, AggregateCSV, ReportFile); err != nil {
+		if err := atomicfs.CleanTemps(fsys, dir, AggregateJSON, AggregateCSV, ReportFile, HTMLFile); err != nil {
 			return fmt.Errorf("report: %w", err)
 		}
 		if err := atomicfs.CleanTemps(fsys, filepath.Join(dir, PlotsDir)); err != nil {
@@ -181,7 +181,10 @@ func renderRun(fsys atomicfs.FS, dir string) error {
 		}
 		fmt.Fprintf(&md, "\n%s ([SVG](%s/%s.svg))\n\n![%s](%s/%s)\n", figureCaptions[f.name], PlotsDir, f.name, f.name, PlotsDir, base)
 	}
-	return writeReport(fsys, dir, md.String())
+	if err := writeReport(fsys, dir, md.String()); err != nil {
+		return err
+	}
+	return writeHTML(fsys, dir, md.String(), r)
 }
 
 func writeReport(fsys atomicfs.FS, dir, md string) error {

@@ -561,3 +561,35 @@ func TestReportCPUPods(t *testing.T) {
 		t.Errorf("report.md does not warn of unplaced pods:\n%s", md)
 	}
 }
+
+// report.html is self-contained: every figure of report.md is inlined as
+// a data: URI (no src= names a file), its tables are HTML tables, and the
+// provenance line names the version, scenario, seed and calibration
+// profile from summary.json. Byte stability is TestRenderIdempotentAndByteStable's.
+func TestReportHTML(t *testing.T) {
+	for _, c := range []struct{ fx, prov string }{
+		{"run-cluster", "conspirator 0.1.0-dev, scenario paper/heuristic-vs-optimal, seed 1, no calibration profile (catalog values)"},
+		{"run-datapath", "seed 1"},
+	} {
+		dir := copyDir(t, filepath.Join("testdata", c.fx))
+		if err := Render(dir); err != nil {
+			t.Fatal(err)
+		}
+		page, err := os.ReadFile(filepath.Join(dir, HTMLFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		md, _ := os.ReadFile(filepath.Join(dir, ReportFile))
+		s := string(page)
+		figs := strings.Count(string(md), "![")
+		if n := strings.Count(s, `src="data:image/png;base64,`); figs == 0 || n != figs {
+			t.Errorf("%s: %d inlined figures, report.md has %d", c.fx, n, figs)
+		}
+		if strings.Contains(s, `src="plots/`) {
+			t.Errorf("%s: report.html still points at a file", c.fx)
+		}
+		if !strings.Contains(s, "<table>") || !strings.Contains(s, c.prov) || !strings.HasPrefix(s, "<!DOCTYPE html>") {
+			t.Errorf("%s: report.html lacks a table, the provenance %q or the doctype:\n%.600s", c.fx, c.prov, s)
+		}
+	}
+}

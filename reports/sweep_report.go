@@ -186,7 +186,12 @@ func renderSweep(fsys atomicfs.FS, dir string) error {
 		}
 		fmt.Fprintf(&md, "\n%s ([SVG](%s/%s.svg))\n\n![%s](%s/%s)\n", f.caption, PlotsDir, f.name, f.name, PlotsDir, base)
 	}
-	return writeReport(fsys, dir, md.String())
+	if err := writeReport(fsys, dir, md.String()); err != nil {
+		return err
+	}
+	// A sweep's points each have their own seed and inputs: the page names
+	// the scenario; the points' summary.json files hold the rest.
+	return writeHTML(fsys, dir, md.String(), Result{Scenario: title})
 }
 
 func writeAggregateCSV(fsys atomicfs.FS, path string, agg SweepAggregate) error {

@@ -14,9 +14,9 @@ import (
 func (a *app) reportCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "report DIR [SHARD_DIR...]",
-		Short: "Re-render plots and report.md from stored results; merge sweep shards",
-		Long: `Re-render every figure, the aggregate tables and report.md of a result
-directory (a run or a sweep) from the result files stored in it; nothing is
+		Short: "Re-render plots, report.md and report.html from stored results; merge sweep shards",
+		Long: `Re-render every figure, the aggregate tables, report.md and
+report.html of a result directory (a run or a sweep) from the result files stored in it; nothing is
 simulated again. With SHARD_DIRs, first merge the shard directories of a
 sweep run with --shard (on several machines) into DIR, which then equals an
 unsharded run. A sweep with missing points is reported with the command

@@ -153,7 +153,9 @@ func (a *app) runCmd() *cobra.Command {
 		Long: `Run one scenario (a built-in name from 'conspirator scenarios list' or a
 YAML file) and write a result directory: summary.json (resolved inputs,
 seed, version, metrics), per-request / per-job CSV files, plots/ (PNG and
-SVG) and report.md. With no argument it runs the default built-in scenario,
+SVG), report.md and report.html (one self-contained page: figures inline,
+with the version, scenario, seed and calibration profile). With no
+argument it runs the default built-in scenario,
 ` + DefaultScenario + `.
 
 Without -o the directory is $CONSPIRATOR_OUT/NAME (default ./results) for a
@@ -192,7 +194,7 @@ existing result directory at the same place is replaced.`,
 				return err
 			}
 			printSummary(a.stdout, &out.Summary, &out.Timing)
-			what := "summary.json, report.md, plots/"
+			what := "summary.json, report.md, report.html, plots/"
 			if noReport {
 				what = "summary.json"
 			}
@@ -202,7 +204,7 @@ existing result directory at the same place is replaced.`,
 	}
 	f.add(c)
 	c.Flags().StringVarP(&outDir, "output", "o", "", "result directory (default $CONSPIRATOR_OUT/<scenario name>, CONSPIRATOR_OUT defaulting to ./results)")
-	c.Flags().BoolVar(&noReport, "no-report", false, "skip plots and report.md (summary and CSV files only)")
+	c.Flags().BoolVar(&noReport, "no-report", false, "skip plots, report.md and report.html (summary and CSV files only)")
 	return c
 }
 

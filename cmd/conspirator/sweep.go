@@ -30,7 +30,7 @@ func (a *app) sweepCmd() *cobra.Command {
 		Long: `Run a scenario for every combination of the given parameter values and
 seeds, in parallel (-j workers, each run single-threaded and deterministic),
 and write one result directory per point under DIR/points/, an aggregate
-with 95% confidence intervals across seeds, plots and report.md.
+with 95% confidence intervals across seeds, plots, report.md and report.html.
 
 Each finished point is written atomically. An interrupted sweep (Ctrl-C,
 kill) resumes with --resume, running only the missing points. The outputs
@@ -162,7 +162,7 @@ writes a Kubernetes Indexed Job (generated, not tested on a live cluster).`,
 	fl.StringVarP(&outDir, "output", "o", "", "sweep directory (default $CONSPIRATOR_OUT/<scenario>-sweep)")
 	fl.BoolVar(&resume, "resume", false, "run only the points an interrupted sweep has not finished")
 	fl.StringVar(&shard, "shard", "", "run only shard i of n (i/n, 0-based), e.g. --shard 2/8")
-	fl.BoolVar(&noReport, "no-report", false, "skip the aggregate plots and report.md")
+	fl.BoolVar(&noReport, "no-report", false, "skip the aggregate plots, report.md and report.html")
 	return c
 }
 
