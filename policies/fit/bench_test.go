@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/conspirator-sim/conspirator/engine"
-	"github.com/conspirator-sim/conspirator/policies/internal/pack"
 	"github.com/conspirator-sim/conspirator/policies/snapshot"
 )
 
@@ -19,24 +18,8 @@ import (
 //
 //	go test -run XXX -bench PlacePending -benchmem ./policies/fit/
 func BenchmarkPlacePending(b *testing.B) {
-	a100, _ := snapshot.LookupModel("a100-40gb")
-	v100 := snapshot.GPUModel{Name: "v100"}
-	shapes := [][]snapshot.Option{
-		{{Profile: "1g.5gb"}, {Profile: "2g.10gb"}, {Fraction: 0.3}},
-		{{Profile: "3g.20gb"}, {Fraction: 0.6}},
-		{{Profile: "7g.40gb"}, {Fraction: 1}},
-		{{Profile: "4g.20gb", GPUType: "a100-40gb"}},
-		{{Fraction: 0.5, GPUType: "v100"}},
-	}
-	s := &snapshot.Snapshot{}
+	s := &snapshot.Snapshot{GPUs: mixedGPUs(60)}
 	rng := engine.NewStream(1, "bench")
-	for g := range 60 {
-		m := a100
-		if g%2 == 1 {
-			m = v100
-		}
-		s.GPUs = append(s.GPUs, snapshot.GPU{ID: g, Model: m})
-	}
 	// Every GPU runs a whole-GPU job: nothing pending fits.
 	for g := range 60 {
 		pl := snapshot.Placement{JobID: g, GPU: g, Option: 0}
@@ -51,7 +34,7 @@ func BenchmarkPlacePending(b *testing.B) {
 		s.Jobs = append(s.Jobs, snapshot.Job{ID: g, Options: opts, Current: &pl})
 	}
 	for k := range 300 {
-		s.Jobs = append(s.Jobs, snapshot.Job{ID: 60 + k, Options: shapes[rng.IntN(len(shapes))]})
+		s.Jobs = append(s.Jobs, snapshot.Job{ID: 60 + k, Options: pendingShapes[rng.IntN(len(pendingShapes))]})
 	}
 	impls := []struct {
 		name string
@@ -62,14 +45,8 @@ func BenchmarkPlacePending(b *testing.B) {
 			return d
 		}},
 		{"every-job", func() snapshot.Decision {
-			v := pack.New(s)
-			v.KeepRunning()
-			for k := range s.Jobs {
-				if s.Jobs[k].Current == nil {
-					bestFit(v, &s.Jobs[k])
-				}
-			}
-			return v.Decision()
+			d, _ := everyJob(s, true)
+			return d
 		}},
 	}
 	want := fmt.Sprint(impls[1].run())

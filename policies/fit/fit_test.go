@@ -97,29 +97,13 @@ func TestBestFitKeepsItsGPUsStarts(t *testing.T) {
 // PlacePending), on random loaded snapshots of mixed MIG and whole GPUs
 // whose pending jobs share a few option slices, as the simulator's do.
 func TestPlacePendingChangesNoDecision(t *testing.T) {
-	a100, _ := snapshot.LookupModel("a100-40gb")
-	v100 := snapshot.GPUModel{Name: "v100"}
-	shapes := [][]snapshot.Option{
-		{{Profile: "1g.5gb"}, {Profile: "2g.10gb"}, {Fraction: 0.3}},
-		{{Profile: "3g.20gb"}, {Fraction: 0.6}},
-		{{Profile: "7g.40gb"}, {Fraction: 1}},
-		{{Profile: "4g.20gb", GPUType: "a100-40gb"}},
-		{{Fraction: 0.5, GPUType: "v100"}},
-	}
 	rng := engine.NewStream(7, "place-pending")
 	skipped := 0
 	for round := range 300 {
-		s := &snapshot.Snapshot{}
-		for g := range 1 + rng.IntN(5) {
-			m := a100
-			if g%2 == 1 {
-				m = v100
-			}
-			s.GPUs = append(s.GPUs, snapshot.GPU{ID: g, Model: m})
-		}
+		s := &snapshot.Snapshot{GPUs: mixedGPUs(1 + rng.IntN(5))}
 		for k := range 5 + rng.IntN(40) {
 			tenant := []string{"", "t1"}[rng.IntN(2)]
-			s.Jobs = append(s.Jobs, snapshot.Job{ID: k, Tenant: tenant, Options: shapes[rng.IntN(len(shapes))]})
+			s.Jobs = append(s.Jobs, snapshot.Job{ID: k, Tenant: tenant, Options: pendingShapes[rng.IntN(len(pendingShapes))]})
 		}
 		for _, best := range []bool{false, true} {
 			p := Policy{Best: best, MIG: true}
@@ -127,22 +111,9 @@ func TestPlacePendingChangesNoDecision(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			v := pack.New(s)
-			v.KeepRunning()
-			placed := 0
-			for k := range s.Jobs {
-				ok := false
-				if best {
-					ok = bestFit(v, &s.Jobs[k])
-				} else {
-					ok = firstFit(v, &s.Jobs[k])
-				}
-				if ok {
-					placed++
-				}
-			}
+			want, placed := everyJob(s, best)
 			skipped += len(s.Jobs) - placed
-			if want := v.Decision(); !reflect.DeepEqual(got, want) {
+			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("round %d best=%v: with PlacePending %+v, offering every job %+v", round, best, got, want)
 			}
 		}
@@ -150,4 +121,53 @@ func TestPlacePendingChangesNoDecision(t *testing.T) {
 	if skipped == 0 {
 		t.Fatal("no job was left unplaced: the snapshots do not exercise the skip")
 	}
+}
+
+// pendingShapes are the option sets of the pending jobs in
+// TestPlacePendingChangesNoDecision and BenchmarkPlacePending: MIG
+// profiles, fractions, and options restricted to one GPU type.
+var pendingShapes = [][]snapshot.Option{
+	{{Profile: "1g.5gb"}, {Profile: "2g.10gb"}, {Fraction: 0.3}},
+	{{Profile: "3g.20gb"}, {Fraction: 0.6}},
+	{{Profile: "7g.40gb"}, {Fraction: 1}},
+	{{Profile: "4g.20gb", GPUType: "a100-40gb"}},
+	{{Fraction: 0.5, GPUType: "v100"}},
+}
+
+// mixedGPUs returns n GPUs, IDs 0..n-1: A100-40GB (MIG) at even IDs,
+// V100 at odd ones.
+func mixedGPUs(n int) []snapshot.GPU {
+	a100, _ := snapshot.LookupModel("a100-40gb")
+	out := make([]snapshot.GPU, n)
+	for g := range out {
+		out[g] = snapshot.GPU{ID: g, Model: a100}
+		if g%2 == 1 {
+			out[g].Model = snapshot.GPUModel{Name: "v100"}
+		}
+	}
+	return out
+}
+
+// everyJob is the decision before PlacePending: every pending job offered
+// to first-fit's or best-fit's rule, none skipped; it also returns how
+// many jobs were placed.
+func everyJob(s *snapshot.Snapshot, best bool) (snapshot.Decision, int) {
+	v := pack.New(s)
+	v.KeepRunning()
+	placed := 0
+	for k := range s.Jobs {
+		if s.Jobs[k].Current != nil {
+			continue
+		}
+		ok := false
+		if best {
+			ok = bestFit(v, &s.Jobs[k])
+		} else {
+			ok = firstFit(v, &s.Jobs[k])
+		}
+		if ok {
+			placed++
+		}
+	}
+	return v.Decision(), placed
 }

@@ -135,6 +135,10 @@ const DefaultGPUsPerServer = 8
 // groups: 8, as on an HGX/DGX baseboard and in every bundled trace.
 const MaxGPUsPerServer = 8
 
+// replaysPods reports whether the run replays the trace's CPU-only pods:
+// cpu_pods, and the trace itself rather than synthetic jobs.
+func (c Config) replaysPods() bool { return c.CPUPods && c.Synthetic.Jobs == 0 }
+
 // Values of Config.BadRows.
 const (
 	BadRowsError = "error"

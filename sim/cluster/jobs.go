@@ -135,7 +135,7 @@ func readJobs(cfg Config, env Env) ([]workloads.Job, *InputReport, error) {
 	if cfg.Jobs != nil {
 		return cfg.Jobs, nil, nil
 	}
-	r, err := importInput(env, "cluster.trace", cfg.Trace, trace.Options{Format: cfg.TraceFormat, KeepCPUOnly: cfg.CPUPods && cfg.Synthetic.Jobs == 0, Strict: cfg.BadRows == BadRowsError})
+	r, err := importInput(env, "cluster.trace", cfg.Trace, trace.Options{Format: cfg.TraceFormat, KeepCPUOnly: cfg.replaysPods(), Strict: cfg.BadRows == BadRowsError})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -153,7 +153,7 @@ func readJobs(cfg Config, env Env) ([]workloads.Job, *InputReport, error) {
 // with synthetic jobs. It does not modify all.
 func prepareJobs(cfg Config, all []workloads.Job, seed uint64) (jobs, pods []workloads.Job, err error) {
 	for _, j := range all {
-		if j.NumGPU == 0 && cfg.CPUPods && cfg.Synthetic.Jobs == 0 {
+		if j.NumGPU == 0 && cfg.replaysPods() {
 			pods = append(pods, j)
 			continue
 		}
@@ -257,7 +257,7 @@ func readNodes(cfg Config, env Env) ([]trace.Node, *InputReport, error) {
 	if cfg.Nodes == "" {
 		return nil, nil, nil
 	}
-	r, err := importInput(env, "cluster.nodes", cfg.Nodes, trace.Options{Strict: cfg.BadRows == BadRowsError, MaxGPUsPerJob: MaxGPUsPerServer})
+	r, err := importInput(env, "cluster.nodes", cfg.Nodes, trace.Options{Strict: cfg.BadRows == BadRowsError})
 	if err != nil {
 		return nil, nil, err
 	}

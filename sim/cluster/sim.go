@@ -107,7 +107,6 @@ type run struct {
 	alive []int // indices of arrived, unfinished, schedulable jobs, ascending
 	next  int   // next job to arrive
 
-	busy         map[int]bool // GPUs holding a task
 	pendingTasks int
 	scheduled    bool
 	err          error
@@ -300,7 +299,7 @@ func workloadClasses(plans []jobPlan) []snapshot.WorkloadClass {
 
 func simulate(cfg Config, pol snapshot.Policy, types []gpuType, gpus []clusterGPU, servers []clusterServer, plans []jobPlan, pods []workloads.Job, now func() time.Time) (PolicyResult, Timing, error) {
 	r := &run{now: now, cfg: cfg, sim: engine.New(nil), pol: pol, mig: true, types: types, plans: plans,
-		gpus: make([]gpuState, len(gpus)), servers: make([]serverState, len(servers)), busy: map[int]bool{}}
+		gpus: make([]gpuState, len(gpus)), servers: make([]serverState, len(servers))}
 	caps := snapshot.CapabilitiesOf(pol)
 	r.mig = caps.UsesMIG
 	if caps.Workload != nil {
@@ -746,7 +745,6 @@ func (r *run) release(id int) {
 	if g.tasks == 0 {
 		g.used, g.tenant = 0, ""
 		r.active--
-		delete(r.busy, ts.gpu)
 		r.servers[g.srv].busy--
 	}
 	cpu, mem := r.jobs[ts.job].plan.taskCPUMem(id - r.jobs[ts.job].firstTask)
@@ -837,7 +835,6 @@ func (r *run) acquire(id int, p snapshot.Placement, tenant string) (engine.Time,
 	sv.mem += mem
 	if g.tasks == 0 {
 		r.active++
-		r.busy[p.GPU] = true
 		sv.busy++
 	}
 	g.tasks++

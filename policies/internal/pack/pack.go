@@ -55,8 +55,8 @@ type View struct {
 	// included.
 	srvPos         map[int]int
 	srvCPU, srvMem []int64
-	// Gangs: placed tasks per gang and the server they are on.
-	gangN, gangSrv map[int]int
+	// gangs: per gang, its placed tasks and the server they are on.
+	gangs map[int]gangPlace
 	// banned servers take no task while PlacePending retries a gang.
 	banned  []bool
 	nBanned int
@@ -114,7 +114,7 @@ func New(s *snapshot.Snapshot) *View {
 
 var viewPool = sync.Pool{New: func() any {
 	return &View{gpuPos: map[int]int{}, jobPos: map[int]int{}, placed: map[int]snapshot.Placement{},
-		srvPos: map[int]int{}, gangN: map[int]int{}, gangSrv: map[int]int{}}
+		srvPos: map[int]int{}, gangs: map[int]gangPlace{}}
 }}
 
 // Release empties v and keeps it for a later New. v must not be used
@@ -126,8 +126,7 @@ func (v *View) Release() {
 	clear(v.placed)
 	clear(v.noRoom)
 	clear(v.srvPos)
-	clear(v.gangN)
-	clear(v.gangSrv)
+	clear(v.gangs)
 	clear(v.GPUs[:cap(v.GPUs)]) // drop the pointers into the snapshot
 	v.GPUs = v.GPUs[:0]
 	viewPool.Put(v)
@@ -324,14 +323,17 @@ func (v *View) serverFits(srv int, j *snapshot.Job) bool {
 	return true
 }
 
+// gangPlace is how many tasks of a gang are placed, and on which server.
+type gangPlace struct{ n, srv int }
+
 // gangServer returns the server of gang's placed tasks (false when none
 // is placed). Starts asks it for one job on GPU after GPU: the last answer
 // is kept until a task of a gang is placed or taken off.
 func (v *View) gangServer(gang int) (int, bool) {
 	if !v.gangMemo.ok || v.gangMemo.gang != gang {
 		v.gangMemo.gang, v.gangMemo.ok = gang, true
-		v.gangMemo.placed = v.gangN[gang] > 0
-		v.gangMemo.srv = v.gangSrv[gang]
+		at := v.gangs[gang]
+		v.gangMemo.placed, v.gangMemo.srv = at.n > 0, at.srv
 	}
 	return v.gangMemo.srv, v.gangMemo.placed
 }
@@ -381,8 +383,7 @@ func (v *View) add(gi int, j *snapshot.Job, p snapshot.Placement) {
 		v.srvCPU[g.Srv] += j.CPUMilli
 		v.srvMem[g.Srv] += j.MemoryMiB
 		if j.Gang != 0 {
-			v.gangN[j.Gang]++
-			v.gangSrv[j.Gang] = g.Srv
+			v.gangs[j.Gang] = gangPlace{n: v.gangs[j.Gang].n + 1, srv: g.Srv}
 			v.gangMemo.ok = false
 		}
 	}
@@ -422,7 +423,9 @@ func (v *View) unplace(id int) {
 		v.srvCPU[g.Srv] -= j.CPUMilli
 		v.srvMem[g.Srv] -= j.MemoryMiB
 		if j.Gang != 0 {
-			v.gangN[j.Gang]--
+			at := v.gangs[j.Gang]
+			at.n--
+			v.gangs[j.Gang] = at
 			v.gangMemo.ok = false
 		}
 	}
