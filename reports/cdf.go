@@ -19,7 +19,7 @@ type CDFSeries struct {
 	Dashed bool // drawn dashed (e.g. a model next to its measurement)
 }
 
-// CDFPlot draws the empirical CDFs of series into base.png and base.svg,
+// CDFPlot draws the empirical CDFs of series into base.png, .svg and .pdf,
 // for figures outside a result directory's standard set (the calibration's
 // measured-vs-model latencies): the CDF on the left, and on the right the
 // tail as the fraction at or above x on log-log axes, where p99 and p99.9 can be
@@ -29,7 +29,8 @@ func CDFPlot(base, title, xLabel string, series []CDFSeries) error {
 	if len(series) == 0 {
 		return fmt.Errorf("plot %s: no series", base)
 	}
-	p := newPlot(title, xLabel, "fraction ≤ x", true)
+	p := newPlot(xLabel, "fraction ≤ x", true)
+	panelTitle(p, title)
 	p.Y.Min, p.Y.Max = 0, 1
 	all := make([][]float64, len(series))
 	for i, s := range series {
@@ -39,7 +40,8 @@ func CDFPlot(base, title, xLabel string, series []CDFSeries) error {
 		setLog(&p.X)
 		p.X.Label.Text += " (log scale)"
 	}
-	tail := newPlot("tail", xLabel+" (log scale)", "fraction ≥ x (log scale)", true)
+	tail := newPlot(xLabel+" (log scale)", "fraction ≥ x (log scale)", true)
+	panelTitle(tail, "tail")
 	setLog(&tail.X)
 	setLog(&tail.Y)
 	leg := newLegend()

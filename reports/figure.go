@@ -7,6 +7,8 @@ import (
 	"math"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -14,7 +16,10 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgpdf"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"codeberg.org/go-pdf/fpdf"
 
 	"github.com/conspirator-sim/conspirator/internal/atomicfs"
 )
@@ -90,12 +95,13 @@ func lineStyle(i int) draw.LineStyle {
 	return draw.LineStyle{Color: colour(i), Width: vg.Points(1.6), Dashes: dashes[i%len(dashes)]}
 }
 
-// newPlot makes a plot with title, axis labels (with units) and readable
-// sans-serif text; vertical grid lines only where x is a numeric scale.
-func newPlot(title, xLabel, yLabel string, vgrid bool) *plot.Plot {
+// newPlot makes a plot with axis labels (with units) and readable
+// sans-serif text; vertical grid lines only where x is a numeric scale. It
+// has no title: a figure's title is its caption in the report, outside the
+// image, where a paper puts it too; only the panels of a multi-panel
+// figure get a heading (panelTitle).
+func newPlot(xLabel, yLabel string, vgrid bool) *plot.Plot {
 	p := plot.New()
-	p.Title.Text = title
-	p.Title.TextStyle.Font = font.From(sans, 13)
 	p.X.Label.Text = xLabel
 	p.Y.Label.Text = yLabel
 	for _, a := range []*plot.Axis{&p.X, &p.Y} {
@@ -109,6 +115,12 @@ func newPlot(title, xLabel, yLabel string, vgrid bool) *plot.Plot {
 	}
 	p.Add(g)
 	return p
+}
+
+// panelTitle heads one panel of a multi-panel figure.
+func panelTitle(p *plot.Plot, title string) {
+	p.Title.Text = title
+	p.Title.TextStyle.Font = font.From(sans, 11)
 }
 
 // legend collects entries drawn in a column right of the plot, so it never
@@ -196,7 +208,7 @@ func drawPanel(p *plot.Plot, c draw.Canvas) {
 	}
 	p.Draw(inner)
 	da := p.DataCanvas(inner)
-	p.X.Label, p.Y.Label = xl, yl // drawn twice (PNG, SVG): leave p as found
+	p.X.Label, p.Y.Label = xl, yl // drawn once per format: leave p as found
 	if ylog && yl.Text != "" {
 		sty := yl.TextStyle
 		sty.Rotation = math.Pi / 2
@@ -210,8 +222,21 @@ func drawPanel(p *plot.Plot, c draw.Canvas) {
 	}
 }
 
-// save writes dir/name.png and dir/name.svg atomically and returns the
-// PNG's base name. Both encoders are deterministic for the same figure:
+func init() {
+	// A PDF's info dictionary carries creation and modification dates,
+	// the wall clock unless set, and fpdf orders some of its catalogue by
+	// map iteration unless asked to sort. Outputs must be byte-identical
+	// for the same inputs, so the dates are pinned to the Unix epoch (what
+	// reproducible builds use without SOURCE_DATE_EPOCH) and the catalogue
+	// sorted. vgpdf gives no access to its document, hence the defaults.
+	epoch := time.Unix(0, 0).UTC()
+	fpdf.SetDefaultCreationDate(epoch)
+	fpdf.SetDefaultModificationDate(epoch)
+	fpdf.SetDefaultCatalogSort(true)
+}
+
+// save writes dir/name.png, name.svg and name.pdf atomically and returns
+// the PNG's base name. The encoders are deterministic for the same figure:
 // no timestamps, no random ids (Render's tests check byte equality).
 func (f *figure) save(fsys atomicfs.FS, dir string) (base string, err error) {
 	// gonum/plot panics on data it cannot draw (a non-positive value on a
@@ -238,14 +263,29 @@ func (f *figure) save(fsys atomicfs.FS, dir string) (base string, err error) {
 	if _, err := svg.WriteTo(&sb); err != nil {
 		return "", fmt.Errorf("plot %s: encode svg: %w", f.name, err)
 	}
-	base = f.name + ".png"
-	if err := atomicfs.WriteFile(fsys, filepath.Join(dir, base), pb.Bytes()); err != nil {
-		return "", err
+	pdf := vgpdf.New(w, h)
+	f.draw(draw.New(pdf))
+	var fb bytes.Buffer
+	if _, err := pdf.WriteTo(&fb); err != nil {
+		return "", fmt.Errorf("plot %s: encode pdf: %w", f.name, err)
 	}
-	if err := atomicfs.WriteFile(fsys, filepath.Join(dir, f.name+".svg"), sb.Bytes()); err != nil {
-		return "", err
+	base = f.name + ".png"
+	for _, out := range []struct {
+		name string
+		data []byte
+	}{{base, pb.Bytes()}, {f.name + ".svg", sb.Bytes()}, {f.name + ".pdf", fb.Bytes()}} {
+		if err := atomicfs.WriteFile(fsys, filepath.Join(dir, out.name), out.data); err != nil {
+			return "", err
+		}
 	}
 	return base, nil
+}
+
+// writeFigure puts a saved figure into a report page: the image, then its
+// caption (the figure's title, which the image leaves out) with links to
+// the vector versions a paper would include.
+func writeFigure(md *strings.Builder, caption, name, png string) {
+	fmt.Fprintf(md, "\n![%s](%s/%s)\n\n*%s* ([SVG](%s/%s.svg), [PDF](%s/%s.pdf))\n", name, PlotsDir, png, caption, PlotsDir, name, PlotsDir, name)
 }
 
 // useLogScale says whether positive data spanning more than a factor of 30

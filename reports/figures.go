@@ -1,9 +1,11 @@
 package reports
 
 import (
+	"cmp"
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 	"sort"
 
 	"gonum.org/v1/plot"
@@ -11,6 +13,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/conspirator-sim/conspirator/sim/datapath"
 )
 
 // cdfPoints returns at most maxPts points (x = value, y = fraction of
@@ -44,8 +48,8 @@ func sortedCopy(vs []float64) []float64 {
 }
 
 // cdfFigure draws one empirical CDF per named sample set.
-func cdfFigure(name, title, xLabel string, names []string, samples map[string][]float64) (*figure, error) {
-	p := newPlot(title, xLabel, "fraction ≤ x", true)
+func cdfFigure(name, xLabel string, names []string, samples map[string][]float64) (*figure, error) {
+	p := newPlot(xLabel, "fraction ≤ x", true)
 	p.Y.Min, p.Y.Max = 0, 1
 	var all [][]float64
 	for _, n := range names {
@@ -71,23 +75,111 @@ func cdfFigure(name, title, xLabel string, names []string, samples map[string][]
 
 // latencyCDF is the per-request latency CDF of each data path.
 func latencyCDF(req Requests) (*figure, error) {
-	return cdfFigure("latency_cdf", "Request latency CDF per data path", "end-to-end latency (µs)", req.Paths, req.LatencyUS)
+	return cdfFigure("latency_cdf", "end-to-end latency (µs)", req.Paths, req.LatencyUS)
 }
 
-// stageBreakdown stacks each path's mean time per pipeline stage.
+// stageBreakdown stacks each path's mean time per pipeline stage. Where
+// the results name each stage's kind it stacks kinds, in the vocabulary's
+// order and each in its own colour, so one colour means one kind of work
+// on every path and in every figure; older results stack stage names.
 func stageBreakdown(paths []PathResult, order []string) (*figure, error) {
-	stages := stageOrder(paths, order)
-	if len(stages) == 0 {
+	segs := kindSegments(paths)
+	if segs == nil {
+		segs = stageSegments(paths, order)
+	}
+	if len(segs) == 0 {
 		return nil, nil
 	}
-	p := newPlot("Where a request's time goes (mean per stage)", "data path", "mean time per request (µs)", false)
+	p := newPlot("data path", "mean time per request (µs)", false)
 	names := make([]string, len(paths))
 	for i, pr := range paths {
 		names[i] = pr.Name
 	}
 	nominalX(p, names)
-	leg := newLegend()
 	var below *plotter.BarChart
+	bars := make([]*plotter.BarChart, len(segs))
+	for i, sg := range segs {
+		b, err := plotter.NewBarChart(sg.vals, vg.Points(36))
+		if err != nil {
+			return nil, fmt.Errorf("plot stage_breakdown: stage %s: %w", sg.label, err)
+		}
+		b.Color = sg.colour
+		b.LineStyle.Width = vg.Points(0.5)
+		if below != nil {
+			b.StackOn(below)
+		}
+		below = b
+		p.Add(b)
+		bars[i] = b
+	}
+	// The legend reads top-down as the stack does.
+	leg := newLegend()
+	for i := len(segs) - 1; i >= 0; i-- {
+		leg.add(segs[i].label, bars[i])
+	}
+	p.Y.Min = 0
+	return &figure{name: "stage_breakdown", panels: []*plot.Plot{p}, legend: leg}, nil
+}
+
+// segment is one stacked layer of the stage breakdown: a value per path.
+type segment struct {
+	label  string
+	colour color.Color
+	vals   plotter.Values
+}
+
+// kindColours colours datapath.StageKinds by index: Paul Tol's "muted"
+// scheme (colour-blind safe) and a pale grey, ordered so that kinds next
+// to each other in a stack differ in lightness as well as hue.
+var kindColours = []color.Color{
+	color.RGBA{221, 221, 221, 255}, // nic: pale grey
+	color.RGBA{51, 34, 136, 255},   // network: indigo
+	color.RGBA{204, 102, 119, 255}, // host-cpu: rose
+	color.RGBA{68, 170, 153, 255},  // soc: teal
+	color.RGBA{221, 204, 119, 255}, // host-copy: sand
+	color.RGBA{17, 119, 51, 255},   // dma: green
+	color.RGBA{136, 34, 85, 255},   // launch: wine
+	color.RGBA{136, 204, 238, 255}, // compute: cyan
+	color.RGBA{170, 68, 153, 255},  // sync: purple
+	color.RGBA{153, 153, 51, 255},  // reply: olive
+}
+
+// kindSegments sums each path's stages by kind, one segment per kind that
+// takes time on some path; nil when a path lacks kinds or names one the
+// vocabulary does not have (results of another version).
+func kindSegments(paths []PathResult) []segment {
+	index := map[string]int{}
+	for i, k := range datapath.StageKinds {
+		index[string(k.Kind)] = i
+	}
+	sums := make([]plotter.Values, len(datapath.StageKinds))
+	for i := range sums {
+		sums[i] = make(plotter.Values, len(paths))
+	}
+	for pi, pr := range paths {
+		for st, v := range pr.StagesUS {
+			k, ok := index[pr.StageKinds[st]]
+			if !ok {
+				return nil
+			}
+			if !math.IsNaN(float64(v)) {
+				sums[k][pi] += float64(v)
+			}
+		}
+	}
+	var out []segment
+	for i, k := range datapath.StageKinds {
+		if slices.ContainsFunc(sums[i], func(v float64) bool { return v > 0 }) {
+			out = append(out, segment{label: k.Label, colour: kindColours[i%len(kindColours)], vals: sums[i]})
+		}
+	}
+	return out
+}
+
+// stageSegments is one segment per stage name, for results without kinds.
+func stageSegments(paths []PathResult, order []string) []segment {
+	stages := stageOrder(paths, order)
+	out := make([]segment, len(stages))
 	for si, s := range stages {
 		vals := make(plotter.Values, len(paths))
 		for i, pr := range paths {
@@ -95,21 +187,9 @@ func stageBreakdown(paths []PathResult, order []string) (*figure, error) {
 				vals[i] = float64(v)
 			}
 		}
-		b, err := plotter.NewBarChart(vals, vg.Points(36))
-		if err != nil {
-			return nil, fmt.Errorf("plot stage_breakdown: stage %s: %w", s, err)
-		}
-		b.Color = stageColour(si, len(stages))
-		b.LineStyle.Width = vg.Points(0.5)
-		if below != nil {
-			b.StackOn(below)
-		}
-		below = b
-		p.Add(b)
-		leg.add(s, b)
+		out[si] = segment{label: s, colour: stageColour(si, len(stages)), vals: vals}
 	}
-	p.Y.Min = 0
-	return &figure{name: "stage_breakdown", panels: []*plot.Plot{p}, legend: leg}, nil
+	return out
 }
 
 // stageOrder lists the stages that occur in any path: in requests.csv's
@@ -142,8 +222,8 @@ func stageOrder(paths []PathResult, order []string) []string {
 
 // barPanel is one bar per name with its value written above the bar.
 func barPanel(title, xLabel, yLabel string, names []string, vals []float64, c int) (*plot.Plot, error) {
-	p := newPlot(title, xLabel, yLabel, false)
-	p.Title.TextStyle.Font = font.From(sans, 11)
+	p := newPlot(xLabel, yLabel, false)
+	panelTitle(p, title)
 	nominalX(p, names)
 	vs := make(plotter.Values, len(vals))
 	var labels []string
@@ -213,7 +293,7 @@ func costPower(rows []CostRow) (*figure, error) {
 // gpuHours shows each policy's GPU-hours: whole GPUs in use and the
 // fraction-weighted count (a GPU a third used counts a third).
 func gpuHours(pols []PolicyResult) (*figure, error) {
-	p := newPlot("GPU-hours consumed per scheduling policy", "policy", "GPU-hours (GPU h)", false)
+	p := newPlot("policy", "GPU-hours (GPU h)", false)
 	names := make([]string, len(pols))
 	whole := make(plotter.Values, len(pols))
 	frac := make(plotter.Values, len(pols))
@@ -321,7 +401,7 @@ func activeGPUs(series []Series) (*figure, error) {
 		}
 	}
 	unit, div := timeUnit(maxT)
-	p := newPlot("GPUs in use over time", fmt.Sprintf("simulated time (%s)", unit), "active GPUs", true)
+	p := newPlot(fmt.Sprintf("simulated time (%s)", unit), "active GPUs", true)
 	leg := newLegend()
 	for i, s := range series {
 		pts := make(plotter.XYs, len(s.X))
@@ -349,13 +429,13 @@ func jctCDF(jobs []Series) (*figure, error) {
 		names[i] = s.Name
 		samples[s.Name] = s.Y
 	}
-	return cdfFigure("jct_cdf", "Job completion time CDF per policy", "job completion time (s)", names, samples)
+	return cdfFigure("jct_cdf", "job completion time (s)", names, samples)
 }
 
 // decisionTime plots the mean decision time per problem size, log-scale y,
 // one line per policy (heuristic vs exact optimum).
 func decisionTime(series []Series) (*figure, error) {
-	p := newPlot("Scheduling decision time vs problem size", "problem size (jobs in the snapshot)", "decision time (µs, log scale)", true)
+	p := newPlot("problem size (jobs in the snapshot)", "decision time (µs, log scale)", true)
 	setLog(&p.Y)
 	var xs [][]float64
 	for _, s := range series {
@@ -412,10 +492,11 @@ type errPts struct {
 	plotter.YErrors
 }
 
-// metricVsParam draws one line per path or policy with 95% CI error bars.
+// metricVsParam draws one line per path or policy with its 95% CI: a band
+// on a numeric x, error bars on a categorical one.
 // ticks, when not nil, names categorical x positions 0..n-1.
-func metricVsParam(name, title, xLabel, yLabel string, lines []Line, logY bool, ticks []string) (*figure, error) {
-	p := newPlot(title, xLabel, yLabel, ticks == nil)
+func metricVsParam(name, xLabel, yLabel string, lines []Line, logY bool, ticks []string) (*figure, error) {
+	p := newPlot(xLabel, yLabel, ticks == nil)
 	if logY {
 		setLog(&p.Y)
 		p.Y.Label.Text += " (log scale)"
@@ -448,20 +529,71 @@ func metricVsParam(name, title, xLabel, yLabel string, lines []Line, logY bool, 
 		l.LineStyle = lineStyle(i)
 		sc.Color = colour(i)
 		sc.Shape = shapes[i%len(shapes)]
-		eb, err := plotter.NewYErrorBars(e)
-		if err != nil {
-			return nil, fmt.Errorf("plot %s: %s: %w", name, ln.Name, err)
+		if ticks == nil && len(e.XYs) > 1 {
+			// A numeric x: the CI is a band around the line.
+			band, err := ciBand(e, logY)
+			if err != nil {
+				return nil, fmt.Errorf("plot %s: %s: %w", name, ln.Name, err)
+			}
+			if band != nil {
+				band.Color = translucent(colour(i), 0.18)
+				band.LineStyle.Width = 0
+				p.Add(band)
+			}
+		} else {
+			eb, err := plotter.NewYErrorBars(e)
+			if err != nil {
+				return nil, fmt.Errorf("plot %s: %s: %w", name, ln.Name, err)
+			}
+			eb.LineStyle.Color = colour(i)
+			eb.LineStyle.Width = vg.Points(1)
+			eb.CapWidth = vg.Points(6)
+			p.Add(eb)
 		}
-		eb.LineStyle.Color = colour(i)
-		eb.LineStyle.Width = vg.Points(1)
-		eb.CapWidth = vg.Points(6)
-		p.Add(l, sc, eb)
+		p.Add(l, sc)
 		leg.add(ln.Name, l, sc)
 	}
 	if !logY {
 		p.Y.Min = math.Min(p.Y.Min, 0)
 	}
 	return &figure{name: name, panels: []*plot.Plot{p}, legend: leg}, nil
+}
+
+// ciBand is the polygon from mean-hw to mean+hw along x (in x order), nil
+// where every half-width is zero. On a log axis the lower edge stays above
+// zero (a tenth of the mean), where an interval reaching zero cannot be
+// drawn.
+func ciBand(e errPts, logY bool) (*plotter.Polygon, error) {
+	idx := make([]int, len(e.XYs))
+	some := false
+	for i := range idx {
+		idx[i] = i
+		some = some || e.YErrors[i].High > 0
+	}
+	if !some {
+		return nil, nil
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(e.XYs[a].X, e.XYs[b].X) })
+	ring := make(plotter.XYs, 0, 2*len(idx))
+	for _, i := range idx {
+		lo := e.XYs[i].Y - e.YErrors[i].Low
+		if logY {
+			lo = max(lo, e.XYs[i].Y/10)
+		}
+		ring = append(ring, plotter.XY{X: e.XYs[i].X, Y: lo})
+	}
+	for k := len(idx) - 1; k >= 0; k-- {
+		i := idx[k]
+		ring = append(ring, plotter.XY{X: e.XYs[i].X, Y: e.XYs[i].Y + e.YErrors[i].High})
+	}
+	return plotter.NewPolygon(ring)
+}
+
+// translucent is c with the given opacity.
+func translucent(c color.Color, alpha float64) color.Color {
+	r, g, b, _ := c.RGBA()
+	a := alpha * 0xffff
+	return color.NRGBA64{R: uint16(r), G: uint16(g), B: uint16(b), A: uint16(a)}
 }
 
 // slantLabels tilts nominal x tick labels so that long names (policy
@@ -484,7 +616,7 @@ func nominalX(p *plot.Plot, names []string) {
 // request arrived, both in percent of the cluster's GPU capacity, with the
 // diagonal "allocated = arrived" that no policy can exceed.
 func allocationCurve(series []Series) (*figure, error) {
-	p := newPlot("GPU allocation as the request grows", "GPU request arrived (% of GPU capacity)", "GPU allocated (% of GPU capacity)", true)
+	p := newPlot("GPU request arrived (% of GPU capacity)", "GPU allocated (% of GPU capacity)", true)
 	leg := newLegend()
 	maxX := 0.0
 	for i, s := range series {

@@ -72,6 +72,9 @@ type PathResult struct {
 	Dropped             int64          `json:"dropped"`
 	Unstable            bool           `json:"unstable"`
 	StagesUS            map[string]Num `json:"stages_us"`
+	// StageKinds maps each stage to its kind (datapath.StageKind); absent
+	// in results written before the vocabulary existed.
+	StageKinds map[string]string `json:"stage_kinds"`
 }
 
 // CostRow is one piece of hardware doing the scheduling work: its price,

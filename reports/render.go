@@ -179,7 +179,7 @@ func renderRun(fsys atomicfs.FS, dir string) error {
 		if err != nil {
 			return fmt.Errorf("report: %w", err)
 		}
-		fmt.Fprintf(&md, "\n%s ([SVG](%s/%s.svg))\n\n![%s](%s/%s)\n", figureCaptions[f.name], PlotsDir, f.name, f.name, PlotsDir, base)
+		writeFigure(&md, figureCaptions[f.name], f.name, base)
 	}
 	if err := writeReport(fsys, dir, md.String()); err != nil {
 		return err

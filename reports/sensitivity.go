@@ -47,14 +47,16 @@ func SensitivityCSV(metric string, base float64, rows []SensitivityRow) []byte {
 // WriteTornado draws the tornado chart of a sensitivity analysis into
 // dir/plots: one horizontal bar per parameter from its low-value to its
 // high-value metric, largest swing on top, and the baseline as a line.
-// lowLabel and highLabel say what the two ends are ("x0.5", "x2"); the
-// colours are named in the title (a legend column would squeeze the bars).
+// lowLabel and highLabel say what the two ends are ("x0.5", "x2"); a
+// narrow legend column names the two colours (the image has no title: it
+// is the caption's job).
 func WriteTornado(fsys atomicfs.FS, dir, metricLabel, lowLabel, highLabel string, base float64, rows []SensitivityRow) error {
 	plots, err := mkPlotsDir(fsys, dir)
 	if err != nil {
 		return err
 	}
-	p := newPlot(fmt.Sprintf("Headline with each parameter %s (blue) and %s (orange)", lowLabel, highLabel), metricLabel, "", true)
+	p := newPlot(metricLabel, "", true)
+	leg := newLegend()
 	n := len(rows)
 	names := make([]string, n)
 	lo, hi := base, base
@@ -72,6 +74,9 @@ func WriteTornado(fsys atomicfs.FS, dir, metricLabel, lowLabel, highLabel string
 			l.LineStyle.Width = vg.Points(9)
 			l.LineStyle.Color = colour(k)
 			p.Add(l)
+			if i == 0 {
+				leg.add([]string{"parameter " + lowLabel, "parameter " + highLabel}[k], l)
+			}
 		}
 	}
 	bl, err := plotter.NewLine(plotter.XYs{{X: base, Y: -0.6}, {X: base, Y: float64(n) - 0.4}})
@@ -84,7 +89,7 @@ func WriteTornado(fsys atomicfs.FS, dir, metricLabel, lowLabel, highLabel string
 	p.NominalY(names...)
 	pad := 0.05 * (hi - lo)
 	p.X.Min, p.X.Max = lo-pad, hi+pad
-	f := &figure{name: "sensitivity", panels: []*plot.Plot{p}, w: figW, h: vg.Points(float64(70 + 20*n))}
+	f := &figure{name: "sensitivity", panels: []*plot.Plot{p}, legend: leg, w: figW, h: vg.Points(float64(70 + 20*n))}
 	_, err = f.save(fsys, plots)
 	return err
 }

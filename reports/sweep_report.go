@@ -184,7 +184,7 @@ func renderSweep(fsys atomicfs.FS, dir string) error {
 		if err != nil {
 			return fmt.Errorf("report: %w", err)
 		}
-		fmt.Fprintf(&md, "\n%s ([SVG](%s/%s.svg))\n\n![%s](%s/%s)\n", f.caption, PlotsDir, f.name, f.name, PlotsDir, base)
+		writeFigure(&md, f.caption, f.name, base)
 	}
 	if err := writeReport(fsys, dir, md.String()); err != nil {
 		return err
@@ -387,14 +387,12 @@ func sweepFigures(agg SweepAggregate) ([]*figure, error) {
 						continue
 					}
 					name := slug(strings.ReplaceAll(m.field, "_us", "")) + "_vs_" + slug(xp.Key)
-					title := fmt.Sprintf("%s vs %s", m.title, xp.Key)
 					caption := fmt.Sprintf("%s against `%s`, one line per %s; error bars: 95%% CI across seeds.", m.title, xp.Key, strings.TrimSuffix(kind.kind, "s"))
 					if len(fixedKeys) > 1 || fixed != "" {
 						name += fmt.Sprintf("__%02d", fi+1)
-						title += " (" + fixed + ")"
 						caption += " Fixed: " + fixed + "."
 					}
-					f, err := metricVsParam(name, title, xLabel, m.label, lines, m.logY, ticks)
+					f, err := metricVsParam(name, xLabel, m.label, lines, m.logY, ticks)
 					if err != nil {
 						return nil, err
 					}

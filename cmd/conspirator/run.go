@@ -152,8 +152,8 @@ func (a *app) runCmd() *cobra.Command {
 		Short: "Run one scenario and write its results, plots and report",
 		Long: `Run one scenario (a built-in name from 'conspirator scenarios list' or a
 YAML file) and write a result directory: summary.json (resolved inputs,
-seed, version, metrics), per-request / per-job CSV files, plots/ (PNG and
-SVG), report.md and report.html (one self-contained page: figures inline,
+seed, version, metrics), per-request / per-job CSV files, plots/ (PNG, SVG
+and PDF), report.md and report.html (one self-contained page: figures inline,
 with the version, scenario, seed and calibration profile). With no
 argument it runs the default built-in scenario,
 ` + DefaultScenario + `.

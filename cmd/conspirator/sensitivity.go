@@ -32,7 +32,7 @@ seed, and report the headline, the conspirator path's mean latency gain
 over host-rdma in percent, at each end. Rows are sorted by how far the
 headline moves, and each names the grade of the parameter's default
 (estimate, anecdotal, ...), so the unsourced numbers a result rests on
-stand out. Writes sensitivity.csv and plots/sensitivity.{png,svg}.`,
+stand out. Writes sensitivity.csv and plots/sensitivity.{png,svg,pdf}.`,
 		Example: `  conspirator sensitivity paper/e2e
   conspirator sensitivity paper/e2e --set datapath.host.background_load=80% --factors 0.8,1.25
   conspirator sensitivity paper/e2e --param smartnic.dma_bandwidth --param host.pageable_factor`,

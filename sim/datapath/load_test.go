@@ -149,14 +149,14 @@ func TestWriteCSV(t *testing.T) {
 	for i, h := range header {
 		col[h] = i
 	}
-	for _, h := range []string{"path", "latency_us", "net+tcp-rx_us", "copy-h2d_us", "soc-decide_us", "reply_us"} {
+	for _, h := range []string{"path", "latency_us", "network_us", "copy-h2d_us", "soc-decide_us", "reply_us"} {
 		if _, ok := col[h]; !ok {
 			t.Errorf("column %q missing from %v", h, header)
 		}
 	}
 	first := strings.Split(lines[1], ",")
-	if first[0] != PathTCP || first[col["soc-decide_us"]] != "" || first[col["net+tcp-rx_us"]] == "" {
-		t.Errorf("tcp row %v: want tcp with net+tcp-rx and no soc-decide", first)
+	if first[0] != PathTCP || first[col["soc-decide_us"]] != "" || first[col["network_us"]] == "" {
+		t.Errorf("tcp row %v: want tcp with network and no soc-decide", first)
 	}
 	// The tcp row's latency is the closed form (closedform_test.go): 1,135.904 us.
 	if first[col["latency_us"]] != "1135.904" && first[col["latency_us"]] != "1135.905" {

@@ -17,6 +17,7 @@ import "github.com/conspirator-sim/conspirator/engine"
 
 type stage struct {
 	name  string
+	kind  StageKind
 	start func(s *system, r *request)
 	end   func(s *system, r *request) // may be nil
 }
@@ -26,20 +27,20 @@ type stage struct {
 var tcpPath = []stage{
 	// The client's send, the wire and the host's receive processing
 	// overlap (TCP streams): the stage ends when the last of the three does.
-	{name: "net+tcp-rx", start: func(s *system, r *request) {
+	{name: "network", kind: KindNetwork, start: func(s *system, r *request) {
 		r.join(3)
 		s.inbound.Send(r.in, s.clientCap, r.next)
 		s.sim.MustAfter(s.clientTCP.TxWork(r.in), r.next) // client CPU, not shared
 		s.host.Execute(s.tcp.RxWork(r.in), r.next)        // [host]
 	}},
-	{name: "decide", start: hostWork(func(s *system) engine.Time { return s.decision }), end: pickLeastLoaded}, // [host]
-	{name: "copy-h2d", start: copyCPU},                                                 // [host] cudaMemcpy: issue, and staging when pageable
-	{name: "copy-dma", start: copyDMA},                                                 // pinned copies only: the copy engine over PCIe
-	{name: "launch", start: hostWork(func(s *system) engine.Time { return s.launch })}, // [host]
-	{name: "gpu", start: runOnGPU, end: finishOnGPU},
-	{name: "sync+d2h", start: hostWork(func(s *system) engine.Time { return s.syncAndResult })},            // [host] wait for the GPU, copy the result back
-	{name: "reply-tx", start: func(s *system, r *request) { s.host.Execute(s.tcp.TxWork(r.out), r.next) }}, // [host]
-	{name: "reply-net", start: func(s *system, r *request) {
+	{name: "decide", kind: KindHostCPU, start: hostWork(func(s *system) engine.Time { return s.decision }), end: pickLeastLoaded}, // [host]
+	{name: "copy-h2d", kind: KindHostCopy, start: copyCPU},                                                                        // [host] cudaMemcpy: issue, and staging when pageable
+	{name: "copy-dma", kind: KindDMA, start: copyDMA},                                                                             // pinned copies only: the copy engine over PCIe
+	{name: "launch", kind: KindLaunch, start: hostWork(func(s *system) engine.Time { return s.launch })},                          // [host]
+	{name: "gpu", kind: KindCompute, start: runOnGPU, end: finishOnGPU},
+	{name: "sync+d2h", kind: KindSync, start: hostWork(func(s *system) engine.Time { return s.syncAndResult })},               // [host] wait for the GPU, copy the result back
+	{name: "reply-tx", kind: KindHostCPU, start: func(s *system, r *request) { s.host.Execute(s.tcp.TxWork(r.out), r.next) }}, // [host]
+	{name: "reply", kind: KindReply, start: func(s *system, r *request) {
 		r.join(2)
 		s.outbound.Send(r.out, s.clientCap, r.next)
 		s.sim.MustAfter(s.clientTCP.RxWork(r.out), r.next) // client CPU, overlaps the wire
@@ -50,30 +51,30 @@ var tcpPath = []stage{
 // it chose itself (round-robin or hash: it cannot see the server's load);
 // the host sees the completion and launches the kernel.
 var gpudirectPath = []stage{
-	{name: "net", start: func(s *system, r *request) {
+	{name: "network", kind: KindNetwork, start: func(s *system, r *request) {
 		// NIC -> PCIe peer-to-peer -> GPU: the wire, capped by the P2P
 		// rate into the GPU (lower across root complexes).
 		s.inbound.Send(r.in, s.p2pCap, r.next)
 	}},
-	{name: "poll", start: hostWork(func(s *system) engine.Time { return s.poll })}, // [host] write-with-immediate completion
-	{name: "launch", start: hostWork(func(s *system) engine.Time { return s.launch })},
-	{name: "gpu", start: runOnGPU, end: finishOnGPU},
-	{name: "sync+d2h", start: hostWork(func(s *system) engine.Time { return s.syncAndResult })},
-	{name: "reply", start: rdmaReply}, // [host] post the send; the NIC moves the bytes
+	{name: "poll", kind: KindHostCPU, start: hostWork(func(s *system) engine.Time { return s.poll })}, // [host] write-with-immediate completion
+	{name: "launch", kind: KindLaunch, start: hostWork(func(s *system) engine.Time { return s.launch })},
+	{name: "gpu", kind: KindCompute, start: runOnGPU, end: finishOnGPU},
+	{name: "sync+d2h", kind: KindSync, start: hostWork(func(s *system) engine.Time { return s.syncAndResult })},
+	{name: "reply", kind: KindReply, start: rdmaReply}, // [host] post the send; the NIC moves the bytes
 }
 
 // hostRDMAPath ("Conspirator without SmartNIC"): the client RDMA-writes
 // into host memory; a host thread polls the completion, decides the GPU,
 // copies the input to it and launches the kernel.
 var hostRDMAPath = []stage{
-	{name: "net", start: func(s *system, r *request) { s.inbound.Send(r.in, s.clientCap, r.next) }},
-	{name: "poll+decide", start: hostWork(func(s *system) engine.Time { return s.poll + s.decision }), end: pickLeastLoaded}, // [host]
-	{name: "copy-h2d", start: copyCPU},
-	{name: "copy-dma", start: copyDMA},
-	{name: "launch", start: hostWork(func(s *system) engine.Time { return s.launch })},
-	{name: "gpu", start: runOnGPU, end: finishOnGPU},
-	{name: "sync+d2h", start: hostWork(func(s *system) engine.Time { return s.syncAndResult })},
-	{name: "reply", start: rdmaReply},
+	{name: "network", kind: KindNetwork, start: func(s *system, r *request) { s.inbound.Send(r.in, s.clientCap, r.next) }},
+	{name: "poll+decide", kind: KindHostCPU, start: hostWork(func(s *system) engine.Time { return s.poll + s.decision }), end: pickLeastLoaded}, // [host]
+	{name: "copy-h2d", kind: KindHostCopy, start: copyCPU},
+	{name: "copy-dma", kind: KindDMA, start: copyDMA},
+	{name: "launch", kind: KindLaunch, start: hostWork(func(s *system) engine.Time { return s.launch })},
+	{name: "gpu", kind: KindCompute, start: runOnGPU, end: finishOnGPU},
+	{name: "sync+d2h", kind: KindSync, start: hostWork(func(s *system) engine.Time { return s.syncAndResult })},
+	{name: "reply", kind: KindReply, start: rdmaReply},
 }
 
 // conspiratorPath: the client RDMA-writes into the SmartNIC's buffer; the
@@ -83,7 +84,7 @@ var hostRDMAPath = []stage{
 var conspiratorPath = []stage{
 	// A request needs buffer space on the card before its write can land
 	// (pre-posted receive slots): it waits, or is dropped, when full.
-	{name: "buffer", start: func(s *system, r *request) {
+	{name: "buffer", kind: KindNIC, start: func(s *system, r *request) {
 		if s.snic.TryReserve(int64(r.in)) {
 			r.next() // free space: no wait
 			return
@@ -93,23 +94,23 @@ var conspiratorPath = []stage{
 			r.next()
 		}
 	}},
-	{name: "net", start: func(s *system, r *request) { s.inbound.Send(r.in, s.clientCap, r.next) }},
-	{name: "soc-decide", start: func(s *system, r *request) { // [soc] poll + decide + post the DMA
+	{name: "network", kind: KindNetwork, start: func(s *system, r *request) { s.inbound.Send(r.in, s.clientCap, r.next) }},
+	{name: "soc-decide", kind: KindSoC, start: func(s *system, r *request) { // [soc] poll + decide + post the DMA
 		s.snic.Compute(s.poll+s.decision+s.post, r.next)
 	}, end: pickLeastLoaded},
-	{name: "dma", start: func(s *system, r *request) {
+	{name: "dma", kind: KindDMA, start: func(s *system, r *request) {
 		// SoC memory -> GPU memory, at most the GPU link's rate.
 		s.snic.DMA.Copy(r.in, s.gpuLinkRate, r.next)
 	}, end: func(s *system, r *request) { s.snic.Release(int64(r.in)) }},
-	{name: "soc-notify", start: func(s *system, r *request) { // [soc] DMA completion, post the notification
+	{name: "soc-notify", kind: KindSoC, start: func(s *system, r *request) { // [soc] DMA completion, post the notification
 		s.snic.Compute(s.poll+s.post, r.next)
 	}},
-	{name: "notify", start: func(s *system, r *request) { s.sim.MustAfter(s.notify, r.next) }}, // PCIe write into the host's ring
-	{name: "poll", start: hostWork(func(s *system) engine.Time { return s.poll })},             // [host]
-	{name: "launch", start: hostWork(func(s *system) engine.Time { return s.launch })},
-	{name: "gpu", start: runOnGPU, end: finishOnGPU},
-	{name: "sync+d2h", start: hostWork(func(s *system) engine.Time { return s.syncAndResult })},
-	{name: "reply", start: rdmaReply},
+	{name: "notify", kind: KindNIC, start: func(s *system, r *request) { s.sim.MustAfter(s.notify, r.next) }}, // PCIe write into the host's ring
+	{name: "poll", kind: KindHostCPU, start: hostWork(func(s *system) engine.Time { return s.poll })},         // [host]
+	{name: "launch", kind: KindLaunch, start: hostWork(func(s *system) engine.Time { return s.launch })},
+	{name: "gpu", kind: KindCompute, start: runOnGPU, end: finishOnGPU},
+	{name: "sync+d2h", kind: KindSync, start: hostWork(func(s *system) engine.Time { return s.syncAndResult })},
+	{name: "reply", kind: KindReply, start: rdmaReply},
 }
 
 // stagesOf returns the pipeline of a path name.

@@ -42,9 +42,11 @@ type PathResult struct {
 	Unstable       bool   `json:"unstable"`
 	UnstableReason string `json:"unstable_reason,omitempty"`
 	// Stages is the mean time per stage in microseconds; StageOrder lists
-	// the stages in pipeline order (JSON objects are unordered).
-	Stages     map[string]float64 `json:"stages_us"`
-	StageOrder []string           `json:"stage_order"`
+	// the stages in pipeline order (JSON objects are unordered);
+	// StageKinds gives each stage's kind (see StageKind).
+	Stages     map[string]float64   `json:"stages_us"`
+	StageOrder []string             `json:"stage_order"`
+	StageKinds map[string]StageKind `json:"stage_kinds"`
 	// ControlPlane is the processor that runs this path's control plane
 	// and what it could sustain; see CostTable.
 	ControlPlane ControlPlane `json:"control_plane"`
@@ -265,9 +267,10 @@ func (rc *recorder) unstable() (bool, string) {
 // summarize builds the path's result.
 func (s *system) summarize() PathResult {
 	rc := &s.rec
-	pr := PathResult{Name: s.path, Completed: rc.measured, Dropped: rc.dropped, Stages: map[string]float64{}}
+	pr := PathResult{Name: s.path, Completed: rc.measured, Dropped: rc.dropped, Stages: map[string]float64{}, StageKinds: map[string]StageKind{}}
 	for i, st := range s.stages {
 		pr.StageOrder = append(pr.StageOrder, st.name)
+		pr.StageKinds[st.name] = st.kind
 		mean := math.NaN()
 		if rc.measured > 0 {
 			mean = rc.stageSum[i] / float64(rc.measured) * 1e6
