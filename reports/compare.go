@@ -16,10 +16,9 @@ import (
 // Run is one run directory as compare reads it: its result and the
 // resolved inputs of its summary.json.
 type Run struct {
-	Dir     string
-	Version string
-	Result  Result
-	Inputs  map[string]any
+	Dir    string
+	Result Result
+	Inputs map[string]any
 }
 
 // ReadRun reads dir/summary.json.
@@ -34,13 +33,12 @@ func ReadRun(dir string) (Run, error) {
 		return Run{}, fmt.Errorf("compare: %w", err)
 	}
 	var meta struct {
-		Version string         `json:"version"`
-		Inputs  map[string]any `json:"inputs"`
+		Inputs map[string]any `json:"inputs"`
 	}
 	if err := json.Unmarshal(b, &meta); err != nil {
 		return Run{}, fmt.Errorf("compare: %s: %w", p, err)
 	}
-	return Run{Dir: dir, Version: meta.Version, Result: r, Inputs: meta.Inputs}, nil
+	return Run{Dir: dir, Result: r, Inputs: meta.Inputs}, nil
 }
 
 // Metric is one number of a run with the half-width of its 95% confidence
@@ -283,10 +281,13 @@ func (c Comparison) WriteText(w io.Writer) error {
 	}
 	vs := map[string]bool{}
 	for _, r := range c.Runs {
-		vs[r.Version] = true
+		vs[r.Result.Version+" "+r.Result.Commit] = true
 	}
 	if len(vs) > 1 {
-		fmt.Fprintln(w, "\nnote: the runs come from different versions of conspirator; a metric may differ because the model changed")
+		fmt.Fprintln(w, "\nnote: the runs come from different versions or commits of conspirator; a metric may differ because the model changed")
+		for _, r := range c.Runs {
+			fmt.Fprintf(w, "  %s: %s %s\n", r.Dir, orUnknown(r.Result.Version), orUnknown(r.Result.Commit))
+		}
 	}
 	if len(c.Missing) > 0 {
 		fmt.Fprintln(w, "\ncannot compare (metric missing in some runs):")

@@ -82,6 +82,21 @@ func TestCompare(t *testing.T) {
 		t.Errorf("text:\n%s", out.String())
 	}
 
+	// A run from another commit: compare says so and names both; the
+	// report's provenance names the commit.
+	other := changed
+	other.Result.Commit = "0123456789ab+modified"
+	out.Reset()
+	if err := Compare([]Run{base, other}).WriteText(&out); err != nil {
+		t.Fatal(err)
+	}
+	if s := out.String(); !strings.Contains(s, "different versions or commits") || !strings.Contains(s, dir+": 0.1.0-dev 0123456789ab+modified") {
+		t.Errorf("commit difference not reported:\n%s", s)
+	}
+	if p := provenance(other.Result); !strings.HasPrefix(p, "conspirator 0.1.0-dev (commit 0123456789ab+modified), ") {
+		t.Errorf("provenance %q does not name the commit", p)
+	}
+
 	if alloc, err := ReadRun(filepath.Join("testdata", "run-allocation")); err == nil {
 		mixed := Compare([]Run{base, alloc})
 		if len(mixed.Missing) == 0 || !strings.Contains(strings.Join(mixed.Missing, "\n"), "allocation/fgd/alloc_pct_at_100: not in testdata/run-datapath") {

@@ -67,10 +67,14 @@ func writeHTML(fsys atomicfs.FS, dir, md string, r Result) error {
 	return nil
 }
 
-// provenance says what a result rests on: the simulator's version, the
+// provenance says what a result rests on: the simulator's version and
+// commit (where the binary was stamped), the
 // scenario, the seed and the calibration profile (none: catalog values).
 func provenance(r Result) string {
 	parts := []string{"conspirator " + orUnknown(r.Version)}
+	if r.Commit != "" {
+		parts[0] += " (commit " + r.Commit + ")"
+	}
 	parts = append(parts, "scenario "+orUnknown(r.Scenario))
 	if r.Seed != nil {
 		parts = append(parts, fmt.Sprintf("seed %d", *r.Seed))

@@ -143,6 +143,7 @@ type PolicyResult struct {
 type Result struct {
 	// Provenance, shown by report.html (absent in hand-made results).
 	Version string `json:"version,omitempty"`
+	Commit  string `json:"commit,omitempty"`
 	Seed    *int64 `json:"seed,omitempty"`
 	Inputs  struct {
 		Calibration string `json:"calibration"`

@@ -27,7 +27,10 @@ import (
 // the resolved scenario and the seed, so the same inputs give the same
 // bytes; wall-clock measurements go to timing.json instead.
 type Summary struct {
-	Version  string `json:"version"`
+	Version string `json:"version"`
+	// Commit is the code's revision (see Commit); absent when the binary
+	// was built without VCS stamping.
+	Commit   string `json:"commit,omitempty"`
 	Scenario string `json:"scenario"`
 	Seed     uint64 `json:"seed"`
 	// Inputs is the resolved scenario with the keys and unit syntax of a
@@ -116,7 +119,7 @@ func Run(sc *scenarios.Scenario) (*Output, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding the resolved inputs: %w", err)
 	}
-	sum := Summary{Version: Version, Scenario: sc.Name, Seed: sc.Seed, Inputs: inputs}
+	sum := Summary{Version: Version, Commit: Commit(), Scenario: sc.Name, Seed: sc.Seed, Inputs: inputs}
 	files := map[string][]byte{}
 	var timing Timing
 	if sc.DataPath != nil {

@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 	"runtime"
-	"runtime/debug"
+	"strings"
 
 	"github.com/conspirator-sim/conspirator/sim"
 	"github.com/spf13/cobra"
@@ -14,24 +14,8 @@ import (
 // the toolchain and platform.
 func versionString() string {
 	commit := "commit unknown: built without VCS stamping"
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		var rev, dirty string
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.modified":
-				if s.Value == "true" {
-					dirty = ", modified"
-				}
-			}
-		}
-		if len(rev) > 12 {
-			rev = rev[:12]
-		}
-		if rev != "" {
-			commit = "commit " + rev + dirty
-		}
+	if c := sim.Commit(); c != "" {
+		commit = "commit " + strings.Replace(c, "+modified", ", modified", 1)
 	}
 	return fmt.Sprintf("conspirator %s (%s, %s, %s/%s)", sim.Version, commit, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
