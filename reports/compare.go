@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/conspirator-sim/conspirator/sim/sweep"
 )
 
 // Run is one run directory as compare reads it: its result and the
@@ -19,14 +21,21 @@ type Run struct {
 	Dir    string
 	Result Result
 	Inputs map[string]any
+	// Sweep is a sweep directory's aggregate (nil for a single run); its
+	// metrics are the means over seeds of each parameter combination, with
+	// their 95% CIs.
+	Sweep *SweepAggregate
 }
 
-// ReadRun reads dir/summary.json.
+// ReadRun reads dir/summary.json, or a sweep directory's points.
 func ReadRun(dir string) (Run, error) {
 	p := filepath.Join(dir, ResultFile)
+	if !exists(p) && exists(filepath.Join(dir, "sweep.json")) {
+		return readSweepRun(dir)
+	}
 	b, err := os.ReadFile(p)
 	if err != nil {
-		return Run{}, fmt.Errorf("compare: %s: %w (give run directories, each holding %s)", dir, err, ResultFile)
+		return Run{}, fmt.Errorf("compare: %s: %w (give run directories, each holding %s, or sweep directories, each holding sweep.json)", dir, err, ResultFile)
 	}
 	r, err := ParseResult(p, b)
 	if err != nil {
@@ -45,6 +54,55 @@ func ReadRun(dir string) (Run, error) {
 // interval (NaN when the run has none).
 type Metric struct {
 	Value, CI float64
+}
+
+// readSweepRun reads a sweep directory as one side of a comparison: its
+// aggregate over the complete points, and as inputs its identity (the
+// scenario, --set overrides, version), its swept values and its seeds.
+func readSweepRun(dir string) (Run, error) {
+	agg, err := AggregateSweep(dir)
+	if err != nil {
+		return Run{}, fmt.Errorf("compare: %s: %w", dir, err)
+	}
+	spec, err := sweep.ReadSpec(dir)
+	if err != nil {
+		return Run{}, fmt.Errorf("compare: %s: %w", dir, err)
+	}
+	in := map[string]any{}
+	for k, v := range spec.Meta {
+		in["sweep."+k] = v
+	}
+	for _, p := range spec.Params {
+		in["sweep.param."+p.Key] = strings.Join(p.Values, ",")
+	}
+	seeds := make([]string, len(spec.Seeds))
+	for i, sd := range spec.Seeds {
+		seeds[i] = fmt.Sprint(sd)
+	}
+	in["sweep.seeds"] = strings.Join(seeds, ",")
+	in["sweep.complete_points"] = fmt.Sprintf("%d of %d", agg.Complete, agg.Total)
+	r := Result{Version: spec.Meta["version"], Scenario: spec.Meta["scenario"]}
+	return Run{Dir: dir, Result: r, Inputs: in, Sweep: &agg}, nil
+}
+
+// runMetrics is metrics for a run, or every group's estimates for a
+// sweep, keyed "[key=value, ...] kind/name/quantity".
+func runMetrics(r Run) map[string]Metric {
+	if r.Sweep == nil {
+		return metrics(r.Result)
+	}
+	m := map[string]Metric{}
+	for _, g := range r.Sweep.Groups {
+		parts := make([]string, len(g.Params))
+		for i, kv := range g.Params {
+			parts[i] = kv.Key + "=" + kv.Value
+		}
+		at := "[" + strings.Join(parts, ", ") + "] "
+		for k, e := range g.Metrics {
+			m[at+k] = Metric{e.Mean, e.HalfWidth}
+		}
+	}
+	return m
 }
 
 // metrics flattens the comparable numbers of a result, keyed
@@ -131,7 +189,7 @@ func Compare(runs []Run) Comparison {
 	ms := make([]map[string]Metric, len(runs))
 	keys := map[string]bool{}
 	for i, r := range runs {
-		ms[i] = metrics(r.Result)
+		ms[i] = runMetrics(r)
 		for k := range ms[i] {
 			keys[k] = true
 		}

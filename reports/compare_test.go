@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"math"
 	"os"
@@ -10,6 +11,9 @@ import (
 	"testing"
 
 	"gonum.org/v1/plot/plotter"
+
+	"github.com/conspirator-sim/conspirator/internal/atomicfs"
+	"github.com/conspirator-sim/conspirator/sim/sweep"
 )
 
 // A run against itself: every difference 0, every CI test "no", inputs
@@ -147,5 +151,155 @@ func TestGPUHoursFigureCI(t *testing.T) {
 	pols[0].GPUHoursCI95, pols[1].GPUHoursCI95 = 0, 0
 	if e := gpuHoursCI(pols); len(e.XYs) != 0 {
 		t.Errorf("%d error bars without CIs", len(e.XYs))
+	}
+}
+
+// compare -o writes the table and the overlaid figures of what at least two
+// runs share: latency CDFs and stage bars for data-path runs, GPU-hours
+// for cluster runs, nothing overlaid between a data-path and an
+// allocation run; every figure is in report.md and inlined in report.html.
+func TestWriteComparison(t *testing.T) {
+	dp := filepath.Join("testdata", "run-datapath")
+	cl := filepath.Join("testdata", "run-cluster")
+	al := filepath.Join("testdata", "run-allocation")
+	read := func(d string) Run {
+		r, err := ReadRun(d)
+		if err != nil {
+			t.Skipf("fixture: %v", err)
+		}
+		return r
+	}
+	for _, c := range []struct {
+		name string
+		runs []string
+		want []string
+	}{
+		{"datapath", []string{dp, dp}, []string{"compare_latency_cdf", "compare_stage_breakdown"}},
+		{"cluster", []string{cl, cl, cl}, []string{"compare_gpu_hours"}},
+		{"mixed", []string{dp, al}, nil},
+	} {
+		var runs []Run
+		for _, d := range c.runs {
+			runs = append(runs, read(d))
+		}
+		out := filepath.Join(t.TempDir(), "cmp")
+		if err := WriteComparison(atomicfs.OS, out, Compare(runs)); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		pngs, _ := filepath.Glob(filepath.Join(out, PlotsDir, "*.png"))
+		var got []string
+		for _, p := range pngs {
+			got = append(got, strings.TrimSuffix(filepath.Base(p), ".png"))
+		}
+		if strings.Join(got, " ") != strings.Join(c.want, " ") {
+			t.Errorf("%s: figures %v, want %v", c.name, got, c.want)
+		}
+		md, err := os.ReadFile(filepath.Join(out, ReportFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, err := os.ReadFile(filepath.Join(out, HTMLFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range c.want {
+			if !strings.Contains(string(md), "](plots/"+f+".png)") || !strings.Contains(string(md), "plots/"+f+".pdf") {
+				t.Errorf("%s: report.md does not show %s with its PDF", c.name, f)
+			}
+			for _, ext := range []string{".svg", ".pdf"} {
+				if _, err := os.Stat(filepath.Join(out, PlotsDir, f+ext)); err != nil {
+					t.Errorf("%s: %v", c.name, err)
+				}
+			}
+		}
+		if n := strings.Count(string(page), `src="data:image/png;base64,`); n != len(c.want) {
+			t.Errorf("%s: %d figures inlined in report.html, want %d", c.name, n, len(c.want))
+		}
+		if !strings.Contains(string(md), "beyond CI") || !strings.Contains(string(md), "[1] `"+c.runs[1]+"`") {
+			t.Errorf("%s: report.md lacks the table or the run list:\n%.800s", c.name, md)
+		}
+	}
+}
+
+// Two sweeps compare group by group: a sweep whose conspirator latency is
+// 10 us higher at every load shows +10 us in each group, beyond the CIs
+// (4.3 * 4 / sqrt(3) = 9.94 us each, so 10 us is not beyond their sum: the
+// test moves it by 30 us), and the swept values and seeds are inputs.
+func TestCompareSweeps(t *testing.T) {
+	mk := func(name string, shift float64) string {
+		dir := filepath.Join(t.TempDir(), name)
+		points := sweep.Expand([]sweep.Param{{Key: "host.background_load", Values: []string{"0%", "40%"}}}, []uint64{1, 2, 3})
+		run := func(ctx context.Context, p sweep.Point) (map[string][]byte, error) {
+			files, err := fakeSummary(ctx, p)
+			if err != nil {
+				return nil, err
+			}
+			var doc map[string]any
+			if err := json.Unmarshal(files[ResultFile], &doc); err != nil {
+				return nil, err
+			}
+			for _, pa := range doc["paths"].([]any) {
+				pm := pa.(map[string]any)
+				if pm["name"] == "conspirator" {
+					lat := pm["latency_us"].(map[string]any)
+					lat["mean"] = lat["mean"].(float64) + shift
+				}
+			}
+			b, err := json.Marshal(doc)
+			return map[string][]byte{ResultFile: b}, err
+		}
+		if _, err := sweep.Run(context.Background(), points, sweep.Options{Dir: dir, Jobs: 1, Meta: map[string]string{"scenario": "fake-sweep"}}, run); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	a, b := mk("a", 0), mk("b", 30)
+	ra, err := ReadRun(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, err := ReadRun(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Compare([]Run{ra, rb})
+	hw := 4.302653 * 4 / math.Sqrt(3)
+	n := 0
+	for _, r := range c.Rows {
+		if !strings.HasSuffix(r.Metric, "paths/conspirator/latency_us.mean") {
+			continue
+		}
+		n++
+		if d := r.Values[1].Value - r.Values[0].Value; math.Abs(d-30) > 1e-9 || r.Beyond[1] != "yes" || math.Abs(r.Values[0].CI-hw) > 1e-4 {
+			t.Errorf("%s: %v -> %v (CI %v), beyond %q; want +30 beyond CI %.4f", r.Metric, r.Values[0], r.Values[1], r.Values[0].CI, r.Beyond[1], hw)
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d groups compared, want 2 (loads 0%% and 40%%)", n)
+	}
+	if len(c.Inputs) != 0 {
+		t.Errorf("identical sweep definitions differ in %+v", c.Inputs)
+	}
+	if len(c.Missing) != 0 {
+		t.Errorf("missing %v", c.Missing)
+	}
+	// A sweep of other values: the swept values differ, and the groups
+	// only one side has cannot be compared.
+	other := filepath.Join(t.TempDir(), "c")
+	pts := sweep.Expand([]sweep.Param{{Key: "host.background_load", Values: []string{"0%", "80%"}}}, []uint64{1, 2, 3})
+	if _, err := sweep.Run(context.Background(), pts, sweep.Options{Dir: other, Jobs: 1, Meta: map[string]string{"scenario": "fake-sweep"}}, fakeSummary); err != nil {
+		t.Fatal(err)
+	}
+	rc, err := ReadRun(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c = Compare([]Run{ra, rc})
+	if len(c.Inputs) != 1 || c.Inputs[0].Key != "sweep.param.host.background_load" || len(c.Missing) == 0 {
+		t.Errorf("inputs %+v, missing %d", c.Inputs, len(c.Missing))
+	}
+	// Neither a run nor a sweep: the error names both files.
+	if _, err := ReadRun(t.TempDir()); err == nil || !strings.Contains(err.Error(), "summary.json") || !strings.Contains(err.Error(), "sweep.json") {
+		t.Errorf("empty directory: %v", err)
 	}
 }

@@ -118,7 +118,10 @@ func stageBreakdown(paths []PathResult, order []string) (*figure, error) {
 		leg.add(segs[i].label, bars[i])
 	}
 	p.Y.Min = 0
-	return &figure{name: "stage_breakdown", panels: []*plot.Plot{p}, legend: leg}, nil
+	// Past four bars the figure widens, so that bars keep their width and
+	// stay apart.
+	w := figW + vg.Length(max(0, len(paths)-4))*2*vg.Centimeter
+	return &figure{name: "stage_breakdown", panels: []*plot.Plot{p}, legend: leg, w: w, h: figH}, nil
 }
 
 // segment is one stacked layer of the stage breakdown: a value per path.

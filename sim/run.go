@@ -112,9 +112,20 @@ type Output struct {
 	Files   map[string][]byte
 }
 
+// Options are what a caller may add to a run without changing its
+// results.
+type Options struct {
+	// Progress is told as the cluster section's replays finish: done of
+	// total (seeds x policies); see cluster.Env.Progress.
+	Progress func(done, total int)
+}
+
 // Run simulates a validated scenario. It does no I/O: the caller writes
 // the files.
-func Run(sc *scenarios.Scenario) (*Output, error) {
+func Run(sc *scenarios.Scenario) (*Output, error) { return RunWith(sc, Options{}) }
+
+// RunWith is Run with options.
+func RunWith(sc *scenarios.Scenario, opts Options) (*Output, error) {
 	inputs, err := scenarioKeys(sc)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the resolved inputs: %w", err)
@@ -139,7 +150,9 @@ func Run(sc *scenarios.Scenario) (*Output, error) {
 		files["requests.csv"] = csv.Bytes()
 	}
 	if sc.Cluster != nil {
-		res, err := cluster.Run(*sc.Cluster, sc.Seed, ClusterEnv)
+		env := ClusterEnv
+		env.Progress = opts.Progress
+		res, err := cluster.Run(*sc.Cluster, sc.Seed, env)
 		if err != nil {
 			return nil, fmt.Errorf("cluster: %w", err)
 		}

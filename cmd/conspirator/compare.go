@@ -1,26 +1,39 @@
 package main
 
 import (
+	"fmt"
+
+	"github.com/conspirator-sim/conspirator/internal/atomicfs"
 	"github.com/conspirator-sim/conspirator/reports"
 	"github.com/spf13/cobra"
 )
 
 func (a *app) compareCmd() *cobra.Command {
-	return &cobra.Command{
+	var outDir string
+	cmd := &cobra.Command{
 		Use:   "compare DIR DIR...",
-		Short: "Put runs side by side: every shared metric, its difference to the first run, whether it exceeds the CIs, and the inputs that differ",
-		Long: `Compare run directories (each holding summary.json): every metric any
-of them reports (data-path latencies and throughput, cost ratios, cluster
-GPU-hours and JCT, allocation ratios), the difference of each run to the
-first in percent, and whether that difference exceeds the two runs' 95%
-confidence intervals where both have one ("n/a" where not: a single run's
-percentiles and GPU-hours carry no CI; compare sweeps over seeds for those).
-Then the resolved inputs that differ between the runs, and the metrics
-some runs lack (an older version, another scenario). Figures are not
-overlaid yet.`,
+		Short: "Put runs or sweeps side by side: every shared metric, its difference to the first, whether it exceeds the CIs, the inputs that differ, and overlaid figures",
+		Long: `Compare run directories (each holding summary.json) or sweep directories
+(each holding sweep.json): every metric any of them reports (data-path
+latencies and throughput, cost ratios, cluster GPU-hours and JCT,
+allocation ratios; for a sweep, every metric of every parameter
+combination, its mean over seeds), the difference of each to the first
+in percent, and whether that difference exceeds the two sides' 95%
+confidence intervals where both have one ("n/a" where not: a single
+run's percentiles and GPU-hours carry no CI; compare sweeps over seeds
+for those). Then the resolved inputs that differ, the metrics some lack
+(an older version, another scenario: "cannot compare"), and the versions
+and commits where they differ.
+
+With -o DIR it also writes DIR/report.md and DIR/report.html with the
+table and overlaid figures in DIR/plots (PNG, SVG, PDF): the latency CDF
+of each data path (one line per run; needs requests.csv), the stage
+breakdown of every path and run, and GPU-hours per policy and run with
+their CIs. Each run keeps one colour in every figure.`,
 		Example: `  conspirator run paper/e2e -o base
   conspirator run paper/e2e --set datapath.smartnic.model=bluefield2 -o bf2
-  conspirator compare base bf2`,
+  conspirator compare base bf2 -o base-vs-bf2
+  conspirator compare sweep-a sweep-b`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(_ *cobra.Command, args []string) error {
 			var runs []reports.Run
@@ -31,7 +44,20 @@ overlaid yet.`,
 				}
 				runs = append(runs, r)
 			}
-			return reports.Compare(runs).WriteText(a.stdout)
+			c := reports.Compare(runs)
+			if err := c.WriteText(a.stdout); err != nil {
+				return err
+			}
+			if outDir == "" {
+				return nil
+			}
+			if err := reports.WriteComparison(atomicfs.OS, outDir, c); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "\nfigures and report: %s (report.md, report.html, plots/)\n", outDir)
+			return nil
 		},
 	}
+	cmd.Flags().StringVarP(&outDir, "output", "o", "", "also write report.md, report.html and overlaid figures into this directory")
+	return cmd
 }

@@ -406,6 +406,16 @@ func TestCompareCommand(t *testing.T) {
 	if code != 2 || !strings.Contains(stderr, "give run directories, each holding summary.json") {
 		t.Errorf("compare of an empty directory: exit %d: %s", code, stderr)
 	}
+	dir := filepath.Join(t.TempDir(), "cmp")
+	code, out, stderr = cli(t, nil, "compare", fx, fx, "-o", dir)
+	if code != 0 || !strings.Contains(out, "figures and report: "+dir) {
+		t.Errorf("compare -o: exit %d\n%s\n%s", code, out, stderr)
+	}
+	for _, f := range []string{"report.md", "report.html", "plots/compare_stage_breakdown.pdf"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("compare -o: %v", err)
+		}
+	}
 }
 
 // sensitivity prints one row per parameter, largest swing first, and
@@ -422,7 +432,7 @@ func TestSensitivityCommand(t *testing.T) {
 	if i < 0 || j < 0 || i > j || !strings.Contains(stdout, "derived") {
 		t.Errorf("rows missing or not sorted by swing (pageable_factor moves the gain most):\n%s", stdout)
 	}
-	for _, f := range []string{"sensitivity.csv", "plots/sensitivity.png", "plots/sensitivity.svg"} {
+	for _, f := range []string{"sensitivity.csv", "plots/sensitivity.png", "plots/sensitivity.svg", "plots/sensitivity.pdf"} {
 		if st, err := os.Stat(filepath.Join(out, "s", f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v", f, err)
 		}

@@ -97,8 +97,10 @@ func printSummary(w io.Writer, s *sim.Summary, timing *sim.Timing) {
 		if baseline != "" {
 			vsHead = "vs " + baseline
 		}
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintf(tw, "policy\tGPU-hours\t%s\tJCT mean s\tJCT p99 s\tqueue mean s\tqueued\tcapacity used\tpeak GPUs\tmigrations\tunscheduled\tdecision us*\t≥10 jobs us (calls)*\tgap to optimal\t\n", vsHead)
+		// Two tables of at most about 100 columns, not one of 190: what
+		// each policy achieved, then how it used the cluster and its time.
+		outcome := [][]string{{"policy", "GPU-hours", vsHead, "JCT mean s", "JCT p99 s", "queue mean s", "queued", "gap to optimal"}}
+		usage := [][]string{{"policy", "capacity used", "peak GPUs", "migrations", "unscheduled", "decision us*", "≥10 jobs us (calls)*"}}
 		for _, p := range s.Policies {
 			hours, vs, gap := fmt.Sprintf("%.1f", p.GPUHours), "", ""
 			if p.GPUHoursCI95 != nil {
@@ -115,11 +117,14 @@ func printSummary(w io.Writer, s *sim.Summary, timing *sim.Timing) {
 			if p.OptimalityGap != nil {
 				gap = fmt.Sprintf("%+.2f%%", 100**p.OptimalityGap)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%.0f\t%.1f\t%.1f%%\t%.1f%%\t%.1f\t%s\t%s\t%.1f\t%s\t%s\t\n",
-				p.Name, hours, vs, p.JCT.Mean, p.JCT.P99, p.Queue.Mean, p.QueuedPct, 100*p.CapacityUsed, p.PeakActive,
-				count(p.Migrations), count(p.Unscheduled), dec[p.Name], large[p.Name], gap)
+			outcome = append(outcome, []string{p.Name, hours, vs, fmt.Sprintf("%.0f", p.JCT.Mean), fmt.Sprintf("%.0f", p.JCT.P99),
+				fmt.Sprintf("%.1f", p.Queue.Mean), fmt.Sprintf("%.1f%%", p.QueuedPct), gap})
+			usage = append(usage, []string{p.Name, fmt.Sprintf("%.1f%%", 100*p.CapacityUsed), fmt.Sprintf("%.1f", p.PeakActive),
+				count(p.Migrations), count(p.Unscheduled), fmt.Sprintf("%.1f", dec[p.Name]), large[p.Name]})
 		}
-		tw.Flush()
+		printTable(w, outcome)
+		fmt.Fprintln(w)
+		printTable(w, usage)
 		fmt.Fprintln(w, "* wall-clock mean per policy call on this machine (timing.json); not part of the deterministic summary")
 		printPods(w, s.Policies)
 		for _, p := range s.Policies {
@@ -152,6 +157,29 @@ func printSummary(w io.Writer, s *sim.Summary, timing *sim.Timing) {
 		}
 		tw.Flush()
 	}
+}
+
+// printTable prints rows right-aligned under their header row, leaving
+// out columns that are empty in every row below the header (a gap to the
+// optimum where no exact policy ran).
+func printTable(w io.Writer, rows [][]string) {
+	var keep []int
+	for c := range rows[0] {
+		for _, r := range rows[1:] {
+			if r[c] != "" {
+				keep = append(keep, c)
+				break
+			}
+		}
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	for _, r := range rows {
+		for _, c := range keep {
+			fmt.Fprint(tw, r[c], "\t")
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
 }
 
 // count prints a per-run count: an integer for one seed, a mean with one

@@ -163,7 +163,10 @@ built-in scenario run as it is, and NAME-DIGEST for any other inputs
 (--set, --seed, environment, an edited copy), DIGEST being a fingerprint of
 the resolved scenario: runs of different inputs never overwrite each other.
 The directory is written atomically: it appears complete or not at all. An
-existing result directory at the same place is replaced.`,
+existing result directory at the same place is replaced.
+
+A cluster run draws a progress bar on stderr, when stderr is a terminal,
+counting policy replays over its seeds (paper/gpu-hours: 80).`,
 		Example: `  conspirator run
   conspirator run paper/e2e --set datapath.host.background_load=80% -o out/e2e-80
   conspirator run my.yaml --seed 7`,
@@ -186,7 +189,7 @@ existing result directory at the same place is replaced.`,
 			if err := checkWritableParent(dir); err != nil {
 				return err
 			}
-			out, err := sim.Run(sc)
+			out, err := sim.RunWith(sc, sim.Options{Progress: runProgress(a.stderr, isTerminal(a.stderr))})
 			if err != nil {
 				return fmt.Errorf("scenario %s: %w", sc.Name, err)
 			}

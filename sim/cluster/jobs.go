@@ -41,6 +41,12 @@ type Env struct {
 	// Now is the wall clock that times the policies' decisions (timing.json).
 	// Nil: decision times are not measured and read 0.
 	Now func() time.Time
+	// Progress, when not nil, is told after each policy's replay under
+	// each seed: done of total (seeds x policies) finished. Calls are
+	// serialised but may come from any goroutine; it must not block for
+	// long. It is for a person watching (a progress bar) and has no
+	// effect on the results.
+	Progress func(done, total int)
 }
 
 // Files lists the input files c reads, with the key naming each, so that

@@ -126,14 +126,21 @@ func TestSeedsMerge(t *testing.T) {
 			t.Errorf("%s: vs_baseline %+v; by hand %.6f%% (%.6f .. %.6f)", p.Name, p.VsBaseline, pct, lo, hi)
 		}
 	}
-	// The same bytes on one CPU as on several.
+	// The same bytes on one CPU as on several, and with a progress
+	// function watching, which is told of every replay once, in order.
 	want, _ := res.JSON()
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	again, err := Run(cfg, first, testEnv)
+	env := testEnv
+	var told []string
+	env.Progress = func(done, total int) { told = append(told, fmt.Sprintf("%d/%d", done, total)) }
+	again, err := Run(cfg, first, env)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := again.JSON(); string(got) != string(want) {
-		t.Error("one CPU gave other results than several")
+		t.Error("one CPU with progress gave other results than several without")
+	}
+	if n := seeds * len(cfg.Policies); len(told) != n || told[0] != fmt.Sprintf("1/%d", n) || told[n-1] != fmt.Sprintf("%d/%d", n, n) {
+		t.Errorf("progress told %v, want 1/%d .. %d/%d", told, n, n, n)
 	}
 }

@@ -172,12 +172,13 @@ func Run(cfg Config, seed uint64, env Env) (*Result, error) {
 	}
 	var wg sync.WaitGroup
 	next := make(chan int)
+	tick := progressTicker(env.Progress, cfg.Seeds*len(cfg.Policies))
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for s := range next {
-				runs[s], errs[s] = runSeed(cfg, nodes, nodesRead, jobs, seed+uint64(s), tm, env.Now)
+				runs[s], errs[s] = runSeed(cfg, nodes, nodesRead, jobs, seed+uint64(s), tm, env.Now, tick)
 			}
 		}()
 	}
@@ -204,6 +205,22 @@ func Run(cfg Config, seed uint64, env Env) (*Result, error) {
 	return res, nil
 }
 
+// progressTicker returns the function runSeed calls after each policy's
+// replay: it counts them and tells report, one call at a time.
+func progressTicker(report func(done, total int), total int) func() {
+	if report == nil {
+		return func() {}
+	}
+	var mu sync.Mutex
+	done := 0
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		done++
+		report(done, total)
+	}
+}
+
 // anyExact reports whether a policy of cfg is an exact solver (one whose
 // result depends on a time limit).
 func anyExact(cfg Config) bool {
@@ -225,7 +242,7 @@ type seedRun struct {
 }
 
 // runSeed simulates every policy of cfg under one seed.
-func runSeed(cfg Config, nodes []trace.Node, nodesRead *InputReport, raw []workloads.Job, seed uint64, tm gpu.TraceTypeMap, now func() time.Time) (seedRun, error) {
+func runSeed(cfg Config, nodes []trace.Node, nodesRead *InputReport, raw []workloads.Job, seed uint64, tm gpu.TraceTypeMap, now func() time.Time, tick func()) (seedRun, error) {
 	types, gpus, servers, nodesRep, err := buildCluster(cfg, nodes, nodesRead, seed, tm)
 	if err != nil {
 		return seedRun{}, err
@@ -258,6 +275,7 @@ func runSeed(cfg Config, nodes []trace.Node, nodesRead *InputReport, raw []workl
 		}
 		sr.policies = append(sr.policies, pr)
 		sr.timing = append(sr.timing, tm)
+		tick()
 	}
 	if opt := slices.IndexFunc(sr.policies, func(p PolicyResult) bool { return p.Name == "optimal" }); opt >= 0 && sr.policies[opt].GPUHours > 0 {
 		o := sr.policies[opt].GPUHours
