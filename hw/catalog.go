@@ -34,6 +34,16 @@ type Param struct {
 	Unit   string  // SI unit or "1" for a count or factor
 	Grade  Grade
 	Source string
+	// Low and High bound the values the sources leave plausible, in Unit,
+	// for the estimates and anecdotes a result may rest on; both 0 where
+	// no range is stated. The Source text says where the bounds come from.
+	// `conspirator sensitivity` moves the parameter across this range.
+	Low, High float64
+}
+
+// Plausible reports the stated plausible range, if any.
+func (p Param) Plausible() (lo, hi float64, ok bool) {
+	return p.Low, p.High, p.High > p.Low
 }
 
 // PCIeSpec is a PCIe link, one direction.
@@ -142,12 +152,12 @@ var (
 		"gen4-x16": {
 			Name: "gen4-x16", Gen: 4, Lanes: 16,
 			BytesPerSecPerDir:    param("pcie.gen4-x16.bytes_per_sec_per_dir", 31.5e9, "B/s", Derived, "16 GT/s x 16 x 128/130 / 8; glennklockwood A100 page \"32+32 GB/s\""),
-			PinnedH2DBytesPerSec: param("pcie.gen4-x16.pinned_h2d", 25e9, "B/s", Anecdotal, "DGX A100 bandwidthTest pinned H2D 25.7 GB/s (gengwg notes); nvbandwidth 24.8 GB/s (NVIDIA forum t/352186)"),
+			PinnedH2DBytesPerSec: param("pcie.gen4-x16.pinned_h2d", 25e9, "B/s", Anecdotal, "DGX A100 bandwidthTest pinned H2D 25.7 GB/s (gengwg notes); nvbandwidth 24.8 GB/s (NVIDIA forum t/352186); plausible 17.3 GB/s (a Dell A100 PCIe box, same notes) to 26.5 GB/s (0.84 of the link, the best ratio seen)", 17.3e9, 26.5e9),
 		},
 		"gen5-x16": {
 			Name: "gen5-x16", Gen: 5, Lanes: 16,
 			BytesPerSecPerDir:    param("pcie.gen5-x16.bytes_per_sec_per_dir", 63e9, "B/s", Secondary, "pingdo.net 63 GB/s per direction; hawkvelt H100 SXM \"128 GB/sec\" bidirectional"),
-			PinnedH2DBytesPerSec: param("pcie.gen5-x16.pinned_h2d", 50e9, "B/s", Estimate, "0.8 x 63 GB/s, the Gen4 ratio 25/31.5; a weak anecdotal example shows 55.63 GB/s (nvbandwidth tutorial)"),
+			PinnedH2DBytesPerSec: param("pcie.gen5-x16.pinned_h2d", 50e9, "B/s", Estimate, "0.8 x 63 GB/s, the Gen4 ratio 25/31.5; a weak anecdotal example shows 55.63 GB/s (nvbandwidth tutorial); plausible 35 GB/s (the Gen4 Dell box's ratio 17.3/31.5) to 56 GB/s", 35e9, 56e9),
 		},
 	}
 
@@ -155,8 +165,8 @@ var (
 		"connectx6": {
 			Name:               "connectx6",
 			LineRateBitsPerSec: param("nic.connectx6.line_rate", 200e9, "bit/s", Vendor, "docs.nvidia.com/networking/display/ConnectX6EN/Introduction"),
-			Efficiency:         param("nic.connectx6.efficiency", 0.95, "1", Estimate, "large-message goodput over line rate; perftest logs show 0.8-0.97 of the link"),
-			OneWayLatency:      paramTime("nic.connectx6.one_way_latency", 1.3e-6, Estimate, "median of anecdotal perftest logs (ib_write_lat 2 B 1.33 us RoCE; ib_send_lat 1.27 us IB)"),
+			Efficiency:         param("nic.connectx6.efficiency", 0.95, "1", Estimate, "large-message goodput over line rate; perftest logs show 0.8-0.97 of the link (the plausible range)", 0.8, 0.97),
+			OneWayLatency:      paramTime("nic.connectx6.one_way_latency", 1.3e-6, Estimate, "median of anecdotal perftest logs (ib_write_lat 2 B 1.33 us RoCE; ib_send_lat 1.27 us IB); plausible 1.0 us (back to back) to 2.5 us (RoCE through a switch)", 1.0e-6, 2.5e-6),
 			PerMessage:         paramTime("nic.connectx6.per_message", 5e-9, Derived, "1 / 215 Mpps (vendor: ConnectX-6 EN \"215 million messages per second\") = 4.65 ns"),
 			PCIe:               pcieParts["gen4-x16"], // V: a 200 Gb/s x16 card needs Gen4
 		},
@@ -174,11 +184,11 @@ var (
 		"bluefield3": {
 			Name:           "bluefield3",
 			ArmCores:       paramInt("smartnic.bluefield3.arm_cores", 16, Vendor, "DOCA Hardware Architecture page; BSP SKU table (B3210/B3220/B3240)"),
-			ArmSpeed:       param("smartnic.bluefield3.arm_speed", 0.62, "1", Anecdotal, "NTHU-LSALAB/bf3-bench: x86 1.60x (BPE 332 vs 531 us) and 1.64x (WordPiece) faster single thread; 1/1.6"),
+			ArmSpeed:       param("smartnic.bluefield3.arm_speed", 0.62, "1", Anecdotal, "NTHU-LSALAB/bf3-bench: x86 1.60x (BPE 332 vs 531 us) and 1.64x (WordPiece) faster single thread; 1/1.6; plausible 0.4 to 0.8: two text workloads, control code with more branches and cache misses may fare worse or better", 0.4, 0.8),
 			DRAMBytes:      param("smartnic.bluefield3.dram", 32e9, "B", Vendor, "docs.nvidia.com/networking/display/bf3dpu/supported+interfaces"),
 			NIC:            withRate(nicParts["connectx7"], param("smartnic.bluefield3.line_rate", 200e9, "bit/s", Vendor, "B3220 SKU: 2x200GbE, PCIe Gen5 x16")),
-			DMABytesPerSec: param("smartnic.bluefield3.dma_bandwidth", 22e9, "B/s", Estimate, "bounded by the DMA engine (BF2 READ 25.6 GB/s, measured) and an A100 Gen4 link (25 GB/s, anecdotal); BF2 WRITE is only 15.1 GB/s"),
-			DMAPerOp:       paramTime("smartnic.bluefield3.dma_per_op", 95e-9, Estimate, "the BF2 value, 1 / 10.5 M ops/s (smartnic-bench doca_dma.md), reused"),
+			DMABytesPerSec: param("smartnic.bluefield3.dma_bandwidth", 22e9, "B/s", Estimate, "bounded by the DMA engine (BF2 READ 25.6 GB/s, measured) and an A100 Gen4 link (25 GB/s, anecdotal); BF2 WRITE is only 15.1 GB/s; plausible 15.1 to 25.6 GB/s, those two bounds", 15.1e9, 25.6e9),
+			DMAPerOp:       paramTime("smartnic.bluefield3.dma_per_op", 95e-9, Estimate, "the BF2 value, 1 / 10.5 M ops/s (smartnic-bench doca_dma.md), reused; plausible half to twice that", 47.5e-9, 190e-9),
 			MaxPowerW:      param("smartnic.bluefield3.max_power", 150, "W", Vendor, "BF3 DPU Controller manual (\"up to 150W\"); the paper's table says 150 W too"),
 			PriceUSD:       param("smartnic.bluefield3.price", 231, "USD", Paper, "Conspirator cost table (normalized; street price 2000-3000 USD, anecdotal: yobitel)"),
 		},
@@ -200,7 +210,7 @@ var (
 			Name:     "xeon-8380-2s",
 			Sockets:  paramInt("host_cpu.xeon-8380-2s.sockets", 2, Estimate, "a dual-socket server is what an 800 W CPU budget suggests"),
 			Cores:    paramInt("host_cpu.xeon-8380-2s.cores", 80, Vendor, "Intel ARK, Xeon Platinum 8380: 40 cores per socket"),
-			ClockHz:  param("host_cpu.xeon-8380-2s.clock", 3.0e9, "Hz", Estimate, "all-core turbo of an 8380 (ARK: base 2.3, max 3.4 GHz); hardware.md 3 uses ~3 GHz for cycles/byte"),
+			ClockHz:  param("host_cpu.xeon-8380-2s.clock", 3.0e9, "Hz", Estimate, "all-core turbo of an 8380 (ARK: base 2.3, max 3.4 GHz); hardware.md 3 uses ~3 GHz for cycles/byte; plausible 2.3 to 3.4 GHz, base to max", 2.3e9, 3.4e9),
 			TDPW:     param("host_cpu.xeon-8380-2s.tdp", 540, "W", Anecdotal, "2 x 270 W (ilsoftware.it Ice Lake-SP launch article)"),
 			PowerW:   param("host_cpu.xeon-8380-2s.power", 800, "W", Paper, "Conspirator cost table, host CPU 800 W"),
 			PriceUSD: param("host_cpu.xeon-8380-2s.price", 1000, "USD", Paper, "Conspirator cost table, host CPU $1,000 (normalized)"),
@@ -220,16 +230,16 @@ var (
 	// core with an A100.
 	DefaultHostCosts = HostCosts{
 		TCPRxCyclesPerByte: param("host.tcp_rx_cycles_per_byte", 0.6, "cycle/B", Derived, "f / (42e9/8 B/s) = 0.57 at 3.0 GHz; secondary: Cai et al. SIGCOMM'21, 42 Gb/s per core, one long flow"),
-		TCPTxCyclesPerByte: param("host.tcp_tx_cycles_per_byte", 0.3, "cycle/B", Estimate, "half the receive cost: the user-to-kernel copy stays, GRO and interrupts go (secondary: \"sender side is not the bottleneck\")"),
-		TCPRxPerMessage:    paramTime("host.tcp_rx_per_message", 5e-6, Estimate, "about half of a kernel-TCP small-message RTT (~20-25 us) minus RDMA's; includes the wake-up of the reading thread"),
-		TCPTxPerMessage:    paramTime("host.tcp_tx_per_message", 3e-6, Estimate, "send() system call and segment setup"),
-		PollCompletion:     paramTime("host.poll_completion", 0.5e-6, Estimate, "ibv_poll_cq and request bookkeeping; no measurement found"),
-		PostSend:           paramTime("host.post_send", 0.3e-6, Estimate, "building a work request and ringing the doorbell (MMIO write)"),
-		MemcpyIssue:        paramTime("host.memcpy_issue", 10e-6, Estimate, "about an A100 launch+sync, 9.65 us (measured: reframe kernel_latency.py); no cudaMemcpy latency source found"),
-		PageableFactor:     param("host.pageable_factor", 0.4, "1", Derived, "10.0/25.7 GB/s, DGX A100 bandwidthTest pageable vs pinned (anecdotal: gengwg notes); a Dell A100 PCIe box shows 3.3/17.3"),
+		TCPTxCyclesPerByte: param("host.tcp_tx_cycles_per_byte", 0.3, "cycle/B", Estimate, "half the receive cost: the user-to-kernel copy stays, GRO and interrupts go (secondary: \"sender side is not the bottleneck\"); plausible a quarter to all of the receive cost", 0.15, 0.6),
+		TCPRxPerMessage:    paramTime("host.tcp_rx_per_message", 5e-6, Estimate, "about half of a kernel-TCP small-message RTT (~20-25 us) minus RDMA's; includes the wake-up of the reading thread; plausible 2.5 us (busy polling) to 12 us (the whole half RTT)", 2.5e-6, 12e-6),
+		TCPTxPerMessage:    paramTime("host.tcp_tx_per_message", 3e-6, Estimate, "send() system call and segment setup; plausible 1 to 6 us", 1e-6, 6e-6),
+		PollCompletion:     paramTime("host.poll_completion", 0.5e-6, Estimate, "ibv_poll_cq and request bookkeeping; no measurement found; plausible 0.1 to 2 us", 0.1e-6, 2e-6),
+		PostSend:           paramTime("host.post_send", 0.3e-6, Estimate, "building a work request and ringing the doorbell (MMIO write); plausible 0.1 to 1 us", 0.1e-6, 1e-6),
+		MemcpyIssue:        paramTime("host.memcpy_issue", 10e-6, Estimate, "about an A100 launch+sync, 9.65 us (measured: reframe kernel_latency.py); no cudaMemcpy latency source found; plausible 5 to 20 us", 5e-6, 20e-6),
+		PageableFactor:     param("host.pageable_factor", 0.4, "1", Derived, "10.0/25.7 GB/s, DGX A100 bandwidthTest pageable vs pinned (anecdotal: gengwg notes); a Dell A100 PCIe box shows 3.3/17.3; plausible 0.19 (that box) to 0.5", 0.19, 0.5),
 		KernelLaunch:       paramTime("host.kernel_launch", 2.7e-6, Measured, "reframe kernel_latency.py, A100 async launch"),
 		SyncWait:           paramTime("host.sync_wait", 6.95e-6, Derived, "A100 launch+sync 9.65 us minus async launch 2.7 us (measured: reframe kernel_latency.py)"),
-		Interference:       param("host.interference", 0.10, "1", Estimate, "fit to a blog's stress-ng -8.8% GPU inference throughput (anecdotal: eunomia.dev 2026-05-24); 0.25 with network and disk noise"),
+		Interference:       param("host.interference", 0.10, "1", Estimate, "fit to a blog's stress-ng -8.8% GPU inference throughput (anecdotal: eunomia.dev 2026-05-24); 0.25 with network and disk noise; plausible 0 to 0.25", 0, 0.25),
 	}
 )
 
@@ -239,14 +249,19 @@ var (
 var provenance []Param
 
 // param records one sourced number of the catalog and returns its value.
-func param(key string, v float64, unit string, g Grade, source string) float64 {
-	provenance = append(provenance, Param{Key: key, Value: v, Unit: unit, Grade: g, Source: source})
+// A plausible range may follow the source: param(..., source, low, high).
+func param(key string, v float64, unit string, g Grade, source string, plausible ...float64) float64 {
+	p := Param{Key: key, Value: v, Unit: unit, Grade: g, Source: source}
+	if len(plausible) == 2 {
+		p.Low, p.High = plausible[0], plausible[1]
+	}
+	provenance = append(provenance, p)
 	return v
 }
 
-// paramTime is param for a duration given in seconds.
-func paramTime(key string, seconds float64, g Grade, source string) engine.Time {
-	return engine.Time(math.Round(param(key, seconds, "s", g, source) * 1e9))
+// paramTime is param for a duration given in seconds (the range too).
+func paramTime(key string, seconds float64, g Grade, source string, plausible ...float64) engine.Time {
+	return engine.Time(math.Round(param(key, seconds, "s", g, source, plausible...) * 1e9))
 }
 
 // paramInt is param for a count.

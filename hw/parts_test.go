@@ -178,6 +178,17 @@ func TestCatalog(t *testing.T) {
 		if w, ok := want[p.Key]; ok && math.Abs(p.Value-w) > 1e-12*math.Abs(w) {
 			t.Errorf("%s: provenance says %v, catalog has %v", p.Key, p.Value, w)
 		}
+		// A stated plausible range holds the value and is said in words.
+		if lo, hi, ok := p.Plausible(); ok {
+			if !(lo <= p.Value && p.Value <= hi) {
+				t.Errorf("%s: value %v outside its plausible range %v..%v", p.Key, p.Value, lo, hi)
+			}
+			if !strings.Contains(p.Source, "plausible") {
+				t.Errorf("%s: a range without a reason in its source", p.Key)
+			}
+		} else if p.Low != 0 || p.High != 0 {
+			t.Errorf("%s: range %v..%v is empty", p.Key, p.Low, p.High)
+		}
 	}
 	for k := range want {
 		if !seen[k] {

@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/conspirator-sim/conspirator/internal/atomicfs"
@@ -127,5 +128,52 @@ func TestFigureFormats(t *testing.T) {
 				t.Errorf("pdf creation date is not pinned to the epoch")
 			}
 		}
+	}
+}
+
+// A run's report lists the three parameters its headline moves most with,
+// from the sensitivity.csv the run wrote, largest swing first; a run
+// without one shows its note; a damaged table is an error naming the row.
+func TestReportRestsOn(t *testing.T) {
+	dir := copyDir(t, filepath.Join("testdata", "run-datapath"))
+	rows := []SensitivityRow{
+		{Param: "datapath.host.pageable_factor", Grade: "derived", Range: "catalog host.pageable_factor", LowValue: "19%", Low: 35.6, HighValue: "50%", High: 9.2},
+		{Param: "datapath.smartnic.dma_bandwidth", Grade: "estimate", Range: "catalog x", LowValue: "15.1GB/s", Low: 4.2, HighValue: "25.6GB/s", High: 16.6},
+		{Param: "datapath.request.batch", Grade: "choice", Range: "x0.5..x2", LowValue: "4", Low: 10.8, HighValue: "16", High: 14.2},
+		{Param: "datapath.host.post_send", Grade: "estimate", Range: "catalog y", LowValue: "100ns", Low: 15.2, HighValue: "1us", High: 14},
+	}
+	if err := os.WriteFile(filepath.Join(dir, SensitivityFile), SensitivityCSV("gain_pct", 14.1, rows), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	back, metric, base, err := ReadSensitivity(filepath.Join(dir, SensitivityFile))
+	if err != nil || metric != "gain_pct" || base != 14.1 || len(back) != 4 || back[1] != rows[1] {
+		t.Fatalf("read back %v %q %v: %+v", err, metric, base, back)
+	}
+	if err := Render(dir); err != nil {
+		t.Fatal(err)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, ReportFile))
+	s := string(md)
+	i, j, k := strings.Index(s, "`datapath.host.pageable_factor` | derived"), strings.Index(s, "`datapath.smartnic.dma_bandwidth`"), strings.Index(s, "`datapath.request.batch`")
+	if i < 0 || j < i || k < j || strings.Contains(s, "`datapath.host.post_send`") || !strings.Contains(s, "14.1% as run") || !strings.Contains(s, "| 26.4 |") {
+		t.Errorf("report.md does not list the top three in order:\n%s", s)
+	}
+
+	note := copyDir(t, filepath.Join("testdata", "run-cluster"))
+	if err := os.WriteFile(filepath.Join(note, SensitivityNoteFile), []byte("not computed with the run: because\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Render(note); err != nil {
+		t.Fatal(err)
+	}
+	if md, _ := os.ReadFile(filepath.Join(note, ReportFile)); !strings.Contains(string(md), "Sensitivity not computed with the run: because") {
+		t.Errorf("the note is not in the report")
+	}
+
+	if err := os.WriteFile(filepath.Join(dir, SensitivityFile), []byte("param,grade,range,low_value,gain_pct_low,high_value,gain_pct_high,swing,gain_pct_base\na,b,c,d,NaNx,f,1,2,3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Render(dir); err == nil || !strings.Contains(err.Error(), "row 2, column gain_pct_low") {
+		t.Errorf("a damaged table: %v", err)
 	}
 }

@@ -173,6 +173,9 @@ func renderRun(fsys atomicfs.FS, dir string) error {
 	fmt.Fprintf(&md, "# Report: %s\n\n", title)
 	md.WriteString("Rendered from the stored results in this directory by `conspirator report`.\n")
 	writeTables(&md, r)
+	if err := writeRestsOn(&md, dir); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
 	md.WriteString("\n## Figures\n")
 	for _, f := range figs {
 		base, err := f.save(fsys, plots)

@@ -2,8 +2,13 @@ package reports
 
 import (
 	"bytes"
+	"encoding/csv"
+	"errors"
 	"fmt"
 	"image/color"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -22,6 +27,9 @@ type SensitivityRow struct {
 	Low       float64
 	HighValue string
 	High      float64
+	// Range says where the two ends come from: "catalog KEY" (the
+	// plausible range the hw catalog states) or "x0.5..x2" (factors).
+	Range string
 }
 
 // Swing is how far the metric moves over the parameter's range.
@@ -36,10 +44,10 @@ func (r SensitivityRow) Swing() float64 {
 // order, with the baseline metric in every row.
 func SensitivityCSV(metric string, base float64, rows []SensitivityRow) []byte {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "param,grade,low_value,%s_low,high_value,%s_high,swing,%s_base\n", metric, metric, metric)
+	fmt.Fprintf(&b, "param,grade,range,low_value,%s_low,high_value,%s_high,swing,%s_base\n", metric, metric, metric)
 	g := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 	for _, r := range rows {
-		fmt.Fprintf(&b, "%s,%s,%s,%s,%s,%s,%s,%s\n", r.Param, r.Grade, r.LowValue, g(r.Low), r.HighValue, g(r.High), g(r.Swing()), g(base))
+		fmt.Fprintf(&b, "%s,%s,%s,%s,%s,%s,%s,%s,%s\n", r.Param, r.Grade, r.Range, r.LowValue, g(r.Low), r.HighValue, g(r.High), g(r.Swing()), g(base))
 	}
 	return b.Bytes()
 }
@@ -94,5 +102,64 @@ func WriteTornado(fsys atomicfs.FS, dir, metricLabel, lowLabel, highLabel string
 	return err
 }
 
-// SensitivityFile is the table's name in a sensitivity directory.
-const SensitivityFile = "sensitivity.csv"
+// SensitivityFile is the table's name in a sensitivity directory and in a
+// run directory whose run computed it; SensitivityNoteFile says instead
+// why a run did not.
+const (
+	SensitivityFile     = "sensitivity.csv"
+	SensitivityNoteFile = "sensitivity.txt"
+)
+
+// ReadSensitivity reads sensitivity.csv (SensitivityCSV's layout): the
+// rows in file order, the metric's name and its baseline value.
+func ReadSensitivity(path string) (rows []SensitivityRow, metric string, base float64, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, "", 0, err
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return nil, "", 0, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(recs) == 0 || len(recs[0]) != 9 || recs[0][0] != "param" || !strings.HasSuffix(recs[0][8], "_base") {
+		return nil, "", 0, fmt.Errorf("%s: not a sensitivity table (want the header param,grade,range,low_value,..., METRIC_base)", path)
+	}
+	metric = strings.TrimSuffix(recs[0][8], "_base")
+	for i, r := range recs[1:] {
+		num := func(j int) float64 {
+			v, perr := strconv.ParseFloat(r[j], 64)
+			if perr != nil && err == nil {
+				err = fmt.Errorf("%s: row %d, column %s: %q is not a number", path, i+2, recs[0][j], r[j])
+			}
+			return v
+		}
+		rows = append(rows, SensitivityRow{Param: r[0], Grade: r[1], Range: r[2], LowValue: r[3], Low: num(4), HighValue: r[5], High: num(6)})
+		base = num(8)
+	}
+	return rows, metric, base, err
+}
+
+// writeRestsOn lists, under a run's tables, the three parameters its
+// headline moves most with (sensitivity.csv, computed by the run), or
+// why the run has none.
+func writeRestsOn(md *strings.Builder, dir string) error {
+	rows, _, base, err := ReadSensitivity(filepath.Join(dir, SensitivityFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		note, nerr := os.ReadFile(filepath.Join(dir, SensitivityNoteFile))
+		if nerr == nil {
+			fmt.Fprintf(md, "\n## What the headline rests on\n\nSensitivity %s\n", strings.TrimSpace(string(note)))
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	md.WriteString("\n## What the headline rests on\n\n")
+	fmt.Fprintf(md, "The conspirator-vs-host-rdma gain, %.1f%% as run, moves most with these parameters, each moved alone across its plausible range (same seed; every parameter in `%s`, `conspirator sensitivity` draws the tornado chart):\n\n", base, SensitivityFile)
+	md.WriteString("| parameter | grade of its default | range from | low end | gain % | high end | gain % | swing (points) |\n|---|---|---|---|---|---|---|---|\n")
+	for _, r := range rows[:min(3, len(rows))] {
+		fmt.Fprintf(md, "| `%s` | %s | %s | %s | %.1f | %s | %.1f | %.1f |\n", r.Param, r.Grade, r.Range, r.LowValue, r.Low, r.HighValue, r.High, r.Swing())
+	}
+	return nil
+}

@@ -24,6 +24,11 @@ type KeyDoc struct {
 	// key's default ("datapath.host.cpu" for "datapath.host.cores"); Source
 	// then cites the default part's value.
 	Part string
+	// Plausible is the plausible tag, "LOW,HIGH" in scenario syntax (units
+	// allowed): the range the key's source leaves open, which
+	// `conspirator sensitivity` moves it across ("" when none is stated;
+	// catalog keys state theirs in the hw catalog instead).
+	Plausible string
 }
 
 // partOf returns the key whose part sets the key at path, from the
@@ -102,7 +107,7 @@ func walkSchema(t reflect.Type, path string, onStack map[reflect.Type]bool, out 
 				def = text
 			}
 		}
-		*out = append(*out, KeyDoc{Path: p, Type: typeName(ft), Unit: unitOf(ft), Default: def, Doc: f.tag.Get("doc"), Source: src, Part: partOf(p)})
+		*out = append(*out, KeyDoc{Path: p, Type: typeName(ft), Unit: unitOf(ft), Default: def, Doc: f.tag.Get("doc"), Source: src, Part: partOf(p), Plausible: f.tag.Get("plausible")})
 		inner, suffix := ft, ""
 		for {
 			switch {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/conspirator-sim/conspirator/internal/shareddata"
@@ -131,4 +132,33 @@ func TestPaperHeuristicVsOptimal(t *testing.T) {
 	}
 	t.Logf("GPU-hours heuristic %.3f, optimal %.3f; mean decision %.1f us vs %.1f us (wall clock, %.0fx)",
 		h, o, dec["conspirator"], dec["optimal"], dec["optimal"]/dec["conspirator"])
+}
+
+// A cluster scenario's sensitivity watches the GPU-hours saving: by
+// default every cluster key with a stated plausible range, each at both
+// ends of it, with the headline's CI over seeds printed for judging the
+// swings; the CSV has one row per key.
+func TestSensitivityCluster(t *testing.T) {
+	tr := sharedTraces(t)
+	out := filepath.Join(t.TempDir(), "s")
+	code, stdout, stderr := cli(t, nil, "sensitivity", "paper/gpu-hours",
+		"--set", "cluster.trace="+filepath.Join(tr, "openb_pod_list_default.csv"),
+		"--set", "cluster.nodes="+filepath.Join(tr, "openb_node_list_gpu_node.csv"),
+		"--set", "cluster.policies=[naive-share, conspirator]", "--set", "cluster.policy_args={}",
+		"--set", "cluster.seeds=2", "--set", "cluster.window.jobs=200", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"conspirator GPU-hours vs naive-share", "95% CI over seeds", "cluster.timeshare_slowdown", "0.463", "cluster.migration_time", "120s"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(out, "sensitivity.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Split(strings.TrimSpace(string(b)), "\n"); len(lines) != 3 || !strings.HasPrefix(lines[0], "param,grade,range,low_value,gpu_hours_vs_baseline_pct_low") {
+		t.Errorf("sensitivity.csv:\n%s", b)
+	}
 }

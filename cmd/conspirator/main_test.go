@@ -432,6 +432,16 @@ func TestSensitivityCommand(t *testing.T) {
 	if i < 0 || j < 0 || i > j || !strings.Contains(stdout, "derived") {
 		t.Errorf("rows missing or not sorted by swing (pageable_factor moves the gain most):\n%s", stdout)
 	}
+	// The catalog's range, not x0.5..x2: post_send's stated 0.1 to 1 us.
+	if !strings.Contains(stdout, "catalog host.post_send") || !strings.Contains(stdout, "100ns") || !strings.Contains(stdout, "1us") {
+		t.Errorf("post_send not moved across its catalog range:\n%s", stdout)
+	}
+	// A key set by value: the clients' count, 2 and 8.
+	code, stdout, stderr = cli(t, nil, "sensitivity", "paper/e2e", "--set", "datapath.clients.requests=100",
+		"--param", "datapath.clients.count=2,8", "-o", filepath.Join(out, "v"))
+	if code != 0 || !strings.Contains(stdout, "datapath.clients.count") || !strings.Contains(stdout, "given") {
+		t.Errorf("--param KEY=LOW,HIGH: exit %d\n%s\n%s", code, stdout, stderr)
+	}
 	for _, f := range []string{"sensitivity.csv", "plots/sensitivity.png", "plots/sensitivity.svg", "plots/sensitivity.pdf"} {
 		if st, err := os.Stat(filepath.Join(out, "s", f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v", f, err)
@@ -442,8 +452,12 @@ func TestSensitivityCommand(t *testing.T) {
 		want string
 	}{
 		{[]string{"sensitivity", "paper/e2e", "--factors", "2,0.5"}, "0 < LOW < HIGH"},
-		{[]string{"sensitivity", "paper/cost"}, "has no datapath section"},
+		{[]string{"sensitivity", "paper/cost"}, "has neither a datapath nor a cluster section"},
 		{[]string{"sensitivity", "paper/e2e", "--param", "host.nope"}, `unknown parameter "host.nope"`},
+		{[]string{"sensitivity", "paper/e2e", "--param", "datapath.smartnic.dma_bandwith"}, "did you mean datapath.smartnic.dma_bandwidth?"},
+		{[]string{"sensitivity", "paper/e2e", "--param", "datapath.clients.count"}, "has no stated plausible range; give its two ends"},
+		{[]string{"sensitivity", "paper/e2e", "--param", "datapath.clients.count=4"}, "give two values, LOW,HIGH"},
+		{[]string{"sensitivity", "paper/gpu-hours", "--policy", "fgd2"}, `--policy "fgd2"`},
 	} {
 		code, _, stderr := cli(t, nil, c.args...)
 		if code != 2 || !strings.Contains(stderr, c.want) {

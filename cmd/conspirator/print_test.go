@@ -2,8 +2,13 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/conspirator-sim/conspirator/reports"
+	"github.com/conspirator-sim/conspirator/sim/datapath"
 )
 
 // printTable drops a column only when every row below the header leaves
@@ -40,5 +45,84 @@ func TestRunProgress(t *testing.T) {
 	}
 	if s := b.String(); !strings.Contains(s, "run") || !strings.Contains(s, "4/4") || !strings.Contains(s, "replays") {
 		t.Errorf("bar output %q", s)
+	}
+}
+
+// sensitivity's default parameters are every numeric data-path key whose
+// default is graded estimate or anecdotal: a new unsourced key either
+// joins datapath's scalable list or is named, with a reason, in
+// NotScaled. Where the catalog states a plausible range for the default
+// parts, datapath.Range returns it as factors around 1.
+func TestSensitivityCoversUnsourced(t *testing.T) {
+	have := map[string]bool{}
+	for _, p := range datapath.SensitivityParams() {
+		have[p] = true
+	}
+	skip := datapath.NotScaled()
+	n := 0
+	for key, grade := range keyGrades() {
+		p, ok := strings.CutPrefix(key, "datapath.")
+		if !ok || (grade != "estimate" && grade != "anecdotal") {
+			continue
+		}
+		n++
+		if !have[p] && skip[p] == "" {
+			t.Errorf("%s is graded %s but sensitivity neither varies it nor says why not", key, grade)
+		}
+	}
+	if n < 15 {
+		t.Errorf("only %d unsourced data-path keys found: the grades were not read", n)
+	}
+	cfg := datapath.Defaults()
+	ranged := 0
+	for _, p := range datapath.SensitivityParams() {
+		lo, hi, key, ok := datapath.Range(cfg, p)
+		if !ok {
+			continue
+		}
+		ranged++
+		if !(lo >= 0 && lo <= 1 && hi >= 1 && hi > lo) || key == "" {
+			t.Errorf("%s: range x%v..x%v (%s) does not contain the default", p, lo, hi, key)
+		}
+	}
+	if ranged < 12 {
+		t.Errorf("%d parameters with a catalog range, want at least 12", ranged)
+	}
+	bf2 := cfg
+	bf2.SmartNIC.Model = "bluefield2"
+	if _, _, key, ok := datapath.Range(bf2, "smartnic.dma_bandwidth"); ok || key != "smartnic.bluefield2.dma_bandwidth" {
+		t.Errorf("bluefield2's DMA rate is derived from a measurement (no range), got ok=%v from %s", ok, key)
+	}
+}
+
+// A data-path run carries its sensitivity (sensitivity.csv, the printed
+// top three, the report's list); --no-sensitivity skips it; a run too long
+// to rerun forty times says why instead.
+func TestRunSensitivity(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "r")
+	code, out, stderr := cli(t, nil, "run", "paper/e2e", "--set", "datapath.clients.requests=200", "-o", dir)
+	if code != 0 || !strings.Contains(out, "the gain moves most with: datapath.") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
+	}
+	rows, _, _, err := reports.ReadSensitivity(filepath.Join(dir, reports.SensitivityFile))
+	if err != nil || len(rows) != len(datapath.SensitivityParams()) {
+		t.Errorf("sensitivity.csv: %v, %d rows for %d parameters", err, len(rows), len(datapath.SensitivityParams()))
+	}
+	if md, _ := os.ReadFile(filepath.Join(dir, "report.md")); !strings.Contains(string(md), "## What the headline rests on") {
+		t.Errorf("report.md has no sensitivity section")
+	}
+	skip := filepath.Join(t.TempDir(), "s")
+	if code, out, _ := cli(t, nil, "run", "paper/e2e", "--set", "datapath.clients.requests=200", "--no-sensitivity", "-o", skip); code != 0 || strings.Contains(out, "moves most with") {
+		t.Errorf("--no-sensitivity: exit %d\n%s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(skip, reports.SensitivityFile)); err == nil {
+		t.Errorf("--no-sensitivity wrote sensitivity.csv")
+	}
+	long := filepath.Join(t.TempDir(), "l")
+	if code, _, stderr := cli(t, nil, "run", "paper/e2e", "--set", "datapath.clients.requests=6000", "--set", "datapath.record_requests=false", "--no-report", "-o", long); code != 0 {
+		t.Fatalf("long run: exit %d: %s", code, stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(long, reports.SensitivityNoteFile)); err != nil || !strings.Contains(string(b), "24000 requests, above the 20000") {
+		t.Errorf("long run's note: %v %q", err, b)
 	}
 }

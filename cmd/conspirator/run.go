@@ -146,7 +146,7 @@ func scenarioEnv(env []string) []string {
 func (a *app) runCmd() *cobra.Command {
 	var f scenarioFlags
 	var outDir string
-	var noReport bool
+	var noReport, noSensitivity bool
 	c := &cobra.Command{
 		Use:   "run [SCENARIO|FILE]",
 		Short: "Run one scenario and write its results, plots and report",
@@ -193,10 +193,30 @@ counting policy replays over its seeds (paper/gpu-hours: 80).`,
 			if err != nil {
 				return fmt.Errorf("scenario %s: %w", sc.Name, err)
 			}
+			var top []reports.SensitivityRow
+			if !noSensitivity {
+				rows, base, why, err := a.runSensitivity(name, f, sc)
+				switch {
+				case err != nil:
+					return fmt.Errorf("scenario %s: sensitivity: %w (--no-sensitivity skips it)", sc.Name, err)
+				case why != "":
+					out.Files[reports.SensitivityNoteFile] = []byte(why + "\n")
+				default:
+					out.Files[reports.SensitivityFile] = reports.SensitivityCSV("gain_pct", base, rows)
+					top = rows[:min(3, len(rows))]
+				}
+			}
 			if err := writeResultDir(dir, out.Files, !noReport); err != nil {
 				return err
 			}
 			printSummary(a.stdout, &out.Summary, &out.Timing)
+			if len(top) > 0 {
+				parts := make([]string, len(top))
+				for i, r := range top {
+					parts[i] = fmt.Sprintf("%s [%s] (swing %.1f points)", r.Param, r.Grade, r.Swing())
+				}
+				fmt.Fprintf(a.stdout, "the gain moves most with: %s; all in sensitivity.csv\n", strings.Join(parts, ", "))
+			}
 			what := "summary.json, report.md, report.html, plots/"
 			if noReport {
 				what = "summary.json"
@@ -208,7 +228,42 @@ counting policy replays over its seeds (paper/gpu-hours: 80).`,
 	f.add(c)
 	c.Flags().StringVarP(&outDir, "output", "o", "", "result directory (default $CONSPIRATOR_OUT/<scenario name>, CONSPIRATOR_OUT defaulting to ./results)")
 	c.Flags().BoolVar(&noReport, "no-report", false, "skip plots, report.md and report.html (summary and CSV files only)")
+	c.Flags().BoolVar(&noSensitivity, "no-sensitivity", false, "skip the sensitivity of a data-path run's headline (sensitivity.csv, the report's \"rests on\" list)")
 	return c
+}
+
+// maxSensitivityRequests bounds the requests of a data-path run whose
+// sensitivity run computes by itself: about 40 reruns of the run, each
+// well under a second up to here.
+const maxSensitivityRequests = 20000
+
+// runSensitivity is the sensitivity a data-path run carries: every
+// unsourced parameter across its plausible range, same seed, the gain at
+// both ends. It returns a reason instead where it is not computed: a
+// cluster run (each point a whole replay) or a long data-path run.
+func (a *app) runSensitivity(name string, f scenarioFlags, sc *scenarios.Scenario) (rows []reports.SensitivityRow, base float64, why string, err error) {
+	switch {
+	case sc.Cluster != nil:
+		return nil, 0, "not computed with the run: each of its points replays the whole cluster again; conspirator sensitivity " + sc.Name + " computes it", nil
+	case sc.DataPath == nil:
+		return nil, 0, "not computed: the scenario has no data-path or cluster headline", nil
+	}
+	if n := sc.DataPath.Clients.Count * sc.DataPath.Clients.Requests; n > maxSensitivityRequests {
+		return nil, 0, fmt.Sprintf("not computed with the run: %d requests, above the %d a run reruns about 40 times by itself; run conspirator sensitivity %s", n, maxSensitivityRequests, sc.Name), nil
+	}
+	h, err := newHeadline(sc, "")
+	if err != nil {
+		return nil, 0, "", err
+	}
+	ps, err := sensitivityParams(sc, h, nil, 0.5, 2, false)
+	if err != nil {
+		return nil, 0, "", err
+	}
+	if base, _, err = h.eval(sc); err != nil {
+		return nil, 0, "", err
+	}
+	rows, err = a.sensitivityRows(name, f, sc, h, ps)
+	return rows, base, "", err
 }
 
 func (a *app) validateCmd() *cobra.Command {

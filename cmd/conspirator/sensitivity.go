@@ -10,8 +10,10 @@ import (
 	"text/tabwriter"
 
 	"github.com/conspirator-sim/conspirator/internal/atomicfs"
+	"github.com/conspirator-sim/conspirator/internal/suggest"
 	"github.com/conspirator-sim/conspirator/reports"
 	"github.com/conspirator-sim/conspirator/scenarios"
+	"github.com/conspirator-sim/conspirator/sim"
 	"github.com/conspirator-sim/conspirator/sim/datapath"
 	"github.com/spf13/cobra"
 )
@@ -21,23 +23,41 @@ func (a *app) sensitivityCmd() *cobra.Command {
 		f       scenarioFlags
 		params  []string
 		factors string
+		policy  string
 		outDir  string
 	)
 	c := &cobra.Command{
 		Use:   "sensitivity [SCENARIO]",
-		Short: "Show which parameters the data-path headline rests on: each scaled down and up, a table and a tornado chart",
-		Long: `Rerun a data-path scenario with each parameter scaled by a low and a high
-factor (default 0.5 and 2, fractions capped at 100%), one at a time, same
-seed, and report the headline, the conspirator path's mean latency gain
-over host-rdma in percent, at each end. Rows are sorted by how far the
-headline moves, and each names the grade of the parameter's default
-(estimate, anecdotal, ...), so the unsourced numbers a result rests on
-stand out. Writes sensitivity.csv and plots/sensitivity.{png,svg,pdf}.`,
+		Short: "Show which parameters a headline rests on: each moved across its plausible range, a table and a tornado chart",
+		Long: `Rerun a scenario with each parameter moved to the low and the high end of
+its plausible range, one at a time, same seed, and report the headline at
+each end, sorted by how far it moves. Each row names the grade of the
+parameter's default (estimate, anecdotal, ...) and where its range comes
+from, so the unsourced numbers a result rests on stand out.
+
+The headline: for a data-path scenario, the conspirator path's mean
+latency gain over host-rdma in percent; for a cluster scenario, the
+GPU-hours of --policy (default conspirator) against the scenario's
+baseline in percent (negative: a saving), with its 95% CI over seeds,
+against which the swings can be judged.
+
+The parameters: by default, for a data-path scenario every numeric
+data-path key whose default is graded estimate or anecdotal (and a few
+derived ones known to matter); for a cluster scenario every cluster key
+with a stated plausible range. The range of a data-path parameter is the
+one the hardware catalog states for the scenario's parts, as factors of
+the catalog value applied to the scenario's own; where the catalog states
+none, and whenever --factors is given, LOW and HIGH factors. --param KEY
+picks parameters (repeatable); --param KEY=LOW,HIGH sets the two ends as
+scenario values (units allowed) for any key.
+
+Writes sensitivity.csv and plots/sensitivity.{png,svg,pdf}.`,
 		Example: `  conspirator sensitivity paper/e2e
   conspirator sensitivity paper/e2e --set datapath.host.background_load=80% --factors 0.8,1.25
-  conspirator sensitivity paper/e2e --param smartnic.dma_bandwidth --param host.pageable_factor`,
+  conspirator sensitivity paper/e2e --param smartnic.dma_bandwidth --param datapath.clients.count=2,8
+  conspirator sensitivity paper/gpu-hours --set cluster.seeds=3`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			name := DefaultScenario
 			if len(args) == 1 {
 				name = args[0]
@@ -46,46 +66,43 @@ stand out. Writes sensitivity.csv and plots/sensitivity.{png,svg,pdf}.`,
 			if err != nil {
 				return err
 			}
-			if sc.DataPath == nil {
-				return usagef("scenario %s has no datapath section: sensitivity varies data-path parameters (try paper/e2e)", name)
-			}
 			lo, hi, err := parseFactors(factors)
 			if err != nil {
 				return err
 			}
-			if len(params) == 0 {
-				params = datapath.SensitivityParams()
-			}
-			base, err := datapath.Sensitivity(*sc.DataPath, params[0], []float64{1}, sc.Seed)
+			h, err := newHeadline(sc, policy)
 			if err != nil {
-				return usageError{err}
+				return err
 			}
-			grades := keyGrades()
-			var rows []reports.SensitivityRow
-			for _, p := range params {
-				pts, err := datapath.Sensitivity(*sc.DataPath, p, []float64{lo, hi}, sc.Seed)
-				if err != nil {
-					return usageError{err}
-				}
-				rows = append(rows, reports.SensitivityRow{Param: "datapath." + p, Grade: grades["datapath."+p],
-					LowValue: pts[0].Value, Low: pts[0].GapPct, HighValue: pts[1].Value, High: pts[1].GapPct})
+			ps, err := sensitivityParams(sc, h, params, lo, hi, cmd.Flags().Changed("factors"))
+			if err != nil {
+				return err
 			}
-			slices.SortStableFunc(rows, func(x, y reports.SensitivityRow) int {
-				return cmp.Or(cmp.Compare(y.Swing(), x.Swing()), strings.Compare(x.Param, y.Param))
-			})
-			fmt.Fprintf(a.stdout, "scenario %s, seed %d: conspirator vs host-rdma gain %.1f%% as it is; each parameter x%g and x%g\n\n", sc.Name, sc.Seed, base[0].GapPct, lo, hi)
+			base, baseCI, err := h.eval(sc)
+			if err != nil {
+				return err
+			}
+			rows, err := a.sensitivityRows(name, f, sc, h, ps)
+			if err != nil {
+				return err
+			}
+			noise := ""
+			if baseCI > 0 {
+				noise = fmt.Sprintf(" ± %.1f (95%% CI over seeds: smaller swings are within it)", baseCI)
+			}
+			fmt.Fprintf(a.stdout, "scenario %s, seed %d: %s %.1f%%%s as it is; each parameter at the low and the high end of its range\n\n", sc.Name, sc.Seed, h.label, base, noise)
 			tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintln(tw, "parameter\tgrade\tlow\tgain %\thigh\tgain %\tswing\t")
+			fmt.Fprintln(tw, "parameter\tgrade\trange\tlow\t%\thigh\t%\tswing\t")
 			for _, r := range rows {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f\t%s\t%.1f\t%.1f\t\n", r.Param, r.Grade, r.LowValue, r.Low, r.HighValue, r.High, r.Swing())
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.1f\t%s\t%.1f\t%.1f\t\n", r.Param, r.Grade, r.Range, r.LowValue, r.Low, r.HighValue, r.High, r.Swing())
 			}
 			tw.Flush()
 			if outDir == "" {
 				outDir = filepath.Join(a.outRoot(), strings.ReplaceAll(sc.Name, "/", "-")+"-sensitivity")
 			}
-			files := map[string][]byte{reports.SensitivityFile: reports.SensitivityCSV("gain_pct", base[0].GapPct, rows)}
+			files := map[string][]byte{reports.SensitivityFile: reports.SensitivityCSV(h.column, base, rows)}
 			err = atomicfs.WriteDir(atomicfs.OS, outDir, files, looksLikeResult(outDir), func(tmp string) error {
-				return reports.WriteTornado(atomicfs.OS, tmp, "conspirator vs host-rdma mean latency gain (%)", fmt.Sprintf("x%g", lo), fmt.Sprintf("x%g", hi), base[0].GapPct, rows)
+				return reports.WriteTornado(atomicfs.OS, tmp, h.label+" (%)", "at the low end", "at the high end", base, rows)
 			})
 			if err != nil {
 				return fmt.Errorf("writing %s: %w", outDir, err)
@@ -95,10 +112,206 @@ stand out. Writes sensitivity.csv and plots/sensitivity.{png,svg,pdf}.`,
 		},
 	}
 	f.add(c)
-	c.Flags().StringArrayVar(&params, "param", nil, "data-path parameter to vary, e.g. smartnic.dma_bandwidth (repeatable; default: all of "+strings.Join(datapath.SensitivityParams(), ", ")+")")
-	c.Flags().StringVar(&factors, "factors", "0.5,2", "low and high scale factors, LOW,HIGH")
+	c.Flags().StringArrayVar(&params, "param", nil, "a parameter to vary: KEY (its catalog or stated range) or KEY=LOW,HIGH (repeatable; default: every unsourced parameter, see above)")
+	c.Flags().StringVar(&factors, "factors", "0.5,2", "low and high scale factors, LOW,HIGH, for data-path parameters without a stated range (given: for every data-path parameter)")
+	c.Flags().StringVar(&policy, "policy", "conspirator", "cluster scenarios: the policy whose GPU-hours against the baseline are the headline")
 	c.Flags().StringVarP(&outDir, "output", "o", "", "output directory (default $CONSPIRATOR_OUT/NAME-sensitivity)")
 	return c
+}
+
+// sensitivityRows moves each parameter to both ends of its range and
+// reads the headline there; rows come sorted by swing, largest first.
+func (a *app) sensitivityRows(name string, f scenarioFlags, sc *scenarios.Scenario, h headline, ps []sensParam) ([]reports.SensitivityRow, error) {
+	grades := keyGrades()
+	var rows []reports.SensitivityRow
+	for _, p := range ps {
+		row := reports.SensitivityRow{Param: p.key, Grade: grades[p.key], Range: p.from}
+		if p.knob != "" {
+			pts, err := datapath.Sensitivity(*sc.DataPath, p.knob, []float64{p.lo, p.hi}, sc.Seed)
+			if err != nil {
+				return nil, fmt.Errorf("sensitivity: %w", err)
+			}
+			row.LowValue, row.Low, row.HighValue, row.High = pts[0].Value, pts[0].GapPct, pts[1].Value, pts[1].GapPct
+		} else {
+			for i, v := range []string{p.low, p.high} {
+				scv, err := a.load(name, f, p.key+"="+v)
+				if err != nil {
+					return nil, fmt.Errorf("sensitivity: %s=%s: %w", p.key, v, err)
+				}
+				m, _, err := h.eval(scv)
+				if err != nil {
+					return nil, fmt.Errorf("sensitivity: %s=%s: %w", p.key, v, err)
+				}
+				if i == 0 {
+					row.LowValue, row.Low = v, m
+				} else {
+					row.HighValue, row.High = v, m
+				}
+			}
+		}
+		rows = append(rows, row)
+	}
+	slices.SortStableFunc(rows, func(x, y reports.SensitivityRow) int {
+		return cmp.Or(cmp.Compare(y.Swing(), x.Swing()), strings.Compare(x.Param, y.Param))
+	})
+	return rows, nil
+}
+
+// headline is the number sensitivity watches: how to read it off a run.
+type headline struct {
+	label, column string
+	// eval runs sc and returns the headline and its 95% CI half-width (0
+	// where the run has none).
+	eval func(sc *scenarios.Scenario) (float64, float64, error)
+}
+
+// newHeadline picks the headline of a scenario: the GPU-hours saving for a
+// cluster scenario, the data-path gain otherwise.
+func newHeadline(sc *scenarios.Scenario, policy string) (headline, error) {
+	switch {
+	case sc.Cluster != nil:
+		if !slices.Contains(sc.Cluster.Policies, policy) {
+			return headline{}, usagef("--policy %q: scenario %s runs %s", policy, sc.Name, strings.Join(sc.Cluster.Policies, ", "))
+		}
+		base := sc.Cluster.Baseline
+		if base == "" || base == policy {
+			return headline{}, usagef("scenario %s has no cluster.baseline other than %s to measure GPU-hours against; set one, e.g. --set cluster.baseline=naive-share", sc.Name, policy)
+		}
+		return headline{
+			label:  fmt.Sprintf("%s GPU-hours vs %s", policy, base),
+			column: "gpu_hours_vs_baseline_pct",
+			eval: func(sc *scenarios.Scenario) (float64, float64, error) {
+				only := *sc
+				only.DataPath, only.Allocation, only.Cost = nil, nil, nil
+				out, err := sim.Run(&only)
+				if err != nil {
+					return 0, 0, err
+				}
+				for _, p := range out.Summary.Policies {
+					if p.Name == policy && p.VsBaseline != nil {
+						ci := 0.0
+						if p.VsBaseline.CI95 != nil {
+							ci = *p.VsBaseline.CI95
+						}
+						return p.VsBaseline.Pct, ci, nil
+					}
+				}
+				return 0, 0, fmt.Errorf("no GPU-hours of %s against %s in the run", policy, base)
+			},
+		}, nil
+	case sc.DataPath != nil:
+		return headline{
+			label:  "conspirator vs host-rdma mean latency gain",
+			column: "gain_pct",
+			eval: func(sc *scenarios.Scenario) (float64, float64, error) {
+				if sc.DataPath == nil {
+					return 0, 0, fmt.Errorf("the scenario lost its datapath section")
+				}
+				pts, err := datapath.Sensitivity(*sc.DataPath, datapath.SensitivityParams()[0], []float64{1}, sc.Seed)
+				if err != nil {
+					return 0, 0, err
+				}
+				return pts[0].GapPct, 0, nil
+			},
+		}, nil
+	}
+	return headline{}, usagef("scenario %s has neither a datapath nor a cluster section: sensitivity needs a headline (try paper/e2e or paper/gpu-hours)", sc.Name)
+}
+
+// sensParam is one parameter to move: a data-path knob scaled by factors
+// (knob set), or a key set to two values through --set.
+type sensParam struct {
+	key       string
+	from      string // where the range comes from
+	knob      string // datapath.Sensitivity's name, for a scaled knob
+	lo, hi    float64
+	low, high string // scenario values, for a key set by value
+}
+
+// sensitivityParams resolves the parameters: those asked for, or every
+// unsourced one of the headline's section.
+func sensitivityParams(sc *scenarios.Scenario, h headline, asked []string, lo, hi float64, forceFactors bool) ([]sensParam, error) {
+	docs := map[string]scenarios.KeyDoc{}
+	var known []string
+	for _, k := range scenarios.Schema(&scenarios.Scenario{}) {
+		if k.Type != "section" && !strings.ContainsAny(k.Path, "[<") {
+			docs[k.Path] = k
+			known = append(known, k.Path)
+		}
+	}
+	knobs := datapath.SensitivityParams()
+	isKnob := func(p string) bool { return slices.Contains(knobs, p) }
+	clusterRun := sc.Cluster != nil
+	knobParam := func(p string) sensParam {
+		sp := sensParam{key: "datapath." + p, knob: p, lo: lo, hi: hi, from: fmt.Sprintf("x%g..x%g", lo, hi)}
+		if !forceFactors {
+			if l, h, key, ok := datapath.Range(*sc.DataPath, p); ok {
+				sp.lo, sp.hi, sp.from = l, h, "catalog "+key
+			}
+		}
+		return sp
+	}
+	byValues := func(key, values, from string) (sensParam, error) {
+		l, h, ok := strings.Cut(values, ",")
+		if !ok || strings.TrimSpace(l) == "" || strings.TrimSpace(h) == "" {
+			return sensParam{}, usagef("--param %s=%s: give two values, LOW,HIGH", key, values)
+		}
+		return sensParam{key: key, low: strings.TrimSpace(l), high: strings.TrimSpace(h), from: from}, nil
+	}
+	if len(asked) == 0 {
+		var out []sensParam
+		if clusterRun {
+			for _, k := range known {
+				if d := docs[k]; strings.HasPrefix(k, "cluster.") && d.Plausible != "" {
+					p, err := byValues(k, d.Plausible, "stated")
+					if err != nil {
+						return nil, fmt.Errorf("key %s: plausible tag %q: %w", k, d.Plausible, err)
+					}
+					out = append(out, p)
+				}
+			}
+			return out, nil
+		}
+		for _, p := range knobs {
+			out = append(out, knobParam(p))
+		}
+		return out, nil
+	}
+	var out []sensParam
+	for _, a := range asked {
+		key, values, hasValues := strings.Cut(a, "=")
+		key = strings.TrimSpace(key)
+		full := key
+		if _, ok := docs[full]; !ok && isKnob(key) {
+			full = "datapath." + key
+		}
+		if _, ok := docs[full]; !ok {
+			msg := fmt.Sprintf("--param %q: unknown parameter %q", a, key)
+			if n := suggest.Nearest(key, append(append([]string{}, known...), knobs...)); n != "" {
+				msg += fmt.Sprintf("; did you mean %s?", n)
+			}
+			return nil, usagef("%s (every key: conspirator scenarios schema)", msg)
+		}
+		switch rel, isDP := strings.CutPrefix(full, "datapath."); {
+		case hasValues:
+			p, err := byValues(full, values, "given")
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, p)
+		case isDP && isKnob(rel) && !clusterRun:
+			out = append(out, knobParam(rel))
+		case docs[full].Plausible != "":
+			p, err := byValues(full, docs[full].Plausible, "stated")
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, p)
+		default:
+			return nil, usagef("--param %q: %s has no stated plausible range; give its two ends, e.g. --param %s=LOW,HIGH", a, full, full)
+		}
+	}
+	return out, nil
 }
 
 // parseFactors reads "LOW,HIGH": two positive numbers, LOW < HIGH.

@@ -89,9 +89,9 @@ type Config struct {
 	// TimeshareSlowdown: Gavel (Narayanan et al., OSDI'20) measured
 	// pairs of training jobs sharing one GPU; each ran at a mean 0.657 of
 	// its isolated throughput on V100 (636 pairs; P100 0.598, K80 0.537).
-	TimeshareSlowdown float64        `yaml:"timeshare_slowdown" doc:"speed a job loses time-sharing a non-MIG GPU per unit of the GPU its co-runners hold: speed x (1 - slowdown x their share, at most 1); MIG instances are isolated; 0 = no interference" default:"0.343" source:"measured: Gavel (OSDI'20) simulation_throughputs.json, V100, single-GPU jobs co-located in pairs: mean 0.657 of isolated throughput over 636 pairs (P100 0.598, K80 0.537); linear in the co-runners' share is this project's assumption"`
+	TimeshareSlowdown float64        `yaml:"timeshare_slowdown" doc:"speed a job loses time-sharing a non-MIG GPU per unit of the GPU its co-runners hold: speed x (1 - slowdown x their share, at most 1); MIG instances are isolated; 0 = no interference" default:"0.343" source:"measured: Gavel (OSDI'20) simulation_throughputs.json, V100, single-GPU jobs co-located in pairs: mean 0.657 of isolated throughput over 636 pairs (P100 0.598, K80 0.537); linear in the co-runners' share is this project's assumption; plausible 0.17 (half the V100 figure: newer GPUs, not measured) to 0.463 (K80)" plausible:"0.17,0.463"`
 	MIGReconfigTime   units.Duration `yaml:"mig_reconfig_time" doc:"time to create or destroy one MIG instance" default:"2s"`
-	MigrationTime     units.Duration `yaml:"migration_time" doc:"pause of a migrated job (checkpoint, copy, restore)" default:"30s"`
+	MigrationTime     units.Duration `yaml:"migration_time" doc:"pause of a migrated job (checkpoint, copy, restore)" default:"30s" source:"estimate: a checkpoint, copy and restore of a training job's state; no measurement found; plausible 10 s to 2 min" plausible:"10s,120s"`
 	MigrationCost     float64        `yaml:"migration_cost" doc:"m_i of each running task in the snapshot (policies weigh it by their e2)" default:"1"`
 	BatchWindow       units.Duration `yaml:"batch_window" doc:"delay between an event and the policy call it triggers; events within it share one call" default:"0s"`
 

@@ -2,7 +2,10 @@ package datapath
 
 import (
 	"fmt"
+	"maps"
+	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/conspirator-sim/conspirator/hw/units"
@@ -32,72 +35,135 @@ type SensitivityPoint struct {
 	ConspiratorMeanUs float64 `json:"conspirator_mean_us"`
 }
 
-// scalable lists the parameters Sensitivity can scale: the ones without a
-// published source first (hw.Provenance grades them estimate), then others
-// a reader may want to move.
-var scalable = map[string]func(c *Config, f float64) string{
-	// Estimates.
-	"smartnic.dma_bandwidth": func(c *Config, f float64) string {
-		c.SmartNIC.DMABandwidth = units.Bandwidth(float64(c.SmartNIC.DMABandwidth) * f)
+// knob is a parameter Sensitivity can move: scale multiplies it by a
+// factor and returns the new value as text; catalog, where set, names the
+// hw catalog entry its default comes from for the scenario's parts (so
+// that a BlueField-2 run reads the BlueField-2 entry), whose stated
+// plausible range Range reads.
+type knob struct {
+	scale   func(c *Config, f float64) string
+	catalog func(c *Config) string
+}
+
+// scalable lists the parameters Sensitivity can scale: every numeric
+// data-path key whose default is graded estimate or anecdotal
+// (TestSensitivityCoversUnsourced holds the list to the schema's grades),
+// and the derived ones a result is known to rest on.
+var scalable = map[string]knob{
+	"smartnic.dma_bandwidth": {func(c *Config, f float64) string {
+		c.SmartNIC.DMABandwidth = units.Bandwidth(mul(float64(c.SmartNIC.DMABandwidth), f))
 		return c.SmartNIC.DMABandwidth.String()
-	},
-	"host.memcpy_issue": func(c *Config, f float64) string {
-		c.Host.MemcpyIssue = scaleDuration(c.Host.MemcpyIssue, f)
-		return c.Host.MemcpyIssue.String()
-	},
-	"host.decision_time": func(c *Config, f float64) string {
-		c.Host.DecisionTime = scaleDuration(c.Host.DecisionTime, f)
-		return c.Host.DecisionTime.String()
-	},
-	"host.poll_completion": func(c *Config, f float64) string {
-		c.Host.PollCompletion = scaleDuration(c.Host.PollCompletion, f)
-		return c.Host.PollCompletion.String()
-	},
-	"host.post_send": func(c *Config, f float64) string {
-		c.Host.PostSend = scaleDuration(c.Host.PostSend, f)
-		return c.Host.PostSend.String()
-	},
-	"host.interference": func(c *Config, f float64) string {
-		c.Host.Interference = units.Ratio(float64(c.Host.Interference) * f)
-		return c.Host.Interference.String()
-	},
-	"smartnic.notify_latency": func(c *Config, f float64) string {
+	}, func(c *Config) string { return "smartnic." + c.SmartNIC.Model + ".dma_bandwidth" }},
+	"smartnic.dma_per_op": {func(c *Config, f float64) string {
+		c.SmartNIC.DMAPerOp = scaleDuration(c.SmartNIC.DMAPerOp, f)
+		return c.SmartNIC.DMAPerOp.String()
+	}, func(c *Config) string { return "smartnic." + c.SmartNIC.Model + ".dma_per_op" }},
+	"smartnic.arm_speed": {func(c *Config, f float64) string {
+		c.SmartNIC.ArmSpeed = units.Ratio(mul(float64(c.SmartNIC.ArmSpeed), f))
+		return c.SmartNIC.ArmSpeed.String()
+	}, func(c *Config) string { return "smartnic." + c.SmartNIC.Model + ".arm_speed" }},
+	"smartnic.notify_latency": {func(c *Config, f float64) string {
 		c.SmartNIC.NotifyLatency = scaleDuration(c.SmartNIC.NotifyLatency, f)
 		return c.SmartNIC.NotifyLatency.String()
-	},
-	"network.efficiency": func(c *Config, f float64) string {
-		c.Network.Efficiency = units.Fraction(min(1, float64(c.Network.Efficiency)*f))
-		return c.Network.Efficiency.String()
-	},
-	"network.latency": func(c *Config, f float64) string {
-		c.Network.Latency = scaleDuration(c.Network.Latency, f)
-		return c.Network.Latency.String()
-	},
-	// Anecdotal or derived, but decisive.
-	"host.pageable_factor": func(c *Config, f float64) string {
-		c.Host.PageableFactor = units.Ratio(min(1, float64(c.Host.PageableFactor)*f))
+	}, nil},
+	"host.clock": {func(c *Config, f float64) string {
+		c.Host.Clock = units.Frequency(mul(float64(c.Host.Clock), f))
+		return c.Host.Clock.String()
+	}, func(c *Config) string { return "host_cpu." + c.Host.CPU + ".clock" }},
+	"host.memcpy_issue":       {durationKnob(func(c *Config) *units.Duration { return &c.Host.MemcpyIssue }), hostCost("memcpy_issue")},
+	"host.decision_time":      {durationKnob(func(c *Config) *units.Duration { return &c.Host.DecisionTime }), nil},
+	"host.poll_completion":    {durationKnob(func(c *Config) *units.Duration { return &c.Host.PollCompletion }), hostCost("poll_completion")},
+	"host.post_send":          {durationKnob(func(c *Config) *units.Duration { return &c.Host.PostSend }), hostCost("post_send")},
+	"host.tcp_rx_per_message": {durationKnob(func(c *Config) *units.Duration { return &c.Host.TCPRxPerMessage }), hostCost("tcp_rx_per_message")},
+	"host.tcp_tx_per_message": {durationKnob(func(c *Config) *units.Duration { return &c.Host.TCPTxPerMessage }), hostCost("tcp_tx_per_message")},
+	"host.tcp_rx_cycles_per_byte": {func(c *Config, f float64) string {
+		c.Host.TCPRxCyclesPerByte = mul(c.Host.TCPRxCyclesPerByte, f)
+		return fmt.Sprint(c.Host.TCPRxCyclesPerByte)
+	}, hostCost("tcp_rx_cycles_per_byte")},
+	"host.tcp_tx_cycles_per_byte": {func(c *Config, f float64) string {
+		c.Host.TCPTxCyclesPerByte = mul(c.Host.TCPTxCyclesPerByte, f)
+		return fmt.Sprint(c.Host.TCPTxCyclesPerByte)
+	}, hostCost("tcp_tx_cycles_per_byte")},
+	"host.interference": {func(c *Config, f float64) string {
+		c.Host.Interference = units.Ratio(mul(float64(c.Host.Interference), f))
+		return c.Host.Interference.String()
+	}, hostCost("interference")},
+	"host.pageable_factor": {func(c *Config, f float64) string {
+		c.Host.PageableFactor = units.Ratio(min(1, mul(float64(c.Host.PageableFactor), f)))
 		return c.Host.PageableFactor.String()
-	},
-	"smartnic.arm_speed": func(c *Config, f float64) string {
-		c.SmartNIC.ArmSpeed = units.Ratio(float64(c.SmartNIC.ArmSpeed) * f)
-		return c.SmartNIC.ArmSpeed.String()
-	},
-	"host.pinned_h2d": func(c *Config, f float64) string {
-		c.Host.PinnedH2D = units.Bandwidth(float64(c.Host.PinnedH2D) * f)
+	}, hostCost("pageable_factor")},
+	"host.pinned_h2d": {func(c *Config, f float64) string {
+		c.Host.PinnedH2D = units.Bandwidth(mul(float64(c.Host.PinnedH2D), f))
 		return c.Host.PinnedH2D.String()
-	},
-	"request.stack_speedup": func(c *Config, f float64) string {
-		c.Request.StackSpeedup *= f
+	}, func(c *Config) string { return "pcie." + c.Host.GPULink + ".pinned_h2d" }},
+	"network.efficiency": {func(c *Config, f float64) string {
+		c.Network.Efficiency = units.Fraction(min(1, mul(float64(c.Network.Efficiency), f)))
+		return c.Network.Efficiency.String()
+	}, func(c *Config) string { return "nic." + c.Network.NIC + ".efficiency" }},
+	"network.latency": {durationKnob(func(c *Config) *units.Duration { return &c.Network.Latency }),
+		func(c *Config) string { return "nic." + c.Network.NIC + ".one_way_latency" }},
+	"network.cross_root_complex_factor": {func(c *Config, f float64) string {
+		c.Network.CrossRootComplexFactor = units.Fraction(min(1, mul(float64(c.Network.CrossRootComplexFactor), f)))
+		return c.Network.CrossRootComplexFactor.String()
+	}, nil},
+	"request.stack_speedup": {func(c *Config, f float64) string {
+		c.Request.StackSpeedup = mul(c.Request.StackSpeedup, f)
 		return fmt.Sprint(c.Request.StackSpeedup)
-	},
-	"request.batch": func(c *Config, f float64) string {
+	}, nil},
+	"request.batch": {func(c *Config, f float64) string {
 		c.Request.Batch = max(1, int(float64(c.Request.Batch)*f+0.5))
 		return fmt.Sprint(c.Request.Batch)
-	},
-	"host.tcp_rx_cycles_per_byte": func(c *Config, f float64) string {
-		c.Host.TCPRxCyclesPerByte *= f
-		return fmt.Sprint(c.Host.TCPRxCyclesPerByte)
-	},
+	}, nil},
+}
+
+// notScaled are the unsourced data-path keys Sensitivity leaves alone, and
+// why (TestSensitivityCoversUnsourced reads it).
+var notScaled = map[string]string{
+	"host.cpu":              "a part name, not a number: change it with --set",
+	"host.background_model": "a choice between two load models, not a number",
+	"network.max_qps":       "a limit on clients, not a cost: it changes no latency below it",
+}
+
+func durationKnob(field func(c *Config) *units.Duration) func(c *Config, f float64) string {
+	return func(c *Config, f float64) string {
+		d := field(c)
+		*d = scaleDuration(*d, f)
+		return d.String()
+	}
+}
+
+// hostCost names a host software cost's catalog entry.
+func hostCost(name string) func(c *Config) string {
+	return func(*Config) string { return "host." + name }
+}
+
+// Range is the plausible range of param stated in the hw catalog for the
+// parts cfg names, as factors of the catalog's value (to scale the
+// scenario's own value, which may differ), with the catalog key; ok is
+// false where the catalog states none.
+func Range(cfg Config, param string) (lo, hi float64, key string, ok bool) {
+	k, found := scalable[param]
+	if !found || k.catalog == nil {
+		return 0, 0, "", false
+	}
+	key = k.catalog(&cfg)
+	p, found := catalogParam(key)
+	if !found || p.Value == 0 {
+		return 0, 0, key, false
+	}
+	l, h, ok := p.Plausible()
+	if !ok {
+		return 0, 0, key, false
+	}
+	return l / p.Value, h / p.Value, key, true
+}
+
+// mul scales v by f to 12 significant digits, so that a range given as
+// factors of a catalog value lands on the range's own numbers (0.4, not
+// 0.40000000000000001) when it is printed.
+func mul(v, f float64) float64 {
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v*f, 'g', 12, 64), 64)
+	return r
 }
 
 func scaleDuration(d units.Duration, f float64) units.Duration {
@@ -120,19 +186,19 @@ func SensitivityParams() []string {
 // the parameter differs. Fractions are capped at 100%. cfg.Paths is
 // replaced by the two paths the gap needs.
 func Sensitivity(cfg Config, param string, factors []float64, seed uint64) ([]SensitivityPoint, error) {
-	scale, ok := scalable[param]
+	k, ok := scalable[param]
 	if !ok {
 		return nil, fmt.Errorf("sensitivity: unknown parameter %q; use one of %s", param, strings.Join(SensitivityParams(), ", "))
 	}
 	var out []SensitivityPoint
 	for _, f := range factors {
-		if !(f > 0) {
-			return nil, fmt.Errorf("sensitivity: factor %v for %s must be above 0", f, param)
+		if !(f >= 0) || math.IsInf(f, 0) {
+			return nil, fmt.Errorf("sensitivity: factor %v for %s must be 0 or above", f, param)
 		}
 		c := cfg
 		c.Paths = []string{PathHostRDMA, PathConspirator}
 		c.RecordRequests = false
-		v := scale(&c, f)
+		v := k.scale(&c, f)
 		res, err := Run(c, seed)
 		if err != nil {
 			return nil, fmt.Errorf("sensitivity: %s x%v: %w", param, f, err)
@@ -149,3 +215,7 @@ func Sensitivity(cfg Config, param string, factors []float64, seed uint64) ([]Se
 	}
 	return out, nil
 }
+
+// NotScaled returns the unsourced keys Sensitivity leaves alone, with the
+// reason for each.
+func NotScaled() map[string]string { return maps.Clone(notScaled) }
