@@ -55,7 +55,7 @@ func SensitivityCSV(metric string, base float64, rows []SensitivityRow) []byte {
 // WriteTornado draws the tornado chart of a sensitivity analysis into
 // dir/plots: one horizontal bar per parameter from its low-value to its
 // high-value metric, largest swing on top, and the baseline as a line.
-// lowLabel and highLabel say what the two ends are ("x0.5", "x2"); a
+// lowLabel and highLabel say what the two ends are ("low end"); a
 // narrow legend column names the two colours (the image has no title: it
 // is the caption's job).
 func WriteTornado(fsys atomicfs.FS, dir, metricLabel, lowLabel, highLabel string, base float64, rows []SensitivityRow) error {
@@ -83,7 +83,7 @@ func WriteTornado(fsys atomicfs.FS, dir, metricLabel, lowLabel, highLabel string
 			l.LineStyle.Color = colour(k)
 			p.Add(l)
 			if i == 0 {
-				leg.add([]string{"parameter " + lowLabel, "parameter " + highLabel}[k], l)
+				leg.add([]string{lowLabel, highLabel}[k], l)
 			}
 		}
 	}
@@ -97,7 +97,9 @@ func WriteTornado(fsys atomicfs.FS, dir, metricLabel, lowLabel, highLabel string
 	p.NominalY(names...)
 	pad := 0.05 * (hi - lo)
 	p.X.Min, p.X.Max = lo-pad, hi+pad
-	f := &figure{name: "sensitivity", panels: []*plot.Plot{p}, legend: leg, w: figW, h: vg.Points(float64(70 + 20*n))}
+	// The parameter names take a third of the width: the figure is wider
+	// than the others so the bars keep theirs.
+	f := &figure{name: "sensitivity", panels: []*plot.Plot{p}, legend: leg, w: figW + 8*vg.Centimeter, h: vg.Points(float64(70 + 20*n))}
 	_, err = f.save(fsys, plots)
 	return err
 }

@@ -102,7 +102,7 @@ Writes sensitivity.csv and plots/sensitivity.{png,svg,pdf}.`,
 			}
 			files := map[string][]byte{reports.SensitivityFile: reports.SensitivityCSV(h.column, base, rows)}
 			err = atomicfs.WriteDir(atomicfs.OS, outDir, files, looksLikeResult(outDir), func(tmp string) error {
-				return reports.WriteTornado(atomicfs.OS, tmp, h.label+" (%)", "at the low end", "at the high end", base, rows)
+				return reports.WriteTornado(atomicfs.OS, tmp, h.label+" (%)", "low end", "high end", base, rows)
 			})
 			if err != nil {
 				return fmt.Errorf("writing %s: %w", outDir, err)
