@@ -15,7 +15,7 @@ import (
 // (the re-exec pattern), so a test can run it as a process and kill it.
 func TestMain(m *testing.M) {
 	if os.Getenv("SIM_TEST_AS_CLI") == "1" {
-		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, os.Environ()))
+		os.Exit(process(os.Args[1:]))
 	}
 	before := listing(".")
 	code := m.Run()

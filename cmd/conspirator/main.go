@@ -12,6 +12,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/conspirator-sim/conspirator/policies/optimal"
 	"github.com/conspirator-sim/conspirator/scenarios"
 	"github.com/conspirator-sim/conspirator/sim/cluster"
 	"github.com/spf13/cobra"
@@ -52,8 +53,18 @@ func exitCode(err error) int {
 	return exitFailed
 }
 
-func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, os.Environ()))
+func main() { os.Exit(process(os.Args[1:])) }
+
+// process is the whole process: a solver worker when asked to be one,
+// else the command line, with exact solves in worker processes of this
+// binary, killed when their time limit cuts them. (run alone, which tests
+// call in their own process, leaves solves in that process.)
+func process(args []string) int {
+	if len(args) == 1 && args[0] == workerArg {
+		return serveWorker()
+	}
+	optimal.StartWorker = startWorker
+	return run(args, os.Stdout, os.Stderr, os.Environ())
 }
 
 // run executes one command line; it is main without the process, so tests

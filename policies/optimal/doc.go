@@ -49,12 +49,19 @@
 //     PB solving, driven as a linear search from above: start from a greedy
 //     incumbent, ask for a model cheaper by one quantum, repeat; UNSAT
 //     proves the last model optimal, and an incumbent that meets the
-//     counting bound stops the search at once. gophersat keeps a buffer of
-//     its conflict analysis in a package-level variable, so this package
-//     runs one gophersat solve at a time per process (parallel simulation
-//     runs take turns). A single SAT call cannot be interrupted: at the time
-//     limit it is abandoned, finishes in the background and holds that turn
-//     until it ends. Its CuttingPlanes mode is not used: on this program it
+//     counting bound stops the search at once. A single SAT call cannot be
+//     interrupted, and gophersat keeps a buffer of its conflict analysis in
+//     a package-level variable, so two solves in one process must take
+//     turns. Hence the workers: where the assembly sets StartWorker (the
+//     conspirator binary does), a solve with a time limit runs in a worker
+//     process (Serve, a line of JSON per problem and per improved model),
+//     and at the limit the worker is killed: the best model it reported is
+//     the decision, unproven, and nothing of the cut search outlives the
+//     limit to delay the next solve. Workers whose search ended in time are
+//     reused. Without StartWorker (tests, library use) the search runs in
+//     this process: one gophersat solve at a time, and a SAT call cut by
+//     the limit finishes in the background, holding that turn until it
+//     ends. Its CuttingPlanes mode is not used: on this program it
 //     panicked and returned non-optimal "optimal" answers.
 //   - "cbc": COIN-OR CBC 2.10 through cgo (coin/Cbc_C_Interface.h), only in
 //     builds with -tags cbc (Debian: coinor-libcbc-dev). It honours the time
