@@ -146,7 +146,7 @@ func ReadSensitivity(path string) (rows []SensitivityRow, metric string, base fl
 // headline moves most with (sensitivity.csv, computed by the run), or
 // why the run has none.
 func writeRestsOn(md *strings.Builder, dir string) error {
-	rows, _, base, err := ReadSensitivity(filepath.Join(dir, SensitivityFile))
+	rows, metric, base, err := ReadSensitivity(filepath.Join(dir, SensitivityFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		note, nerr := os.ReadFile(filepath.Join(dir, SensitivityNoteFile))
 		if nerr == nil {
@@ -158,8 +158,12 @@ func writeRestsOn(md *strings.Builder, dir string) error {
 		return err
 	}
 	md.WriteString("\n## What the headline rests on\n\n")
-	fmt.Fprintf(md, "The conspirator-vs-host-rdma gain, %.1f%% as run, moves most with these parameters, each moved alone across its plausible range (same seed; every parameter in `%s`, `conspirator sensitivity` draws the tornado chart):\n\n", base, SensitivityFile)
-	md.WriteString("| parameter | grade of its default | range from | low end | gain % | high end | gain % | swing (points) |\n|---|---|---|---|---|---|---|---|\n")
+	what := map[string]string{"gain_pct": "The conspirator-vs-host-rdma gain", "gpu_hours_vs_baseline_pct": "The conspirator policy's GPU-hours against the baseline"}[metric]
+	if what == "" {
+		what = "The headline (" + metric + ")"
+	}
+	fmt.Fprintf(md, "%s, %.1f%% as run, moves most with these parameters, each moved alone across its plausible range (same seed; every parameter in `%s`, `conspirator sensitivity` draws the tornado chart):\n\n", what, base, SensitivityFile)
+	md.WriteString("| parameter | grade of its default | range from | low end | % | high end | % | swing (points) |\n|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows[:min(3, len(rows))] {
 		fmt.Fprintf(md, "| `%s` | %s | %s | %s | %.1f | %s | %.1f | %.1f |\n", r.Param, r.Grade, r.Range, r.LowValue, r.Low, r.HighValue, r.High, r.Swing())
 	}

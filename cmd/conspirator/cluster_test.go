@@ -162,6 +162,30 @@ func TestSensitivityCluster(t *testing.T) {
 	if lines := strings.Split(strings.TrimSpace(string(b)), "\n"); len(lines) != 3 || !strings.HasPrefix(lines[0], "param,grade,range,low_value,gpu_hours_vs_baseline_pct_low") {
 		t.Errorf("sensitivity.csv:\n%s", b)
 	}
+	// A cluster run computes it only when asked (--sensitivity); by
+	// default its report says why not and how.
+	for _, c := range []struct {
+		flag, file, report string
+	}{
+		{"--sensitivity", "sensitivity.csv", "GPU-hours against the baseline"},
+		{"--no-report=false", "sensitivity.txt", "run with --sensitivity"},
+	} {
+		dir := filepath.Join(t.TempDir(), "r")
+		code, stdout, stderr := cli(t, nil, "run", "paper/gpu-hours", c.flag,
+			"--set", "cluster.trace="+filepath.Join(tr, "openb_pod_list_default.csv"),
+			"--set", "cluster.nodes="+filepath.Join(tr, "openb_node_list_gpu_node.csv"),
+			"--set", "cluster.policies=[naive-share, conspirator]", "--set", "cluster.policy_args={}",
+			"--set", "cluster.seeds=2", "--set", "cluster.window.jobs=200", "-o", dir)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s\n%s", c.flag, code, stderr, stdout)
+		}
+		if _, err := os.Stat(filepath.Join(dir, c.file)); err != nil {
+			t.Errorf("%s: %v", c.flag, err)
+		}
+		if md, _ := os.ReadFile(filepath.Join(dir, "report.md")); !strings.Contains(string(md), c.report) {
+			t.Errorf("%s: report.md lacks %q", c.flag, c.report)
+		}
+	}
 }
 
 // The binary runs exact solves in worker processes of itself: with a 1 ms

@@ -101,7 +101,7 @@ func TestSensitivityCoversUnsourced(t *testing.T) {
 func TestRunSensitivity(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "r")
 	code, out, stderr := cli(t, nil, "run", "paper/e2e", "--set", "datapath.clients.requests=200", "-o", dir)
-	if code != 0 || !strings.Contains(out, "the gain moves most with: datapath.") {
+	if code != 0 || !strings.Contains(out, "mean latency gain moves most with: datapath.") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
 	}
 	rows, _, _, err := reports.ReadSensitivity(filepath.Join(dir, reports.SensitivityFile))

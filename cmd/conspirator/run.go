@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -146,7 +147,7 @@ func scenarioEnv(env []string) []string {
 func (a *app) runCmd() *cobra.Command {
 	var f scenarioFlags
 	var outDir string
-	var noReport, noSensitivity bool
+	var noReport, noSensitivity, withSensitivity bool
 	c := &cobra.Command{
 		Use:   "run [SCENARIO|FILE]",
 		Short: "Run one scenario and write its results, plots and report",
@@ -194,16 +195,18 @@ counting policy replays over its seeds (paper/gpu-hours: 80).`,
 				return fmt.Errorf("scenario %s: %w", sc.Name, err)
 			}
 			var top []reports.SensitivityRow
+			var headlineLabel string
 			if !noSensitivity {
-				rows, base, why, err := a.runSensitivity(name, f, sc)
+				rows, h, base, why, err := a.runSensitivity(name, f, sc, withSensitivity)
 				switch {
 				case err != nil:
 					return fmt.Errorf("scenario %s: sensitivity: %w (--no-sensitivity skips it)", sc.Name, err)
 				case why != "":
 					out.Files[reports.SensitivityNoteFile] = []byte(why + "\n")
 				default:
-					out.Files[reports.SensitivityFile] = reports.SensitivityCSV("gain_pct", base, rows)
+					out.Files[reports.SensitivityFile] = reports.SensitivityCSV(h.column, base, rows)
 					top = rows[:min(3, len(rows))]
+					headlineLabel = h.label
 				}
 			}
 			if err := writeResultDir(dir, out.Files, !noReport); err != nil {
@@ -215,7 +218,7 @@ counting policy replays over its seeds (paper/gpu-hours: 80).`,
 				for i, r := range top {
 					parts[i] = fmt.Sprintf("%s [%s] (swing %.1f points)", r.Param, r.Grade, r.Swing())
 				}
-				fmt.Fprintf(a.stdout, "the gain moves most with: %s; all in sensitivity.csv\n", strings.Join(parts, ", "))
+				fmt.Fprintf(a.stdout, "%s moves most with: %s; all in sensitivity.csv\n", headlineLabel, strings.Join(parts, ", "))
 			}
 			what := "summary.json, report.md, report.html, plots/"
 			if noReport {
@@ -229,6 +232,7 @@ counting policy replays over its seeds (paper/gpu-hours: 80).`,
 	c.Flags().StringVarP(&outDir, "output", "o", "", "result directory (default $CONSPIRATOR_OUT/<scenario name>, CONSPIRATOR_OUT defaulting to ./results)")
 	c.Flags().BoolVar(&noReport, "no-report", false, "skip plots, report.md and report.html (summary and CSV files only)")
 	c.Flags().BoolVar(&noSensitivity, "no-sensitivity", false, "skip the sensitivity of a data-path run's headline (sensitivity.csv, the report's \"rests on\" list)")
+	c.Flags().BoolVar(&withSensitivity, "sensitivity", false, "compute the headline's sensitivity for a cluster run too (each of its points is a whole replay: about four more runs), or for a data-path run above 20,000 requests")
 	return c
 }
 
@@ -237,33 +241,41 @@ counting policy replays over its seeds (paper/gpu-hours: 80).`,
 // well under a second up to here.
 const maxSensitivityRequests = 20000
 
-// runSensitivity is the sensitivity a data-path run carries: every
-// unsourced parameter across its plausible range, same seed, the gain at
-// both ends. It returns a reason instead where it is not computed: a
-// cluster run (each point a whole replay) or a long data-path run.
-func (a *app) runSensitivity(name string, f scenarioFlags, sc *scenarios.Scenario) (rows []reports.SensitivityRow, base float64, why string, err error) {
+// runSensitivity is the sensitivity a run carries: every unsourced
+// parameter across its plausible range, same seed, the headline at both
+// ends. By default only for a data-path run of at most
+// maxSensitivityRequests; force (--sensitivity) computes it for a cluster
+// run or a longer data-path run too. It returns a reason instead where it
+// is not computed.
+func (a *app) runSensitivity(name string, f scenarioFlags, sc *scenarios.Scenario, force bool) (rows []reports.SensitivityRow, h headline, base float64, why string, err error) {
 	switch {
-	case sc.Cluster != nil:
-		return nil, 0, "not computed with the run: each of its points replays the whole cluster again; conspirator sensitivity " + sc.Name + " computes it", nil
-	case sc.DataPath == nil:
-		return nil, 0, "not computed: the scenario has no data-path or cluster headline", nil
+	case sc.Cluster != nil && !force:
+		return nil, h, 0, "not computed with the run: each of its points replays the whole cluster again; run with --sensitivity, or conspirator sensitivity " + sc.Name, nil
+	case sc.Cluster == nil && sc.DataPath == nil:
+		return nil, h, 0, "not computed: the scenario has no data-path or cluster headline", nil
+	case sc.Cluster == nil && !force && sc.DataPath.Clients.Count*sc.DataPath.Clients.Requests > maxSensitivityRequests:
+		return nil, h, 0, fmt.Sprintf("not computed with the run: %d requests, above the %d a run reruns about 40 times by itself; run with --sensitivity, or conspirator sensitivity %s",
+			sc.DataPath.Clients.Count*sc.DataPath.Clients.Requests, maxSensitivityRequests, sc.Name), nil
 	}
-	if n := sc.DataPath.Clients.Count * sc.DataPath.Clients.Requests; n > maxSensitivityRequests {
-		return nil, 0, fmt.Sprintf("not computed with the run: %d requests, above the %d a run reruns about 40 times by itself; run conspirator sensitivity %s", n, maxSensitivityRequests, sc.Name), nil
+	policy := "conspirator"
+	if sc.Cluster != nil && !slices.Contains(sc.Cluster.Policies, policy) {
+		return nil, h, 0, "not computed: the run has no conspirator policy whose GPU-hours against the baseline would be the headline; conspirator sensitivity " + sc.Name + " --policy NAME picks another", nil
 	}
-	h, err := newHeadline(sc, "")
-	if err != nil {
-		return nil, 0, "", err
+	if sc.Cluster != nil && (sc.Cluster.Baseline == "" || sc.Cluster.Baseline == policy) {
+		return nil, h, 0, "not computed: the run has no cluster.baseline to measure the conspirator policy's GPU-hours against", nil
+	}
+	if h, err = newHeadline(sc, policy); err != nil {
+		return nil, h, 0, "", err
 	}
 	ps, err := sensitivityParams(sc, h, nil, 0.5, 2, false)
 	if err != nil {
-		return nil, 0, "", err
+		return nil, h, 0, "", err
 	}
 	if base, _, err = h.eval(sc); err != nil {
-		return nil, 0, "", err
+		return nil, h, 0, "", err
 	}
 	rows, err = a.sensitivityRows(name, f, sc, h, ps)
-	return rows, base, "", err
+	return rows, h, base, "", err
 }
 
 func (a *app) validateCmd() *cobra.Command {

@@ -242,21 +242,28 @@ func sensitivityParams(sc *scenarios.Scenario, h headline, asked []string, lo, h
 	knobs := datapath.SensitivityParams()
 	isKnob := func(p string) bool { return slices.Contains(knobs, p) }
 	clusterRun := sc.Cluster != nil
-	knobParam := func(p string) sensParam {
-		sp := sensParam{key: "datapath." + p, knob: p, lo: lo, hi: hi, from: fmt.Sprintf("x%g..x%g", lo, hi)}
-		if !forceFactors {
-			if l, h, key, ok := datapath.Range(*sc.DataPath, p); ok {
-				sp.lo, sp.hi, sp.from = l, h, "catalog "+key
-			}
-		}
-		return sp
-	}
 	byValues := func(key, values, from string) (sensParam, error) {
 		l, h, ok := strings.Cut(values, ",")
 		if !ok || strings.TrimSpace(l) == "" || strings.TrimSpace(h) == "" {
 			return sensParam{}, usagef("--param %s=%s: give two values, LOW,HIGH", key, values)
 		}
 		return sensParam{key: key, low: strings.TrimSpace(l), high: strings.TrimSpace(h), from: from}, nil
+	}
+	// A data-path knob's range: the catalog's for the scenario's parts,
+	// else the key's own plausible tag, else the factors.
+	knobParam := func(p string) sensParam {
+		sp := sensParam{key: "datapath." + p, knob: p, lo: lo, hi: hi, from: fmt.Sprintf("x%g..x%g", lo, hi)}
+		if forceFactors {
+			return sp
+		}
+		if l, h, key, ok := datapath.Range(*sc.DataPath, p); ok {
+			sp.lo, sp.hi, sp.from = l, h, "catalog "+key
+		} else if tag := docs[sp.key].Plausible; tag != "" {
+			if bv, err := byValues(sp.key, tag, "stated"); err == nil {
+				return bv
+			}
+		}
+		return sp
 	}
 	if len(asked) == 0 {
 		var out []sensParam

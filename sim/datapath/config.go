@@ -112,7 +112,7 @@ type HostConfig struct {
 	PostSend       units.Duration  `yaml:"post_send" doc:"CPU cost of posting one RDMA work request" default:"hw:host.post_send"`
 	// DecisionTime is the scheduler's CPU time per decision on a host
 	// core; the SoC takes DecisionTime / arm_speed.
-	DecisionTime       units.Duration `yaml:"decision_time" doc:"scheduling decision CPU time on one host core" default:"2us" source:"estimate: a least-loaded choice over a few GPUs plus bookkeeping (DefaultDecisionTime)"`
+	DecisionTime       units.Duration `yaml:"decision_time" doc:"scheduling decision CPU time on one host core" default:"2us" source:"estimate: a least-loaded choice over a few GPUs plus bookkeeping (DefaultDecisionTime); plausible 0.5 us (a bare comparison of queue lengths) to 10 us (a cost model per GPU)" plausible:"500ns,10us"`
 	TCPRxCyclesPerByte float64        `yaml:"tcp_rx_cycles_per_byte" doc:"host TCP receive cost per payload byte" default:"hw:host.tcp_rx_cycles_per_byte"`
 	TCPTxCyclesPerByte float64        `yaml:"tcp_tx_cycles_per_byte" doc:"host TCP send cost per payload byte" default:"hw:host.tcp_tx_cycles_per_byte"`
 	TCPRxPerMessage    units.Duration `yaml:"tcp_rx_per_message" doc:"host TCP receive cost per message (system call, wake-up)" default:"hw:host.tcp_rx_per_message"`
@@ -131,7 +131,7 @@ type NetworkConfig struct {
 	// SameRootComplex: GPUDirect writes run at the GPU link's rate when NIC
 	// and GPU share a PCIe root complex, else at CrossRootComplexFactor.
 	SameRootComplex        bool           `yaml:"same_root_complex" doc:"NIC and GPUs share a PCIe root complex (GPUDirect at full rate)" default:"true" source:"vendor: the layout NVIDIA's GPUDirect RDMA manual recommends"`
-	CrossRootComplexFactor units.Fraction `yaml:"cross_root_complex_factor" doc:"GPUDirect rate factor across root complexes" default:"50%" source:"estimate: no sourced factor (hw.DefaultCrossRootComplexFactor)"`
+	CrossRootComplexFactor units.Fraction `yaml:"cross_root_complex_factor" doc:"GPUDirect rate factor across root complexes" default:"50%" source:"estimate: no sourced factor (hw.DefaultCrossRootComplexFactor); plausible 25% to 100% (a shared root complex)" plausible:"25%,100%"`
 	MaxQPs                 int            `yaml:"max_qps" doc:"queue pairs the server NIC supports; one per client" default:"262144" source:"anecdotal: max_qp 262144 in ibv_devinfo -v of mlx5 devices"`
 }
 
@@ -145,7 +145,7 @@ type SmartNICConfig struct {
 	BufferPolicy  string          `yaml:"buffer_policy" doc:"when the buffer is full: wait or drop" default:"wait" source:"choice: lossless, as RDMA flow control back-pressures a full receiver"`
 	DMABandwidth  units.Bandwidth `yaml:"dma_bandwidth" doc:"SoC-to-GPU DMA rate" source:"hw:smartnic.bluefield3.dma_bandwidth"`
 	DMAPerOp      units.Duration  `yaml:"dma_per_op" doc:"DMA engine cost per operation" source:"hw:smartnic.bluefield3.dma_per_op"`
-	NotifyLatency units.Duration  `yaml:"notify_latency" doc:"SoC-to-host notification (a posted PCIe write the host polls)" default:"1us" source:"estimate: a posted PCIe write the host polls, plus room for the DOCA completion path (DefaultNotifyLatency)"`
+	NotifyLatency units.Duration  `yaml:"notify_latency" doc:"SoC-to-host notification (a posted PCIe write the host polls)" default:"1us" source:"estimate: a posted PCIe write the host polls, plus room for the DOCA completion path (DefaultNotifyLatency); plausible 0.5 us (the PCIe write alone) to 5 us (a DOCA completion path through the kernel)" plausible:"500ns,5us"`
 	Price         units.Money     `yaml:"price" doc:"price charged to the SmartNIC in the cost table" source:"hw:smartnic.bluefield3.price"`
 	Power         units.Power     `yaml:"power" doc:"power charged to the SmartNIC in the cost table" source:"hw:smartnic.bluefield3.max_power"`
 }
