@@ -5,32 +5,34 @@ import (
 	"fmt"
 
 	"github.com/conspirator-sim/conspirator/engine"
+	"github.com/conspirator-sim/conspirator/sim/datapath"
 )
 
-// Stage names a kind of work a request pipeline does. The names are the
-// keys of calibrated parameters and of Sample.Stage; a model and a real
-// backend that agree on them can be compared stage by stage.
-type Stage string
+// Stage names a kind of work a request pipeline does. It is the data-path
+// model's stage vocabulary (datapath.StageKind), one set of names for what
+// the model simulates, what a backend measures and what reports show;
+// these are the kinds a Backend can perform.
+type Stage = datapath.StageKind
 
 const (
 	// StageNetwork moves a request's bytes from the client into server
 	// memory (TCP send+receive, or an RDMA write), ending when the last byte
 	// is in the destination buffer.
-	StageNetwork Stage = "network"
+	StageNetwork = datapath.KindNetwork
 	// StageHostCopy copies bytes between two host buffers (memcpy, or the
 	// host side of a pageable cudaMemcpy's staging).
-	StageHostCopy Stage = "host-copy"
+	StageHostCopy = datapath.KindHostCopy
 	// StageCPU runs a fixed amount of CPU work on one host thread (a
 	// scheduling decision, a kernel launch's API call).
-	StageCPU Stage = "cpu"
+	StageCPU = datapath.KindHostCPU
 	// StageDMA moves bytes by a copy engine: host to GPU (cudaMemcpy H2D
 	// from pinned memory) or NIC to memory.
-	StageDMA Stage = "dma"
+	StageDMA = datapath.KindDMA
 	// StageCompute runs the request's computation (a GPU kernel; a small
 	// CPU loop on the host backend).
-	StageCompute Stage = "compute"
+	StageCompute = datapath.KindCompute
 	// StageReply moves the result back to the client.
-	StageReply Stage = "reply"
+	StageReply = datapath.KindReply
 )
 
 // Stages lists the stages in pipeline order.
