@@ -214,11 +214,16 @@ func (h *simHold) run(ops int) {
 }
 
 func BenchmarkSimHold(b *testing.B) {
-	for _, k := range QueueKinds {
+	// "default" is what models get (New(nil)): QueueDefault.
+	for _, k := range append([]QueueKind{""}, QueueKinds...) {
+		name := string(k)
+		if k == "" {
+			name = "default"
+		}
 		for _, n := range holdSizes[:2] {
 			for _, cancel := range []bool{false, true} {
 				var h *simHold
-				b.Run(fmt.Sprintf("impl=%s/n=%d/cancel=%v", k, n, cancel), func(b *testing.B) {
+				b.Run(fmt.Sprintf("impl=%s/n=%d/cancel=%v", name, n, cancel), func(b *testing.B) {
 					if h == nil {
 						h = newSimHold(k, n, cancel)
 					}

@@ -193,9 +193,31 @@ func (q *CalendarQueue) find() int64 {
 	return bestB
 }
 
+// popUntil is Pop for an event at or before limit only (see popUntiler):
+// one search for the minimum serves both the test and the removal.
+func (q *CalendarQueue) popUntil(limit Time) (Event, bool) {
+	if q.n == 0 {
+		return Event{}, false
+	}
+	b := q.find()
+	if q.nodes[q.buckets[b].head].at > limit {
+		return Event{}, false
+	}
+	e := q.removeFrom(b)
+	q.tick()
+	if q.n < len(q.buckets)/2 && len(q.buckets) > calMinBuckets {
+		q.resize(len(q.buckets) / 2)
+	}
+	return e, true
+}
+
 // removeMin unlinks and returns the earliest event; q.n must be > 0.
-func (q *CalendarQueue) removeMin() Event {
-	b := &q.buckets[q.find()]
+func (q *CalendarQueue) removeMin() Event { return q.removeFrom(q.find()) }
+
+// removeFrom unlinks and returns the head of bucket bi, which find
+// returned.
+func (q *CalendarQueue) removeFrom(bi int64) Event {
+	b := &q.buckets[bi]
 	i := b.head
 	nd := &q.nodes[i]
 	e := Event{At: nd.at, Seq: nd.seq, Slot: nd.slot}

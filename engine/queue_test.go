@@ -167,8 +167,11 @@ func TestNewQueueKinds(t *testing.T) {
 	if NewQueue("splay") != nil {
 		t.Error(`NewQueue("splay") != nil, want nil for an unknown kind`)
 	}
-	if _, ok := NewQueue("").(*BinaryHeap); !ok {
-		t.Error(`NewQueue("") is not the default binary heap`)
+	if got, want := fmt.Sprintf("%T", NewQueue("")), fmt.Sprintf("%T", NewQueue(QueueDefault)); got != want {
+		t.Errorf(`NewQueue("") is a %s, want QueueDefault's %s`, got, want)
+	}
+	if got, want := fmt.Sprintf("%T", New(nil).queue), fmt.Sprintf("%T", NewQueue(QueueDefault)); got != want {
+		t.Errorf(`New(nil) runs on a %s, want QueueDefault's %s`, got, want)
 	}
 }
 
@@ -329,3 +332,53 @@ func FuzzQueues(f *testing.F) {
 		}
 	})
 }
+
+// popUntil takes the earliest event only when it is at or before the
+// limit, and otherwise leaves the queue as it was, for every kind; a
+// simulator on a queue without it (the Peek-and-Pop path) runs the same
+// events in the same order.
+func TestPopUntil(t *testing.T) {
+	for _, k := range QueueKinds {
+		q := NewQueue(k)
+		pu, ok := q.(popUntiler)
+		if !ok {
+			t.Fatalf("%s has no popUntil", k)
+		}
+		if _, ok := pu.popUntil(MaxTime); ok {
+			t.Errorf("%s: popUntil on an empty queue", k)
+		}
+		for i, at := range []Time{30, 10, 20, 10} {
+			q.Push(Event{At: at, Seq: uint64(i + 1)})
+		}
+		if _, ok := pu.popUntil(9); ok || q.Len() != 4 {
+			t.Errorf("%s: popUntil(9) took an event at 10 (len %d)", k, q.Len())
+		}
+		var got []Event
+		for {
+			e, ok := pu.popUntil(20)
+			if !ok {
+				break
+			}
+			got = append(got, e)
+		}
+		if fmt.Sprint(got) != "[{10ns 2 0} {10ns 4 0} {20ns 3 0}]" || q.Len() != 1 {
+			t.Errorf("%s: popUntil(20) gave %v, %d left; want the events at 10, 10, 20 in Seq order, one left", k, got, q.Len())
+		}
+	}
+	order := func(q EventQueue) string {
+		s := New(q)
+		var log []string
+		for i, d := range []Time{5, 1, 5, 3} {
+			s.MustAt(d, func() { log = append(log, fmt.Sprint(i, "@", s.Now())) })
+		}
+		s.RunUntil(4)
+		s.Run()
+		return fmt.Sprint(log)
+	}
+	if a, b := order(nil), order(peekPopOnly{&BinaryHeap{}}); a != b || a != "[1@1ns 3@3ns 0@5ns 2@5ns]" {
+		t.Errorf("popUntil path %s, Peek-and-Pop path %s; want [1@1 3@3 0@5 2@5] from both", a, b)
+	}
+}
+
+// peekPopOnly hides a queue's popUntil.
+type peekPopOnly struct{ EventQueue }

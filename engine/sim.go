@@ -29,6 +29,7 @@ type Simulator struct {
 	now     Time
 	seq     uint64
 	queue   EventQueue
+	pu      popUntiler // queue's one-step test-and-pop, or nil
 	slots   []slot
 	free    []int32
 	live    int // scheduled, not yet run or cancelled
@@ -41,16 +42,17 @@ type Simulator struct {
 }
 
 // New returns a simulator at time 0 whose pending-event set is q; a nil q
-// selects the binary heap. q must be empty and used by this simulator only:
+// selects QueueDefault. q must be empty and used by this simulator only:
 // its events index the simulator's callback table.
 func New(q EventQueue) *Simulator {
 	if q == nil {
-		q = &BinaryHeap{}
+		q = NewQueue(QueueDefault)
 	}
 	if q.Len() != 0 {
 		panic(fmt.Sprintf("engine: New needs an empty queue, got one holding %d events", q.Len()))
 	}
-	return &Simulator{queue: q}
+	pu, _ := q.(popUntiler)
+	return &Simulator{queue: q, pu: pu}
 }
 
 // Now returns the current simulated time.
@@ -223,11 +225,19 @@ func (s *Simulator) Stop() { s.stopped = true }
 // its slot. ok is false when no live event remains.
 func (s *Simulator) next(limit Time) (at Time, fn func(), ok bool) {
 	for {
-		e, ok := s.queue.Peek()
-		if !ok || e.At > limit {
-			return 0, nil, false
+		var e Event
+		if s.pu != nil {
+			var ok bool
+			if e, ok = s.pu.popUntil(limit); !ok {
+				return 0, nil, false
+			}
+		} else {
+			var ok bool
+			if e, ok = s.queue.Peek(); !ok || e.At > limit {
+				return 0, nil, false
+			}
+			s.queue.Pop()
 		}
-		s.queue.Pop()
 		sl := &s.slots[e.Slot]
 		fn := sl.fn
 		*sl = slot{}

@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"testing"
+
+	"github.com/conspirator-sim/conspirator/engine"
 )
 
 // benchOpenB replays the whole openb default trace (6,203 GPU pods of the
@@ -24,6 +26,18 @@ func benchOpenB(b *testing.B, policy string, synthetic int) {
 func BenchmarkOpenBConspirator(b *testing.B) { benchOpenB(b, "conspirator", 0) }
 func BenchmarkOpenBFGD(b *testing.B)         { benchOpenB(b, "fgd", 0) }
 func BenchmarkOpenBNaiveShare(b *testing.B)  { benchOpenB(b, "naive-share", 0) }
+
+// BenchmarkOpenBQueues is the naive-share replay on each pending-event set
+// (engine.QueueKinds), side by side: what engine.QueueDefault is chosen by.
+func BenchmarkOpenBQueues(b *testing.B) {
+	defer func(k engine.QueueKind) { engine.QueueDefault = k }(engine.QueueDefault)
+	for _, k := range engine.QueueKinds {
+		b.Run("queue="+string(k), func(b *testing.B) {
+			engine.QueueDefault = k
+			benchOpenB(b, "naive-share", 0)
+		})
+	}
+}
 
 // BenchmarkSynthetic100k: 100,000 jobs drawn from openb's empirical job
 // mix at its arrival rate, on the openb cluster, conspirator.

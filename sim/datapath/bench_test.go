@@ -2,13 +2,26 @@ package datapath
 
 import (
 	"testing"
+
+	"github.com/conspirator-sim/conspirator/engine"
 )
 
 // BenchmarkConspirator runs the conspirator pipeline at 0% background load
 // with the default clients and request, b.N requests in all, and reports
 // simulated requests per second of wall time. Statistics stay on (they are
 // part of the cost); per-request records are off.
+// It runs once per pending-event set (engine.QueueKinds), side by side.
 func BenchmarkConspirator(b *testing.B) {
+	defer func(k engine.QueueKind) { engine.QueueDefault = k }(engine.QueueDefault)
+	for _, k := range engine.QueueKinds {
+		b.Run("queue="+string(k), func(b *testing.B) {
+			engine.QueueDefault = k
+			benchConspirator(b)
+		})
+	}
+}
+
+func benchConspirator(b *testing.B) {
 	cfg := Defaults()
 	cfg.Paths = []string{PathConspirator}
 	cfg.RecordRequests = false

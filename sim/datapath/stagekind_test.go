@@ -1,6 +1,12 @@
 package datapath
 
-import "testing"
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/conspirator-sim/conspirator/engine"
+)
 
 // Every stage of every path has a kind from the vocabulary; a stage name
 // means the same kind of work on every path it appears on, so figures and
@@ -40,6 +46,34 @@ func TestStageVocabulary(t *testing.T) {
 		// review found "net+tcp-rx", "net" and "reply-net" for two things).
 		if !seen["network"] || !seen["reply"] {
 			t.Errorf("%s: want stages named network and reply, have %v", path, seen)
+		}
+	}
+}
+
+// The pending-event set changes speed only: the default scenario's four
+// paths give the same result, record for record, on every queue kind
+// (engine.QueueDefault is chosen by speed alone).
+func TestSameResultOnEveryQueue(t *testing.T) {
+	defer func(k engine.QueueKind) { engine.QueueDefault = k }(engine.QueueDefault)
+	cfg := Defaults()
+	cfg.Clients.Requests = 300
+	var want string
+	for i, k := range engine.QueueKinds {
+		engine.QueueDefault = k
+		res, err := Run(cfg, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		if err := res.WriteCSV(&b); err != nil {
+			t.Fatal(err)
+		}
+		js, _ := json.Marshal(res)
+		got := b.String() + string(js)
+		if i == 0 {
+			want = got
+		} else if got != want {
+			t.Errorf("queue %s gives another result than %s", k, engine.QueueKinds[0])
 		}
 	}
 }
