@@ -59,13 +59,18 @@ func (p *Policy) cost(v *pack.View, gi int, j *snapshot.Job, t int) (cost, freeA
 }
 
 // best returns the cheapest spot for j over the GPUs in gis; ok is false
-// when nothing fits. accept filters candidates (nil accepts all).
-func (p *Policy) best(v *pack.View, j *snapshot.Job, gis []int, accept func(gi, t int) bool) (spot, bool) {
+// when nothing fits. allowed, when not nil, says which of j's options may
+// be used (one flag per option: the filter depends on the option only, so
+// it is worked out once per job, not once per GPU).
+func (p *Policy) best(v *pack.View, j *snapshot.Job, gis []int, allowed []bool) (spot, bool) {
 	var b spot
 	found := false
 	for _, gi := range gis {
+		if v.GPUs[gi].NoRoom() {
+			continue // a full MIG GPU: no option fits (most GPUs of a loaded cluster)
+		}
 		for t := range j.Options {
-			if accept != nil && !accept(gi, t) {
+			if allowed != nil && !allowed[t] {
 				continue
 			}
 			st := v.Starts(gi, j, t)
@@ -132,9 +137,12 @@ func (p *Policy) consolidate(v *pack.View) {
 		}
 		return a - b
 	})
-	closed := make(map[int]bool)
+	// Slices by GPU index, not maps: the target scan below runs once per
+	// source GPU over every active GPU.
+	closed := make([]bool, len(v.GPUs))
+	var allowed []bool // per option of the job being moved
 	// Jobs on each GPU, by job ID, from the decision so far.
-	onGPU := map[int][]int{}
+	onGPU := make([][]int, len(v.GPUs))
 	for k := range v.S.Jobs {
 		if pl, ok := v.Placed(v.S.Jobs[k].ID); ok {
 			gi, _ := v.GPUIndex(pl.GPU)
@@ -178,10 +186,13 @@ func (p *Policy) consolidate(v *pack.View) {
 		ok := true
 		for k, id := range ids {
 			j := v.Job(id)
+			// A move may slow the job by at most MaxSlowdown.
 			curSpeed := pack.Speed(j.Options[orig[k].Option])
-			b, found := p.best(v, j, targets, func(gi, t int) bool {
-				return pack.Speed(j.Options[t]) >= curSpeed*(1-p.cfg.MaxSlowdown)-1e-12
-			})
+			allowed = allowed[:0]
+			for t := range j.Options {
+				allowed = append(allowed, pack.Speed(j.Options[t]) >= curSpeed*(1-p.cfg.MaxSlowdown)-1e-12)
+			}
+			b, found := p.best(v, j, targets, allowed)
 			if !found {
 				ok = false
 				break
@@ -196,7 +207,7 @@ func (p *Policy) consolidate(v *pack.View) {
 				gi, _ := v.GPUIndex(moved[k].GPU)
 				onGPU[gi] = append(onGPU[gi], id)
 			}
-			delete(onGPU, src)
+			onGPU[src] = nil
 			continue
 		}
 		for _, m := range moved {
@@ -205,7 +216,7 @@ func (p *Policy) consolidate(v *pack.View) {
 		for k, id := range ids {
 			v.Put(src, v.Job(id), orig[k])
 		}
-		delete(closed, src)
+		closed[src] = false
 	}
 }
 

@@ -33,6 +33,15 @@ func (g *GPU) Free() float64 {
 	return max(0, 1-g.Used)
 }
 
+// NoRoom reports whether no instance of any profile can be added to a MIG
+// GPU (all its compute slices taken): then Starts is nil for every job,
+// which a policy can learn without a profile lookup per option. It is
+// false on a GPU without MIG, where the answer depends on the job.
+func (g *GPU) NoRoom() bool {
+	m := g.Model.MIG
+	return m != nil && g.Occ.FreeCompute(m) <= 0
+}
+
 // FreeMem returns the free memory slices of a MIG GPU (0 on non-MIG).
 func (g *GPU) FreeMem() int {
 	if m := g.Model.MIG; m != nil {

@@ -3,6 +3,8 @@ package pack
 import (
 	"testing"
 
+	"github.com/conspirator-sim/conspirator/hw/gpu"
+	"github.com/conspirator-sim/conspirator/hw/mig"
 	"github.com/conspirator-sim/conspirator/policies/snapshot"
 )
 
@@ -55,5 +57,59 @@ func TestOpennessPrefersEdgeForSmallInstance(t *testing.T) {
 	v := New(s)
 	if st := v.BestStart(0, v.Job(1), 0, v.Starts(0, v.Job(1), 0)); st != 6 {
 		t.Errorf("best start of 1g.5gb = %d, want 6", st)
+	}
+}
+
+// NoRoom is exact where it says true: on every MIG model of the catalog,
+// filled with 1-slice instances until no compute slice is free, it holds
+// and no profile has a start; one slice free again, it does not hold. On a
+// GPU without MIG it never holds (the fit depends on the job's fraction).
+func TestNoRoom(t *testing.T) {
+	n := 0
+	for _, name := range gpu.Names() {
+		m, _ := snapshot.LookupModel(name)
+		if !m.IsMIG() {
+			g := GPU{Model: &m, Used: 1}
+			if g.NoRoom() {
+				t.Errorf("%s: NoRoom on a GPU without MIG", name)
+			}
+			continue
+		}
+		n++
+		geo := m.MIG
+		var small *mig.Profile
+		for k := range geo.Profiles {
+			if p := &geo.Profiles[k]; p.Compute == 1 && (small == nil || p.MemSlices < small.MemSlices) {
+				small = p
+			}
+		}
+		if small == nil {
+			t.Fatalf("%s: no 1-slice profile", name)
+		}
+		var occ mig.Occupancy
+		for occ.FreeCompute(geo) > 0 {
+			st := geo.AppendStarts(nil, &occ, small)
+			if len(st) == 0 {
+				occ.Compute++ // no start left for this profile: take a slice by hand
+				continue
+			}
+			occ.Add(geo, small, st[0])
+		}
+		g := GPU{Model: &m, Occ: occ}
+		if !g.NoRoom() {
+			t.Errorf("%s: every compute slice taken but NoRoom false", name)
+		}
+		for k := range geo.Profiles {
+			if st := geo.AppendStarts(nil, &occ, &geo.Profiles[k]); len(st) != 0 {
+				t.Errorf("%s: NoRoom, yet %s has starts %v", name, geo.Profiles[k].Name, st)
+			}
+		}
+		g.Occ.Compute--
+		if g.NoRoom() {
+			t.Errorf("%s: a compute slice free but NoRoom true", name)
+		}
+	}
+	if n < 3 {
+		t.Errorf("only %d MIG models checked", n)
 	}
 }
