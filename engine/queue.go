@@ -49,7 +49,7 @@ var QueueKinds = []QueueKind{QueueBinaryHeap, QueueQuadHeap, QueueCalendar}
 // QueueDefault is what New(nil) and NewQueue("") use, chosen by
 // measurement on this project's own models, not on the HOLD model alone.
 // On HOLD the calendar queue wins (BenchmarkSimHold at 1e4 pending: about
-// 69 ns per event against the binary heap's 118), but the data-path model
+// 69 ns per event against the binary heap's 120), but the data-path model
 // (a few dozen pending events at time scales from nanoseconds to
 // milliseconds) runs about 12% slower on it (BenchmarkConspirator, the
 // kinds side by side, median of 6: 1767 ns per request against 1581), and
