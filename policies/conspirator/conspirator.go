@@ -137,8 +137,21 @@ func (p *Policy) consolidate(v *pack.View) {
 		}
 		return a - b
 	})
+	// The possible targets: active GPUs with room, in the order above.
+	// A GPU without room at the start never gains any here (a source
+	// either empties and is closed, or gets its jobs back where they
+	// were), and best skips GPUs without room, so scanning only these
+	// gives the same decisions as scanning every active GPU, for far less
+	// work on a loaded cluster, where most GPUs are full.
+	open := make([]int, 0, len(active))
+	for _, gi := range active {
+		if !v.GPUs[gi].NoRoom() {
+			open = append(open, gi)
+		}
+	}
+	var targets []int
 	// Slices by GPU index, not maps: the target scan below runs once per
-	// source GPU over every active GPU.
+	// source GPU.
 	closed := make([]bool, len(v.GPUs))
 	var allowed []bool // per option of the job being moved
 	// Jobs on each GPU, by job ID, from the decision so far.
@@ -175,9 +188,9 @@ func (p *Policy) consolidate(v *pack.View) {
 			v.Remove(id)
 		}
 		closed[src] = true
-		var targets []int
-		for _, gi := range active {
-			if !closed[gi] && v.GPUs[gi].Jobs > 0 {
+		targets = targets[:0]
+		for _, gi := range open {
+			if !closed[gi] {
 				targets = append(targets, gi)
 			}
 		}
