@@ -167,7 +167,13 @@ The directory is written atomically: it appears complete or not at all. An
 existing result directory at the same place is replaced.
 
 A cluster run draws a progress bar on stderr, when stderr is a terminal,
-counting policy replays over its seeds (paper/gpu-hours: 80).`,
+counting policy replays over its seeds (paper/gpu-hours: 80).
+
+A data-path run also reruns itself with each unsourced parameter at both
+ends of its plausible range (about 40 reruns) and writes sensitivity.csv;
+the report lists the three parameters the headline moves most with.
+--no-sensitivity skips it; --sensitivity computes it for a cluster run too
+(each point a whole replay) or a data-path run above 20,000 requests.`,
 		Example: `  conspirator run
   conspirator run paper/e2e --set datapath.host.background_load=80% -o out/e2e-80
   conspirator run my.yaml --seed 7`,
