@@ -78,6 +78,13 @@ type View struct {
 	// cands caches Candidates while candsOK.
 	cands   []int
 	candsOK bool
+	// srvLo and srvHi are the positions of each server's GPUs, [lo, hi),
+	// so that a GPU turning empty or busy redoes only its server's
+	// candidates; srvSplice is false when some server's GPUs are not
+	// contiguous (the list is then rebuilt: Candidates' rule for a
+	// server listed in pieces depends on the servers in between).
+	srvLo, srvHi []int
+	srvSplice    bool
 
 	// noRoom holds the shapes of pending jobs that found no
 	// GPU in PlacePending since the view last gained room (Remove).
@@ -118,7 +125,73 @@ func New(s *snapshot.Snapshot) *View {
 	for k := range s.Jobs {
 		v.jobPos[s.Jobs[k].ID] = k
 	}
+	v.srvLo, v.srvHi = v.srvLo[:0], v.srvHi[:0]
+	for range s.Servers {
+		v.srvLo, v.srvHi = append(v.srvLo, -1), append(v.srvHi, -1)
+	}
+	n := make(map[int]int, len(s.Servers))
+	for k := range v.GPUs {
+		if sv := v.GPUs[k].Srv; sv >= 0 {
+			if v.srvLo[sv] < 0 {
+				v.srvLo[sv] = k
+			}
+			v.srvHi[sv] = k + 1
+			n[sv]++
+		}
+	}
+	v.srvSplice = len(s.Servers) > 0
+	for sv := range v.srvLo {
+		if v.srvLo[sv] >= 0 && n[sv] != v.srvHi[sv]-v.srvLo[sv] {
+			v.srvSplice = false // a server listed in pieces
+		}
+	}
 	return v
+}
+
+// candsChanged records that GPU gi turned empty or busy: where every
+// server's GPUs are contiguous, only gi's server's entries of the cached
+// Candidates are redone (the rest cannot change: emptiness is judged per
+// model within one server); otherwise the list is rebuilt at the next
+// call.
+func (v *View) candsChanged(gi int) {
+	if !v.candsOK {
+		return
+	}
+	sv := v.GPUs[gi].Srv
+	if sv < 0 || !v.srvSplice {
+		v.candsOK = false
+		return
+	}
+	lo, hi := v.srvLo[sv], v.srvHi[sv]
+	a, _ := slices.BinarySearch(v.cands, lo)
+	b, _ := slices.BinarySearch(v.cands, hi)
+	var seg [16]int
+	v.cands = slices.Replace(v.cands, a, b, v.serverCands(seg[:0], lo, hi)...)
+}
+
+// serverCands appends the candidates among positions [lo, hi), one
+// server's GPUs: every GPU holding a job, and the first empty GPU of each
+// model.
+func (v *View) serverCands(out []int, lo, hi int) []int {
+	first := len(out)
+	for k := lo; k < hi; k++ {
+		g := &v.GPUs[k]
+		if g.Jobs > 0 {
+			out = append(out, k)
+			continue
+		}
+		dup := false
+		for _, c := range out[first:] {
+			if h := &v.GPUs[c]; h.Jobs == 0 && h.Model.Name == g.Model.Name {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 var viewPool = sync.Pool{New: func() any {
@@ -386,7 +459,7 @@ func (v *View) add(gi int, j *snapshot.Job, p snapshot.Placement) {
 	g := &v.GPUs[gi]
 	g.Jobs++
 	if g.Jobs == 1 {
-		v.candsOK = false
+		v.candsChanged(gi)
 	}
 	if g.Srv >= 0 {
 		v.srvCPU[g.Srv] += j.CPUMilli
@@ -422,10 +495,11 @@ func (v *View) unplace(id int) {
 		return
 	}
 	delete(v.placed, id)
-	g := &v.GPUs[v.gpuPos[p.GPU]]
+	gi := v.gpuPos[p.GPU]
+	g := &v.GPUs[gi]
 	g.Jobs--
 	if g.Jobs == 0 {
-		v.candsOK = false
+		v.candsChanged(gi)
 	}
 	if g.Srv >= 0 {
 		j := v.Job(id)
@@ -454,8 +528,9 @@ func (v *View) unplace(id int) {
 // model on each server (empty GPUs of one model on one server are
 // interchangeable, so trying one is enough; taking the first keeps
 // first-fit's lowest-index rule). Without servers, the first empty GPU of
-// each model. The slice is kept until a GPU turns empty or busy: callers
-// read it and must not change it.
+// each model. The slice is the view's own and is updated in place when a
+// GPU turns empty or busy: callers read it, must not change it, and must
+// not keep it across a placement.
 func (v *View) Candidates() []int {
 	if v.candsOK {
 		return v.cands

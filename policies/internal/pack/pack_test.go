@@ -1,6 +1,8 @@
 package pack
 
 import (
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/conspirator-sim/conspirator/hw/gpu"
@@ -111,5 +113,69 @@ func TestNoRoom(t *testing.T) {
 	}
 	if n < 3 {
 		t.Errorf("only %d MIG models checked", n)
+	}
+}
+
+// The candidate list updated server by server as GPUs turn busy or empty
+// equals the list built from scratch, after every step of random
+// placements and removals on servers of mixed models: servers listed
+// contiguously (updated in place) and a server listed in two pieces
+// (rebuilt: Candidates' rule for it depends on the servers in between).
+func TestCandidatesUpdatedInPlace(t *testing.T) {
+	a100, _ := snapshot.LookupModel("a100-40gb")
+	v100, _ := snapshot.LookupModel("v100")
+	for _, c := range []struct {
+		srvOf  []int
+		splice bool
+	}{
+		{[]int{10, 10, 10, 10, 11, 11, 11, 12, 12, 12}, true},
+		{[]int{10, 10, 10, 10, 11, 11, 11, 12, 12, 10}, false},
+	} {
+		s := &snapshot.Snapshot{Servers: []snapshot.Server{{ID: 10}, {ID: 11}, {ID: 12}}}
+		for k, sv := range c.srvOf {
+			m := a100
+			if k%3 == 1 {
+				m = v100
+			}
+			s.GPUs = append(s.GPUs, snapshot.GPU{ID: k, Model: m, Server: sv})
+		}
+		for id := 1; id <= 30; id++ {
+			s.Jobs = append(s.Jobs, snapshot.Job{ID: id, Tenant: "a", Options: []snapshot.Option{{Profile: "1g.5gb"}, {Fraction: 0.25}}})
+		}
+		v := New(s)
+		if v.srvSplice != c.splice {
+			t.Fatalf("servers %v: splice %v, want %v", c.srvOf, v.srvSplice, c.splice)
+		}
+		fresh := func() []int {
+			v.candsOK = false
+			return append([]int(nil), v.Candidates()...)
+		}
+		r := rand.New(rand.NewPCG(1, 2))
+		placed := map[int]bool{}
+		for step := range 400 {
+			v.Candidates() // the cached list the next change updates
+			id := 1 + r.IntN(30)
+			if placed[id] {
+				v.Remove(id)
+				delete(placed, id)
+			} else {
+				gi := r.IntN(len(s.GPUs))
+				t0 := 0
+				if !v.GPUs[gi].Model.IsMIG() {
+					t0 = 1
+				}
+				st := v.Starts(gi, v.Job(id), t0)
+				if st == nil {
+					continue
+				}
+				v.Place(gi, v.Job(id), t0, st[0])
+				placed[id] = true
+			}
+			got := append([]int(nil), v.Candidates()...)
+			if want := fresh(); !slices.Equal(got, want) {
+				t.Fatalf("servers %v, step %d (job %d): updated %v, from scratch %v", c.srvOf, step, id, got, want)
+			}
+		}
+		v.Release()
 	}
 }
