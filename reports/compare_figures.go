@@ -43,12 +43,8 @@ func WriteComparison(fsys atomicfs.FS, dir string, c Comparison) error {
 	md.WriteString("\nDifferences are to run [0]; \"beyond CI\" means the difference exceeds the sum of both runs' 95% CI half-widths.\n\n```\n")
 	md.WriteString(text.String())
 	md.WriteString("```\n")
-	for _, f := range figs {
-		base, err := f.save(fsys, plots)
-		if err != nil {
-			return fmt.Errorf("compare: %w", err)
-		}
-		writeFigure(&md, f.caption, f.name, base)
+	if err := saveFigures(fsys, plots, &md, figs); err != nil {
+		return fmt.Errorf("compare: %w", err)
 	}
 	if err := atomicfs.WriteFile(fsys, filepath.Join(dir, ReportFile), []byte(md.String())); err != nil {
 		return err

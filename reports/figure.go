@@ -281,11 +281,19 @@ func (f *figure) save(fsys atomicfs.FS, dir string) (base string, err error) {
 	return base, nil
 }
 
-// writeFigure puts a saved figure into a report page: the image, then its
-// caption (the figure's title, which the image leaves out) with links to
-// the vector versions a paper would include.
-func writeFigure(md *strings.Builder, caption, name, png string) {
-	fmt.Fprintf(md, "\n![%s](%s/%s)\n\n*%s* ([SVG](%s/%s.svg), [PDF](%s/%s.pdf))\n", name, PlotsDir, png, caption, PlotsDir, name, PlotsDir, name)
+// saveFigures saves each figure into plots and puts it into the report
+// page md: the image, then its caption (the figure's title, which the
+// image leaves out) with links to the vector versions a paper would
+// include.
+func saveFigures(fsys atomicfs.FS, plots string, md *strings.Builder, figs []*figure) error {
+	for _, f := range figs {
+		png, err := f.save(fsys, plots)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(md, "\n![%s](%s/%s)\n\n*%s* ([SVG](%s/%s.svg), [PDF](%s/%s.pdf))\n", f.name, PlotsDir, png, f.caption, PlotsDir, f.name, PlotsDir, f.name)
+	}
+	return nil
 }
 
 // useLogScale says whether positive data spanning more than a factor of 30

@@ -80,6 +80,7 @@ func runFigures(dir string, r Result) ([]*figure, error) {
 			return err
 		}
 		if f != nil {
+			f.caption = figureCaptions[f.name]
 			figs = append(figs, f)
 		}
 		return nil
@@ -177,12 +178,8 @@ func renderRun(fsys atomicfs.FS, dir string) error {
 		return fmt.Errorf("report: %w", err)
 	}
 	md.WriteString("\n## Figures\n")
-	for _, f := range figs {
-		base, err := f.save(fsys, plots)
-		if err != nil {
-			return fmt.Errorf("report: %w", err)
-		}
-		writeFigure(&md, figureCaptions[f.name], f.name, base)
+	if err := saveFigures(fsys, plots, &md, figs); err != nil {
+		return fmt.Errorf("report: %w", err)
 	}
 	if err := writeReport(fsys, dir, md.String()); err != nil {
 		return err

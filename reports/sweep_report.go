@@ -179,12 +179,8 @@ func renderSweep(fsys atomicfs.FS, dir string) error {
 	if len(figs) > 0 {
 		md.WriteString("\n## Figures\n")
 	}
-	for _, f := range figs {
-		base, err := f.save(fsys, plots)
-		if err != nil {
-			return fmt.Errorf("report: %w", err)
-		}
-		writeFigure(&md, f.caption, f.name, base)
+	if err := saveFigures(fsys, plots, &md, figs); err != nil {
+		return fmt.Errorf("report: %w", err)
 	}
 	if err := writeReport(fsys, dir, md.String()); err != nil {
 		return err

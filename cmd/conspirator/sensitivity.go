@@ -207,11 +207,8 @@ func newHeadline(sc *scenarios.Scenario, policy string) (headline, error) {
 				if sc.DataPath == nil {
 					return 0, 0, fmt.Errorf("the scenario lost its datapath section")
 				}
-				pts, err := datapath.Sensitivity(*sc.DataPath, datapath.SensitivityParams()[0], []float64{1}, sc.Seed)
-				if err != nil {
-					return 0, 0, err
-				}
-				return pts[0].GapPct, 0, nil
+				gap, _, err := datapath.GapRun(*sc.DataPath, sc.Seed)
+				return gap, 0, err
 			},
 		}, nil
 	}

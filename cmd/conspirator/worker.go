@@ -23,21 +23,7 @@ func startWorker() (*optimal.Worker, error) {
 	}
 	cmd := exec.Command(exe, workerArg)
 	cmd.Stderr = os.Stderr // a worker's own failure is worth seeing
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	return &optimal.Worker{In: in, Out: out, Kill: func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	}}, nil
+	return optimal.CommandWorker(cmd)
 }
 
 // serveWorker is the worker's main.

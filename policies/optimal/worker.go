@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os/exec"
 	"sync"
 	"time"
 
@@ -31,6 +32,28 @@ type Worker struct {
 	In   io.WriteCloser // its standard input
 	Out  io.Reader      // its standard output
 	Kill func()         // stops it at once and waits for it to end
+}
+
+// CommandWorker starts cmd, a process that runs Serve on its standard
+// input and output, and returns it as a Worker whose Kill stops it and
+// waits for it. The assembly's StartWorker builds the command (which
+// binary, which arguments) and calls this.
+func CommandWorker(cmd *exec.Cmd) (*Worker, error) {
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return &Worker{In: in, Out: out, Kill: func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}}, nil
 }
 
 // The wire format, one JSON object per line: a problem to the worker;

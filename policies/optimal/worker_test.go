@@ -44,28 +44,22 @@ func useWorkers(t *testing.T) *workerLog {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), "OPTIMAL_TEST_WORKER=1")
 		cmd.Stderr = os.Stderr
-		in, err := cmd.StdinPipe()
+		w, err := CommandWorker(cmd)
 		if err != nil {
-			return nil, err
-		}
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			return nil, err
-		}
-		if err := cmd.Start(); err != nil {
 			return nil, err
 		}
 		log.Lock()
 		log.started++
 		log.pids = append(log.pids, cmd.Process.Pid)
 		log.Unlock()
-		return &Worker{In: in, Out: out, Kill: func() {
-			cmd.Process.Kill()
-			cmd.Wait()
+		kill := w.Kill
+		w.Kill = func() {
+			kill()
 			log.Lock()
 			log.killed++
 			log.Unlock()
-		}}, nil
+		}
+		return w, nil
 	}
 	t.Cleanup(func() {
 		StartWorker = nil
@@ -187,13 +181,11 @@ func TestServeBadInput(t *testing.T) {
 	StartWorker = func() (*Worker, error) {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), "OPTIMAL_TEST_WORKER=1")
-		in, _ := cmd.StdinPipe()
-		outp, _ := cmd.StdoutPipe()
-		if err := cmd.Start(); err != nil {
-			return nil, err
+		w, err := CommandWorker(cmd)
+		if err == nil {
+			cmd.Process.Kill() // dies before it answers
 		}
-		cmd.Process.Kill() // dies before it answers
-		return &Worker{In: in, Out: outp, Kill: func() { cmd.Wait() }}, nil
+		return w, err
 	}
 	defer func() { StartWorker = nil }()
 	o, _ := NewSolver(Config{E1: 1, E2: 0.1, Backend: "gophersat", TimeLimit: time.Hour})

@@ -25,6 +25,20 @@ func Gap(res *Result) (float64, error) {
 	return (1 - float64(co.Latency.Mean)/float64(hr.Latency.Mean)) * 100, nil
 }
 
+// GapRun runs cfg on the two paths the gap compares (host-rdma and
+// conspirator, without per-request records) and returns the gap and the
+// result.
+func GapRun(cfg Config, seed uint64) (float64, *Result, error) {
+	cfg.Paths = []string{PathHostRDMA, PathConspirator}
+	cfg.RecordRequests = false
+	res, err := Run(cfg, seed)
+	if err != nil {
+		return 0, nil, err
+	}
+	gap, err := Gap(res)
+	return gap, res, err
+}
+
 // SensitivityPoint is the gap with one parameter scaled by Factor.
 type SensitivityPoint struct {
 	Param             string  `json:"param"`
@@ -196,14 +210,8 @@ func Sensitivity(cfg Config, param string, factors []float64, seed uint64) ([]Se
 			return nil, fmt.Errorf("sensitivity: factor %v for %s must be 0 or above", f, param)
 		}
 		c := cfg
-		c.Paths = []string{PathHostRDMA, PathConspirator}
-		c.RecordRequests = false
 		v := k.scale(&c, f)
-		res, err := Run(c, seed)
-		if err != nil {
-			return nil, fmt.Errorf("sensitivity: %s x%v: %w", param, f, err)
-		}
-		gap, err := Gap(res)
+		gap, res, err := GapRun(c, seed)
 		if err != nil {
 			return nil, fmt.Errorf("sensitivity: %s x%v: %w", param, f, err)
 		}

@@ -175,23 +175,23 @@ func (v *View) candsChanged(gi int) {
 func (v *View) serverCands(out []int, lo, hi int) []int {
 	first := len(out)
 	for k := lo; k < hi; k++ {
-		g := &v.GPUs[k]
-		if g.Jobs > 0 {
-			out = append(out, k)
-			continue
-		}
-		dup := false
-		for _, c := range out[first:] {
-			if h := &v.GPUs[c]; h.Jobs == 0 && h.Model.Name == g.Model.Name {
-				dup = true
-				break
-			}
-		}
-		if !dup {
+		if g := &v.GPUs[k]; g.Jobs > 0 || !v.hasEmptyLike(out[first:], g) {
 			out = append(out, k)
 		}
 	}
 	return out
+}
+
+// hasEmptyLike reports whether the candidates cs (GPUs of g's server)
+// already hold an empty GPU of g's model on g's server: empty GPUs of one
+// model on one server are interchangeable, so one stands for all.
+func (v *View) hasEmptyLike(cs []int, g *GPU) bool {
+	for _, c := range cs {
+		if h := &v.GPUs[c]; h.Jobs == 0 && h.Srv == g.Srv && h.Model.Name == g.Model.Name {
+			return true
+		}
+	}
+	return false
 }
 
 var viewPool = sync.Pool{New: func() any {
@@ -557,14 +557,7 @@ func (v *View) Candidates() []int {
 		if g.Srv != srv {
 			srv, firstOnSrv = g.Srv, len(out)
 		}
-		dup := false
-		for _, c := range out[firstOnSrv:] {
-			if h := &v.GPUs[c]; h.Jobs == 0 && h.Srv == g.Srv && h.Model.Name == g.Model.Name {
-				dup = true
-				break
-			}
-		}
-		if !dup {
+		if !v.hasEmptyLike(out[firstOnSrv:], g) {
 			out = append(out, k)
 		}
 	}
