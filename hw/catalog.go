@@ -141,6 +141,14 @@ type HostCosts struct {
 	// under background load u (cache and memory-bandwidth contention, on
 	// top of time-sharing the cores).
 	Interference float64
+	// SchedSlice and WakeupMiss are BackgroundSlice's parameters: the
+	// longest wait of a wake-up for a stressor's slice, and the fraction
+	// of wake-ups onto a busy core that wait for it.
+	SchedSlice engine.Time
+	WakeupMiss float64
+	// MemcpyBytesPerSec is one thread's host-to-host memcpy rate of large
+	// buffers (the loopback path's copy).
+	MemcpyBytesPerSec float64
 }
 
 // The catalog: every named part and the host software costs, each number
@@ -239,6 +247,9 @@ var (
 		PageableFactor:     param("host.pageable_factor", 0.4, "1", Derived, "10.0/25.7 GB/s, DGX A100 bandwidthTest pageable vs pinned (anecdotal: gengwg notes); a Dell A100 PCIe box shows 3.3/17.3; plausible 0.19 (that box) to 0.5", 0.19, 0.5),
 		KernelLaunch:       paramTime("host.kernel_launch", 2.7e-6, Measured, "reframe kernel_latency.py, A100 async launch"),
 		SyncWait:           paramTime("host.sync_wait", 6.95e-6, Derived, "A100 launch+sync 9.65 us minus async launch 2.7 us (measured: reframe kernel_latency.py)"),
+		SchedSlice:         paramTime("host.sched_slice", 3e-3, Derived, "Linux EEVDF base slice, sysctl_sched_base_slice 0.75 ms x (1 + log2 of the CPUs, at most 8) = 3 ms on a server (kernel/sched/fair.c, Linux 6.6+); plausible 0.75 ms (one CPU) to 12 ms (CFS: 24 ms latency target over two runnable threads)", 0.75e-3, 12e-3),
+		WakeupMiss:         param("host.wakeup_miss", 0.02, "1", Measured, "realhw/host loopback TCP on one pinned core with a 10 ms duty-cycle stressor, 2-core VM (Linux 6.18): 1-3% of requests (two wake-ups each) waited 0.5-2.5 ms at 80% load, median unchanged; conspirator calibrate --validate refits it per machine; plausible 0.5% to 10%", 0.005, 0.10),
+		MemcpyBytesPerSec:  param("host.memcpy_bandwidth", 10e9, "B/s", Estimate, "one thread's memcpy of 64 KiB-4 MiB buffers on a server core, 8-12 GB/s in STREAM-copy single-thread figures; conspirator calibrate measures it (host-memcpy); plausible 5 to 20 GB/s", 5e9, 20e9),
 		Interference:       param("host.interference", 0.10, "1", Estimate, "fit to a blog's stress-ng -8.8% GPU inference throughput (anecdotal: eunomia.dev 2026-05-24); 0.25 with network and disk noise; plausible 0 to 0.25", 0, 0.25),
 	}
 )

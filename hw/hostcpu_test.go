@@ -131,3 +131,84 @@ func TestHostCPUSeconds(t *testing.T) {
 		t.Errorf("CPU seconds %v, want 2.2e-3", h.CPUSeconds())
 	}
 }
+
+// BackgroundSlice: a wake-up waits with probability u*m for a time
+// uniform in [0, S), so over n wake-ups about n*u*m wait, with mean S/2;
+// work itself runs at full speed times 1 + alpha*u. The bounds are five
+// standard deviations of the binomial count and of the mean of a
+// uniform, so a correct model fails about once in a million seeds.
+func TestSliceWakeupsClosedForm(t *testing.T) {
+	const (
+		n     = 20000
+		u     = 0.6
+		m     = 0.1
+		slice = 3 * engine.Millisecond
+		work  = 10 * engine.Microsecond
+	)
+	sim := engine.New(nil)
+	h, err := NewHostCPU(sim, HostCPUConfig{Cores: 1, Background: u, Model: BackgroundSlice, Interference: 0.5,
+		Slice: slice, WakeupMiss: m, Rand: engine.NewStream(7, "test")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lat []engine.Time
+	var issue func(i int)
+	issue = func(i int) {
+		if i == n {
+			return
+		}
+		start := sim.Now()
+		h.Wake(work, func() { lat = append(lat, sim.Now()-start); issue(i + 1) })
+	}
+	sim.MustAt(0, func() { issue(0) })
+	sim.Run()
+	waits, total := h.WakeWaits()
+	p := u * m
+	if sd := math.Sqrt(n * p * (1 - p)); math.Abs(float64(waits)-n*p) > 5*sd {
+		t.Errorf("%d of %d wake-ups waited, want %v +- %v", waits, n, n*p, 5*sd)
+	}
+	mean := total.Seconds() / float64(waits)
+	if sd := slice.Seconds() / math.Sqrt(12*float64(waits)); math.Abs(mean-slice.Seconds()/2) > 5*sd {
+		t.Errorf("mean wait %v s, want %v +- %v", mean, slice.Seconds()/2, 5*sd)
+	}
+	// Every request that did not wait took exactly work * (1 + 0.5*0.6):
+	// the foreground preempts the stressor, only interference stretches.
+	want := engine.Time(math.Ceil(work.Seconds() * 1.3 * 1e9))
+	fast := 0
+	for _, l := range lat {
+		if l == want {
+			fast++
+		} else if l < want {
+			t.Fatalf("a request took %v, less than its work %v", l, want)
+		}
+	}
+	if fast+waits != n {
+		t.Errorf("%d requests at full speed + %d waits, want %d in all", fast, waits, n)
+	}
+	// Under the other models Wake is Execute: no draws, no waits.
+	sim2 := engine.New(nil)
+	h2, _ := NewHostCPU(sim2, HostCPUConfig{Cores: 1, Background: u, Model: BackgroundPerCore})
+	var end engine.Time
+	h2.Wake(work, func() { end = sim2.Now() })
+	sim2.Run()
+	if w, _ := h2.WakeWaits(); w != 0 || end != engine.Time(math.Ceil(work.Seconds()/(1-u/2)*1e9)) {
+		t.Errorf("per-core Wake: %d waits, end %v; want 0 and the per-core stretch", w, end)
+	}
+}
+
+func TestSliceConfigErrors(t *testing.T) {
+	r := engine.NewStream(1, "x")
+	for _, tc := range []struct {
+		cfg  HostCPUConfig
+		want string
+	}{
+		{HostCPUConfig{Cores: 1, Model: BackgroundSlice, WakeupMiss: 0.1, Rand: r}, "slice > 0"},
+		{HostCPUConfig{Cores: 1, Model: BackgroundSlice, Slice: 1, WakeupMiss: 1.5, Rand: r}, "[0, 1]"},
+		{HostCPUConfig{Cores: 1, Model: BackgroundSlice, Slice: 1, WakeupMiss: 0.1}, "random stream"},
+		{HostCPUConfig{Cores: 1, Model: "cfs"}, "unknown background model"},
+	} {
+		if err := tc.cfg.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: error %v, want one containing %q", tc.cfg, err, tc.want)
+		}
+	}
+}

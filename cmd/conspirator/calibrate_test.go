@@ -79,31 +79,50 @@ func TestCalibrateValidateHost(t *testing.T) {
 	if !strings.Contains(stdout, "p50 error") {
 		t.Errorf("no error table:\n%s", stdout)
 	}
-	var levels []struct {
-		Load *float64 `json:"background_load"`
-		P50  *float64 `json:"p50_error"`
-		P99  *float64 `json:"p99_error"`
+	var v struct {
+		Model string `json:"model"`
+		Path  string `json:"path"`
+		Fit   *struct {
+			WakeupMiss *float64 `json:"wakeup_miss"`
+		} `json:"fit"`
+		Levels []struct {
+			Load       *float64 `json:"load"`
+			UsedForFit *bool    `json:"used_for_fit"`
+			P50        *float64 `json:"p50_error"`
+			P99        *float64 `json:"p99_error"`
+			Stages     []struct {
+				Stage string `json:"stage"`
+			} `json:"stages"`
+			Dominant string `json:"dominant_stage"`
+		} `json:"levels"`
 	}
 	b, err := os.ReadFile(filepath.Join(out, "validation.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(b, &levels); err != nil {
+	if err := json.Unmarshal(b, &v); err != nil {
 		t.Fatal(err)
 	}
-	if len(levels) != 3 {
-		t.Fatalf("%d levels, want 0%%, 40%%, 80%%", len(levels))
+	if v.Model != "datapath" || v.Path != "loopback" || v.Fit == nil || v.Fit.WakeupMiss == nil {
+		t.Errorf("model %q, path %q, fit %+v: want sim/datapath's loopback path and its fit", v.Model, v.Path, v.Fit)
 	}
-	for i, want := range []float64{0, 0.4, 0.8} {
-		l := levels[i]
-		if l.Load == nil || *l.Load != want || l.P50 == nil || l.P99 == nil {
-			t.Errorf("level %d = %+v, want background_load %v with p50_error and p99_error", i, l, want)
+	if len(v.Levels) != 3 {
+		t.Fatalf("%d levels, want 20%%, 40%%, 60%%", len(v.Levels))
+	}
+	for i, want := range []float64{0.2, 0.4, 0.6} {
+		l := v.Levels[i]
+		if l.Load == nil || *l.Load != want || l.UsedForFit == nil || *l.UsedForFit || l.P50 == nil || l.P99 == nil || len(l.Stages) != 4 || l.Dominant == "" {
+			t.Errorf("level %d = %+v, want load %v held out of the fit, with p50_error, p99_error, four stages and the dominant one", i, l, want)
+		}
+		for _, ext := range []string{"png", "svg", "pdf"} {
+			f := fmt.Sprintf("plots/validation_cdf_load%02.0f.%s", 100*want, ext)
+			if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+				t.Errorf("missing %s: %v", f, err)
+			}
 		}
 	}
-	for _, f := range []string{"profile.yaml", "plots/validation_cdf.png", "plots/validation_cdf.svg"} {
-		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
-			t.Errorf("missing %s: %v", f, err)
-		}
+	if _, err := os.Stat(filepath.Join(out, "profile.yaml")); err != nil {
+		t.Error(err)
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -215,78 +214,7 @@ func FuzzReadProfile(f *testing.F) {
 	})
 }
 
-// Closed forms of the model. With zero delays at load 0 and a constant
-// 10 us delay at load 0.8, latency is E2E(n) at 0, E2E(n) + 5 us at 0.4
-// (interpolated) and E2E(n) + 10 us at 0.8, for small and large requests
-// alike: the delay adds, it does not scale with the size. With delay
-// quantiles rising linearly from 0 to 100 us (a uniform delay), the model's
-// p-quantile of latency - E2E(n) is 100p us.
-func TestTCPModelClosedForm(t *testing.T) {
-	level := func(u, d0, d1 float64) LoadLevel {
-		l := LoadLevel{Load: u, MedianRatio: 1, Quantiles: make([]float64, NumQuantiles), DelayQuantiles: make([]float64, NumQuantiles)}
-		for i := range NumQuantiles {
-			l.Quantiles[i] = 1
-			l.DelayQuantiles[i] = d0 + (d1-d0)*QuantileP[i]
-		}
-		return l
-	}
-	m := &TCPModel{
-		E2E:  LinearFit{Fixed: 10e-6, PerByte: 1e-10, Applied: true},
-		Load: LoadFit{Levels: []LoadLevel{level(0, 0, 0), level(0.8, 10, 10)}},
-	}
-	sizes := []int64{0, 100000}
-	for _, c := range []struct {
-		u    float64
-		want []float64
-	}{
-		{0, []float64{10e-6, 20e-6}}, // 10us + 100000*0.1ns
-		{0.4, []float64{15e-6, 25e-6}},
-		{0.8, []float64{20e-6, 30e-6}},
-		{0.9, []float64{20e-6, 30e-6}}, // clamped to the last level
-	} {
-		got, err := m.Simulate(sizes, c.u, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range got {
-			if math.Abs(got[i]-c.want[i]) > 2e-9 {
-				t.Errorf("u=%v: latency %v, want %v", c.u, got[i], c.want[i])
-			}
-		}
-	}
-	// A uniform delay on [0, 100us].
-	m.Load.Levels[0] = level(0, 0, 100)
-	n := 20000
-	got, err := m.Simulate(make([]int64, n), 0, 7)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := make([]float64, n)
-	for i, v := range got {
-		d[i] = (v - 10e-6) * 1e6
-	}
-	slices.Sort(d)
-	for _, p := range []float64{0.1, 0.5, 0.9, 0.99} {
-		// The order statistic's standard error is 100*sqrt(p(1-p)/n) us,
-		// under 0.36 us here: 1.5 us is over four of them.
-		if q := d[int(p*float64(n-1))]; math.Abs(q-100*p) > 1.5 {
-			t.Errorf("uniform delay: p%.0f %.2f us, want %.0f us", 100*p, q, 100*p)
-		}
-	}
-	// Determinism: the same seed gives the same draws, another seed others.
-	a, _ := m.Simulate([]int64{1, 2, 3, 4}, 0, 7)
-	b, _ := m.Simulate([]int64{1, 2, 3, 4}, 0, 7)
-	c, _ := m.Simulate([]int64{1, 2, 3, 4}, 0, 8)
-	if !slices.Equal(a, b) {
-		t.Fatal("same seed, different result")
-	}
-	if slices.Equal(a, c) {
-		t.Fatal("another seed, same result")
-	}
-}
-
-// A tcp-e2e fit at loads 0, 0.5 and 0.9 carries delay quantiles that
-// NewTCPModel uses: the data are exact lines with a constant 2 us (at 0.5)
+// A tcp-e2e fit at loads 0, 0.5 and 0.9 carries delay quantiles: the data are exact lines with a constant 2 us (at 0.5)
 // and 6 us (at 0.9) added, so every delay quantile is that constant. A
 // profile file without them (written by an older version) is refused with
 // the key's name, not read as zero delays.
@@ -297,14 +225,14 @@ func TestDelayQuantilesFromSamples(t *testing.T) {
 		ss = append(ss, synthetic(host.StageTCPE2E, 10e-6+c.add, 5e9, sizes, c.u)...)
 	}
 	p := FromSamples(ss)
-	m, err := NewTCPModel(p)
-	if err != nil {
-		t.Fatal(err)
+	lf, ok := p.Load(host.StageTCPE2E)
+	if !ok || len(lf.Levels) != 3 {
+		t.Fatalf("load fit %+v, want three levels", lf)
 	}
 	for i, want := range []float64{0, 2, 6} {
-		for _, d := range m.Load.Levels[i].DelayQuantiles {
+		for _, d := range lf.Levels[i].DelayQuantiles {
 			if math.Abs(d-want) > 0.01 {
-				t.Fatalf("level %v: delay quantiles %v, want all %v us", m.Load.Levels[i].Load, m.Load.Levels[i].DelayQuantiles, want)
+				t.Fatalf("level %v: delay quantiles %v, want all %v us", lf.Levels[i].Load, lf.Levels[i].DelayQuantiles, want)
 			}
 		}
 	}
@@ -321,7 +249,7 @@ func TestDelayQuantilesFromSamples(t *testing.T) {
 			old = append(old, line)
 		}
 	}
-	_, err = ReadProfile(strings.NewReader(strings.Join(old, "\n")), "old.yaml")
+	_, err := ReadProfile(strings.NewReader(strings.Join(old, "\n")), "old.yaml")
 	if err == nil || !strings.Contains(err.Error(), "delay_quantiles_us") || !strings.Contains(err.Error(), "old.yaml") {
 		t.Errorf("profile without delay quantiles: error %v, want one naming old.yaml and delay_quantiles_us", err)
 	}
@@ -353,14 +281,20 @@ func TestValidateShort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(v.Levels) != 3 || len(v.Samples) != 3 {
-		t.Fatalf("levels %d samples %d, want 3", len(v.Levels), len(v.Samples))
+	if len(v.Levels) != 3 || len(v.Samples) != 3 || v.Model != "datapath" || v.Path != "loopback" {
+		t.Fatalf("levels %d samples %d model %q path %q, want 3 levels of the datapath model's loopback path", len(v.Levels), len(v.Samples), v.Model, v.Path)
 	}
-	for _, l := range v.Levels {
+	t.Logf("fit: %+v", v.Fit)
+	for i, l := range v.Levels {
 		if math.IsNaN(l.P50Error) || math.IsNaN(l.P99Error) || l.RealP50US <= 0 {
 			t.Errorf("level %+v", l)
 		}
-		t.Logf("load %.1f: p50 error %+.3f, p99 error %+.3f (real p50 %.1fus p99 %.1fus)", l.BackgroundLoad, l.P50Error, l.P99Error, l.RealP50US, l.RealP99US)
+		// The default validation loads 20/40/60% are held out of the fit
+		// (0% and 80%), and the model ran as many requests as the real run.
+		if l.UsedForFit || len(l.Stages) != 4 || l.DominantStage == "" || len(v.Samples[i].ModelUS) != len(v.Samples[i].RealUS) {
+			t.Errorf("level %v: used for fit %v, %d stages, dominant %q, %d model vs %d real latencies", l.BackgroundLoad, l.UsedForFit, len(l.Stages), l.DominantStage, len(v.Samples[i].ModelUS), len(v.Samples[i].RealUS))
+		}
+		t.Logf("load %.1f: p50 error %+.3f, p99 error %+.3f (real p50 %.1fus p99 %.1fus), dominant stage %s", l.BackgroundLoad, l.P50Error, l.P99Error, l.RealP50US, l.RealP99US, l.DominantStage)
 	}
 	if _, ok := v.Profile.Stage(host.StageTCPE2E); !ok {
 		t.Error("profile lacks the e2e stage")
@@ -374,7 +308,8 @@ func TestValidateShort(t *testing.T) {
 }
 
 // The target on the host backend, checked with the full-size run:
-// |p50 error| <= 10% and |p99 error| <= 25% at 0%, 40% and 80% load. It
+// |p50 error| <= 10% and |p99 error| <= 25% at the held-out loads 20%,
+// 40% and 60%, the model fitted at 0% and 80%. It
 // needs a machine with nothing else running, so it is skipped unless
 // CONSPIRATOR_VALIDATE_TARGET=1; .ci/run sets that and runs it alone after
 // the other tests. A miss is retried once with a fresh calibration, because
@@ -384,7 +319,6 @@ func TestValidateTarget(t *testing.T) {
 	if os.Getenv("CONSPIRATOR_VALIDATE_TARGET") != "1" {
 		t.Skip("set CONSPIRATOR_VALIDATE_TARGET=1 on a quiet machine to check the p50/p99 target (.ci/run does)")
 	}
-	const p50Target, p99Target = 0.10, 0.25
 	for attempt := 1; ; attempt++ {
 		v, err := Validate(Options{})
 		if err != nil {
@@ -394,11 +328,12 @@ func TestValidateTarget(t *testing.T) {
 			t.Fatalf("levels %d samples %d, want 3 each with as many model as real latencies", len(v.Levels), len(v.Samples))
 		}
 		var missed []string
+		t.Logf("attempt %d, fit: %+v", attempt, v.Fit)
 		for _, l := range v.Levels {
-			t.Logf("attempt %d, load %.0f%%: p50 error %+.1f%%, p99 error %+.1f%% (real p50 %.1f us, p99 %.1f us; generator duty %.2f)",
-				attempt, 100*l.BackgroundLoad, 100*l.P50Error, 100*l.P99Error, l.RealP50US, l.RealP99US, l.MeasuredLoad)
-			if math.Abs(l.P50Error) > p50Target || math.Abs(l.P99Error) > p99Target {
-				missed = append(missed, fmt.Sprintf("%.0f%%", 100*l.BackgroundLoad))
+			t.Logf("attempt %d, load %.0f%%: p50 error %+.1f%%, p99 error %+.1f%% (real p50 %.1f us, p99 %.1f us; model p50 %.1f us, p99 %.1f us; generator duty %.2f; dominant stage %s)",
+				attempt, 100*l.BackgroundLoad, 100*l.P50Error, 100*l.P99Error, l.RealP50US, l.RealP99US, l.ModelP50US, l.ModelP99US, l.MeasuredLoad, l.DominantStage)
+			if !l.Met() {
+				missed = append(missed, fmt.Sprintf("%.0f%% (%s)", 100*l.BackgroundLoad, l.DominantStage))
 			}
 		}
 		if len(missed) == 0 {

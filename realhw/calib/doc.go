@@ -5,6 +5,8 @@
 // them with their provenance to a YAML calibration profile that flags poor
 // fits instead of applying them, times the Conspirator heuristic's
 // scheduling decision on fixed snapshots (the data path's decision_time),
-// and reports how far a calibrated model of the TCP path is from a real run
-// of it (Validate).
+// and validates the simulator against the machine: it fits sim/datapath's
+// loopback path and its background model from calibration runs and
+// compares it with real runs at loads the fit never saw (FitHost,
+// Validate).
 package calib

@@ -118,8 +118,10 @@ type LoadLevel struct {
 	Samples     int       `yaml:"samples"`
 	Quantiles   []float64 `yaml:"quantiles,flow"` // of latency / (fit * median_ratio)
 	// DelayQuantiles are the quantiles (same p) of latency - unloaded fit,
-	// in microseconds: the absolute delay over the fit, which is what
-	// TCPModel draws (see there for why absolute, not relative).
+	// in microseconds: the absolute delay over the fit. What background
+	// load adds to a request is a wait of a few microseconds to a slice,
+	// the same for a 1 KiB and a 256 KiB request, which a ratio would
+	// spread from small requests onto large ones.
 	DelayQuantiles []float64 `yaml:"delay_quantiles_us,flow"`
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/conspirator-sim/conspirator/hw/units"
 	"github.com/conspirator-sim/conspirator/realhw"
 	"github.com/conspirator-sim/conspirator/realhw/host"
+	"github.com/conspirator-sim/conspirator/sim/datapath"
 )
 
 // Options configure Run and Validate on the host backend. Zero fields take
@@ -18,8 +19,8 @@ type Options struct {
 	Sizes            []int64   // request sizes (default 1KiB, 16KiB, 64KiB, 256KiB)
 	Requests         int       // measured requests per size and load (default 5000; short 1000)
 	Warmup           int       // unrecorded requests per size and load (default 100)
-	CalibrationLoads []float64 // background loads of the calibration run (default 0, 0.5, 0.9)
-	ValidationLoads  []float64 // background loads of the validation run (default 0, 0.4, 0.8)
+	CalibrationLoads []float64 // background loads of the calibration runs (default 0, 0.8)
+	ValidationLoads  []float64 // background loads of the validation runs (default 0.2, 0.4, 0.6: held out)
 	LoadWorkers      int       // background threads (default one per CPU)
 	MemcpyReps       int       // copies per size for the memcpy fit (default 50)
 	Decision         DecisionOptions
@@ -50,10 +51,10 @@ func (o *Options) defaults() error {
 		o.Warmup = 100
 	}
 	if len(o.CalibrationLoads) == 0 {
-		o.CalibrationLoads = []float64{0, 0.5, 0.9}
+		o.CalibrationLoads = []float64{0, 0.8}
 	}
 	if len(o.ValidationLoads) == 0 {
-		o.ValidationLoads = []float64{0, 0.4, 0.8}
+		o.ValidationLoads = []float64{0.2, 0.4, 0.6}
 	}
 	if o.MemcpyReps == 0 {
 		o.MemcpyReps = 50
@@ -85,17 +86,30 @@ func Run(opts Options) (*Profile, error) {
 	if err := opts.defaults(); err != nil {
 		return nil, err
 	}
+	p, _, err := measure(opts)
+	return p, err
+}
+
+// pathConfig is the real TCP path run at background load u.
+func (o *Options) pathConfig(u float64) host.PathConfig {
+	return host.PathConfig{Sizes: o.Sizes, Requests: o.Requests, Warmup: o.Warmup, Load: u, LoadWorkers: o.LoadWorkers, NoPin: o.NoPin, Timeout: o.Timeout}
+}
+
+// measure is Run, also returning the calibration runs (for Validate).
+func measure(opts Options) (*Profile, []*host.PathRun, error) {
 	var samples []realhw.Sample
+	var runs []*host.PathRun
 	for _, u := range opts.CalibrationLoads {
-		run, err := host.RunTCPPath(host.PathConfig{Sizes: opts.Sizes, Requests: opts.Requests, Warmup: opts.Warmup, Load: u, LoadWorkers: opts.LoadWorkers, NoPin: opts.NoPin, Timeout: opts.Timeout})
+		run, err := host.RunTCPPath(opts.pathConfig(u))
 		if err != nil {
-			return nil, fmt.Errorf("calib: calibration run at load %v: %w", u, err)
+			return nil, nil, fmt.Errorf("calib: calibration run at load %v: %w", u, err)
 		}
+		runs = append(runs, run)
 		samples = append(samples, run.Samples()...)
 	}
 	mc, err := host.MemcpyBandwidth(opts.Sizes, opts.MemcpyReps, 0)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	samples = append(samples, mc...)
 	p := FromSamples(samples)
@@ -106,12 +120,12 @@ func Run(opts Options) (*Profile, error) {
 	p.Provenance.Sources = []string{fmt.Sprintf("host backend: loopback TCP, %d sizes x %d requests at loads %v; memcpy x %d", len(opts.Sizes), opts.Requests, opts.CalibrationLoads, opts.MemcpyReps)}
 	p.SetClock(hz)
 	if p.Decision, err = MeasureDecision(opts.Decision); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	d := p.Decision
 	p.Provenance.Sources = append(p.Provenance.Sources, fmt.Sprintf("decision time: %s policy on %d synthetic openb-like snapshots x %d rounds per size, measured on the %s", d.Policy, d.Snapshots, d.Rounds, d.MeasuredOn))
 	p.fillScenario()
-	return p, nil
+	return p, runs, nil
 }
 
 // fillScenario proposes scenario overrides (--set keys of the data-path
@@ -160,9 +174,15 @@ func (p *Profile) fillScenario() {
 }
 
 // LevelError is the model's error against the real run at one background
-// load: (model - real) / real for the median and the 99th percentile.
+// load: (model - real) / real for the median and the 99th percentile of
+// the end-to-end latency. UsedForFit says whether a run at this load fed
+// the fit (a held-out level has false); Stages compares each stage, and
+// DominantStage names the stage whose model-real difference is largest at
+// the quantile that misses its target (the median when both or neither
+// miss).
 type LevelError struct {
-	BackgroundLoad float64 `json:"background_load"`
+	BackgroundLoad float64 `json:"load"`
+	UsedForFit     bool    `json:"used_for_fit"`
 	P50Error       float64 `json:"p50_error"`
 	P99Error       float64 `json:"p99_error"`
 	RealP50US      float64 `json:"real_p50_us"`
@@ -170,59 +190,84 @@ type LevelError struct {
 	ModelP50US     float64 `json:"model_p50_us"`
 	ModelP99US     float64 `json:"model_p99_us"`
 	MeasuredLoad   float64 `json:"measured_load"` // the load generator's duty cycle from getrusage
+	// RealTailShare and ModelTailShare are the shares of requests slower
+	// than the fit's TailUS: the requests that waited for a slice. The
+	// p99 is ill-conditioned where about 1% of requests wait (it jumps
+	// from the unloaded tail to a slice wait as the share crosses 1%); the
+	// share is not, so it says whether the model has the right tail mass.
+	RealTailShare  float64      `json:"real_tail_share"`
+	ModelTailShare float64      `json:"model_tail_share"`
+	Stages         []StageError `json:"stages"`
+	DominantStage  string       `json:"dominant_stage"`
 }
 
-// LatencySet is one load level's latency samples (microseconds, in request
-// order) from the real run and from the model, for a CDF plot.
+// LatencySet is one load level's latency samples (microseconds) from the
+// real run and from the model, for a CDF plot.
 type LatencySet struct {
 	BackgroundLoad float64   `json:"background_load"`
 	RealUS         []float64 `json:"real_us"`
 	ModelUS        []float64 `json:"model_us"`
 }
 
-// Validation is the model-versus-real report of Validate.
+// Validation is the model-versus-real report of Validate; its JSON form
+// is validation.json.
 type Validation struct {
+	Model   string       `json:"model"` // "datapath": sim/datapath ran the prediction
+	Path    string       `json:"path"`  // the data path it ran
+	Fit     HostFit      `json:"fit"`
 	Levels  []LevelError `json:"levels"`
-	Samples []LatencySet `json:"samples"`
+	Samples []LatencySet `json:"-"`
 	Profile *Profile     `json:"-"`
 }
 
-// Validate calibrates on one run (Run), then runs the TCP path for real and
-// in the calibrated TCPModel at each validation load, on a separate run
-// with the same request sizes, and reports the p50 and p99 errors.
+// Validate calibrates (Run), fits the loopback model of sim/datapath from
+// the unloaded and loaded calibration runs (FitHost), then, at each
+// validation load, runs the TCP path for real on a separate run and the
+// model with as many requests of each size, and reports the p50 and p99
+// errors and the stage whose error dominates. A validation load that is
+// also a calibration load is marked used_for_fit; its real run is still a
+// separate one.
 func Validate(opts Options) (*Validation, error) {
 	if err := opts.defaults(); err != nil {
 		return nil, err
 	}
-	p, err := Run(opts)
+	p, runs, err := measure(opts)
 	if err != nil {
 		return nil, err
 	}
-	m, err := NewTCPModel(p)
+	var unloaded *host.PathRun
+	var loaded []*host.PathRun
+	for _, r := range runs {
+		if r.Config.Load == 0 {
+			unloaded = r
+		} else {
+			loaded = append(loaded, r)
+		}
+	}
+	if len(loaded) == 0 {
+		return nil, fmt.Errorf("calib: validation needs a loaded calibration run besides the unloaded one (calibration loads %v)", opts.CalibrationLoads)
+	}
+	fit, err := FitHost(unloaded, loaded)
 	if err != nil {
 		return nil, err
 	}
-	v := &Validation{Profile: p}
+	v := &Validation{Model: "datapath", Path: datapath.PathLoopback, Fit: fit, Profile: p}
 	for i, u := range opts.ValidationLoads {
-		run, err := host.RunTCPPath(host.PathConfig{Sizes: opts.Sizes, Requests: opts.Requests, Warmup: opts.Warmup, Load: u, LoadWorkers: opts.LoadWorkers, NoPin: opts.NoPin, Timeout: opts.Timeout})
+		run, err := host.RunTCPPath(opts.pathConfig(u))
 		if err != nil {
 			return nil, fmt.Errorf("calib: validation run at load %v: %w", u, err)
 		}
-		sizes := make([]int64, len(run.Requests))
-		real := make([]float64, len(run.Requests))
-		for j, q := range run.Requests {
-			sizes[j] = q.Bytes
-			real[j] = q.EndToEnd.Seconds() * 1e6
+		counts := map[int64]int{}
+		for _, q := range run.Requests {
+			counts[q.Bytes]++
 		}
-		model, err := m.Simulate(sizes, u, opts.Seed+uint64(i))
+		m, err := fit.Simulate(counts, u, opts.Seed+uint64(100*i))
 		if err != nil {
 			return nil, err
 		}
-		for j := range model {
-			model[j] *= 1e6
-		}
-		v.Levels = append(v.Levels, levelError(u, real, model, run.Load.Measured))
-		v.Samples = append(v.Samples, LatencySet{BackgroundLoad: u, RealUS: real, ModelUS: model})
+		l, set := compareLevel(u, slices.Contains(opts.CalibrationLoads, u), run, m, fit.TailUS)
+		v.Levels = append(v.Levels, l)
+		v.Samples = append(v.Samples, set)
 	}
 	return v, nil
 }

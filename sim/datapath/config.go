@@ -20,10 +20,18 @@ const (
 	PathGPUDirect   = "gpudirect"
 	PathHostRDMA    = "host-rdma"
 	PathConspirator = "conspirator"
+	// PathLoopback is not one of the paper's paths: it is the request path
+	// a plain Linux host can run for real (realhw/host), which
+	// calibrate --validate runs here and there to check the host-CPU model.
+	PathLoopback = "loopback"
 )
 
 // AllPaths lists the four pipelines in the paper's order.
 var AllPaths = []string{PathTCP, PathGPUDirect, PathHostRDMA, PathConspirator}
+
+// KnownPaths are the names datapath.paths accepts: the paper's four and
+// the loopback path.
+var KnownPaths = append(slices.Clone(AllPaths), PathLoopback)
 
 // Config is the datapath section of a scenario: clients, the request, the
 // GPUs, the host, the network and the SmartNIC. Defaults returns the
@@ -80,7 +88,7 @@ type RequestConfig struct {
 	// TensorRT engine. See Defaults for the choice.
 	StackSpeedup float64 `yaml:"stack_speedup" doc:"serving-stack speedup over the framework-level compute tables (1 = PyTorch eager as measured, ~14 = TensorRT INT8)" default:"13.8" source:"derived: MLPerf Inference v3.0 A100 TensorRT INT8 42,379/s over PyTorch eager 3,070 img/s (hardware.md §7)"`
 	// ComputeTime overrides the GPU compute-time table when non-zero.
-	ComputeTime units.Duration `yaml:"compute_time" doc:"GPU time of one request on a whole GPU; 0s takes it from the GPU compute tables" default:"0s"`
+	ComputeTime units.Duration `yaml:"compute_time" doc:"GPU time of one request on a whole GPU (on the loopback path, its CPU time); 0s takes it from the GPU compute tables" default:"0s"`
 }
 
 // GPUConfig is a group of identical GPU instances.
@@ -97,19 +105,22 @@ type HostConfig struct {
 	Cores           int             `yaml:"cores" doc:"physical cores serving requests and background load" source:"hw:host_cpu.xeon-8380-2s.cores"`
 	Clock           units.Frequency `yaml:"clock" doc:"core frequency turning TCP cycles into time" source:"hw:host_cpu.xeon-8380-2s.clock"`
 	BackgroundLoad  units.Fraction  `yaml:"background_load" doc:"background CPU load u, 0% to below 100%" default:"0%" source:"choice: unloaded baseline; the paper also shows 80%"`
-	BackgroundModel string          `yaml:"background_model" doc:"per-core (a stressor on every core, stress-ng --cpu-load) or threads (u*N busy threads)" default:"per-core" source:"anecdotal: stress-ng --cpu-load noisy neighbour (hardware.md §4)"`
+	BackgroundModel string          `yaml:"background_model" doc:"per-core (a stressor on every core, stress-ng --cpu-load, fluid time-sharing), threads (u*N busy threads) or slice (per-core stressors that a waking thread preempts, except for a fraction wakeup_miss of wake-ups that wait up to sched_slice; see hw.BackgroundSlice)" default:"per-core" source:"anecdotal: stress-ng --cpu-load noisy neighbour (hardware.md §4)"`
+	SchedSlice      units.Duration  `yaml:"sched_slice" doc:"slice model: longest wait of a wake-up for a background thread's slice" default:"hw:host.sched_slice"`
+	WakeupMiss      units.Fraction  `yaml:"wakeup_miss" doc:"slice model: fraction of wake-ups onto a busy core that wait for the slice" default:"hw:host.wakeup_miss"`
 	Interference    units.Ratio     `yaml:"interference" doc:"alpha: host-side work stretched by 1 + alpha*u (cache and memory contention)" default:"hw:host.interference"`
 	// InputCopy is how the host copies a request into the GPU on the tcp
 	// and host-rdma paths; see Defaults for why pageable.
-	InputCopy      string          `yaml:"input_copy" doc:"pageable or pinned cudaMemcpy of the input on the tcp and host-rdma paths" default:"pageable" source:"choice: the paper's unmodified PyTorch baseline copies an unregistered buffer (datapath.Defaults)"`
-	GPULink        string          `yaml:"gpu_link" doc:"PCIe link of each GPU (gen4-x16, gen5-x16)" default:"gen4-x16" source:"vendor: A100 host interface, PCIe Gen4 x16"`
-	PinnedH2D      units.Bandwidth `yaml:"pinned_h2d" doc:"pinned cudaMemcpy rate over the GPU link" source:"hw:pcie.gen4-x16.pinned_h2d"`
-	PageableFactor units.Ratio     `yaml:"pageable_factor" doc:"pageable over pinned cudaMemcpy rate" default:"hw:host.pageable_factor"`
-	MemcpyIssue    units.Duration  `yaml:"memcpy_issue" doc:"fixed CPU cost of one cudaMemcpy" default:"hw:host.memcpy_issue"`
-	KernelLaunch   units.Duration  `yaml:"kernel_launch" doc:"CPU cost of launching the request's kernel" default:"hw:host.kernel_launch"`
-	SyncWait       units.Duration  `yaml:"sync_wait" doc:"CPU time from GPU completion to the host thread's return from synchronize" default:"hw:host.sync_wait"`
-	PollCompletion units.Duration  `yaml:"poll_completion" doc:"CPU cost of one completion seen by a polling thread" default:"hw:host.poll_completion"`
-	PostSend       units.Duration  `yaml:"post_send" doc:"CPU cost of posting one RDMA work request" default:"hw:host.post_send"`
+	InputCopy       string          `yaml:"input_copy" doc:"pageable or pinned cudaMemcpy of the input on the tcp and host-rdma paths" default:"pageable" source:"choice: the paper's unmodified PyTorch baseline copies an unregistered buffer (datapath.Defaults)"`
+	GPULink         string          `yaml:"gpu_link" doc:"PCIe link of each GPU (gen4-x16, gen5-x16)" default:"gen4-x16" source:"vendor: A100 host interface, PCIe Gen4 x16"`
+	PinnedH2D       units.Bandwidth `yaml:"pinned_h2d" doc:"pinned cudaMemcpy rate over the GPU link" source:"hw:pcie.gen4-x16.pinned_h2d"`
+	PageableFactor  units.Ratio     `yaml:"pageable_factor" doc:"pageable over pinned cudaMemcpy rate" default:"hw:host.pageable_factor"`
+	MemcpyIssue     units.Duration  `yaml:"memcpy_issue" doc:"fixed CPU cost of one cudaMemcpy" default:"hw:host.memcpy_issue"`
+	KernelLaunch    units.Duration  `yaml:"kernel_launch" doc:"CPU cost of launching the request's kernel" default:"hw:host.kernel_launch"`
+	SyncWait        units.Duration  `yaml:"sync_wait" doc:"CPU time from GPU completion to the host thread's return from synchronize" default:"hw:host.sync_wait"`
+	MemcpyBandwidth units.Bandwidth `yaml:"memcpy_bandwidth" doc:"one thread's host memcpy rate (the loopback path's copy)" default:"hw:host.memcpy_bandwidth"`
+	PollCompletion  units.Duration  `yaml:"poll_completion" doc:"CPU cost of one completion seen by a polling thread" default:"hw:host.poll_completion"`
+	PostSend        units.Duration  `yaml:"post_send" doc:"CPU cost of posting one RDMA work request" default:"hw:host.post_send"`
 	// DecisionTime is the scheduler's CPU time per decision on a host
 	// core; the SoC takes DecisionTime / arm_speed.
 	DecisionTime       units.Duration `yaml:"decision_time" doc:"scheduling decision CPU time on one host core" default:"2us" source:"estimate: a least-loaded choice over a few GPUs plus bookkeeping (DefaultDecisionTime); plausible 0.5 us (a bare comparison of queue lengths) to 10 us (a cost model per GPU)" plausible:"500ns,10us"`
@@ -210,7 +221,10 @@ func Defaults() Config {
 			Clock:              units.Frequency(cpu.ClockHz),
 			BackgroundLoad:     0,
 			BackgroundModel:    string(hw.BackgroundPerCore),
+			SchedSlice:         units.Duration(c.SchedSlice),
+			WakeupMiss:         units.Fraction(c.WakeupMiss),
 			Interference:       units.Ratio(c.Interference),
+			MemcpyBandwidth:    units.Bandwidth(c.MemcpyBytesPerSec),
 			InputCopy:          CopyPageable,
 			GPULink:            link.Name,
 			PinnedH2D:          units.Bandwidth(link.PinnedH2DBytesPerSec),
@@ -315,8 +329,8 @@ func (c Config) Validate() error {
 	}
 	seen := map[string]bool{}
 	for i, name := range c.Paths {
-		if !slices.Contains(AllPaths, name) {
-			p.addf(fmt.Sprintf("paths[%d]", i), "unknown path %q; use one of %s", name, strings.Join(AllPaths, ", "))
+		if !slices.Contains(KnownPaths, name) {
+			p.addf(fmt.Sprintf("paths[%d]", i), "unknown path %q; use one of %s", name, strings.Join(KnownPaths, ", "))
 		} else if seen[name] {
 			p.addf(fmt.Sprintf("paths[%d]", i), "path %q listed twice", name)
 		}
@@ -469,9 +483,14 @@ func (h HostConfig) validate(p *problems) {
 	if !(h.BackgroundLoad >= 0 && h.BackgroundLoad < 1) {
 		p.addf("host.background_load", "%v is outside [0%%, 100%%): at 100%% the foreground never runs", float64(h.BackgroundLoad))
 	}
-	if h.BackgroundModel != string(hw.BackgroundPerCore) && h.BackgroundModel != string(hw.BackgroundThreads) {
-		p.addf("host.background_model", "unknown model %q; use %q or %q", h.BackgroundModel, hw.BackgroundPerCore, hw.BackgroundThreads)
+	if !slices.Contains(hw.BackgroundModels, hw.BackgroundModel(h.BackgroundModel)) {
+		p.addf("host.background_model", "unknown model %q; use one of %v", h.BackgroundModel, hw.BackgroundModels)
 	}
+	positive(p, "host.sched_slice", float64(h.SchedSlice), "a duration above 0s, e.g. 3ms")
+	if !(h.WakeupMiss >= 0 && h.WakeupMiss <= 1) {
+		p.addf("host.wakeup_miss", "%v is outside [0%%, 100%%]", float64(h.WakeupMiss))
+	}
+	positive(p, "host.memcpy_bandwidth", float64(h.MemcpyBandwidth), "a bandwidth above 0, e.g. 10GB/s")
 	nonNegative(p, "host.interference", float64(h.Interference))
 	// alpha stretches host work by 1 + alpha*u with u < 1: measured cache
 	// and memory contention slows work by 5-30% (hw catalog: 10%); above

@@ -31,7 +31,7 @@ var tcpPath = []stage{
 		r.join(3)
 		s.inbound.Send(r.in, s.clientCap, r.next)
 		s.sim.MustAfter(s.clientTCP.TxWork(r.in), r.next) // client CPU, not shared
-		s.host.Execute(s.tcp.RxWork(r.in), r.next)        // [host]
+		s.host.Wake(s.tcp.RxWork(r.in), r.next)           // [host] the receiving thread wakes
 	}},
 	{name: "decide", kind: KindHostCPU, start: hostWork(func(s *system) engine.Time { return s.decision }), end: pickLeastLoaded}, // [host]
 	{name: "copy-h2d", kind: KindHostCopy, start: copyCPU},                                                                        // [host] cudaMemcpy: issue, and staging when pageable
@@ -113,6 +113,23 @@ var conspiratorPath = []stage{
 	{name: "reply", kind: KindReply, start: rdmaReply},
 }
 
+// loopbackPath is the request path of realhw/host's testbed, which a
+// plain Linux host runs for real: a client thread and a server thread on
+// the host's own cores exchange the request and the reply over loopback
+// TCP; the server copies the request into its destination buffer
+// (memcpy) and computes on the CPU. No NIC, no GPU. calibrate --validate
+// runs it here and for real, so that the host-CPU model (background load,
+// wake-ups) is checked against the machine. On loopback the sender's CPU
+// does the transfer and the receive protocol processing, and the two
+// threads take turns on a pinned core, so a message is one host job of
+// TxWork + RxWork that starts with the receiver's wake-up.
+var loopbackPath = []stage{
+	{name: "network", kind: KindNetwork, start: func(s *system, r *request) { s.host.Wake(s.tcp.TxWork(r.in)+s.tcp.RxWork(r.in), r.next) }}, // [host]
+	{name: "copy", kind: KindHostCopy, start: func(s *system, r *request) { s.host.Execute(s.memcpy(r.in), r.next) }},                       // [host]
+	{name: "compute", kind: KindCompute, start: func(s *system, r *request) { s.host.Execute(s.cpuCompute, r.next) }},                       // [host] on the CPU
+	{name: "reply", kind: KindReply, start: func(s *system, r *request) { s.host.Wake(s.tcp.TxWork(r.out)+s.tcp.RxWork(r.out), r.next) }},   // [host]
+}
+
 // stagesOf returns the pipeline of a path name.
 func stagesOf(path string) []stage {
 	switch path {
@@ -124,6 +141,8 @@ func stagesOf(path string) []stage {
 		return hostRDMAPath
 	case PathConspirator:
 		return conspiratorPath
+	case PathLoopback:
+		return loopbackPath
 	}
 	return nil
 }

@@ -81,6 +81,11 @@ func DefaultText(tag string, t reflect.Type) (string, error) {
 			break
 		}
 		return units.Duration(engine.Time(p.Value*1e9 + 0.5)).String(), nil
+	case reflect.TypeOf(units.Bandwidth(0)):
+		if p.Unit != "B/s" {
+			break
+		}
+		return units.Bandwidth(p.Value).String(), nil
 	case reflect.TypeOf(units.Ratio(0)):
 		return units.Ratio(p.Value).String(), nil
 	case reflect.TypeOf(units.Fraction(0)):

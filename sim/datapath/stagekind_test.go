@@ -23,7 +23,7 @@ func TestStageVocabulary(t *testing.T) {
 		known[k.Kind] = true
 	}
 	kindOf := map[string]StageKind{}
-	for _, path := range AllPaths {
+	for _, path := range KnownPaths {
 		seen := map[string]bool{}
 		stages := stagesOf(path)
 		if len(stages) == 0 {

@@ -43,6 +43,8 @@ type system struct {
 	copyCPU       engine.Time // host CPU time of the input cudaMemcpy
 	pinned        bool
 	syncAndResult engine.Time // sync wait + CPU side of the result's cudaMemcpy
+	memcpyRate    float64     // loopback path: one thread's memcpy, bytes/s
+	cpuCompute    engine.Time // loopback path: the request's compute on the CPU
 
 	clients []*client
 	free    []*request
@@ -96,6 +98,9 @@ func newSystem(cfg Config, path string, seed uint64) (*system, error) {
 		Background:   float64(h.BackgroundLoad),
 		Model:        hw.BackgroundModel(h.BackgroundModel),
 		Interference: float64(h.Interference),
+		Slice:        h.SchedSlice.Time(),
+		WakeupMiss:   float64(h.WakeupMiss),
+		Rand:         engine.NewStream(seed, "host/wakeups"),
 	})
 	if err != nil {
 		return nil, err
@@ -180,6 +185,8 @@ func newSystem(cfg Config, path string, seed uint64) (*system, error) {
 	// path, as out.cpu() does.
 	resultCPU, _ := costs.CopyWork(out, s.gpuLinkRate, true)
 	s.syncAndResult = h.SyncWait.Time() + resultCPU
+	s.memcpyRate = float64(h.MemcpyBandwidth)
+	s.cpuCompute = cfg.Request.ComputeTime.Time()
 
 	s.inFlightTW = stats.NewTimeWeighted(0, 0)
 	s.rec = newRecorder(cfg, path, len(s.stages))
@@ -195,6 +202,9 @@ func newSystem(cfg Config, path string, seed uint64) (*system, error) {
 	}
 	return s, nil
 }
+
+// memcpy is the host CPU time of copying n bytes on one thread.
+func (s *system) memcpy(n float64) engine.Time { return engine.Seconds(n / s.memcpyRate) }
 
 func hashClient(id int) int {
 	h := fnv.New32a()

@@ -1,0 +1,310 @@
+package calib
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/conspirator-sim/conspirator/engine"
+	"github.com/conspirator-sim/conspirator/hw"
+	"github.com/conspirator-sim/conspirator/hw/units"
+	"github.com/conspirator-sim/conspirator/realhw/host"
+	"github.com/conspirator-sim/conspirator/sim/datapath"
+)
+
+// HostFit is the data-path model (sim/datapath's loopback path) of this
+// machine's loopback testbed, fitted from real runs:
+//
+//   - from the unloaded run only, the work of each stage: a loopback
+//     message (tcp-network: fixed + per byte, which the model's reply
+//     reuses for the reply's size), the copy's rate (tcp-copy's slope)
+//     and the compute (tcp-compute's median);
+//   - from the loaded fit runs, what background load does to it under
+//     hw.BackgroundSlice: the interference (the rise of the median) and the
+//     wake-up waits (how many requests waited a slice, and how long).
+//
+// Nothing of a validation load's run enters the fit; the effect of a load
+// the fit never saw comes from the model (HostCPU, wake-ups).
+type HostFit struct {
+	// NetworkFixedUS and NetworkPerByteNS are one loopback message's host
+	// time: send, transfer and receive, as the two threads take turns.
+	NetworkFixedUS   float64 `json:"network_fixed_us"`
+	NetworkPerByteNS float64 `json:"network_per_byte_ns"`
+	// MemcpyGBps is the server's copy rate; ComputeUS the fixed compute.
+	MemcpyGBps float64 `json:"memcpy_gb_per_s"`
+	ComputeUS  float64 `json:"compute_us"`
+	// Interference is alpha in 1 + alpha*u; WakeupMiss and SliceUS are
+	// hw.BackgroundSlice's parameters (datapath.host.wakeup_miss and
+	// sched_slice). WaitsSeen counts the requests of the fit runs that
+	// waited for a slice; with none, WakeupMiss is 0 and SliceUS the
+	// catalog's.
+	Interference float64 `json:"interference"`
+	WakeupMiss   float64 `json:"wakeup_miss"`
+	SliceUS      float64 `json:"sched_slice_us"`
+	WaitsSeen    int     `json:"waits_seen"`
+	// ThresholdUS is the delay over the unloaded median above which a
+	// request counts as having waited for a slice.
+	ThresholdUS float64 `json:"wait_threshold_us"`
+	// TailUS is the largest unloaded median end-to-end latency over the
+	// sizes plus ThresholdUS: a request slower than this waited for a
+	// slice, whatever its size.
+	TailUS   float64   `json:"tail_us"`
+	FitLoads []float64 `json:"fit_loads"`
+	// ReplyBytes and Cores are the testbed's, copied into the model.
+	ReplyBytes int64 `json:"reply_bytes"`
+	Cores      int   `json:"cores"`
+}
+
+// ErrFitNotApplied is wrapped by FitHost's error when a stage fit it needs
+// was refused (too few sizes, a poor line): on a busy machine the medians
+// per size stop lining up and the calibration refuses itself.
+var ErrFitNotApplied = errors.New("fit not applied")
+
+// wakeupsPerRequest is the loopback path's wake-ups: the server's on the
+// request, the client's on the reply.
+const wakeupsPerRequest = 2
+
+// minWaitThreshold is the least delay over the unloaded median counted as
+// a slice wait: below it, scheduler and cache noise of an unloaded run.
+const minWaitThreshold = 100e-6
+
+// FitHost fits the loopback model from an unloaded run and loaded runs
+// (at least one; loads in (0, 1)).
+func FitHost(unloaded *host.PathRun, loaded []*host.PathRun) (HostFit, error) {
+	if unloaded == nil || unloaded.Config.Load != 0 {
+		return HostFit{}, fmt.Errorf("calib: the host fit needs an unloaded run")
+	}
+	_, by := groupByStage(unloaded.Samples())
+	net := FitLinear(host.StageTCPNetwork, by[host.StageTCPNetwork])
+	if !net.Applied {
+		return HostFit{}, fmt.Errorf("calib: %s %w (%s): no loopback model", host.StageTCPNetwork, ErrFitNotApplied, net.Reason)
+	}
+	cp := FitLinear(host.StageTCPCopy, by[host.StageTCPCopy])
+	if cp.PerByte <= 0 {
+		return HostFit{}, fmt.Errorf("calib: %s %w (%s): no copy rate", host.StageTCPCopy, ErrFitNotApplied, cp.Reason)
+	}
+	var comp []float64
+	for _, s := range by[host.StageTCPCompute] {
+		comp = append(comp, s.Latency.Seconds())
+	}
+	f := HostFit{
+		NetworkFixedUS:   round(net.Fixed*1e6, 4),
+		NetworkPerByteNS: round(net.PerByte*1e9, 4),
+		MemcpyGBps:       round(1/cp.PerByte/1e9, 4),
+		ComputeUS:        round(median(comp)*1e6, 4),
+		SliceUS:          hw.DefaultHostCosts.SchedSlice.Seconds() * 1e6,
+		ReplyBytes:       unloaded.Config.ReplyBytes,
+		Cores:            1,
+	}
+	// The unloaded end-to-end median per size, and the noise above it.
+	base := map[int64][]float64{}
+	for _, q := range unloaded.Requests {
+		base[q.Bytes] = append(base[q.Bytes], q.EndToEnd.Seconds())
+	}
+	med := map[int64]float64{}
+	thr := minWaitThreshold
+	for n, xs := range base {
+		sort.Float64s(xs)
+		med[n] = sortedQuantile(xs, 0.5)
+		// Twice the unloaded p99's distance from the median: above the
+		// unloaded run's own spread, and not moved by the few slice-long
+		// stalls that other processes cause in an unloaded run (its p99.9
+		// would be).
+		thr = math.Max(thr, 2*(sortedQuantile(xs, 0.99)-med[n]))
+	}
+	f.ThresholdUS = round(thr*1e6, 4)
+	for _, m := range med {
+		f.TailUS = math.Max(f.TailUS, round((m+thr)*1e6, 4))
+	}
+	var alphaW, alphaN, missW, missN float64
+	var waits []float64
+	for _, run := range loaded {
+		u := run.Config.Load
+		if !(u > 0 && u < 1) {
+			return HostFit{}, fmt.Errorf("calib: a loaded fit run has load %v, want one in (0, 1)", u)
+		}
+		f.FitLoads = append(f.FitLoads, u)
+		per := map[int64][]float64{}
+		var over []float64
+		for _, q := range run.Requests {
+			m, ok := med[q.Bytes]
+			if !ok {
+				return HostFit{}, fmt.Errorf("calib: the run at load %v has size %d B, which the unloaded run lacks", u, q.Bytes)
+			}
+			e := q.EndToEnd.Seconds()
+			per[q.Bytes] = append(per[q.Bytes], e)
+			if d := e - m; d > thr {
+				over = append(over, d)
+			}
+		}
+		var ratios []float64
+		for n, xs := range per {
+			ratios = append(ratios, median(xs)/med[n])
+		}
+		alphaW += math.Max(0, median(ratios)-1) / u * float64(len(run.Requests))
+		alphaN += float64(len(run.Requests))
+		// Waits are uniform in [0, S): those above the threshold are uniform
+		// in [thr, S), so S = 2 mean - thr, and the share of requests that
+		// waited at all is the share seen / ((S - thr) / S).
+		p := 0.0
+		if len(over) > 0 {
+			s := math.Max(2*mean(over)-thr, thr*1.01)
+			p = math.Min(1, float64(len(over))/float64(len(run.Requests))*s/(s-thr))
+		}
+		// p = 1 - (1 - u m)^w for w wake-ups per request.
+		m := (1 - math.Pow(1-p, 1.0/wakeupsPerRequest)) / u
+		missW += math.Min(1, m) * float64(len(run.Requests))
+		missN += float64(len(run.Requests))
+		waits = append(waits, over...)
+		f.WaitsSeen += len(over)
+	}
+	if len(loaded) == 0 {
+		return HostFit{}, fmt.Errorf("calib: the host fit needs at least one loaded run (the background model's parameters)")
+	}
+	f.Interference = round(alphaW/alphaN, 4)
+	f.WakeupMiss = round(missW/missN, 4)
+	if len(waits) > 0 {
+		f.SliceUS = round(math.Max(2*mean(waits)-thr, thr*1.01)*1e6, 4)
+	}
+	return f, nil
+}
+
+func mean(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// Config returns the data-path configuration of the loopback testbed at
+// background load u, for requests of one size: one client in a closed
+// loop with no think time (as host.RunTCPPath), every cost from f.
+func (f HostFit) Config(size int64, requests int, u float64) datapath.Config {
+	c := datapath.Defaults()
+	c.Paths = []string{datapath.PathLoopback}
+	c.Clients.Count, c.Clients.Mode, c.Clients.ThinkTime, c.Clients.Requests = 1, datapath.ModeClosed, 0, requests
+	c.WarmupRequests, c.RecordRequests = 0, true
+	c.Request.Batch, c.Request.InputBytesPerItem, c.Request.OutputBytesPerItem = 1, units.Bytes(size), units.Bytes(f.ReplyBytes)
+	c.Request.ComputeTime = units.Duration(engine.Seconds(f.ComputeUS * 1e-6))
+	h := &c.Host
+	h.Cores, h.Clock = f.Cores, units.Frequency(1e9) // cycles per byte below are then ns per byte
+	h.TCPRxPerMessage, h.TCPTxPerMessage = units.Duration(engine.Seconds(f.NetworkFixedUS*1e-6)), 0
+	h.TCPRxCyclesPerByte, h.TCPTxCyclesPerByte = f.NetworkPerByteNS, 0
+	h.MemcpyBandwidth = units.Bandwidth(f.MemcpyGBps * 1e9)
+	h.BackgroundLoad, h.BackgroundModel = units.Fraction(u), string(hw.BackgroundSlice)
+	h.Interference, h.WakeupMiss = units.Ratio(f.Interference), units.Fraction(f.WakeupMiss)
+	h.SchedSlice = units.Duration(engine.Seconds(f.SliceUS * 1e-6))
+	return c
+}
+
+// ModelRun is the model's side of one validation level: end-to-end
+// latency and the stage times of every request, microseconds.
+type ModelRun struct {
+	EndToEnd []float64
+	Stages   map[string][]float64 // by the loopback path's stage names
+}
+
+// Simulate runs sim/datapath's loopback path at load u with as many
+// requests of each size as counts gives, and returns every request's
+// latency and stage times. seed selects the random streams.
+func (f HostFit) Simulate(counts map[int64]int, u float64, seed uint64) (*ModelRun, error) {
+	sizes := make([]int64, 0, len(counts))
+	for n := range counts {
+		sizes = append(sizes, n)
+	}
+	slices.Sort(sizes)
+	out := &ModelRun{Stages: map[string][]float64{}}
+	for i, n := range sizes {
+		res, err := datapath.Run(f.Config(n, counts[n], u), seed+uint64(i))
+		if err != nil {
+			return nil, fmt.Errorf("calib: simulating %d B requests at load %v: %w", n, u, err)
+		}
+		p := res.Path(datapath.PathLoopback)
+		for _, r := range p.Records() {
+			out.EndToEnd = append(out.EndToEnd, r.End-r.Start)
+			for k, name := range p.StageOrder {
+				out.Stages[name] = append(out.Stages[name], r.Stages[k])
+			}
+		}
+	}
+	return out, nil
+}
+
+// StageError compares one stage's median and 99th percentile, model
+// against real, in microseconds.
+type StageError struct {
+	Stage      string  `json:"stage"`
+	RealP50US  float64 `json:"real_p50_us"`
+	ModelP50US float64 `json:"model_p50_us"`
+	RealP99US  float64 `json:"real_p99_us"`
+	ModelP99US float64 `json:"model_p99_us"`
+}
+
+// realStages maps the loopback path's stages to the real run's.
+var realStages = []struct {
+	model string
+	real  func(q host.Request) float64
+}{
+	{"network", func(q host.Request) float64 { return q.Network.Seconds() * 1e6 }},
+	{"copy", func(q host.Request) float64 { return q.Copy.Seconds() * 1e6 }},
+	{"compute", func(q host.Request) float64 { return q.Compute.Seconds() * 1e6 }},
+	{"reply", func(q host.Request) float64 { return q.Reply.Seconds() * 1e6 }},
+}
+
+// compareLevel fills a level's errors, stage table and dominant stage.
+func compareLevel(u float64, usedForFit bool, run *host.PathRun, m *ModelRun, tailUS float64) (LevelError, LatencySet) {
+	real := make([]float64, len(run.Requests))
+	for j, q := range run.Requests {
+		real[j] = q.EndToEnd.Seconds() * 1e6
+	}
+	l := levelError(u, real, m.EndToEnd, run.Load.Measured)
+	l.UsedForFit = usedForFit
+	l.RealTailShare, l.ModelTailShare = tailShare(real, tailUS), tailShare(m.EndToEnd, tailUS)
+	rnd := func(x float64) float64 { return math.Round(x*1e4) / 1e4 }
+	worst := -1.0
+	p := 0.5
+	if math.Abs(l.P99Error) > P99Target && math.Abs(l.P50Error) <= P50Target {
+		p = 0.99
+	}
+	for _, st := range realStages {
+		xs := make([]float64, len(run.Requests))
+		for j, q := range run.Requests {
+			xs[j] = st.real(q)
+		}
+		ms := m.Stages[st.model]
+		e := StageError{Stage: st.model,
+			RealP50US: rnd(quantile(xs, 0.5)), ModelP50US: rnd(quantile(ms, 0.5)),
+			RealP99US: rnd(quantile(xs, 0.99)), ModelP99US: rnd(quantile(ms, 0.99))}
+		l.Stages = append(l.Stages, e)
+		if d := math.Abs(quantile(ms, p) - quantile(xs, p)); d > worst {
+			worst, l.DominantStage = d, st.model
+		}
+	}
+	return l, LatencySet{BackgroundLoad: u, RealUS: real, ModelUS: m.EndToEnd}
+}
+
+// tailShare is the share of xs above t, to five decimals.
+func tailShare(xs []float64, t float64) float64 {
+	n := 0
+	for _, x := range xs {
+		if x > t {
+			n++
+		}
+	}
+	return math.Round(float64(n)/float64(len(xs))*1e5) / 1e5
+}
+
+// The validation target on the host backend: |p50 error| and |p99 error|
+// at every held-out load.
+const (
+	P50Target = 0.10
+	P99Target = 0.25
+)
+
+// Met says whether the level is within both targets.
+func (l LevelError) Met() bool {
+	return math.Abs(l.P50Error) <= P50Target && math.Abs(l.P99Error) <= P99Target
+}

@@ -1,0 +1,148 @@
+package calib
+
+import (
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/conspirator-sim/conspirator/engine"
+	"github.com/conspirator-sim/conspirator/realhw/host"
+)
+
+// The synthetic testbed of the FitHost tests: a loopback message takes
+// 20 us + 0.2 ns/B, the copy runs at 8 GB/s, the compute takes 5 us and
+// the reply is a 2000 B message; every stage carries +-2% deterministic
+// jitter. Under load u each of the two wake-ups of a request waits, with
+// probability u*miss, a time uniform in [0, slice).
+const (
+	synNetFixed = 20e-6
+	synNetByte  = 0.2e-9
+	synCopyBW   = 8e9
+	synCompute  = 5e-6
+	synReply    = 2000
+)
+
+func synNet(n int64) float64 { return synNetFixed + synNetByte*float64(n) }
+
+func syntheticRun(u, miss, slice float64, perSize int, seed uint64) *host.PathRun {
+	sizes := []int64{1 << 10, 16 << 10, 64 << 10, 256 << 10}
+	rng := engine.NewStream(seed, "synthetic")
+	jit := func(x float64) float64 { return x * (1 + 0.04*(rng.Float64()-0.5)) }
+	d := func(s float64) time.Duration { return time.Duration(math.Round(s * 1e9)) }
+	run := &host.PathRun{Config: host.PathConfig{Sizes: sizes, Requests: perSize, Load: u, ReplyBytes: synReply, ComputeBytes: 4096}}
+	for i := 0; i < perSize*len(sizes); i++ {
+		n := sizes[i%len(sizes)]
+		net, cp, comp, rep := jit(synNet(n)), jit(float64(n)/synCopyBW), jit(synCompute), jit(synNet(synReply))
+		for range wakeupsPerRequest {
+			if rng.Float64() < u*miss {
+				net += rng.Float64() * slice
+			}
+		}
+		run.Requests = append(run.Requests, host.Request{Bytes: n, RequestTimes: host.RequestTimes{
+			Network: d(net), Copy: d(cp), Compute: d(comp), Reply: d(rep), EndToEnd: d(net + cp + comp + rep)}})
+	}
+	return run
+}
+
+// FitHost recovers the generating parameters: the stage costs from the
+// unloaded run, and the wake-up model from the run at 80% load. The
+// tolerances are those of the estimators on 20,000 requests: the miss
+// fraction from about 1,500 waits (binomial, 2.6% standard error, 10%
+// allowed), the slice from their mean (uniform, under 1% standard error, 5%
+// allowed).
+func TestFitHostRecovers(t *testing.T) {
+	const miss, slice = 0.05, 2e-3
+	f, err := FitHost(syntheticRun(0, 0, 0, 5000, 1), []*host.PathRun{syntheticRun(0.8, miss, slice, 5000, 2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("fit: %+v", f)
+	for _, c := range []struct {
+		name      string
+		got, want float64
+		tol       float64
+	}{
+		{"network fixed (us)", f.NetworkFixedUS, synNetFixed * 1e6, 0.03},
+		{"network per byte (ns)", f.NetworkPerByteNS, synNetByte * 1e9, 0.03},
+		{"memcpy (GB/s)", f.MemcpyGBps, synCopyBW / 1e9, 0.03},
+		{"compute (us)", f.ComputeUS, synCompute * 1e6, 0.01},
+		{"wakeup miss", f.WakeupMiss, miss, 0.10},
+		{"slice (us)", f.SliceUS, slice * 1e6, 0.05},
+	} {
+		if math.Abs(c.got-c.want) > c.tol*c.want {
+			t.Errorf("%s: %v, want %v within %.0f%%", c.name, c.got, c.want, 100*c.tol)
+		}
+	}
+	// The jitter is symmetric and load-independent: no interference.
+	if f.Interference > 0.02 {
+		t.Errorf("interference %v, want about 0", f.Interference)
+	}
+	if f.ThresholdUS != minWaitThreshold*1e6 || f.WaitsSeen == 0 || !slices.Equal(f.FitLoads, []float64{0.8}) {
+		t.Errorf("threshold %v us, %d waits seen, fit loads %v", f.ThresholdUS, f.WaitsSeen, f.FitLoads)
+	}
+	// The tail threshold: the largest unloaded median (256 KiB: the closed
+	// form below) plus the 100 us floor.
+	big := (synNet(256<<10) + float64(256<<10)/synCopyBW + synCompute + synNet(synReply)) * 1e6
+	if math.Abs(f.TailUS-(big+100)) > 0.02*big {
+		t.Errorf("tail threshold %v us, want about %v", f.TailUS, big+100)
+	}
+	// Bad input: no loaded run, a loaded run given as the unloaded one.
+	if _, err := FitHost(syntheticRun(0, 0, 0, 100, 1), nil); err == nil {
+		t.Error("a fit without a loaded run was accepted")
+	}
+	if _, err := FitHost(syntheticRun(0.5, 0, 0, 100, 1), nil); err == nil {
+		t.Error("a loaded run was accepted as the unloaded one")
+	}
+}
+
+// The model side of the validation is sim/datapath's loopback path, and
+// its closed forms hold: unloaded, every request takes exactly
+// network(n) + n/memcpy + compute + network(reply) (each stage rounded up
+// to the nanosecond); at load u a request waits for a slice with
+// probability 1 - (1 - u m)^2, checked within five binomial standard
+// deviations. The same seed gives the same latencies.
+func TestSimulateClosedForm(t *testing.T) {
+	f := HostFit{NetworkFixedUS: 20, NetworkPerByteNS: 0.2, MemcpyGBps: 8, ComputeUS: 5, WakeupMiss: 0.05, SliceUS: 2000, ReplyBytes: synReply, Cores: 1}
+	counts := map[int64]int{1 << 10: 2000, 256 << 10: 2000}
+	m, err := f.Simulate(counts, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.EndToEnd) != 4000 || len(m.Stages["network"]) != 4000 || len(m.Stages["reply"]) != 4000 {
+		t.Fatalf("%d latencies, stages %d/%d; want 4000", len(m.EndToEnd), len(m.Stages["network"]), len(m.Stages["reply"]))
+	}
+	closed := func(n int64) float64 { return (synNet(n) + float64(n)/synCopyBW + synCompute + synNet(synReply)) * 1e6 }
+	for i, e := range m.EndToEnd {
+		n := int64(1 << 10)
+		if i >= 2000 {
+			n = 256 << 10
+		}
+		if math.Abs(e-closed(n)) > 0.004 {
+			t.Fatalf("request %d (%d B): %v us, want %v us", i, n, e, closed(n))
+		}
+	}
+	const u = 0.6
+	m, err = f.Simulate(counts, u, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waited := 0
+	for i, e := range m.EndToEnd {
+		n := int64(1 << 10)
+		if i >= 2000 {
+			n = 256 << 10
+		}
+		if e > closed(n)+0.004 {
+			waited++
+		}
+	}
+	p := 1 - math.Pow(1-u*f.WakeupMiss, 2)
+	if sd := math.Sqrt(4000 * p * (1 - p)); math.Abs(float64(waited)-4000*p) > 5*sd {
+		t.Errorf("%d of 4000 requests waited, want %.0f +- %.0f", waited, 4000*p, 5*sd)
+	}
+	again, _ := f.Simulate(counts, u, 1)
+	if !slices.Equal(m.EndToEnd, again.EndToEnd) {
+		t.Error("same seed, different latencies")
+	}
+}
