@@ -148,6 +148,20 @@ type Result struct {
 	Inputs  struct {
 		Calibration string `json:"calibration"`
 	} `json:"inputs"`
+	// Calibration is what a calibration profile set (absent without one).
+	Calibration *struct {
+		Profile string   `json:"profile"`
+		Date    string   `json:"date"`
+		Tool    string   `json:"tool"`
+		Machine string   `json:"machine"`
+		Sources []string `json:"sources"`
+		Values  []struct {
+			Key             string `json:"key"`
+			Value           string `json:"value"`
+			From            string `json:"from"`
+			OverriddenBySet bool   `json:"overridden_by_set"`
+		} `json:"values"`
+	} `json:"calibration,omitempty"`
 
 	Scenario   string             `json:"scenario,omitempty"`
 	Paths      []PathResult       `json:"paths,omitempty"`

@@ -174,6 +174,7 @@ func renderRun(fsys atomicfs.FS, dir string) error {
 	fmt.Fprintf(&md, "# Report: %s\n\n", title)
 	md.WriteString("Rendered from the stored results in this directory by `conspirator report`.\n")
 	writeTables(&md, r)
+	writeCalibration(&md, r)
 	if err := writeRestsOn(&md, dir); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
@@ -193,6 +194,28 @@ func writeReport(fsys atomicfs.FS, dir, md string) error {
 		return fmt.Errorf("report: %w", err)
 	}
 	return nil
+}
+
+// writeCalibration lists what a calibration profile set: each value, the
+// measurement behind it, and when and where that was measured.
+func writeCalibration(md *strings.Builder, r Result) {
+	c := r.Calibration
+	if c == nil {
+		return
+	}
+	md.WriteString("\n## Calibration\n\n")
+	fmt.Fprintf(md, "Values from the calibration profile `%s`, measured %s on %s by %s.\n", c.Profile, orUnknown(c.Date), orUnknown(c.Machine), orUnknown(c.Tool))
+	for _, s := range c.Sources {
+		fmt.Fprintf(md, "- %s\n", s)
+	}
+	md.WriteString("\n| key | value | measured as | used |\n|---|---|---|---|\n")
+	for _, v := range c.Values {
+		used := "yes"
+		if v.OverriddenBySet {
+			used = "no: --set gave another value"
+		}
+		fmt.Fprintf(md, "| `%s` | %s | %s | %s |\n", v.Key, v.Value, v.From, used)
+	}
 }
 
 // writeTables writes the key-metric tables of one result.

@@ -24,6 +24,32 @@ type Scenario struct {
 	Allocation  *alloc.Config    `yaml:"allocation" json:"allocation,omitempty" doc:"the FGD paper's allocation experiment: pods of an openb pod list (CPU-only ones included) resampled to a multiple of the GPU capacity and placed one by one, never leaving, on the servers of a node list by node-level policies; absent means not simulated"`
 	Cost        *Cost            `yaml:"cost" json:"cost,omitempty" doc:"cost and power table of the control-plane processors; absent means: compare the simulated host CPU and SmartNIC on the same control work"`
 	Calibration string           `yaml:"calibration" json:"calibration,omitempty" doc:"calibration profile (YAML written by 'conspirator calibrate') whose fitted values override the defaults; a relative path is relative to the scenario file; --set still wins"`
+
+	// CalibrationTrace says what the calibration profile set and where
+	// each value was measured; filled by the loader of the profile (the
+	// CLI), not a scenario key. Runs copy it into summary.json.
+	CalibrationTrace *CalibrationTrace `yaml:"-" json:"-"`
+}
+
+// CalibrationTrace is what a calibration profile applied to a run: the
+// profile, when and on what machine it was measured, and every value it
+// set with the measurement behind it.
+type CalibrationTrace struct {
+	Profile string            `json:"profile"`
+	Date    string            `json:"date,omitempty"`
+	Tool    string            `json:"tool"`
+	Machine string            `json:"machine"`
+	Sources []string          `json:"sources,omitempty"`
+	Values  []CalibratedValue `json:"values"`
+}
+
+// CalibratedValue is one key a profile set. OverriddenBySet marks a key
+// the user's --set gave another value, which the run used instead.
+type CalibratedValue struct {
+	Key             string `json:"key"`
+	Value           string `json:"value"`
+	From            string `json:"from"`
+	OverriddenBySet bool   `json:"overridden_by_set,omitempty"`
 }
 
 // Validate refuses a scenario with nothing to simulate: without a

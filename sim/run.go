@@ -36,6 +36,9 @@ type Summary struct {
 	// Inputs is the resolved scenario with the keys and unit syntax of a
 	// scenario file (what `conspirator scenarios schema` documents).
 	Inputs map[string]any `json:"inputs"`
+	// Calibration says what a calibration profile set, measured when and
+	// where (absent without a profile).
+	Calibration *scenarios.CalibrationTrace `json:"calibration,omitempty"`
 	// Overrides lists the data-path keys set to other values than the
 	// part named for them gives (a xeon-8380-2s with cores: 64); a key left
 	// out of the scenario takes its part's value and is not listed.
@@ -130,7 +133,7 @@ func RunWith(sc *scenarios.Scenario, opts Options) (*Output, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding the resolved inputs: %w", err)
 	}
-	sum := Summary{Version: Version, Commit: Commit(), Scenario: sc.Name, Seed: sc.Seed, Inputs: inputs}
+	sum := Summary{Version: Version, Commit: Commit(), Scenario: sc.Name, Seed: sc.Seed, Inputs: inputs, Calibration: sc.CalibrationTrace}
 	files := map[string][]byte{}
 	var timing Timing
 	if sc.DataPath != nil {

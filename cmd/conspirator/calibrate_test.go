@@ -32,7 +32,7 @@ func TestCalibrateImportThenRun(t *testing.T) {
 	prof := filepath.Join(out, "profile.yaml")
 	run := filepath.Join(dir, "run")
 	code, _, stderr = cli(t, nil, "run", "paper/e2e", "--set", "calibration="+prof, "--set", "datapath.clients.requests=100",
-		"--set", "datapath.network.latency=2us", "-o", run, "--no-report")
+		"--set", "datapath.network.latency=2us", "-o", run)
 	if code != 0 {
 		t.Fatalf("run with the profile: exit %d: %s", code, stderr)
 	}
@@ -47,6 +47,14 @@ func TestCalibrateImportThenRun(t *testing.T) {
 				} `json:"network"`
 			} `json:"datapath"`
 		} `json:"inputs"`
+		Calibration *struct {
+			Profile, Date, Tool string
+			Sources             []string
+			Values              []struct {
+				Key, Value, From string
+				OverriddenBySet  bool `json:"overridden_by_set"`
+			}
+		} `json:"calibration"`
 	}
 	b, err := os.ReadFile(filepath.Join(run, "summary.json"))
 	if err != nil {
@@ -62,6 +70,35 @@ func TestCalibrateImportThenRun(t *testing.T) {
 	}
 	if got := s.Inputs.DataPath.Network.Latency; got != "2us" {
 		t.Errorf("network.latency = %q, want the --set 2us to win over the profile", got)
+	}
+	// The trace: both values, where each was measured, the one --set
+	// replaced marked so, the profile's date and sources.
+	c := s.Calibration
+	if c == nil || c.Profile != prof || c.Date == "" || c.Tool != "conspirator calibrate --import" || len(c.Sources) != 2 || len(c.Values) != 2 {
+		t.Fatalf("calibration trace %+v, want the profile, its date, tool, two sources and two values", c)
+	}
+	for _, v := range c.Values {
+		switch v.Key {
+		case "datapath.host.pinned_h2d":
+			if v.Value != "55.63GB/s" || !strings.Contains(v.From, "nvbandwidth host_to_device_memcpy_ce") || v.OverriddenBySet {
+				t.Errorf("pinned_h2d trace %+v", v)
+			}
+		case "datapath.network.latency":
+			if !strings.Contains(v.From, "rdma-write latency fit") || !v.OverriddenBySet {
+				t.Errorf("network.latency trace %+v, want the rdma-write fit, overridden by --set", v)
+			}
+		default:
+			t.Errorf("unexpected traced key %+v", v)
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(run, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"## Calibration", "`datapath.host.pinned_h2d` | 55.63GB/s | nvbandwidth", "no: --set gave another value"} {
+		if !strings.Contains(string(md), w) {
+			t.Errorf("report.md lacks %q", w)
+		}
 	}
 }
 

@@ -80,7 +80,7 @@ func (a *app) load(nameOrPath string, f scenarioFlags, extra ...string) (*scenar
 		// fitted values replace the defaults, the user's --set still wins.
 		// Reload with its overrides placed before the user's.
 		prof := sc.Calibration
-		over, err := calibrationOverrides(nameOrPath, prof)
+		over, trace, err := calibrationOverrides(nameOrPath, prof, sets)
 		if err != nil {
 			return nil, err
 		}
@@ -96,6 +96,7 @@ func (a *app) load(nameOrPath string, f scenarioFlags, extra ...string) (*scenar
 			}
 			return nil, usageError{err}
 		}
+		sc.CalibrationTrace = trace
 	}
 	if sc.Name == "" {
 		sc.Name = strings.TrimSuffix(filepath.Base(nameOrPath), filepath.Ext(nameOrPath))
@@ -104,9 +105,10 @@ func (a *app) load(nameOrPath string, f scenarioFlags, extra ...string) (*scenar
 }
 
 // calibrationOverrides reads a calibration profile and returns its
-// proposed scenario values as --set strings, in key order. A relative
-// profile path is taken relative to the scenario file.
-func calibrationOverrides(scenarioPath, profile string) ([]string, error) {
+// proposed scenario values as --set strings, in key order, and the trace
+// of what it sets for summary.json (sets are the user's --set, which win).
+// A relative profile path is taken relative to the scenario file.
+func calibrationOverrides(scenarioPath, profile string, sets []string) ([]string, *scenarios.CalibrationTrace, error) {
 	p := profile
 	if !filepath.IsAbs(p) {
 		if st, err := os.Stat(scenarioPath); err == nil && !st.IsDir() {
@@ -115,18 +117,41 @@ func calibrationOverrides(scenarioPath, profile string) ([]string, error) {
 	}
 	prof, err := calib.LoadProfile(p)
 	if err != nil {
-		return nil, usagef("calibration profile: %v", err)
+		return nil, nil, usagef("calibration profile: %v", err)
 	}
 	keys := make([]string, 0, len(prof.Scenario))
 	for k := range prof.Scenario {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	pv := prof.Provenance
+	m := pv.Machine
+	machine := strings.Join(slices.DeleteFunc([]string{m.Hostname, m.CPUModel, m.Clock, coresText(m.Cores), m.GOARCH}, func(s string) bool { return s == "" }), ", ")
+	if m.Hostname == "" && m.CPUModel == "" {
+		// An import knows only the importing machine's architecture; the
+		// testbed is not named in perftest or nvbandwidth output.
+		machine = "a testbed not recorded in the imported files"
+	}
+	trace := &scenarios.CalibrationTrace{Profile: profile, Date: pv.Date, Tool: pv.Tool, Machine: machine, Sources: pv.Sources}
 	out := make([]string, 0, len(keys))
 	for _, k := range keys {
-		out = append(out, fmt.Sprintf("%s=%v", k, prof.Scenario[k]))
+		v := fmt.Sprint(prof.Scenario[k])
+		out = append(out, k+"="+v)
+		from := prof.ScenarioFrom[k]
+		if from == "" {
+			from = "not recorded (a profile written before scenario_from)"
+		}
+		overridden := slices.ContainsFunc(sets, func(s string) bool { return strings.HasPrefix(s, k+"=") })
+		trace.Values = append(trace.Values, scenarios.CalibratedValue{Key: k, Value: v, From: from, OverriddenBySet: overridden})
 	}
-	return out, nil
+	return out, trace, nil
+}
+
+func coresText(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d cores", n)
 }
 
 // scenarioEnv drops the command line's own variables (CONSPIRATOR_JOBS,

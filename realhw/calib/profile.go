@@ -39,6 +39,10 @@ type Profile struct {
 	Background []LoadFit      `yaml:"background,omitempty"`
 	Decision   *DecisionFit   `yaml:"decision,omitempty"`
 	Scenario   map[string]any `yaml:"scenario,omitempty"` // --set style overrides from applied fits (keys sorted on output)
+	// ScenarioFrom says, per key of Scenario, which measurement and fit
+	// the value comes from; a run that applies the profile carries it into
+	// summary.json and its report.
+	ScenarioFrom map[string]string `yaml:"scenario_from,omitempty"`
 	// Notes are remarks a user must see, e.g. a stage name that no
 	// measurement tool writes and no scenario key takes (a typo in an
 	// imported CSV would otherwise be fitted and ignored without a word).

@@ -145,31 +145,40 @@ func measure(opts Options) (*Profile, []*host.PathRun, error) {
 // A fit that is not applied proposes nothing.
 func (p *Profile) fillScenario() {
 	set := map[string]any{}
+	from := map[string]string{}
 	for _, c := range p.CPU {
 		if !c.Applied || c.CyclesPerByte <= 0 {
 			continue
 		}
+		key := ""
 		switch c.Stage {
 		case host.StageTCPServerCPU:
-			set["datapath.host.tcp_rx_cycles_per_byte"] = c.CyclesPerByte
+			key = "datapath.host.tcp_rx_cycles_per_byte"
 		case host.StageTCPClientCPU:
-			set["datapath.host.tcp_tx_cycles_per_byte"] = c.CyclesPerByte
+			key = "datapath.host.tcp_tx_cycles_per_byte"
+		default:
+			continue
 		}
+		set[key] = c.CyclesPerByte
+		from[key] = fmt.Sprintf("%s CPU time per byte (kernel accounting) x clock: %d samples, R-squared %.3f", c.Stage, c.Samples, c.RSquared)
 	}
 	for _, verb := range []string{"rdma-write", "rdma-send"} {
 		if f, ok := p.Stage(verb); ok && f.Applied && f.Fixed > 0 {
 			set["datapath.network.latency"] = units.Duration(engine.Seconds(f.Fixed)).String()
+			from["datapath.network.latency"] = fmt.Sprintf("%s latency fit, fixed cost: %d samples over %d sizes, R-squared %.3f", verb, f.Samples, len(f.Sizes), f.RSquared)
 			break
 		}
 	}
 	if bw := p.throughput["nvbandwidth/host_to_device_memcpy_ce"]; bw > 0 {
 		set["datapath.host.pinned_h2d"] = units.Bandwidth(round(bw, 4)).String()
+		from["datapath.host.pinned_h2d"] = fmt.Sprintf("nvbandwidth host_to_device_memcpy_ce, median of %d samples", p.Provenance.Samples["nvbandwidth/host_to_device_memcpy_ce"])
 	}
 	if d := p.Decision; d != nil && d.Applied {
 		set["datapath.host.decision_time"] = d.HostDecisionTime
+		from["datapath.host.decision_time"] = fmt.Sprintf("%s policy's decision time measured on the %s at %s (%s)", d.Policy, d.MeasuredOn, d.ProposedFrom, d.Rule)
 	}
 	if len(set) > 0 {
-		p.Scenario = set
+		p.Scenario, p.ScenarioFrom = set, from
 	}
 }
 

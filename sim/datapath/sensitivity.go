@@ -134,7 +134,8 @@ var scalable = map[string]knob{
 // why (TestSensitivityCoversUnsourced reads it).
 var notScaled = map[string]string{
 	"host.cpu":              "a part name, not a number: change it with --set",
-	"host.background_model": "a choice between two load models, not a number",
+	"host.background_model": "a choice between load models, not a number",
+	"host.memcpy_bandwidth": "used by the loopback path only (calibrate --validate), by none of the paper's four",
 	"network.max_qps":       "a limit on clients, not a cost: it changes no latency below it",
 }
 
