@@ -225,13 +225,17 @@ func detectFormat(data []byte) string {
 // validation table.
 func printProfile(a *app, p *calib.Profile, v *calib.Validation) {
 	tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "stage\tfixed\tbandwidth\tR²\tsamples\tapplied")
+	fmt.Fprintln(tw, "stage\tkind\tfixed\tbandwidth\tR²\tsamples\tapplied")
 	for _, s := range p.Stages {
 		ap := "yes"
 		if !s.Applied {
 			ap = "no: " + s.Reason
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.4f\t%d\t%s\n", s.Stage, s.Fixed, s.Bandwidth, s.RSquared, s.Samples, ap)
+		kind := s.Kind
+		if kind == "" {
+			kind = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.4f\t%d\t%s\n", s.Stage, kind, s.Fixed, s.Bandwidth, s.RSquared, s.Samples, ap)
 	}
 	tw.Flush()
 	for _, n := range p.Notes {

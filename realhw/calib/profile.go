@@ -18,7 +18,6 @@ import (
 	"github.com/conspirator-sim/conspirator/engine"
 	"github.com/conspirator-sim/conspirator/hw/units"
 	"github.com/conspirator-sim/conspirator/realhw"
-	"github.com/conspirator-sim/conspirator/realhw/host"
 	"go.yaml.in/yaml/v3"
 	"gonum.org/v1/gonum/stat"
 )
@@ -75,7 +74,10 @@ type Machine struct {
 
 // StageFit is a stage's latency = fixed + bytes / bandwidth.
 type StageFit struct {
-	Stage     string    `yaml:"stage"`
+	Stage string `yaml:"stage"`
+	// Kind is the data-path stage kind the stage measures (MeasuredKind);
+	// empty for the whole request or a name no tool writes.
+	Kind      string    `yaml:"kind,omitempty"`
 	Fixed     string    `yaml:"fixed"`               // duration, e.g. "12.5us"
 	Bandwidth string    `yaml:"bandwidth,omitempty"` // e.g. "9.87GB/s"; empty when no slope was fitted
 	RSquared  float64   `yaml:"r_squared"`
@@ -216,23 +218,9 @@ func FromSamples(samples []realhw.Sample) *Profile {
 	return p
 }
 
-// knownStageNames are the stage names the host backend, the perftest and
-// nvbandwidth importers write (nvbandwidth's as "nvbandwidth/TESTCASE").
-func knownStageNames() []string {
-	return []string{host.StageTCPNetwork, host.StageTCPCopy, host.StageTCPCompute, host.StageTCPReply, host.StageTCPE2E,
-		host.StageTCPServerCPU, host.StageTCPClientCPU, host.StageMemcpy, host.StageCPUSpin,
-		"rdma-write", "rdma-read", "rdma-send", "rdma-write-bw", "rdma-read-bw", "rdma-send-bw", "nvbandwidth/*"}
-}
-
-func knownStage(name string) bool {
-	if strings.HasPrefix(name, "nvbandwidth/") {
-		return true
-	}
-	return slices.Contains(knownStageNames(), name)
-}
-
 func stageFit(f LinearFit) StageFit {
-	sf := StageFit{Stage: f.Stage, RSquared: round(f.RSquared, 4), Sizes: f.Sizes, Samples: f.Samples, Applied: f.Applied, Reason: f.Reason, fit: f}
+	k, _ := MeasuredKind(f.Stage)
+	sf := StageFit{Stage: f.Stage, Kind: string(k), RSquared: round(f.RSquared, 4), Sizes: f.Sizes, Samples: f.Samples, Applied: f.Applied, Reason: f.Reason, fit: f}
 	sf.Fixed = signedDuration(f.Fixed)
 	if f.PerByte > 0 {
 		sf.Bandwidth = units.Bandwidth(round(1/f.PerByte, 4)).String()

@@ -3,6 +3,8 @@
 package cuda
 
 import (
+	"github.com/conspirator-sim/conspirator/realhw/calib"
+	"github.com/conspirator-sim/conspirator/sim/datapath"
 	"os"
 	"strings"
 	"testing"
@@ -70,6 +72,20 @@ func TestMeasure(t *testing.T) {
 	for _, st := range []string{StageLaunch, StageLaunchAsync, StageKernel} {
 		if count[st] == 0 {
 			t.Errorf("no %s samples", st)
+		}
+	}
+}
+
+// The stage names this backend writes are the ones calib spells out (it
+// cannot import this package without the tag), each with its kind.
+func TestCudaStageNamesKnown(t *testing.T) {
+	for name, want := range map[string]datapath.StageKind{
+		StageH2DPinned: datapath.KindDMA, StageH2DPageable: datapath.KindHostCopy,
+		StageD2HPinned: datapath.KindDMA, StageD2HPageable: datapath.KindHostCopy,
+		StageLaunch: datapath.KindLaunch, StageLaunchAsync: datapath.KindLaunch, StageKernel: datapath.KindCompute,
+	} {
+		if k, ok := calib.MeasuredKind(name); !ok || k != want {
+			t.Errorf("%s: calib kind %q (known %v), want %q", name, k, ok, want)
 		}
 	}
 }
