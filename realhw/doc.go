@@ -1,7 +1,9 @@
 // Package realhw provides the Backend interface through which a request
 // pipeline's stages (network transfer, host copy, CPU work, DMA, GPU
 // compute) run either on the simulator's model or on real hardware, and the
-// Sample type in which real measurements travel to calibration.
+// Sample type in which real measurements travel to calibration. The swap
+// subpackage performs a simulated run's stages on a Backend
+// (`run --backend host`).
 //
 // The real backends live in subpackages: host (any Linux machine: loopback
 // TCP, memcpy, a CPU load generator, kernel CPU accounting), cuda (build tag

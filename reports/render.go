@@ -175,6 +175,9 @@ func renderRun(fsys atomicfs.FS, dir string) error {
 	md.WriteString("Rendered from the stored results in this directory by `conspirator report`.\n")
 	writeTables(&md, r)
 	writeCalibration(&md, r)
+	if err := writeBackend(&md, dir); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
 	if err := writeRestsOn(&md, dir); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}

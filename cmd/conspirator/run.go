@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/conspirator-sim/conspirator/realhw/swap"
 	"os"
 	"path/filepath"
 	"slices"
@@ -173,6 +174,8 @@ func (a *app) runCmd() *cobra.Command {
 	var f scenarioFlags
 	var outDir string
 	var noReport, noSensitivity, withSensitivity bool
+	var backend string
+	var backendReps int
 	c := &cobra.Command{
 		Use:   "run [SCENARIO|FILE]",
 		Short: "Run one scenario and write its results, plots and report",
@@ -198,10 +201,21 @@ A data-path run also reruns itself with each unsourced parameter at both
 ends of its plausible range (about 40 reruns) and writes sensitivity.csv;
 the report lists the three parameters the headline moves most with.
 --no-sensitivity skips it; --sensitivity computes it for a cluster run too
-(each point a whole replay) or a data-path run above 20,000 requests.`,
+(each point a whole replay) or a data-path run above 20,000 requests.
+
+--backend host swaps models for real paths where this machine can: after
+the simulation it performs each data-path stage the host backend can do
+for real (loopback TCP for a TCP path's network and reply, memcpy for host
+copies, CPU work for host-CPU stages), --backend-reps times with the
+model's bytes or work, under the scenario's background load (a load
+generator at that duty cycle), and writes backend.json and a report
+section with each stage's model time beside the real one. Stages it cannot
+perform (RDMA transfers, GPU work, the SmartNIC) stay simulated, each with
+the reason; queueing between requests is not re-simulated.`,
 		Example: `  conspirator run
   conspirator run paper/e2e --set datapath.host.background_load=80% -o out/e2e-80
-  conspirator run my.yaml --seed 7`,
+  conspirator run my.yaml --seed 7
+  conspirator run paper/e2e --backend host --no-sensitivity`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := DefaultScenario
@@ -221,9 +235,23 @@ the report lists the three parameters the headline moves most with.
 			if err := checkWritableParent(dir); err != nil {
 				return err
 			}
+			if backend != "" {
+				if err := checkBackend(backend, sc, backendReps); err != nil {
+					return err
+				}
+			}
 			out, err := sim.RunWith(sc, sim.Options{Progress: runProgress(a.stderr, isTerminal(a.stderr))})
 			if err != nil {
 				return fmt.Errorf("scenario %s: %w", sc.Name, err)
+			}
+			var swapped *swap.Report
+			if backend != "" {
+				rep, js, err := runBackend(sc, out, backendReps)
+				if err != nil {
+					return err
+				}
+				swapped = rep
+				out.Files[reports.BackendFile] = js
 			}
 			var top []reports.SensitivityRow
 			var headlineLabel string
@@ -244,6 +272,9 @@ the report lists the three parameters the headline moves most with.
 				return err
 			}
 			printSummary(a.stdout, &out.Summary, &out.Timing)
+			if swapped != nil {
+				printBackend(a.stdout, swapped)
+			}
 			if len(top) > 0 {
 				parts := make([]string, len(top))
 				for i, r := range top {
@@ -262,6 +293,8 @@ the report lists the three parameters the headline moves most with.
 	f.add(c)
 	c.Flags().StringVarP(&outDir, "output", "o", "", "result directory (default $CONSPIRATOR_OUT/<scenario name>, CONSPIRATOR_OUT defaulting to ./results)")
 	c.Flags().BoolVar(&noReport, "no-report", false, "skip plots, report.md and report.html (summary and CSV files only)")
+	c.Flags().StringVar(&backend, "backend", "", "also perform the data-path stages this real backend can (host: loopback TCP, memcpy, CPU work, under the scenario's background load) and write their times beside the model's (backend.json)")
+	c.Flags().IntVar(&backendReps, "backend-reps", 200, "times each stage is performed on the --backend")
 	c.Flags().BoolVar(&noSensitivity, "no-sensitivity", false, "skip the sensitivity of a data-path run's headline (sensitivity.csv, the report's \"rests on\" list)")
 	c.Flags().BoolVar(&withSensitivity, "sensitivity", false, "compute the headline's sensitivity for a cluster run too (each of its points is a whole replay: about four more runs), or for a data-path run above 20,000 requests")
 	return c

@@ -1,0 +1,178 @@
+// Package swap runs, on a real backend (realhw.Backend), the stages of the
+// data-path model that the backend can perform, and sets the measured
+// times beside the model's: the mission's swap of models for real paths.
+// Stages a backend cannot perform (an RDMA write on a host without an RDMA
+// NIC, anything on a GPU without one) stay simulated, each with its
+// reason. The swap is per stage: every performed stage runs alone, Reps
+// times, with the bytes or CPU work the model gives it; queueing between
+// requests is not re-simulated, so a path's end-to-end figure with real
+// stages is the model's mean with each performed stage's mean replaced
+// (a lone request's sum), and says so.
+package swap
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/conspirator-sim/conspirator/engine"
+	"github.com/conspirator-sim/conspirator/hw"
+	"github.com/conspirator-sim/conspirator/realhw"
+	"github.com/conspirator-sim/conspirator/sim/datapath"
+)
+
+// Real is a performed stage's measured time.
+type Real struct {
+	Op     string  `json:"op"` // the backend call, with its argument: "Network(2408448 B)"
+	Reps   int     `json:"reps"`
+	P50US  float64 `json:"p50_us"`
+	P99US  float64 `json:"p99_us"`
+	MeanUS float64 `json:"mean_us"`
+}
+
+// Row is one stage of one path: the model's time, and the backend's where
+// it performed the stage (else Simulated says why not).
+type Row struct {
+	Path        string  `json:"path"`
+	Stage       string  `json:"stage"`
+	Kind        string  `json:"kind"`
+	ModelP50US  float64 `json:"model_p50_us"`
+	ModelMeanUS float64 `json:"model_mean_us"`
+	Real        *Real   `json:"real,omitempty"`
+	Simulated   string  `json:"simulated,omitempty"`
+}
+
+// PathSum is a path's end-to-end mean: the model's, and the model's with
+// the performed stages' means replaced by the measured ones.
+type PathSum struct {
+	Path           string  `json:"path"`
+	Performed      int     `json:"stages_performed"`
+	ModelMeanUS    float64 `json:"model_mean_us"`
+	WithRealMeanUS float64 `json:"with_real_stages_mean_us"`
+}
+
+// Report is backend.json.
+type Report struct {
+	Backend        string    `json:"backend"`
+	BackgroundLoad float64   `json:"background_load"`
+	Note           string    `json:"note"`
+	Rows           []Row     `json:"stages"`
+	Paths          []PathSum `json:"paths"`
+}
+
+// Note is the report's statement of what the swap does and does not do.
+const Note = "each performed stage ran alone on the backend, reps times, with the model's bytes or CPU work; queueing between requests is not re-simulated: with_real_stages_mean_us is the model's mean end-to-end latency with the performed stages' means replaced by the measured ones"
+
+// Run performs, on b, every stage of every path in res that b can perform,
+// reps times each, and reports it beside the model. cfg is the data-path
+// configuration that produced res. Run does not start a background load:
+// the caller runs it under the load the scenario names, if any.
+func Run(cfg datapath.Config, res []datapath.PathResult, b realhw.Backend, reps int) (*Report, error) {
+	if reps < 1 {
+		return nil, fmt.Errorf("swap: reps %d must be at least 1", reps)
+	}
+	in := int64(cfg.Request.InputBytesPerItem) * int64(cfg.Request.Batch)
+	out := int64(cfg.Request.OutputBytesPerItem) * int64(cfg.Request.Batch)
+	stretch := hw.HostCPUConfig{Cores: cfg.Host.Cores, Background: float64(cfg.Host.BackgroundLoad),
+		Model: hw.BackgroundModel(cfg.Host.BackgroundModel), Interference: float64(cfg.Host.Interference)}.Stretch()
+	rep := &Report{Backend: b.Name(), BackgroundLoad: float64(cfg.Host.BackgroundLoad), Note: Note}
+	for _, p := range res {
+		recs := p.Records()
+		if len(recs) == 0 {
+			return nil, fmt.Errorf("swap: path %s has no per-request records (datapath.record_requests: true is needed)", p.Name)
+		}
+		sum := PathSum{Path: p.Name, ModelMeanUS: float64(p.Latency.Mean)}
+		sum.WithRealMeanUS = sum.ModelMeanUS
+		for k, name := range p.StageOrder {
+			kind := p.StageKinds[name]
+			times := make([]float64, 0, len(recs))
+			for _, r := range recs {
+				if !r.Dropped {
+					times = append(times, r.Stages[k])
+				}
+			}
+			if len(times) == 0 {
+				rep.Rows = append(rep.Rows, Row{Path: p.Name, Stage: name, Kind: string(kind), Simulated: "no request completed on this path"})
+				continue
+			}
+			slices.Sort(times)
+			row := Row{Path: p.Name, Stage: name, Kind: string(kind), ModelP50US: quantile(times, 0.5), ModelMeanUS: p.Stages[name]}
+			call, why := op(p.Name, kind, b, in, out, engine.Seconds(times[0]*1e-6/stretch), cfg.Request.ComputeTime.Time())
+			if call == nil {
+				row.Simulated = why
+				rep.Rows = append(rep.Rows, row)
+				continue
+			}
+			real, err := measure(call, why, reps)
+			if errors.Is(err, realhw.ErrUnsupported) {
+				row.Simulated = err.Error()
+				rep.Rows = append(rep.Rows, row)
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("swap: %s path, stage %s: %w", p.Name, name, err)
+			}
+			row.Real = real
+			sum.Performed++
+			sum.WithRealMeanUS += real.MeanUS - row.ModelMeanUS
+			rep.Rows = append(rep.Rows, row)
+		}
+		rep.Paths = append(rep.Paths, sum)
+	}
+	return rep, nil
+}
+
+// op returns the backend call that performs a stage of the given kind on
+// the given path, with a label; or nil and the reason it stays simulated.
+// work is the stage's unloaded host CPU time (host-cpu stages).
+func op(path string, kind datapath.StageKind, b realhw.Backend, in, out int64, work, compute engine.Time) (func() (engine.Time, error), string) {
+	tcpLike := path == datapath.PathTCP || path == datapath.PathLoopback
+	switch {
+	case kind == datapath.KindNetwork && tcpLike:
+		return func() (engine.Time, error) { return b.Network(in) }, fmt.Sprintf("Network(%d B)", in)
+	case kind == datapath.KindReply && tcpLike:
+		return func() (engine.Time, error) { return b.Reply(out) }, fmt.Sprintf("Reply(%d B)", out)
+	case kind == datapath.KindNetwork || kind == datapath.KindReply:
+		return nil, "an RDMA transfer: needs an RDMA NIC (the rdma backend, -tags rdma)"
+	case kind == datapath.KindHostCopy:
+		return func() (engine.Time, error) { return b.HostCopy(in) }, fmt.Sprintf("HostCopy(%d B)", in)
+	case kind == datapath.KindHostCPU:
+		return func() (engine.Time, error) { return b.CPUWork(work) }, fmt.Sprintf("CPUWork(%v)", work)
+	case kind == datapath.KindCompute && path == datapath.PathLoopback:
+		return func() (engine.Time, error) { return b.CPUWork(compute) }, fmt.Sprintf("CPUWork(%v)", compute)
+	case kind == datapath.KindDMA:
+		return func() (engine.Time, error) { return b.DMA(in) }, fmt.Sprintf("DMA(%d B)", in)
+	case kind == datapath.KindCompute || kind == datapath.KindLaunch || kind == datapath.KindSync:
+		return nil, "runs on a GPU: needs the cuda backend (-tags cuda) and a GPU"
+	case kind == datapath.KindSoC || kind == datapath.KindNIC:
+		return nil, "runs on the SmartNIC: measure its Arm cores with calibrate --backend host on the SoC"
+	}
+	return nil, "no backend operation for stage kind " + string(kind)
+}
+
+func measure(call func() (engine.Time, error), label string, reps int) (*Real, error) {
+	ts := make([]float64, 0, reps)
+	for range reps {
+		d, err := call()
+		if err != nil {
+			return nil, err
+		}
+		ts = append(ts, d.Seconds()*1e6)
+	}
+	sum := 0.0
+	for _, t := range ts {
+		sum += t
+	}
+	slices.Sort(ts)
+	return &Real{Op: label, Reps: reps, P50US: quantile(ts, 0.5), P99US: quantile(ts, 0.99), MeanUS: sum / float64(reps)}, nil
+}
+
+// quantile of sorted xs, nearest rank; NaN when empty.
+func quantile(xs []float64, p float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	i := int(math.Ceil(p*float64(len(xs)))) - 1
+	return xs[min(max(i, 0), len(xs)-1)]
+}
