@@ -61,8 +61,12 @@ plot per level in plots/.
 --import reads testbed output instead: perftest (ib_write_bw, ib_read_bw,
 ib_write_lat, ib_read_lat, ib_send_lat; MiB/s vs Gb/s from the header,
 write/send latency as half a round trip, read as a full one), NVIDIA
-nvbandwidth text output (give --buffer-bytes, which its output does not
-print), or a CSV with the header stage,bytes,latency_us[,background_load].`,
+nvbandwidth text output (it prints no buffer size: give --buffer-bytes,
+or keep the nvbandwidth command line with its -b in the file), or a CSV
+with the header stage,bytes,latency_us[,background_load]. A perftest -a
+sweep (2 B to 8 MiB) that no one line follows within 25% at every size is
+fitted in two regimes: the latency from the sizes up to 64 B, the
+bandwidth from 64 KiB on, with the worst size in between noted.`,
 		Example: `  conspirator calibrate --backend host --validate --short -o out/calib
   conspirator calibrate --import ib_write_lat.txt --import nvbandwidth.txt --buffer-bytes 512MiB -o out/testbed
   conspirator run paper/e2e --set calibration=out/testbed/profile.yaml`,
@@ -155,7 +159,7 @@ print), or a CSV with the header stage,bytes,latency_us[,background_load].`,
 	f.BoolVar(&noPin, "no-pin", false, "leave the measured threads and the load workers free to migrate between cores")
 	f.StringArrayVar(&imports, "import", nil, "testbed output to fit instead of measuring (perftest, nvbandwidth, CSV; repeatable)")
 	f.StringVar(&format, "format", "", "format of the --import files: perftest, nvbandwidth or csv (default: from the content)")
-	f.Var(bytesFlag{&bufferBytes}, "buffer-bytes", "nvbandwidth buffer size, e.g. 512MiB or 536870912 (its output does not print it)")
+	f.Var(bytesFlag{&bufferBytes}, "buffer-bytes", "nvbandwidth buffer size, e.g. 512MiB or 536870912 (its output does not print it; a pasted command line with -b is read instead)")
 	f.StringVarP(&outDir, "output", "o", "", "output directory (default $CONSPIRATOR_OUT/calibration)")
 	return c
 }
@@ -183,14 +187,24 @@ func importSamples(paths []string, format string, bufferBytes int64) ([]realhw.S
 			all = append(all, r.Samples()...)
 			warnings = append(warnings, r.Warnings...)
 		case "nvbandwidth":
-			if bufferBytes <= 0 {
-				return nil, nil, usagef("--import %s: nvbandwidth output does not print its buffer size; give it with --buffer-bytes (its -b option, default 512MiB = 536870912)", p)
+			buf := bufferBytes
+			if b, line, ok := nvbandwidth.BufferFromCommand(data); ok {
+				switch {
+				case buf <= 0:
+					buf = b
+					warnings = append(warnings, fmt.Sprintf("%s:%d: buffer size %s read from the nvbandwidth command line", p, line, units.Bytes(b)))
+				case buf != b:
+					return nil, nil, usagef("--import %s: --buffer-bytes %s disagrees with the command line at line %d (-b %d MiB); drop one", p, units.Bytes(buf), line, b>>20)
+				}
+			}
+			if buf <= 0 {
+				return nil, nil, usagef("--import %s: nvbandwidth prints no buffer size and the file holds no nvbandwidth command line with -b; give it with --buffer-bytes (its -b option in MiB, default 512MiB = 536870912)", p)
 			}
 			ts, err := nvbandwidth.Parse(bytes.NewReader(data), p)
 			if err != nil {
 				return nil, nil, usageError{err}
 			}
-			ss, err := nvbandwidth.Samples(ts, bufferBytes)
+			ss, err := nvbandwidth.Samples(ts, buf)
 			if err != nil {
 				return nil, nil, usageError{err}
 			}

@@ -167,6 +167,17 @@ func TestCalibrateBadInput(t *testing.T) {
 	dir := t.TempDir()
 	junk := writeFile(t, dir, "junk.txt", "hello\n")
 	nvb := filepath.Join("..", "..", "realhw", "nvbandwidth", "testdata", "h100.txt")
+	body, err := os.ReadFile(nvb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withCmd := writeFile(t, dir, "nvb-b256.txt", "$ ./nvbandwidth -b 256\n"+string(body))
+	// With the command line pasted, no --buffer-bytes is needed, and the
+	// size read is said.
+	code, stdout, stderr := cli(t, nil, "calibrate", "--import", withCmd, "-o", filepath.Join(dir, "ok"))
+	if code != 0 || !strings.Contains(stderr+stdout, "buffer size 256MiB read from the nvbandwidth command line") {
+		t.Errorf("nvbandwidth with -b 256 pasted: exit %d, output %q", code, stderr+stdout)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
@@ -176,6 +187,7 @@ func TestCalibrateBadInput(t *testing.T) {
 		{[]string{"calibrate", "--backend", "fpga", "-o", filepath.Join(dir, "c")}, `--backend "fpga"`},
 		{[]string{"calibrate", "--import", nvb, "--buffer-bytes", "5x12", "-o", filepath.Join(dir, "e")}, `unknown unit "x12"`},
 		{[]string{"calibrate", "--import", filepath.Join(dir, "missing.txt"), "-o", filepath.Join(dir, "d")}, "missing.txt"},
+		{[]string{"calibrate", "--import", withCmd, "--buffer-bytes", "512MiB", "-o", filepath.Join(dir, "f")}, "disagrees with the command line at line 1 (-b 256 MiB)"},
 	} {
 		code, _, stderr := cli(t, nil, c.args...)
 		if code != exitUsage || !strings.Contains(stderr, c.want) {

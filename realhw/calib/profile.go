@@ -77,16 +77,20 @@ type StageFit struct {
 	Stage string `yaml:"stage"`
 	// Kind is the data-path stage kind the stage measures (MeasuredKind);
 	// empty for the whole request or a name no tool writes.
-	Kind      string    `yaml:"kind,omitempty"`
-	Fixed     string    `yaml:"fixed"`               // duration, e.g. "12.5us"
-	Bandwidth string    `yaml:"bandwidth,omitempty"` // e.g. "9.87GB/s"; empty when no slope was fitted
-	RSquared  float64   `yaml:"r_squared"`
-	Sizes     []int64   `yaml:"sizes,flow"`
-	Residuals []string  `yaml:"residuals,flow"` // per size: median - fit, as durations with sign
-	Samples   int       `yaml:"samples"`
-	Applied   bool      `yaml:"applied"`
-	Reason    string    `yaml:"reason,omitempty"`
-	fit       LinearFit `yaml:"-"`
+	Kind      string   `yaml:"kind,omitempty"`
+	Fixed     string   `yaml:"fixed"`               // duration, e.g. "12.5us"
+	Bandwidth string   `yaml:"bandwidth,omitempty"` // e.g. "9.87GB/s"; empty when no slope was fitted
+	RSquared  float64  `yaml:"r_squared"`
+	Sizes     []int64  `yaml:"sizes,flow"`
+	Residuals []string `yaml:"residuals,flow"` // per size: median - fit, as durations with sign
+	Samples   int      `yaml:"samples"`
+	Applied   bool     `yaml:"applied"`
+	Reason    string   `yaml:"reason,omitempty"`
+	// Method is how the line was fitted (LinearFit.Method); Note what a
+	// two-regime fit leaves out.
+	Method string    `yaml:"method,omitempty"`
+	Note   string    `yaml:"note,omitempty"`
+	fit    LinearFit `yaml:"-"`
 }
 
 // CPUFit is the CPU time a stage costs: fixed + bytes * per-byte, from
@@ -187,6 +191,9 @@ func FromSamples(samples []realhw.Sample) *Profile {
 		}
 		f := FitLinear(name, idle)
 		p.Stages = append(p.Stages, stageFit(f))
+		if f.Note != "" {
+			p.Notes = append(p.Notes, name+": "+f.Note)
+		}
 		if len(cpu) > 0 {
 			p.CPU = append(p.CPU, cpuFit(FitLinear(name, cpu), 0))
 		}
@@ -220,7 +227,7 @@ func FromSamples(samples []realhw.Sample) *Profile {
 
 func stageFit(f LinearFit) StageFit {
 	k, _ := MeasuredKind(f.Stage)
-	sf := StageFit{Stage: f.Stage, Kind: string(k), RSquared: round(f.RSquared, 4), Sizes: f.Sizes, Samples: f.Samples, Applied: f.Applied, Reason: f.Reason, fit: f}
+	sf := StageFit{Stage: f.Stage, Kind: string(k), RSquared: round(f.RSquared, 4), Sizes: f.Sizes, Samples: f.Samples, Applied: f.Applied, Reason: f.Reason, Method: f.Method, Note: f.Note, fit: f}
 	sf.Fixed = signedDuration(f.Fixed)
 	if f.PerByte > 0 {
 		sf.Bandwidth = units.Bandwidth(round(1/f.PerByte, 4)).String()

@@ -183,3 +183,48 @@ func Samples(ts []Testcase, bufferBytes int64) ([]realhw.Sample, error) {
 	}
 	return out, nil
 }
+
+// BufferFromCommand returns the buffer size in bytes from an nvbandwidth
+// command line pasted into the output (a line running nvbandwidth with
+// -b N or --bufferSize N, N in MiB), the line it was found on, and
+// whether one was. nvbandwidth itself prints no buffer size: its text
+// output has none, and its JSON declares a "bufferSize" key that v0.8
+// never sets (json_output.cpp); the default is 512 MiB. A command line
+// without -b ran with the default, but a file without a command line says
+// nothing, so only an explicit size is taken from it.
+func BufferFromCommand(data []byte) (bytes int64, line int, ok bool) {
+	for i, l := range strings.Split(string(data), "\n") {
+		f := strings.Fields(l)
+		at := -1
+		for k, w := range f {
+			if strings.HasSuffix(w, "nvbandwidth") {
+				at = k
+				break
+			}
+		}
+		if at < 0 {
+			continue
+		}
+		for k := at + 1; k < len(f); k++ {
+			var v string
+			switch w := f[k]; {
+			case w == "-b" || w == "--bufferSize":
+				if k+1 < len(f) {
+					v = f[k+1]
+				}
+			case strings.HasPrefix(w, "--bufferSize="):
+				v = strings.TrimPrefix(w, "--bufferSize=")
+			case strings.HasPrefix(w, "-b") && len(w) > 2:
+				v = w[2:]
+			default:
+				continue
+			}
+			mib, err := strconv.ParseUint(v, 10, 64)
+			if err != nil || mib == 0 || mib > 1<<20 {
+				continue
+			}
+			return int64(mib) << 20, i + 1, true
+		}
+	}
+	return 0, 0, false
+}

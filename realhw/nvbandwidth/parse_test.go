@@ -94,3 +94,27 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// The buffer size comes from a pasted command line's -b (MiB) in each of
+// its spellings; a command line without it, or no command line, gives
+// nothing (nvbandwidth prints no size of its own).
+func TestBufferFromCommand(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want int64
+		line int
+	}{
+		{"$ ./nvbandwidth -t host_to_device_memcpy_ce -b 256\nRunning x.\n", 256 << 20, 1},
+		{"note\nuser@h:~$ /opt/nvbandwidth --bufferSize 1024 -t 0\n", 1024 << 20, 2},
+		{"nvbandwidth --bufferSize=64\n", 64 << 20, 1},
+		{"nvbandwidth -b128\n", 128 << 20, 1},
+		{"$ ./nvbandwidth -t host_to_device_memcpy_ce\n", 0, 0},
+		{"nvbandwidth Version: v0.8\nRunning host_to_device_memcpy_ce.\n", 0, 0},
+		{"$ ./nvbandwidth -b lots\n", 0, 0},
+	} {
+		got, line, ok := BufferFromCommand([]byte(c.text))
+		if got != c.want || line != c.line || ok != (c.want > 0) {
+			t.Errorf("%q: %d at line %d (%v), want %d at line %d", c.text, got, line, ok, c.want, c.line)
+		}
+	}
+}
