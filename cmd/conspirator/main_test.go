@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -181,11 +182,14 @@ func TestDefaultRunSummary(t *testing.T) {
 			t.Errorf("path %s flagged unstable at the default load", p.Name)
 		}
 	}
-	if !(mean["gpudirect"] < mean["conspirator"] && mean["conspirator"] < mean["host-rdma"] && mean["host-rdma"] < mean["tcp"]) {
-		t.Errorf("order of mean latencies %v, want gpudirect < conspirator < host-rdma < tcp", mean)
+	// The paper's claims are checked on the model in sim/datapath
+	// (TestPaperOrderingAndGap); here, that the file carries the four
+	// paths and a gap computed from their means.
+	if len(mean) != 4 || !(s.Gap > 0) {
+		t.Errorf("paths %v, gap %.2f%%: want four paths and conspirator ahead of host-rdma", mean, s.Gap)
 	}
-	if s.Gap < 10 || s.Gap > 20 {
-		t.Errorf("gap %.1f%%, want 10-20%% (paper: 15%%)", s.Gap)
+	if want := 100 * (mean["host-rdma"] - mean["conspirator"]) / mean["host-rdma"]; math.Abs(s.Gap-want) > 1e-9 {
+		t.Errorf("gap %.6f%%, but the means give %.6f%%", s.Gap, want)
 	}
 	if s.Version == "" || s.Seed != 1 {
 		t.Errorf("version %q seed %d", s.Version, s.Seed)

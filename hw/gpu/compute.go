@@ -2,7 +2,6 @@ package gpu
 
 import (
 	"fmt"
-	"math"
 	"sort"
 	"strings"
 
@@ -65,20 +64,69 @@ func Models() []string {
 	return out
 }
 
-// ComputeModel turns the tables into compute times.
+// Stack names the serving software whose compute times a ComputeModel
+// gives.
+type Stack string
+
+const (
+	// StackPyTorch is the framework-level stack the tables were measured
+	// with (PyTorch eager; ParvaGPU, MIGPerf): launch bound below batch 8.
+	StackPyTorch Stack = "pytorch"
+	// StackTensorRT is an optimised TensorRT INT8 engine, from MLPerf
+	// Inference's published figures (ResNet-50 only): see TensorRTTime.
+	StackTensorRT Stack = "tensorrt"
+)
+
+// Stacks lists the stacks, for messages.
+var Stacks = []Stack{StackPyTorch, StackTensorRT}
+
+// ComputeModel turns the tables, or the published TensorRT figures, into
+// compute times.
 type ComputeModel struct {
-	// StackSpeedup divides every time: how much faster the serving
-	// software is than the framework-level stack the tables were measured
-	// with. 1 reproduces the measurements. About 14 models TensorRT INT8:
-	// D, MLPerf Offline 42379 samples/s over MIGPerf PyTorch FP32 3070 img/s
-	// on a whole A100 (hardware.md 7). It applies uniformly, which
-	// overstates the gain at batch 1-4 where the framework floor dominates
-	// less under TensorRT (E).
-	StackSpeedup float64
+	Stack Stack
 }
 
 // DefaultComputeModel reproduces the measured, framework-level times.
-var DefaultComputeModel = ComputeModel{StackSpeedup: 1}
+var DefaultComputeModel = ComputeModel{Stack: StackPyTorch}
+
+// The published TensorRT INT8 ResNet-50 figures on a whole A100-SXM-80GB,
+// MLPerf Inference datacenter, closed division, NVIDIA's submissions
+// (hardware.md 6e, 7; grade M; INT8 is NVIDIA's usual configuration, the
+// logs do not state it):
+//   - tensorRTBatch1: SingleStream mean latency, 461 us (v2.1): one image
+//     through the engine, its input copy included;
+//   - tensorRTPerImage: 1 / Offline throughput, 1 / 42,379.3 samples/s
+//     (v3.0): the cost of one more image in a large batch;
+//   - tensorRTBatch1MIG1g: SingleStream on a 1g.10gb instance, 678 us
+//     (v2.1), 1.47x the whole GPU's.
+const (
+	tensorRTBatch1      = 461e-6
+	tensorRTPerImage    = 1 / 42379.3
+	tensorRTBatch1MIG1g = 678e-6
+)
+
+// TensorRTTime is the time of one batch of ResNet-50 through a TensorRT
+// INT8 engine on an instance with x A100 compute slices' worth of the GPU
+// (7 = whole): a fixed part, the batch-1 latency, plus the per-image cost
+// of the images beyond the first, t(b) = L(x) + (b - 1) / (X r(x)), so the
+// time grows with the batch, as a serving stack's does, and reaches
+// MLPerf's Offline throughput at large batches. On the whole GPU L is
+// SingleStream's 461 us and X Offline's 42,379/s (so t(8) = 626 us and
+// t(32) = 1.19 ms). On a MIG instance r(x) is the tables' throughput share
+// (SpeedFraction: 1g 0.160, against MLPerf's measured 0.1335) and L(x) is
+// interpolated linearly in 7/x between the whole GPU and MLPerf's 1g
+// latency (E: 2g 1.20x, 3g 1.10x, 4g 1.06x the whole GPU's).
+func TensorRTTime(x float64, batch int) float64 {
+	x = min(max(x, 1), fullSlices)
+	k := 1 + (tensorRTBatch1MIG1g/tensorRTBatch1-1)*(fullSlices/x-1)/(fullSlices-1)
+	r := 1.0
+	if x < fullSlices {
+		tab := migTables["resnet50"]
+		lo, hi, w := between(x)
+		r = ((1-w)*tab.peakThroughput(lo) + w*tab.peakThroughput(hi)) / tab.peakThroughput(fullSlices)
+	}
+	return tensorRTBatch1*k + float64(batch-1)*tensorRTPerImage/r
+}
 
 // ComputeTime is DefaultComputeModel.Time.
 func ComputeTime(gpuName, profile, model string, batch int) (engine.Time, error) {
@@ -100,8 +148,8 @@ func ComputeTime(gpuName, profile, model string, batch int) (engine.Time, error)
 // in the batch size; beyond the largest profiled batch of that MIG size the
 // throughput stays at that batch's (time grows in proportion to batch).
 func (m ComputeModel) Time(gpuName, profile, model string, batch int) (engine.Time, error) {
-	if !(m.StackSpeedup > 0) || math.IsInf(m.StackSpeedup, 0) {
-		return 0, fmt.Errorf("compute model: StackSpeedup %v must be a positive finite number (1 = as measured)", m.StackSpeedup)
+	if m.Stack != StackPyTorch && m.Stack != StackTensorRT {
+		return 0, fmt.Errorf("compute model: unknown serving stack %q; use one of %v", m.Stack, Stacks)
 	}
 	s, err := Lookup(gpuName)
 	if err != nil {
@@ -127,8 +175,16 @@ func (m ComputeModel) Time(gpuName, profile, model string, batch int) (engine.Ti
 	if !ok || !(rel > 0) {
 		return 0, fmt.Errorf("gpu %s has no relative speed for model %q", s.Name, model)
 	}
+	if m.Stack == StackTensorRT {
+		if key != "resnet50" {
+			return 0, fmt.Errorf("no published TensorRT per-batch figures for %q (MLPerf gives ResNet-50's); use the stack %q", model, StackPyTorch)
+		}
+		// Other GPU types by their MLPerf Offline ratio to the A100, the
+		// batch-1 part included (E).
+		return engine.Microseconds(TensorRTTime(share*fullSlices, batch) * 1e6 / rel), nil
+	}
 	us := tab.timeAt(share*fullSlices, batch)
-	return engine.Microseconds(us / rel / m.StackSpeedup), nil
+	return engine.Microseconds(us / rel), nil
 }
 
 // time returns the A100-80GB per-batch time in microseconds for an

@@ -110,11 +110,6 @@ func TestComputeTime(t *testing.T) {
 			t.Errorf("%s %q %s batch %d = %.1f us, want %.1f (%s)", tc.gpu, tc.profile, tc.model, tc.batch, got.Micros(), tc.wantUs, tc.why)
 		}
 	}
-	// The software-stack multiplier divides: 99139/14 = 7081.4 us.
-	got, err := ComputeModel{StackSpeedup: 14}.Time("a100-80gb", "", "resnet50", 256)
-	if err != nil || math.Abs(got.Micros()-7081.4) > 0.1 {
-		t.Errorf("StackSpeedup 14: %v %v", got, err)
-	}
 	// Interpolation is continuous at the profiled points and time never
 	// decreases with batch beyond batch 8 (the launch-bound floor below it
 	// is noisy in the data).
@@ -148,8 +143,8 @@ func TestComputeTimeErrors(t *testing.T) {
 		{DefaultComputeModel, "a100-80gb", "3g.20gb", "bert", 1, "has no MIG profile \"3g.20gb\"; its profiles are 1g.10gb, 1g.20gb, 2g.20gb, 3g.40gb"},
 		{DefaultComputeModel, "t4", "1g.5gb", "bert", 1, "does not support MIG"},
 		{DefaultComputeModel, "l4", "", "bert", 0, "batch size 0 for bert on l4: must be at least 1"},
-		{ComputeModel{}, "l4", "", "bert", 1, "StackSpeedup 0 must be a positive finite number"},
-		{ComputeModel{StackSpeedup: math.NaN()}, "l4", "", "bert", 1, "StackSpeedup NaN"},
+		{ComputeModel{}, "l4", "", "bert", 1, `unknown serving stack ""`},
+		{ComputeModel{Stack: StackTensorRT}, "a100-80gb", "", "bert", 1, `no published TensorRT per-batch figures for "bert"`},
 	}
 	for _, tc := range tests {
 		_, err := tc.m.Time(tc.gpu, tc.profile, tc.model, tc.batch)
@@ -356,4 +351,54 @@ func ExampleComputeTime() {
 	}
 	fmt.Println(t)
 	// Output: 93.364ms
+}
+
+// The TensorRT stack against MLPerf's published A100 ResNet-50 figures
+// (hardware.md 6e, 7): batch 1 on the whole GPU is SingleStream's 461 us
+// and on a 1g.10gb its 678 us, both exactly (they are the model's
+// anchors); batch 8 is 461 + 7/42379.3 s = 626.2 us; a large batch
+// approaches Offline's 42,379 images/s (batch 1024: 1.8% below it). What
+// the model predicts and MLPerf measured separately: the 1g's Offline
+// throughput, 5,316 images/s (v1.1), against the model's 0.160 of the
+// whole GPU from the framework tables, 6,740/s at batch 1024: 27% high, as the tables'
+// 1g share is (MIGPerf measured 0.137). Other GPUs scale by their
+// MLPerf Offline ratio: an H100-80GB (2.09) at batch 8 takes 626.2/2.09.
+func TestTensorRTAgainstMLPerf(t *testing.T) {
+	trt := ComputeModel{Stack: StackTensorRT}
+	at := func(g, p string, b int) float64 {
+		d, err := trt.Time(g, p, "resnet50", b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.Seconds()
+	}
+	for _, c := range []struct {
+		name      string
+		got, want float64
+		tol       float64
+	}{
+		{"whole A100, batch 1 (SingleStream)", at("a100-80gb", "", 1), 461e-6, 1e-9},
+		{"1g.10gb, batch 1 (SingleStream)", at("a100-80gb", "1g.10gb", 1), 678e-6, 1e-9},
+		{"whole A100, batch 8", at("a100-80gb", "", 8), 461e-6 + 7/42379.3, 1e-9},
+		{"whole A100, images/s at batch 1024", 1024 / at("a100-80gb", "", 1024), 42379.3, 0.019 * 42379.3},
+		{"1g.10gb, images/s at batch 1024", 1024 / at("a100-80gb", "1g.10gb", 1024), 5316.2, 0.28 * 5316.2},
+	} {
+		if math.Abs(c.got-c.want) > c.tol {
+			t.Errorf("%s: %.6g, want %.6g within %.3g", c.name, c.got, c.want, c.tol)
+		}
+	}
+	h100 := mustLookup(t, "h100-80gb").RelSpeed["resnet50"]
+	if got, want := at("h100-80gb", "", 8), (461e-6+7/42379.3)/h100; math.Abs(got-want) > 1e-9 {
+		t.Errorf("H100 batch 8: %v, want %v", got, want)
+	}
+	// The time grows with the batch on every profile (the old speed-up
+	// divided a launch-bound floor: batch 8 ran faster than batch 1).
+	s := mustLookup(t, "a100-80gb")
+	for _, p := range append([]string{""}, s.MIG.ProfileNames()...) {
+		for b := 2; b <= 64; b++ {
+			if at("a100-80gb", p, b) <= at("a100-80gb", p, b-1) {
+				t.Errorf("%q: batch %d not slower than %d", p, b, b-1)
+			}
+		}
+	}
 }

@@ -102,8 +102,8 @@ func (b *Backend) DMA(bytes int64) (engine.Time, error) {
 }
 
 // Compute is the request's GPU time on the first configured GPU: the
-// configured compute_time, or the compute table's time for the request's
-// model and batch divided by the serving-stack speedup. bytes is ignored:
+// configured compute_time, or the serving stack's time for the request's
+// model and batch. bytes is ignored:
 // the batch, not the payload, sets the work.
 func (b *Backend) Compute(bytes int64) (engine.Time, error) {
 	if err := b.check(bytes, realhw.StageCompute); err != nil {
@@ -114,11 +114,11 @@ func (b *Backend) Compute(bytes int64) (engine.Time, error) {
 		return engine.Time(r.ComputeTime), nil
 	}
 	g := b.cfg.GPUs[0]
-	t, err := gpu.ComputeTime(g.Type, g.Profile, r.Model, r.Batch)
+	t, err := gpu.ComputeModel{Stack: gpu.Stack(r.Stack)}.Time(g.Type, g.Profile, r.Model, r.Batch)
 	if err != nil {
 		return 0, fmt.Errorf("realhw/model: compute: %w", err)
 	}
-	return engine.Time(float64(t)/r.StackSpeedup + 0.5), nil
+	return t, nil
 }
 
 // Reply sends bytes of result back to the client over the same link.

@@ -80,12 +80,12 @@ func TestValidateErrors(t *testing.T) {
 		{"zero DMA bandwidth", func(c *Config) { c.SmartNIC.DMABandwidth = 0 }, []string{"datapath.smartnic.dma_bandwidth", "above 0"}},
 		{"negative latency", func(c *Config) { c.Network.Latency = units.Duration(-1000) }, []string{"datapath.network.latency", "negative"}},
 		{"buffer below one request", func(c *Config) { c.SmartNIC.BufferBytes = 1 << 20 },
-			[]string{"datapath.smartnic.buffer", "cannot hold one request", "use at least 2352KiB"}},
+			[]string{"datapath.smartnic.buffer", "cannot hold one request", "use at least 1176KiB"}},
 		{"full background load", func(c *Config) { c.Host.BackgroundLoad = 1 }, []string{"datapath.host.background_load", "[0%, 100%)"}},
 		{"more clients than QPs", func(c *Config) { c.Clients.Count = 10; c.Network.MaxQPs = 8 }, []string{"datapath.clients.count", "max_qps = 8"}},
 		{"gpudirect buffers exceed GPU memory", func(c *Config) {
 			c.Clients.Count = 40000
-			c.Request.Batch = 8
+			c.Request.Batch = 16
 		}, []string{"datapath.clients.count", "gpudirect", "use at most"}},
 		{"unknown path", func(c *Config) { c.Paths = []string{"tcp", "udp"} }, []string{"datapath.paths[1]", `"udp"`, "conspirator"}},
 		{"duplicate path", func(c *Config) { c.Paths = []string{"tcp", "tcp"} }, []string{"datapath.paths[1]", "twice"}},
@@ -103,7 +103,8 @@ func TestValidateErrors(t *testing.T) {
 		{"unknown buffer policy", func(c *Config) { c.SmartNIC.BufferPolicy = "evict" }, []string{"datapath.smartnic.buffer_policy", `"wait"`}},
 		{"warmup eats everything", func(c *Config) { c.WarmupRequests = 4000 }, []string{"datapath.warmup_requests", "no request to measure"}},
 		{"absurd interference", func(c *Config) { c.Host.Interference = 1e306 }, []string{"datapath.host.interference", "above 1000%", "5-30%"}},
-		{"zero stack speedup", func(c *Config) { c.Request.StackSpeedup = 0 }, []string{"datapath.request.stack_speedup"}},
+		{"unknown stack", func(c *Config) { c.Request.Stack = "onnx" }, []string{"datapath.request.stack", `unknown serving stack "onnx"`}},
+		{"tensorrt for bert", func(c *Config) { c.Request.Model = "bert" }, []string{"datapath.request.stack", "resnet50 only"}},
 		// 1e9 x 4 clients x 4 paths x (16 + 1100) B = 17.9e12 B = 16.2 TiB.
 		{"a billion requests recorded", func(c *Config) { c.Clients.Requests = 1_000_000_000 },
 			[]string{"datapath.clients.requests", "1.6e+10 requests", "16.2 TiB", "8.0 GiB limit", "record_requests: false"}},

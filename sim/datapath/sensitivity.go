@@ -120,10 +120,6 @@ var scalable = map[string]knob{
 		c.Network.CrossRootComplexFactor = units.Fraction(min(1, mul(float64(c.Network.CrossRootComplexFactor), f)))
 		return c.Network.CrossRootComplexFactor.String()
 	}, nil},
-	"request.stack_speedup": {func(c *Config, f float64) string {
-		c.Request.StackSpeedup = mul(c.Request.StackSpeedup, f)
-		return fmt.Sprint(c.Request.StackSpeedup)
-	}, nil},
 	"request.batch": {func(c *Config, f float64) string {
 		c.Request.Batch = max(1, int(float64(c.Request.Batch)*f+0.5))
 		return fmt.Sprint(c.Request.Batch)

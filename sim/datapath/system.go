@@ -141,7 +141,7 @@ func newSystem(cfg Config, path string, seed uint64) (*system, error) {
 	for gi, g := range cfg.GPUs {
 		ct := cfg.Request.ComputeTime.Time()
 		if ct == 0 {
-			cm := gpu.ComputeModel{StackSpeedup: cfg.Request.StackSpeedup}
+			cm := gpu.ComputeModel{Stack: gpu.Stack(cfg.Request.Stack)}
 			if ct, err = cm.Time(g.Type, g.Profile, cfg.Request.Model, cfg.Request.Batch); err != nil {
 				return nil, fmt.Errorf("datapath.gpus[%d]: %w", gi, err)
 			}
