@@ -94,6 +94,9 @@ func bruteForce(s *snapshot.Snapshot, cfg Config) float64 {
 				if cfg.Homogeneous && gs.jobs > 0 && gs.profile != prof.Name {
 					continue
 				}
+				if cfg.TenantPerGPU && gs.jobs > 0 && gs.tenant != job.Tenant {
+					continue
+				}
 				if gs.compute+prof.Compute > g.Model.MIG.ComputeSlices || (prof.MaxCount > 0 && gs.count[prof.Name] >= prof.MaxCount) {
 					continue
 				}
@@ -117,12 +120,12 @@ func bruteForce(s *snapshot.Snapshot, cfg Config) float64 {
 					gs.compute += prof.Compute
 					gs.count[prof.Name]++
 					gs.jobs++
-					oldProfile := gs.profile
-					gs.profile = prof.Name
+					oldProfile, oldTenant := gs.profile, gs.tenant
+					gs.profile, gs.tenant = prof.Name, job.Tenant
 					at[i] = k
 					walk(i+1, cost+open+c)
 					at[i] = -1
-					gs.profile = oldProfile
+					gs.profile, gs.tenant = oldProfile, oldTenant
 					gs.jobs--
 					gs.count[prof.Name]--
 					gs.compute -= prof.Compute

@@ -26,10 +26,16 @@
 //   - (f) d_i = 1 - x_{i,current slot}: a running job pays m_i unless it stays
 //     on the same GPU, profile and start. Pending jobs have no current
 //     placement; their constant d_i = 1 of the literal formula is dropped.
-//   - (g)-(h) "one option per GPU" would allow only homogeneous layouts
-//     (every instance of a GPU the same profile), which contradicts MIG's
-//     flexible sizes; it is off by default and on with homogeneous=true (t =
-//     profile name; non-MIG GPUs are unaffected).
+//   - (g)-(h) "one option per GPU" has two readings, both optional. With t
+//     the option (the profile name), homogeneous=true allows only
+//     homogeneous layouts (every instance of a GPU the same profile), which
+//     contradicts MIG's flexible sizes. With t the tenant,
+//     tenant_per_gpu=true adds a variable A_jk per MIG GPU j and tenant k
+//     with jobs fitting there, x_ijw <= A_jk for each of tenant k's x (single
+//     implications) and sum_k A_jk <= 1: a GPU serves one tenant, MIG
+//     included. Both are off by default (docs/decisions.md says why).
+//     Reading (c) literally (several jobs sharing one instance while their
+//     demands fit) is not offered: the simulator runs one job per instance.
 //   - isolation: a MIG instance holds one job; a non-MIG GPU serves one
 //     tenant (variables T_jk with sum_k T_jk <= 1) and fractions sum <= 1.
 //

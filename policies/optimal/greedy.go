@@ -64,6 +64,9 @@ func (p *program) greedy(strict bool) []bool {
 		if p.homogeneous && gs.jobs > 0 && gs.profile != prof.Name {
 			return false
 		}
+		if p.tenantGPU && gs.jobs > 0 && gs.tenant != job.Tenant {
+			return false
+		}
 		return g.Model.MIG.Fits(&gs.occ, prof, vr.start)
 	}
 	take := func(v int) {

@@ -29,9 +29,14 @@ type Config struct {
 	// Strict keeps constraint (a) as "= 1": a snapshot whose jobs cannot all
 	// be placed is an error instead of a decision with pending jobs.
 	Strict bool
-	// Homogeneous adds the paper's (g)-(h): every MIG instance of a GPU has
-	// the same profile.
+	// Homogeneous adds the paper's (g)-(h) read with t as the option
+	// (profile): every MIG instance of a GPU has the same profile.
 	Homogeneous bool
+	// TenantPerGPU adds (g)-(h) read with t as the tenant: a GPU serves one
+	// tenant, MIG GPUs included (A_jk >= x_ijw for tenant k's jobs,
+	// sum_k A_jk <= 1), so tenants are isolated by whole GPUs, not by MIG
+	// instances. Non-MIG GPUs serve one tenant in every reading.
+	TenantPerGPU bool
 }
 
 // maxWeight keeps every quantised objective weight, and their sum, far from
@@ -198,12 +203,13 @@ func init() {
 		}
 		a := snapshot.NewArgs(raw)
 		cfg := Config{
-			E1:          a.Float("e1", def.E1, 0, maxWeight),
-			E2:          a.Float("e2", def.E2, 0, maxWeight),
-			Backend:     a.Choice("backend", def.Backend, "gophersat", "cbc"),
-			TimeLimit:   a.Duration("time_limit", def.TimeLimit, time.Millisecond, 24*time.Hour),
-			Strict:      a.Bool("strict", def.Strict),
-			Homogeneous: a.Bool("homogeneous", def.Homogeneous),
+			E1:           a.Float("e1", def.E1, 0, maxWeight),
+			E2:           a.Float("e2", def.E2, 0, maxWeight),
+			Backend:      a.Choice("backend", def.Backend, "gophersat", "cbc"),
+			TimeLimit:    a.Duration("time_limit", def.TimeLimit, time.Millisecond, 24*time.Hour),
+			Strict:       a.Bool("strict", def.Strict),
+			Homogeneous:  a.Bool("homogeneous", def.Homogeneous),
+			TenantPerGPU: a.Bool("tenant_per_gpu", def.TenantPerGPU),
 		}
 		if err := a.Err(); err != nil {
 			return nil, err

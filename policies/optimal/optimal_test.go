@@ -90,6 +90,16 @@ func TestHandExamples(t *testing.T) {
 				{"homogeneous", snapshot.Snapshot{GPUs: gpus(t, "a100-40gb", 2), Jobs: []snapshot.Job{
 					pending(1, "a", migOpts("3g.20gb")), pending(2, "a", migOpts("4g.20gb"))}},
 					Config{E1: 1, E2: 1, Backend: backend, Homogeneous: true}, 2, 2, nil},
+				// (g)-(h) with t the tenant: seven tenants' 1g jobs, which
+				// share one A100 in separate instances by default (7x1g),
+				// need a GPU each; two GPUs place two, and the other five
+				// stay pending at P = e1*2 + 1e-4 each.
+				{"tenant per GPU", snapshot.Snapshot{GPUs: gpus(t, "a100-40gb", 2), Jobs: seven},
+					Config{E1: 1, E2: 1, Backend: backend, TenantPerGPU: true}, 2 + 5*(2+CostQuantum), 2, []int{2, 3, 4, 5, 6}},
+				// one tenant's jobs still share a GPU under it.
+				{"one tenant per GPU", snapshot.Snapshot{GPUs: gpus(t, "a100-40gb", 2), Jobs: []snapshot.Job{
+					pending(1, "a", migOpts("3g.20gb")), pending(2, "a", migOpts("4g.20gb"))}},
+					Config{E1: 1, E2: 1, Backend: backend, TenantPerGPU: true}, 1, 1, nil},
 				// two 7g jobs, one GPU: one stays pending at P = e1*1 + 1e-4.
 				{"short", snapshot.Snapshot{GPUs: gpus(t, "a100-40gb", 1), Jobs: []snapshot.Job{
 					pending(1, "a", migOpts("7g.40gb")), pending(2, "a", migOpts("7g.40gb"))}}, cfg, 1 + 1 + CostQuantum, 1, []int{2}},
@@ -262,8 +272,8 @@ func addServers(r *engine.Stream, s *snapshot.Snapshot) {
 
 // TestAgainstBruteForce: on random tiny snapshots every backend's optimum
 // equals the exhaustive enumeration's (a second implementation written from
-// the rules, not from the 0-1 program), in default, strict and homogeneous
-// modes and with several migration weights; every other snapshot has
+// the rules, not from the 0-1 program), in default, strict, homogeneous
+// and tenant-per-GPU modes and with several migration weights; every other snapshot has
 // servers with CPU and memory, and gangs (addServers).
 func TestAgainstBruteForce(t *testing.T) {
 	n := 300
@@ -279,7 +289,7 @@ func TestAgainstBruteForce(t *testing.T) {
 		if err := snapshot.CheckSnapshot(s); err != nil {
 			t.Fatalf("case %d: generator made an invalid snapshot: %v", k, err)
 		}
-		cfg := Config{E1: 1, E2: []float64{0, 0.5, 2}[r.IntN(3)], Strict: r.IntN(4) == 0, Homogeneous: r.IntN(4) == 0}
+		cfg := Config{E1: 1, E2: []float64{0, 0.5, 2}[r.IntN(3)], Strict: r.IntN(4) == 0, Homogeneous: r.IntN(4) == 0, TenantPerGPU: r.IntN(3) == 0}
 		want := bruteForce(s, cfg)
 		for _, backend := range backendNames() {
 			cfg.Backend = backend

@@ -26,7 +26,7 @@ const (
 	kindY                // GPU j in use
 	kindU                // job i left pending
 	kindA                // GPU j configured for profile (homogeneous mode)
-	kindT                // non-MIG GPU j serves tenant
+	kindT                // GPU j serves tenant (non-MIG GPUs; MIG GPUs under tenant_per_gpu)
 )
 
 // variable describes one 0-1 variable of the program.
@@ -79,14 +79,35 @@ type program struct {
 	xs          [][]int // per job: its x variables
 	needC       []int64 // per job: least compute need, 1/840 GPU
 	homogeneous bool
+	tenantGPU   bool   // one tenant per GPU, MIG GPUs included
 	incumbent   []bool // greedy assignment (nil if none), the start of the search
 }
 
 func quantise(c float64) int64 { return int64(math.Round(c / CostQuantum)) }
 
+// oneTenant adds "GPU j serves at most one tenant" over the x variables of
+// each tenant's jobs on it: a variable T_jk per tenant, x <= T_jk for each
+// of tenant k's x (single implications, plain clauses for the SAT solver),
+// and sum_k T_jk <= 1. Nothing is added when one tenant at most has jobs
+// that fit there.
+func (p *program) oneTenant(j int, tenants []string, byTenant map[string][]int, newVar func(variable) int) {
+	if len(tenants) < 2 {
+		return
+	}
+	var ts []term
+	for _, tn := range tenants {
+		tv := newVar(variable{kind: kindT, gpu: j, tenant: tn})
+		ts = append(ts, term{tv, 1})
+		for _, x := range byTenant[tn] {
+			p.cons = append(p.cons, constraint{[]term{{x, 1}, {tv, -1}}, le, 0})
+		}
+	}
+	p.cons = append(p.cons, constraint{ts, le, 1})
+}
+
 // build formulates s under cfg.
 func build(s *snapshot.Snapshot, cfg Config) (*program, error) {
-	p := &program{snap: s, e1: quantise(cfg.E1), homogeneous: cfg.Homogeneous}
+	p := &program{snap: s, e1: quantise(cfg.E1), homogeneous: cfg.Homogeneous, tenantGPU: cfg.TenantPerGPU}
 	newVar := func(v variable) int { p.vars = append(p.vars, v); return len(p.vars) - 1 }
 	p.xs = make([][]int, len(s.Jobs))
 	ys := make([]int, len(s.GPUs))
@@ -188,6 +209,21 @@ func build(s *snapshot.Snapshot, cfg Config) (*program, error) {
 				}
 				p.cons = append(p.cons, constraint{as, le, 1})
 			}
+			// (g)-(h) with t the tenant: one tenant per MIG GPU.
+			if cfg.TenantPerGPU {
+				byTenant := map[string][]int{}
+				var tenants []string
+				for _, k := range slots {
+					for _, v := range bySlot[k] {
+						tn := s.Jobs[p.vars[v].job].Tenant
+						if len(byTenant[tn]) == 0 {
+							tenants = append(tenants, tn)
+						}
+						byTenant[tn] = append(byTenant[tn], v)
+					}
+				}
+				p.oneTenant(j, tenants, byTenant, newVar)
+			}
 			continue
 		}
 		// Non-MIG GPU: one variable per fitting (job, option); a job with
@@ -216,17 +252,7 @@ func build(s *snapshot.Snapshot, cfg Config) (*program, error) {
 			continue
 		}
 		p.cons = append(p.cons, constraint{append(capTerms, term{ys[j], -fractionUnits}), le, 0})
-		if len(tenants) > 1 {
-			var ts []term
-			for _, tn := range tenants {
-				tv := newVar(variable{kind: kindT, gpu: j, tenant: tn})
-				ts = append(ts, term{tv, 1})
-				for _, x := range byTenant[tn] {
-					p.cons = append(p.cons, constraint{[]term{{x, 1}, {tv, -1}}, le, 0})
-				}
-			}
-			p.cons = append(p.cons, constraint{ts, le, 1})
-		}
+		p.oneTenant(j, tenants, byTenant, newVar)
 	}
 
 	// Objective: e1 per GPU in use, e2 m_i per running job not kept in place.
