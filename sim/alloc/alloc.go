@@ -21,8 +21,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/conspirator-sim/conspirator/engine"
 	"github.com/conspirator-sim/conspirator/engine/stats"
@@ -147,8 +149,17 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Simulate runs every policy for every seed.
+// Simulate runs every policy for every seed, on as many goroutines as
+// GOMAXPROCS (SimulateWorkers).
 func Simulate(cfg Config, in Input, seed uint64) (*Result, error) {
+	return SimulateWorkers(cfg, in, seed, runtime.GOMAXPROCS(0))
+}
+
+// SimulateWorkers is Simulate on at most workers goroutines. Every
+// (policy, seed) run is independent: its own copy of the nodes, its own
+// random streams, its own policy value; results go to their place in
+// policy-then-seed order, so the result is the same at any worker count.
+func SimulateWorkers(cfg Config, in Input, seed uint64, workers int) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -163,17 +174,29 @@ func Simulate(cfg Config, in Input, seed uint64) (*Result, error) {
 		return nil, fmt.Errorf("the pod list has no pod")
 	}
 	typical := nodealloc.Typical(in.Pods, cfg.TypicalThreshold)
-	res := &Result{}
 	for _, name := range cfg.Policies {
-		pol, err := nodealloc.New(name, typical)
-		if err != nil {
+		if _, err := nodealloc.New(name, typical); err != nil {
 			return nil, err
 		}
-		for s := range cfg.Seeds {
-			sd := seed + uint64(s)
-			res.Runs = append(res.Runs, runOne(pol, in, capacity, cfg, sd))
-		}
 	}
+	res := &Result{Runs: make([]Run, len(cfg.Policies)*cfg.Seeds)}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range max(1, min(workers, len(res.Runs))) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range next {
+				pol, _ := nodealloc.New(cfg.Policies[k/cfg.Seeds], typical) // checked above
+				res.Runs[k] = runOne(pol, in, capacity, cfg, seed+uint64(k%cfg.Seeds))
+			}
+		}()
+	}
+	for k := range res.Runs {
+		next <- k
+	}
+	close(next)
+	wg.Wait()
 	return res, nil
 }
 

@@ -109,6 +109,17 @@ func TestDeterminismAndNodeOrder(t *testing.T) {
 	if !bytes.Equal(a, run(rev)) {
 		t.Error("reversing the node list changed the results")
 	}
+	// Byte-identical at any parallelism: the runs share nothing.
+	for _, w := range []int{1, 2, 5, 64} {
+		res, err := SimulateWorkers(c, in, 7, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(res)
+		if !bytes.Equal(a, append(b, CSV(res)...)) {
+			t.Errorf("%d workers: results differ from the default's", w)
+		}
+	}
 }
 
 func TestValidate(t *testing.T) {
