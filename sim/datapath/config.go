@@ -38,7 +38,7 @@ var KnownPaths = append(slices.Clone(AllPaths), PathLoopback)
 // values of the paper/e2e scenario; every default names its source in
 // hw's catalog (hw.Provenance) or in the comment beside it.
 type Config struct {
-	Paths    []string       `yaml:"paths" doc:"pipelines to simulate: tcp, gpudirect, host-rdma, conspirator" default:"[tcp, gpudirect, host-rdma, conspirator]"`
+	Paths    []string       `yaml:"paths" doc:"pipelines to simulate: tcp, gpudirect, host-rdma, conspirator (the paper's four), or loopback (the request path a plain host runs for real: client and server threads, loopback TCP, memcpy, CPU compute; what calibrate --validate checks)" default:"[tcp, gpudirect, host-rdma, conspirator]"`
 	Clients  ClientsConfig  `yaml:"clients" doc:"the clients sending inference requests"`
 	Request  RequestConfig  `yaml:"request" doc:"what one request carries and computes"`
 	GPUs     []GPUConfig    `yaml:"gpus" doc:"GPU instances serving requests" default:"[{type: a100-80gb, count: 2}]" source:"paper: BlueField-3 + A100 testbed (conspirator.md); two GPUs so that the scheduler has a choice"`
