@@ -593,3 +593,13 @@ func TestReportHTML(t *testing.T) {
 		}
 	}
 }
+
+// Sweep captions and tables name one entry of a group: "one line per
+// policy", not "policie" (seen in a cluster sweep's report).
+func TestSingular(t *testing.T) {
+	for in, want := range map[string]string{"paths": "path", "policies": "policy"} {
+		if got := singular(in); got != want {
+			t.Errorf("singular(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

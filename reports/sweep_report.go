@@ -238,7 +238,7 @@ func sweepTable(md *strings.Builder, agg SweepAggregate, kind string, names []st
 	for _, p := range agg.Params {
 		fmt.Fprintf(md, " %s |", p.Key)
 	}
-	fmt.Fprintf(md, " %s |", strings.TrimSuffix(kind, "s"))
+	fmt.Fprintf(md, " %s |", singular(kind))
 	for _, m := range shown {
 		fmt.Fprintf(md, " %s |", m.label)
 	}
@@ -383,7 +383,7 @@ func sweepFigures(agg SweepAggregate) ([]*figure, error) {
 						continue
 					}
 					name := slug(strings.ReplaceAll(m.field, "_us", "")) + "_vs_" + slug(xp.Key)
-					caption := fmt.Sprintf("%s against `%s`, one line per %s; error bars: 95%% CI across seeds.", m.title, xp.Key, strings.TrimSuffix(kind.kind, "s"))
+					caption := fmt.Sprintf("%s against `%s`, one line per %s; error bars: 95%% CI across seeds.", m.title, xp.Key, singular(kind.kind))
 					if len(fixedKeys) > 1 || fixed != "" {
 						name += fmt.Sprintf("__%02d", fi+1)
 						caption += " Fixed: " + fixed + "."
@@ -411,4 +411,13 @@ func axisName(key string) string {
 		return strings.ReplaceAll(key, "_", " ")
 	}
 	return strings.ReplaceAll(key[i+1:], "_", " ") + " [" + key[:i] + "]"
+}
+
+// singular names one entry of a result group ("paths" -> "path",
+// "policies" -> "policy").
+func singular(kind string) string {
+	if kind == "policies" {
+		return "policy"
+	}
+	return strings.TrimSuffix(kind, "s")
 }
