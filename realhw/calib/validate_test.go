@@ -87,6 +87,23 @@ func TestFitHostRecovers(t *testing.T) {
 	if math.Abs(f.TailUS-(big+100)) > 0.02*big {
 		t.Errorf("tail threshold %v us, want about %v", f.TailUS, big+100)
 	}
+	// Interference is read off the compute stage: stretched by 8% at 80%
+	// load, alpha = 0.08 / 0.8 = 0.1; a slower end to end alone (drift,
+	// wake-ups) leaves it at 0.
+	stretched := syntheticRun(0.8, miss, slice, 5000, 2)
+	for i := range stretched.Requests {
+		stretched.Requests[i].Compute = time.Duration(float64(stretched.Requests[i].Compute) * 1.08)
+	}
+	if g, err := FitHost(syntheticRun(0, 0, 0, 5000, 1), []*host.PathRun{stretched}); err != nil || math.Abs(g.Interference-0.1) > 0.01 {
+		t.Errorf("compute stretched 8%% at 80%%: interference %v (%v), want 0.1", g.Interference, err)
+	}
+	slow := syntheticRun(0.8, miss, slice, 5000, 2)
+	for i := range slow.Requests {
+		slow.Requests[i].EndToEnd += 30 * time.Microsecond
+	}
+	if g, _ := FitHost(syntheticRun(0, 0, 0, 5000, 1), []*host.PathRun{slow}); g.Interference > 0.02 {
+		t.Errorf("end to end 30 us slower, compute unchanged: interference %v, want about 0", g.Interference)
+	}
 	// Bad input: no loaded run, a loaded run given as the unloaded one.
 	if _, err := FitHost(syntheticRun(0, 0, 0, 100, 1), nil); err == nil {
 		t.Error("a fit without a loaded run was accepted")
