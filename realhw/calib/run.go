@@ -284,9 +284,12 @@ func Validate(opts Options) (*Validation, error) {
 func levelError(u float64, real, model []float64, measured float64) LevelError {
 	r50, r99 := quantile(real, 0.5), quantile(real, 0.99)
 	m50, m99 := quantile(model, 0.5), quantile(model, 0.99)
-	rnd := func(x float64) float64 { return math.Round(x*1e4) / 1e4 }
 	return LevelError{
-		BackgroundLoad: u, P50Error: rnd((m50 - r50) / r50), P99Error: rnd((m99 - r99) / r99),
-		RealP50US: rnd(r50), RealP99US: rnd(r99), ModelP50US: rnd(m50), ModelP99US: rnd(m99), MeasuredLoad: rnd(measured),
+		BackgroundLoad: u, P50Error: round4((m50 - r50) / r50), P99Error: round4((m99 - r99) / r99),
+		RealP50US: round4(r50), RealP99US: round4(r99), ModelP50US: round4(m50), ModelP99US: round4(m99), MeasuredLoad: round4(measured),
 	}
 }
+
+// round4 rounds a validation figure to four decimals (microseconds or
+// fractions), so that validation.json does not print float noise.
+func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }

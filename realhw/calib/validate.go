@@ -12,6 +12,7 @@ import (
 	"github.com/conspirator-sim/conspirator/hw/units"
 	"github.com/conspirator-sim/conspirator/realhw/host"
 	"github.com/conspirator-sim/conspirator/sim/datapath"
+	"gonum.org/v1/gonum/stat"
 )
 
 // HostFit is the data-path model (sim/datapath's loopback path) of this
@@ -77,6 +78,9 @@ func FitHost(unloaded *host.PathRun, loaded []*host.PathRun) (HostFit, error) {
 	if unloaded == nil || unloaded.Config.Load != 0 {
 		return HostFit{}, fmt.Errorf("calib: the host fit needs an unloaded run")
 	}
+	if len(loaded) == 0 {
+		return HostFit{}, fmt.Errorf("calib: the host fit needs at least one loaded run (the background model's parameters)")
+	}
 	_, by := groupByStage(unloaded.Samples())
 	net := FitLinear(host.StageTCPNetwork, by[host.StageTCPNetwork])
 	if !net.Applied {
@@ -95,7 +99,7 @@ func FitHost(unloaded *host.PathRun, loaded []*host.PathRun) (HostFit, error) {
 		NetworkFixedUS:   round(net.Fixed*1e6, 4),
 		NetworkPerByteNS: round(net.PerByte*1e9, 4),
 		MemcpyGBps:       round(1/cp.PerByte/1e9, 4),
-		ComputeUS:        round(median(comp)*1e6, 4),
+		ComputeUS:        round(baseComp*1e6, 4),
 		SliceUS:          hw.DefaultHostCosts.SchedSlice.Seconds() * 1e6,
 		ReplyBytes:       unloaded.Config.ReplyBytes,
 		Cores:            1,
@@ -154,7 +158,7 @@ func FitHost(unloaded *host.PathRun, loaded []*host.PathRun) (HostFit, error) {
 		// waited at all is the share seen / ((S - thr) / S).
 		p := 0.0
 		if len(over) > 0 {
-			s := math.Max(2*mean(over)-thr, thr*1.01)
+			s := sliceOf(over, thr)
 			p = math.Min(1, float64(len(over))/float64(len(run.Requests))*s/(s-thr))
 		}
 		// p = 1 - (1 - u m)^w for w wake-ups per request.
@@ -164,23 +168,19 @@ func FitHost(unloaded *host.PathRun, loaded []*host.PathRun) (HostFit, error) {
 		waits = append(waits, over...)
 		f.WaitsSeen += len(over)
 	}
-	if len(loaded) == 0 {
-		return HostFit{}, fmt.Errorf("calib: the host fit needs at least one loaded run (the background model's parameters)")
-	}
 	f.Interference = round(alphaW/alphaN, 4)
 	f.WakeupMiss = round(missW/missN, 4)
 	if len(waits) > 0 {
-		f.SliceUS = round(math.Max(2*mean(waits)-thr, thr*1.01)*1e6, 4)
+		f.SliceUS = round(sliceOf(waits, thr)*1e6, 4)
 	}
 	return f, nil
 }
 
-func mean(xs []float64) float64 {
-	s := 0.0
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
+// sliceOf estimates the longest slice wait S from the delays above the
+// threshold thr (at least one): uniform waits on [0, S) seen above thr are
+// uniform on [thr, S), so S = 2 x their mean - thr, kept just above thr.
+func sliceOf(over []float64, thr float64) float64 {
+	return math.Max(2*stat.Mean(over, nil)-thr, thr*1.01)
 }
 
 // Config returns the data-path configuration of the loopback testbed at
@@ -267,7 +267,6 @@ func compareLevel(u float64, usedForFit bool, run *host.PathRun, m *ModelRun, ta
 	l := levelError(u, real, m.EndToEnd, run.Load.Measured)
 	l.UsedForFit = usedForFit
 	l.RealTailShare, l.ModelTailShare = tailShare(real, tailUS), tailShare(m.EndToEnd, tailUS)
-	rnd := func(x float64) float64 { return math.Round(x*1e4) / 1e4 }
 	worst := -1.0
 	p := 0.5
 	if math.Abs(l.P99Error) > P99Target && math.Abs(l.P50Error) <= P50Target {
@@ -280,8 +279,8 @@ func compareLevel(u float64, usedForFit bool, run *host.PathRun, m *ModelRun, ta
 		}
 		ms := m.Stages[st.model]
 		e := StageError{Stage: st.model,
-			RealP50US: rnd(quantile(xs, 0.5)), ModelP50US: rnd(quantile(ms, 0.5)),
-			RealP99US: rnd(quantile(xs, 0.99)), ModelP99US: rnd(quantile(ms, 0.99))}
+			RealP50US: round4(quantile(xs, 0.5)), ModelP50US: round4(quantile(ms, 0.5)),
+			RealP99US: round4(quantile(xs, 0.99)), ModelP99US: round4(quantile(ms, 0.99))}
 		l.Stages = append(l.Stages, e)
 		if d := math.Abs(quantile(ms, p) - quantile(xs, p)); d > worst {
 			worst, l.DominantStage = d, st.model

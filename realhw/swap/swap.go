@@ -13,13 +13,13 @@ package swap
 import (
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/conspirator-sim/conspirator/engine"
 	"github.com/conspirator-sim/conspirator/hw"
 	"github.com/conspirator-sim/conspirator/realhw"
 	"github.com/conspirator-sim/conspirator/sim/datapath"
+	"gonum.org/v1/gonum/stat"
 )
 
 // Real is a performed stage's measured time.
@@ -97,7 +97,7 @@ func Run(cfg datapath.Config, res []datapath.PathResult, b realhw.Backend, reps 
 				continue
 			}
 			slices.Sort(times)
-			row := Row{Path: p.Name, Stage: name, Kind: string(kind), ModelP50US: quantile(times, 0.5), ModelMeanUS: p.Stages[name]}
+			row := Row{Path: p.Name, Stage: name, Kind: string(kind), ModelP50US: stat.Quantile(0.5, stat.Empirical, times, nil), ModelMeanUS: p.Stages[name]}
 			call, why := op(p.Name, kind, b, in, out, engine.Seconds(times[0]*1e-6/stretch), cfg.Request.ComputeTime.Time())
 			if call == nil {
 				row.Simulated = why
@@ -160,19 +160,7 @@ func measure(call func() (engine.Time, error), label string, reps int) (*Real, e
 		}
 		ts = append(ts, d.Seconds()*1e6)
 	}
-	sum := 0.0
-	for _, t := range ts {
-		sum += t
-	}
+	mean := stat.Mean(ts, nil)
 	slices.Sort(ts)
-	return &Real{Op: label, Reps: reps, P50US: quantile(ts, 0.5), P99US: quantile(ts, 0.99), MeanUS: sum / float64(reps)}, nil
-}
-
-// quantile of sorted xs, nearest rank; NaN when empty.
-func quantile(xs []float64, p float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	i := int(math.Ceil(p*float64(len(xs)))) - 1
-	return xs[min(max(i, 0), len(xs)-1)]
+	return &Real{Op: label, Reps: reps, P50US: stat.Quantile(0.5, stat.Empirical, ts, nil), P99US: stat.Quantile(0.99, stat.Empirical, ts, nil), MeanUS: mean}, nil
 }
