@@ -96,11 +96,17 @@ func (p *Policy) best(v *pack.View, j *snapshot.Job, gis []int, allowed []bool) 
 
 // Schedule implements snapshot.Policy.
 func (p *Policy) Schedule(s *snapshot.Snapshot) (snapshot.Decision, error) {
-	v := pack.New(s)
-	defer v.Release()
-	v.KeepRunning()
+	return pack.Decide(s, p.decide)
+}
+
+// Begin implements snapshot.Incremental: the same rule on a view kept
+// for the whole replay.
+func (p *Policy) Begin(c *snapshot.Cluster) snapshot.Session { return pack.NewSession(c, p.decide) }
+
+// decide is one call: place the pending jobs, then consolidate.
+func (p *Policy) decide(v *pack.View) error {
 	v.PlacePending(func(j *snapshot.Job) bool {
-		b, ok := p.best(v, j, v.Candidates(), nil)
+		b, ok := p.best(v, j, v.CandidatesFor(j, nil), nil)
 		if ok {
 			v.Place(b.gi, j, b.t, b.start)
 		}
@@ -109,7 +115,7 @@ func (p *Policy) Schedule(s *snapshot.Snapshot) (snapshot.Decision, error) {
 	if p.cfg.Migrate {
 		p.consolidate(v)
 	}
-	return v.Decision(), nil
+	return nil
 }
 
 // consolidate empties lightly loaded GPUs onto the other GPUs in use when
@@ -154,21 +160,13 @@ func (p *Policy) consolidate(v *pack.View) {
 	// source GPU.
 	closed := make([]bool, len(v.GPUs))
 	var allowed []bool // per option of the job being moved
-	// Jobs on each GPU, by job ID, from the decision so far.
-	onGPU := make([][]int, len(v.GPUs))
-	for k := range v.S.Jobs {
-		if pl, ok := v.Placed(v.S.Jobs[k].ID); ok {
-			gi, _ := v.GPUIndex(pl.GPU)
-			onGPU[gi] = append(onGPU[gi], v.S.Jobs[k].ID)
-		}
-	}
+	var ids []int
 	for _, src := range active {
-		ids := onGPU[src]
+		ids = append(ids[:0], v.OnGPU(src)...)
 		if len(ids) == 0 || len(ids) > p.cfg.MaxMoves {
 			continue
 		}
 		// Move the largest jobs first: they are the hardest to fit.
-		ids = slices.Clone(ids)
 		slices.SortStableFunc(ids, func(a, b int) int {
 			pa, _ := v.Placed(a)
 			pb, _ := v.Placed(b)
@@ -216,11 +214,6 @@ func (p *Policy) consolidate(v *pack.View) {
 			}
 		}
 		if ok && p.cfg.E1 > p.cfg.E2*cost {
-			for k, id := range ids {
-				gi, _ := v.GPUIndex(moved[k].GPU)
-				onGPU[gi] = append(onGPU[gi], id)
-			}
-			onGPU[src] = nil
 			continue
 		}
 		for _, m := range moved {

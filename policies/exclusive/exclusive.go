@@ -17,12 +17,16 @@ func (Policy) Name() string { return "exclusive" }
 func (Policy) UsesMIG() bool { return false }
 
 // Schedule implements snapshot.Policy.
-func (Policy) Schedule(s *snapshot.Snapshot) (snapshot.Decision, error) {
-	v := pack.New(s)
-	defer v.Release()
-	v.KeepRunning()
+func (p Policy) Schedule(s *snapshot.Snapshot) (snapshot.Decision, error) {
+	return pack.Decide(s, p.decide)
+}
+
+// Begin implements snapshot.Incremental.
+func (p Policy) Begin(c *snapshot.Cluster) snapshot.Session { return pack.NewSession(c, p.decide) }
+
+func (Policy) decide(v *pack.View) error {
 	v.PlacePending(func(j *snapshot.Job) bool { return placeAlone(v, j) })
-	return v.Decision(), nil
+	return nil
 }
 
 func placeAlone(v *pack.View, j *snapshot.Job) bool {

@@ -84,12 +84,11 @@ func buildTable(model string, classes []Class) *fragTable {
 	return t
 }
 
-// snapshotClasses derives the target workload from the snapshot's jobs: one
+// snapshotClasses derives the target workload from the jobs in view: one
 // class per distinct (smallest fraction, GPU types) with its count.
-func snapshotClasses(s *snapshot.Snapshot) []Class {
+func snapshotClasses(jobs []*snapshot.Job) []Class {
 	var out []Class
-	for k := range s.Jobs {
-		j := &s.Jobs[k]
+	for _, j := range jobs {
 		d, types := 1.0, []string(nil)
 		anyType := false
 		for _, o := range j.Options {
@@ -123,14 +122,18 @@ func snapshotClasses(s *snapshot.Snapshot) []Class {
 
 // Schedule implements snapshot.Policy.
 func (p *Policy) Schedule(s *snapshot.Snapshot) (snapshot.Decision, error) {
+	return pack.Decide(s, p.decide)
+}
+
+// Begin implements snapshot.Incremental.
+func (p *Policy) Begin(c *snapshot.Cluster) snapshot.Session { return pack.NewSession(c, p.decide) }
+
+func (p *Policy) decide(v *pack.View) error {
 	classes := p.workload
 	if classes == nil {
-		classes = snapshotClasses(s)
+		classes = snapshotClasses(v.Jobs())
 	}
 	tables := map[string]*fragTable{}
-	v := pack.New(s)
-	defer v.Release()
-	v.KeepRunning()
 	v.PlacePending(func(j *snapshot.Job) bool {
 		bestG, bestT, bestStart := -1, -1, 0
 		bestDelta := 0.0
@@ -159,7 +162,7 @@ func (p *Policy) Schedule(s *snapshot.Snapshot) (snapshot.Decision, error) {
 		}
 		return bestG >= 0
 	})
-	return v.Decision(), nil
+	return nil
 }
 
 func init() {

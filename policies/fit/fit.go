@@ -26,16 +26,20 @@ func (p Policy) UsesMIG() bool { return p.MIG }
 
 // Schedule implements snapshot.Policy.
 func (p Policy) Schedule(s *snapshot.Snapshot) (snapshot.Decision, error) {
-	v := pack.New(s)
-	defer v.Release()
-	v.KeepRunning()
+	return pack.Decide(s, p.decide)
+}
+
+// Begin implements snapshot.Incremental.
+func (p Policy) Begin(c *snapshot.Cluster) snapshot.Session { return pack.NewSession(c, p.decide) }
+
+func (p Policy) decide(v *pack.View) error {
 	v.PlacePending(func(j *snapshot.Job) bool {
 		if p.Best {
 			return bestFit(v, j)
 		}
 		return firstFit(v, j)
 	})
-	return v.Decision(), nil
+	return nil
 }
 
 func firstFit(v *pack.View, j *snapshot.Job) bool {

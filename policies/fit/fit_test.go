@@ -153,7 +153,6 @@ func mixedGPUs(n int) []snapshot.GPU {
 // many jobs were placed.
 func everyJob(s *snapshot.Snapshot, best bool) (snapshot.Decision, int) {
 	v := pack.New(s)
-	v.KeepRunning()
 	placed := 0
 	for k := range s.Jobs {
 		if s.Jobs[k].Current != nil {

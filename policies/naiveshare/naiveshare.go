@@ -17,10 +17,14 @@ func (Policy) Name() string { return "naive-share" }
 func (Policy) UsesMIG() bool { return false }
 
 // Schedule implements snapshot.Policy.
-func (Policy) Schedule(s *snapshot.Snapshot) (snapshot.Decision, error) {
-	v := pack.New(s)
-	defer v.Release()
-	v.KeepRunning()
+func (p Policy) Schedule(s *snapshot.Snapshot) (snapshot.Decision, error) {
+	return pack.Decide(s, p.decide)
+}
+
+// Begin implements snapshot.Incremental.
+func (p Policy) Begin(c *snapshot.Cluster) snapshot.Session { return pack.NewSession(c, p.decide) }
+
+func (Policy) decide(v *pack.View) error {
 	v.PlacePending(func(j *snapshot.Job) bool {
 		for gi := range v.GPUs {
 			for t := range j.Options {
@@ -32,7 +36,7 @@ func (Policy) Schedule(s *snapshot.Snapshot) (snapshot.Decision, error) {
 		}
 		return false
 	})
-	return v.Decision(), nil
+	return nil
 }
 
 func init() {

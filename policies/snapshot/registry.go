@@ -72,6 +72,8 @@ type Capabilities struct {
 	UsesMIG  bool          // MIGUser's answer; true without MIGUser
 	Workload WorkloadAware // nil unless the policy is WorkloadAware
 	Solves   SolveReporter // nil unless the policy is exact (SolveReporter)
+	// Incremental is nil unless the policy can keep a Session.
+	Incremental Incremental
 }
 
 // CapabilitiesOf reads p's optional capabilities.
@@ -85,6 +87,9 @@ func CapabilitiesOf(p Policy) Capabilities {
 	}
 	if s, ok := p.(SolveReporter); ok {
 		c.Solves = s
+	}
+	if i, ok := p.(Incremental); ok {
+		c.Incremental = i
 	}
 	return c
 }

@@ -124,6 +124,10 @@ type Snapshot struct {
 	// unless GangSpan. Empty: GPUs stand alone, CPU and memory unmodelled.
 	Servers  []Server
 	GangSpan bool
+	// Freed lists the GPUs (IDs) that lost a job since the previous call
+	// (a job finished there), ascending: where room appeared. A policy
+	// that consolidates on departures reads it; the others ignore it.
+	Freed []int
 }
 
 // OneServerGangs reports whether the tasks of a gang must share a server.

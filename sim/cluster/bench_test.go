@@ -42,3 +42,23 @@ func BenchmarkOpenBQueues(b *testing.B) {
 // BenchmarkSynthetic100k: 100,000 jobs drawn from openb's empirical job
 // mix at its arrival rate, on the openb cluster, conspirator.
 func BenchmarkSynthetic100k(b *testing.B) { benchOpenB(b, "conspirator", 100000) }
+
+// BenchmarkOpenBLoaded replays the whole openb trace with arrivals
+// compressed 60x on its node list, one policy per sub-benchmark.
+func BenchmarkOpenBLoaded(b *testing.B) {
+	for _, p := range []string{"exclusive", "naive-share", "first-fit", "best-fit", "fgd", "conspirator"} {
+		b.Run("policy="+p, func(b *testing.B) {
+			c := openb(b)
+			c.Policies = []string{p}
+			c.Window.Compress = 60
+			b.ReportAllocs()
+			for b.Loop() {
+				r, err := Run(c, 1, testEnv)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(r.Policies[0].GPUHours, "GPU-hours")
+			}
+		})
+	}
+}

@@ -101,6 +101,10 @@ type Config struct {
 
 	// Jobs, when non-nil, replaces the trace (tests and programs).
 	Jobs []workloads.Job `yaml:"-"`
+
+	// snapshotCalls makes every policy call build a snapshot, also for a
+	// policy that keeps a session: the tests compare the two.
+	snapshotCalls bool
 }
 
 // Window selects jobs of the trace by position (after sorting by arrival).

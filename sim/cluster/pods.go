@@ -71,6 +71,7 @@ func (r *run) placePods() {
 		sv.podCPU += cpu
 		sv.podMem += mem
 		sv.pods++
+		r.held(best)
 		p.srv, p.placed = best, true
 		p.queueS = (r.sim.Now() - p.src.Arrival).Seconds()
 		r.sim.MustAfter(p.src.Duration, func() { r.podDone(k) })
@@ -94,10 +95,19 @@ func (r *run) podDone(k int) {
 	sv.podCPU -= int64(p.src.CPUMilli)
 	sv.podMem -= p.src.MemoryMiB
 	sv.pods--
+	r.held(p.srv)
 	p.srv = -1
 	r.placePods()
 	if len(r.alive) > 0 {
 		r.request()
+	}
+}
+
+// held tells a session what the pods hold of server si now.
+func (r *run) held(si int) {
+	if r.sess != nil {
+		sv := &r.servers[si]
+		r.sess.Hold(si, sv.podCPU, sv.podMem)
 	}
 }
 

@@ -130,7 +130,8 @@ const LargeJobs = 10
 const MaxCalls = 100000
 
 // Call is one policy call: the size of its snapshot (jobs, i.e. tasks, and
-// GPUs shown) and its wall-clock time.
+// GPUs shown; for a policy that keeps a session, which holds every GPU,
+// the GPUs in use) and its wall-clock time.
 type Call struct {
 	Jobs, GPUs int
 	US         float64

@@ -108,8 +108,17 @@ type run struct {
 	next  int   // next job to arrive
 
 	pendingTasks int
+	aliveTasks   int // tasks of the alive jobs
 	scheduled    bool
 	err          error
+
+	// sess is the policy's session when it keeps one (Incremental): it is
+	// told every arrival, completion and pod, and decides without a
+	// snapshot. Nil: every call builds a snapshot.
+	sess snapshot.Session
+	// freed lists the GPUs that lost a task since the last call
+	// (Snapshot.Freed).
+	freed []int
 
 	// metrics
 	lastT              engine.Time
@@ -358,6 +367,9 @@ func simulate(cfg Config, pol snapshot.Policy, types []gpuType, gpus []clusterGP
 			r.tasks[r.jobs[k].firstTask+t] = taskState{job: k, gpu: -1}
 		}
 	}
+	if caps.Incremental != nil && !cfg.snapshotCalls {
+		r.sess = caps.Incremental.Begin(r.cluster())
+	}
 	r.jct.KeepSamples(true)
 	if len(plans) > 0 {
 		r.sim.MustAt(plans[0].src.Arrival, r.arrive)
@@ -450,7 +462,38 @@ func (r *run) arrive() {
 	}
 	r.alive = append(r.alive, k) // arrivals come in index order
 	r.pendingTasks += r.plans[k].src.NumGPU
+	r.aliveTasks += r.plans[k].src.NumGPU
+	if r.sess != nil {
+		for t := range r.plans[k].src.NumGPU {
+			r.sess.Arrive(r.taskJob(&r.jobs[k], t))
+		}
+	}
 	r.request()
+}
+
+// cluster is what a policy's session starts from: every GPU and server,
+// with the IDs snapshots give them.
+func (r *run) cluster() *snapshot.Cluster {
+	c := &snapshot.Cluster{GangSpan: r.cfg.GangSpan}
+	for k := range r.servers {
+		sv := &r.servers[k]
+		c.Servers = append(c.Servers, snapshot.Server{ID: k, CPUMilli: sv.clusterServer.cpu, MemoryMiB: sv.clusterServer.mem})
+	}
+	for g := range r.gpus {
+		c.GPUs = append(c.GPUs, snapshot.GPU{ID: g, Model: *r.model(r.gpus[g].typ), Server: r.gpus[g].srv})
+	}
+	return c
+}
+
+// taskJob is task t of job js as a policy sees it (not its placement).
+func (r *run) taskJob(js *jobState, t int) snapshot.Job {
+	gang := 0
+	if js.plan.src.NumGPU > 1 {
+		gang = js.firstTask + 1 // any ID unique to the job, not 0
+	}
+	cpu, mem := js.plan.taskCPUMem(t)
+	return snapshot.Job{ID: js.firstTask + t, Tenant: js.plan.tenant, Options: r.options(js.plan),
+		MigrationCost: r.cfg.MigrationCost, Gang: gang, CPUMilli: cpu, MemoryMiB: mem}
 }
 
 // request asks for one policy call at now + batch window.
@@ -570,21 +613,11 @@ func (r *run) snapshot(hidden map[int]bool) *snapshot.Snapshot {
 			continue
 		}
 		js := &r.jobs[j]
-		opts := r.options(js.plan)
-		n := js.plan.src.NumGPU
-		gang := 0
-		if n > 1 {
-			gang = js.firstTask + 1 // any ID unique to the job, not 0
-		}
-		for t := range n {
-			id := js.firstTask + t
-			cpu, mem := js.plan.taskCPUMem(t)
-			sj := snapshot.Job{ID: id, Tenant: js.plan.tenant, Options: opts, MigrationCost: r.cfg.MigrationCost,
-				Gang: gang, CPUMilli: cpu, MemoryMiB: mem}
-			if ts := &r.tasks[id]; ts.gpu >= 0 {
+		for t := range js.plan.src.NumGPU {
+			if ts := &r.tasks[js.firstTask+t]; ts.gpu >= 0 {
 				cur = append(cur, ts.pl)
 			}
-			s.Jobs = append(s.Jobs, sj)
+			s.Jobs = append(s.Jobs, r.taskJob(js, t))
 		}
 	}
 	// Point Current at the placements only now: cur may have moved while
@@ -597,6 +630,9 @@ func (r *run) snapshot(hidden map[int]bool) *snapshot.Snapshot {
 		}
 	}
 	r.snapCur = cur
+	s.Freed = append(s.Freed[:0], r.freed...)
+	slices.Sort(s.Freed)
+	s.Freed = slices.Compact(s.Freed)
 	return s
 }
 
@@ -605,11 +641,17 @@ func (r *run) snapshot(hidden map[int]bool) *snapshot.Snapshot {
 // any other policy, when a decision places only part of a pending gang,
 // the policy is asked again without that gang (it stays pending until a
 // later event), so a gang that does not fit never holds GPUs that other
-// jobs could use.
+// jobs could use. A policy with a session decides there instead, from
+// what it was told; with verify_decisions the snapshot call is made too
+// and must give the same changes.
 func (r *run) schedule() {
 	r.scheduled = false
 	r.placePods() // pods first: they wait in the same queue, and arrived earlier
 	if len(r.alive) == 0 {
+		return
+	}
+	if r.sess != nil {
+		r.scheduleSession()
 		return
 	}
 	var hidden map[int]bool
@@ -620,29 +662,18 @@ func (r *run) schedule() {
 			begin = r.now()
 		}
 		d, err := r.pol.Schedule(s)
-		var el time.Duration
-		if r.now != nil {
-			el = r.now().Sub(begin)
-		}
-		r.decisionTotal += el
-		us := float64(el.Nanoseconds()) / 1e3
-		r.decisions.Add(us)
-		r.timing.add(Call{Jobs: len(s.Jobs), GPUs: len(s.GPUs), US: us})
+		r.timeCall(begin, len(s.Jobs), len(s.GPUs))
 		if err != nil {
 			r.fail(fmt.Errorf("policy %s: %w", r.pol.Name(), err))
 			return
 		}
 		if r.cfg.VerifyDecisions {
-			if err := snapshot.CheckSnapshot(s); err != nil {
-				r.fail(fmt.Errorf("simulator built an invalid snapshot: %w", err))
-				return
-			}
-			if err := snapshot.CheckDecision(s, d); err != nil {
-				r.fail(fmt.Errorf("policy %s broke a rule: %w", r.pol.Name(), err))
+			if err := verify(s, &d); err != nil {
+				r.fail(fmt.Errorf("policy %s: %w", r.pol.Name(), err))
 				return
 			}
 		}
-		if partial := r.partialPendingGangs(d); len(partial) > 0 {
+		if partial := r.partialPendingGangs(d.Placements); len(partial) > 0 {
 			if hidden == nil {
 				hidden = map[int]bool{}
 			}
@@ -651,19 +682,113 @@ func (r *run) schedule() {
 			}
 			continue
 		}
-		if err := r.apply(d); err != nil {
+		if err := r.checkIDs(d.Placements); err != nil {
+			r.fail(fmt.Errorf("policy %s: %w", r.pol.Name(), err))
+			return
+		}
+		r.freed = r.freed[:0]
+		if err := r.apply(snapshot.Diff(s, &d)); err != nil {
 			r.fail(fmt.Errorf("policy %s: %w", r.pol.Name(), err))
 		}
 		return
 	}
 }
 
+// scheduleSession asks the policy's session for its changes and applies
+// them.
+func (r *run) scheduleSession() {
+	var want *snapshot.Changes
+	if r.cfg.VerifyDecisions {
+		// The snapshot call first: the session's changes count as applied.
+		s := r.snapshot(nil)
+		d, err := r.pol.Schedule(s)
+		if err == nil {
+			err = verify(s, &d)
+		}
+		if err != nil {
+			r.fail(fmt.Errorf("policy %s: %w", r.pol.Name(), err))
+			return
+		}
+		c := snapshot.Diff(s, &d)
+		want = &c
+	}
+	var begin time.Time
+	if r.now != nil {
+		begin = r.now()
+	}
+	c, err := r.sess.Schedule(r.sim.Now())
+	r.timeCall(begin, r.aliveTasks, r.active)
+	if err != nil {
+		r.fail(fmt.Errorf("policy %s: %w", r.pol.Name(), err))
+		return
+	}
+	if want != nil && !sameChanges(*want, c) {
+		r.fail(fmt.Errorf("policy %s: its session decided %v, its snapshot call %v (the two must agree)", r.pol.Name(), c, *want))
+		return
+	}
+	if partial := r.partialPendingGangs(c.Placements); len(partial) > 0 {
+		r.fail(fmt.Errorf("policy %s: its session placed part of gang %s; a session places a gang whole or not at all", r.pol.Name(), r.plans[partial[0]].src.ID))
+		return
+	}
+	if err := r.checkIDs(c.Placements); err != nil {
+		r.fail(fmt.Errorf("policy %s: %w", r.pol.Name(), err))
+		return
+	}
+	r.freed = r.freed[:0]
+	if err := r.apply(c); err != nil {
+		r.fail(fmt.Errorf("policy %s: %w", r.pol.Name(), err))
+	}
+}
+
+// timeCall records one policy call's wall-clock time (when timed).
+func (r *run) timeCall(begin time.Time, jobs, gpus int) {
+	var el time.Duration
+	if r.now != nil {
+		el = r.now().Sub(begin)
+	}
+	r.decisionTotal += el
+	us := float64(el.Nanoseconds()) / 1e3
+	r.decisions.Add(us)
+	r.timing.add(Call{Jobs: jobs, GPUs: gpus, US: us})
+}
+
+// verify checks a snapshot the simulator built and a decision on it.
+func verify(s *snapshot.Snapshot, d *snapshot.Decision) error {
+	if err := snapshot.CheckSnapshot(s); err != nil {
+		return fmt.Errorf("simulator built an invalid snapshot: %w", err)
+	}
+	if err := snapshot.CheckDecision(s, *d); err != nil {
+		return fmt.Errorf("broke a rule: %w", err)
+	}
+	return nil
+}
+
+// sameChanges reports whether a and b change the same jobs the same way.
+func sameChanges(a, b snapshot.Changes) bool {
+	return slices.Equal(a.Placements, b.Placements) && slices.Equal(a.Preempted, b.Preempted)
+}
+
+// checkIDs refuses placements that name a task twice or no task at all.
+func (r *run) checkIDs(ps []snapshot.Placement) error {
+	seen := make(map[int]bool, len(ps))
+	for _, p := range ps {
+		if seen[p.JobID] {
+			return fmt.Errorf("job %d placed twice", p.JobID)
+		}
+		if p.JobID < 0 || p.JobID >= len(r.tasks) {
+			return fmt.Errorf("placement for unknown job %d", p.JobID)
+		}
+		seen[p.JobID] = true
+	}
+	return nil
+}
+
 // partialPendingGangs returns the pending multi-GPU jobs that d places in
 // part.
-func (r *run) partialPendingGangs(d snapshot.Decision) []int {
+func (r *run) partialPendingGangs(ps []snapshot.Placement) []int {
 	var out []int
 	count := map[int]int{}
-	for _, p := range d.Placements {
+	for _, p := range ps {
 		if p.JobID < 0 || p.JobID >= len(r.tasks) {
 			continue // apply reports it
 		}
@@ -722,9 +847,15 @@ func (r *run) complete(k int) {
 	r.advance()
 	touched := r.touched[:0]
 	for t := range js.plan.src.NumGPU {
-		touched = append(touched, r.tasks[js.firstTask+t].gpu)
-		r.release(js.firstTask + t)
+		id := js.firstTask + t
+		touched = append(touched, r.tasks[id].gpu)
+		r.freed = append(r.freed, r.tasks[id].gpu)
+		if r.sess != nil {
+			r.sess.Finish(id)
+		}
+		r.release(id)
 	}
+	r.aliveTasks -= js.plan.src.NumGPU
 	r.respeed(touched)
 	r.touched = touched
 	r.noteActive()
@@ -870,17 +1001,39 @@ func layout(g *gpuState) []snapshot.Instance {
 	return out
 }
 
-// apply carries out decision d. Jobs the snapshot hid are not in d and
-// stay pending.
-func (r *run) apply(d snapshot.Decision) error {
-	placed := make(map[int]snapshot.Placement, len(d.Placements))
-	for _, p := range d.Placements {
-		if _, dup := placed[p.JobID]; dup {
-			return fmt.Errorf("job %d placed twice", p.JobID)
+// apply carries out the changes c (checkIDs has passed them). Jobs the
+// snapshot hid are not in c and stay pending.
+func (r *run) apply(c snapshot.Changes) error {
+	if len(c.Placements) == 0 && len(c.Preempted) == 0 {
+		return nil
+	}
+	// The jobs c touches, ascending, and where each of their tasks ends:
+	// a placement of c, pending when preempted, else where it is.
+	var affected []int
+	for _, p := range c.Placements {
+		affected = append(affected, r.tasks[p.JobID].job)
+	}
+	for _, id := range c.Preempted {
+		if id < 0 || id >= len(r.tasks) {
+			return fmt.Errorf("preemption of unknown job %d", id)
 		}
-		if p.JobID < 0 || p.JobID >= len(r.tasks) {
-			return fmt.Errorf("placement for unknown job %d", p.JobID)
+		affected = append(affected, r.tasks[id].job)
+	}
+	slices.Sort(affected)
+	affected = slices.Compact(affected)
+	placed := make(map[int]snapshot.Placement, len(c.Placements))
+	for _, k := range affected {
+		js := &r.jobs[k]
+		for t := range js.plan.src.NumGPU {
+			if ts := &r.tasks[js.firstTask+t]; ts.gpu >= 0 {
+				placed[js.firstTask+t] = ts.pl
+			}
 		}
+	}
+	for _, id := range c.Preempted {
+		delete(placed, id)
+	}
+	for _, p := range c.Placements {
 		placed[p.JobID] = p
 	}
 	type change struct {
@@ -890,7 +1043,7 @@ func (r *run) apply(d snapshot.Decision) error {
 	}
 	var changes []change
 	var news []int // tasks to acquire
-	for _, k := range r.alive {
+	for _, k := range affected {
 		js := &r.jobs[k]
 		n := js.plan.src.NumGPU
 		got := 0

@@ -15,7 +15,7 @@ const fractionSlack = 1e-9
 type GPU struct {
 	ID    int
 	Model *snapshot.GPUModel
-	Srv   int // index into S.Servers; -1 when the snapshot has no servers
+	Srv   int // index into the view's servers; -1 when there are none
 	Jobs  int // placements on it
 	// Non-MIG: Used is the sum of fractions; Tenant the tenant of its jobs.
 	Used   float64
@@ -50,20 +50,55 @@ func (g *GPU) FreeMem() int {
 	return 0
 }
 
-// View is the GPUs of a snapshot with the placements made so far.
+// server is one server of the view: its capacity (0: not modelled), what
+// work the policy does not place holds of it, what is taken in all, and
+// where its GPUs are listed.
+type server struct {
+	id               int
+	cpuCap, memCap   int64
+	heldCPU, heldMem int64
+	cpu, mem         int64 // taken: held plus the jobs placed on its GPUs
+	lo, hi           int   // positions of its GPUs, [lo, hi); -1 when none
+}
+
+// slot is one job of the view.
+type slot struct {
+	job    snapshot.Job
+	placed bool
+	pl     snapshot.Placement // where the decision being built puts it
+	// cur is where a session's job ran when the call began: job.Current
+	// points here while it runs.
+	cur     snapshot.Placement
+	queued  bool // listed in View.pending
+	touched bool // a session's call changed its placement at least once
+	seq     int  // a session's arrival order
+}
+
+// View is a cluster's GPUs, servers and jobs with the placements of the
+// decision being built. It is made either from a snapshot for one call
+// (New), or once for a whole replay (NewSession) and then kept up to date
+// by the events the simulator reports; policies see the same view either
+// way, which is what makes a session decide as the snapshot call does.
 type View struct {
+	// S is the snapshot of a one-call view; nil in a session.
 	S      *snapshot.Snapshot
 	GPUs   []GPU
 	gpuPos map[int]int
-	jobPos map[int]int
-	placed map[int]snapshot.Placement
+	srvs   []server
+	srvPos map[int]int
+	// oneServer: a gang's tasks share a server (servers listed, no span).
+	oneServer bool
+
+	jobs    map[int]*slot
+	spare   []*slot // slots of finished jobs, for reuse
+	pending []*slot // pending jobs in arrival order (snapshot order)
+	onGPU   [][]int // per GPU position: IDs of the jobs placed there
+	touched []*slot // a session's jobs changed during the current call
+	inCall  bool    // a session's decide is running: changes are tracked
+	freed   []int   // GPU positions that lost a job since the last call
 
 	starts []int // scratch returned by Starts
 
-	// Servers (indexed as S.Servers): CPU and memory taken so far, held
-	// included.
-	srvPos         map[int]int
-	srvCPU, srvMem []int64
 	// gangs: per gang, its placed tasks and the server they are on.
 	gangs map[int]gangPlace
 	// banned servers take no task while PlacePending retries a gang.
@@ -74,17 +109,25 @@ type View struct {
 		gang, srv  int
 		placed, ok bool
 	}
+	// gangNeed is what the whole gang being placed asks of the one
+	// server it will share (placeGang): its first task goes only where
+	// all of them fit by CPU and memory.
+	gangNeed struct {
+		gang     int
+		cpu, mem int64
+	}
 
-	// cands caches Candidates while candsOK.
-	cands   []int
-	candsOK bool
-	// srvLo and srvHi are the positions of each server's GPUs, [lo, hi),
-	// so that a GPU turning empty or busy redoes only its server's
-	// candidates; srvSplice is false when some server's GPUs are not
-	// contiguous (the list is then rebuilt: Candidates' rule for a
-	// server listed in pieces depends on the servers in between).
-	srvLo, srvHi []int
-	srvSplice    bool
+	// cands caches Candidates while candsOK. Where every server's GPUs
+	// are contiguous (srvSplice), a GPU turning empty or busy redoes only
+	// its server's entries; otherwise the list is rebuilt (Candidates'
+	// rule for a server listed in pieces depends on the servers between).
+	cands     []int
+	candsOK   bool
+	srvSplice bool
+
+	// idx indexes free capacity (CandidatesFor); nil until first asked.
+	idx        *fitIndex
+	contenders []int // returned by CandidatesFor
 
 	// noRoom holds the shapes of pending jobs that found no
 	// GPU in PlacePending since the view last gained room (Remove).
@@ -94,174 +137,197 @@ type View struct {
 	noRoom map[shape][]demand
 }
 
-// New returns an empty view of s: every GPU free, no job placed. A policy
-// that is done with the view (its Decision taken) gives it back with
-// Release: a simulator calls its policy at every event, and the view's
-// maps were most of what a run allocated.
+func newView() *View {
+	return &View{gpuPos: map[int]int{}, srvPos: map[int]int{}, jobs: map[int]*slot{}, gangs: map[int]gangPlace{}}
+}
+
+// setCluster lays out the view's GPUs and servers, all idle.
+func (v *View) setCluster(gpus []snapshot.GPU, servers []snapshot.Server, gangSpan bool) {
+	v.oneServer = len(servers) > 0 && !gangSpan
+	v.srvs = v.srvs[:0]
+	for k, sv := range servers {
+		v.srvPos[sv.ID] = k
+		v.srvs = append(v.srvs, server{id: sv.ID, cpuCap: sv.CPUMilli, memCap: sv.MemoryMiB,
+			heldCPU: sv.HeldCPUMilli, heldMem: sv.HeldMemoryMiB, cpu: sv.HeldCPUMilli, mem: sv.HeldMemoryMiB, lo: -1, hi: -1})
+	}
+	v.banned = append(v.banned[:0], make([]bool, len(servers))...)
+	v.nBanned = 0
+	v.GPUs = slices.Grow(v.GPUs[:0], len(gpus))
+	for k := range gpus {
+		srv := -1
+		if len(servers) > 0 {
+			srv = v.srvPos[gpus[k].Server]
+		}
+		v.GPUs = append(v.GPUs, GPU{ID: gpus[k].ID, Model: &gpus[k].Model, Srv: srv})
+		v.gpuPos[gpus[k].ID] = k
+	}
+	for len(v.onGPU) < len(gpus) {
+		v.onGPU = append(v.onGPU, nil)
+	}
+	v.onGPU = v.onGPU[:len(gpus)]
+	n := make([]int, len(servers))
+	for k := range v.GPUs {
+		if sv := v.GPUs[k].Srv; sv >= 0 {
+			if v.srvs[sv].lo < 0 {
+				v.srvs[sv].lo = k
+			}
+			v.srvs[sv].hi = k + 1
+			n[sv]++
+		}
+	}
+	v.srvSplice = len(servers) > 0
+	for sv := range v.srvs {
+		if v.srvs[sv].lo >= 0 && n[sv] != v.srvs[sv].hi-v.srvs[sv].lo {
+			v.srvSplice = false // a server listed in pieces
+		}
+	}
+}
+
+// New returns a view of s for one call: the running jobs where they run,
+// the pending ones waiting in snapshot order. A policy that is done with
+// the view (its Decision taken) gives it back with Release: a simulator
+// calls its policy at every event, and the view's maps were most of what
+// a run allocated.
 func New(s *snapshot.Snapshot) *View {
 	v := viewPool.Get().(*View)
 	v.S = s
 	v.candsOK = false
 	v.gangMemo.ok = false
-	for k := range s.Servers {
-		v.srvPos[s.Servers[k].ID] = k
-	}
-	v.srvCPU, v.srvMem = v.srvCPU[:0], v.srvMem[:0]
-	for k := range s.Servers {
-		v.srvCPU = append(v.srvCPU, s.Servers[k].HeldCPUMilli)
-		v.srvMem = append(v.srvMem, s.Servers[k].HeldMemoryMiB)
-	}
-	v.banned = append(v.banned[:0], make([]bool, len(s.Servers))...)
-	v.nBanned = 0
-	v.GPUs = slices.Grow(v.GPUs[:0], len(s.GPUs))
-	for k := range s.GPUs {
-		srv := -1
-		if len(s.Servers) > 0 {
-			srv = v.srvPos[s.GPUs[k].Server]
+	v.setCluster(s.GPUs, s.Servers, s.GangSpan)
+	for k := range s.Jobs {
+		sl := v.newSlot()
+		sl.job = s.Jobs[k]
+		v.jobs[sl.job.ID] = sl
+		if sl.job.Current == nil {
+			sl.queued = true
+			v.pending = append(v.pending, sl)
 		}
-		v.GPUs = append(v.GPUs, GPU{ID: s.GPUs[k].ID, Model: &s.GPUs[k].Model, Srv: srv})
-		v.gpuPos[s.GPUs[k].ID] = k
 	}
 	for k := range s.Jobs {
-		v.jobPos[s.Jobs[k].ID] = k
-	}
-	v.srvLo, v.srvHi = v.srvLo[:0], v.srvHi[:0]
-	for range s.Servers {
-		v.srvLo, v.srvHi = append(v.srvLo, -1), append(v.srvHi, -1)
-	}
-	n := make(map[int]int, len(s.Servers))
-	for k := range v.GPUs {
-		if sv := v.GPUs[k].Srv; sv >= 0 {
-			if v.srvLo[sv] < 0 {
-				v.srvLo[sv] = k
+		if c := s.Jobs[k].Current; c != nil {
+			if gi, ok := v.gpuPos[c.GPU]; ok {
+				v.add(gi, v.jobs[s.Jobs[k].ID], *c)
 			}
-			v.srvHi[sv] = k + 1
-			n[sv]++
 		}
 	}
-	v.srvSplice = len(s.Servers) > 0
-	for sv := range v.srvLo {
-		if v.srvLo[sv] >= 0 && n[sv] != v.srvHi[sv]-v.srvLo[sv] {
-			v.srvSplice = false // a server listed in pieces
+	for _, id := range s.Freed {
+		if gi, ok := v.gpuPos[id]; ok {
+			v.freed = append(v.freed, gi)
 		}
 	}
+	slices.Sort(v.freed)
+	v.freed = slices.Compact(v.freed)
 	return v
 }
 
-// candsChanged records that GPU gi turned empty or busy: where every
-// server's GPUs are contiguous, only gi's server's entries of the cached
-// Candidates are redone (the rest cannot change: emptiness is judged per
-// model within one server); otherwise the list is rebuilt at the next
-// call.
-func (v *View) candsChanged(gi int) {
-	if !v.candsOK {
-		return
+// newSlot returns an empty slot, reused where one is spare.
+func (v *View) newSlot() *slot {
+	if n := len(v.spare); n > 0 {
+		sl := v.spare[n-1]
+		v.spare = v.spare[:n-1]
+		*sl = slot{}
+		return sl
 	}
-	sv := v.GPUs[gi].Srv
-	if sv < 0 || !v.srvSplice {
-		v.candsOK = false
-		return
-	}
-	lo, hi := v.srvLo[sv], v.srvHi[sv]
-	a, _ := slices.BinarySearch(v.cands, lo)
-	b, _ := slices.BinarySearch(v.cands, hi)
-	var seg [16]int
-	v.cands = slices.Replace(v.cands, a, b, v.serverCands(seg[:0], lo, hi)...)
+	return &slot{}
 }
 
-// serverCands appends the candidates among positions [lo, hi), one
-// server's GPUs: every GPU holding a job, and the first empty GPU of each
-// model.
-func (v *View) serverCands(out []int, lo, hi int) []int {
-	first := len(out)
-	for k := lo; k < hi; k++ {
-		if g := &v.GPUs[k]; g.Jobs > 0 || !v.hasEmptyLike(out[first:], g) {
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
-// hasEmptyLike reports whether the candidates cs (GPUs of g's server)
-// already hold an empty GPU of g's model on g's server: empty GPUs of one
-// model on one server are interchangeable, so one stands for all.
-func (v *View) hasEmptyLike(cs []int, g *GPU) bool {
-	for _, c := range cs {
-		if h := &v.GPUs[c]; h.Jobs == 0 && h.Srv == g.Srv && h.Model.Name == g.Model.Name {
-			return true
-		}
-	}
-	return false
-}
-
-var viewPool = sync.Pool{New: func() any {
-	return &View{gpuPos: map[int]int{}, jobPos: map[int]int{}, placed: map[int]snapshot.Placement{},
-		srvPos: map[int]int{}, gangs: map[int]gangPlace{}}
-}}
+var viewPool = sync.Pool{New: func() any { return newView() }}
 
 // Release empties v and keeps it for a later New. v must not be used
 // afterwards; what Decision returned stays valid (it shares nothing with v).
 func (v *View) Release() {
 	v.S = nil
 	clear(v.gpuPos)
-	clear(v.jobPos)
-	clear(v.placed)
 	clear(v.noRoom)
 	clear(v.srvPos)
 	clear(v.gangs)
+	for _, sl := range v.jobs {
+		sl.job = snapshot.Job{} // drop the pointers into the snapshot
+		v.spare = append(v.spare, sl)
+	}
+	clear(v.jobs)
+	clear(v.pending)
+	v.pending = v.pending[:0]
+	for k := range v.onGPU {
+		v.onGPU[k] = v.onGPU[k][:0]
+	}
+	v.freed = v.freed[:0]
+	v.idx = nil
 	clear(v.GPUs[:cap(v.GPUs)]) // drop the pointers into the snapshot
 	v.GPUs = v.GPUs[:0]
 	viewPool.Put(v)
 }
 
-// GPUIndex returns the position of GPU id in S.GPUs and GPUs.
+// GPUIndex returns the position of GPU id in GPUs.
 func (v *View) GPUIndex(id int) (int, bool) { k, ok := v.gpuPos[id]; return k, ok }
 
-// Job returns the snapshot job with the given ID.
-func (v *View) Job(id int) *snapshot.Job { return &v.S.Jobs[v.jobPos[id]] }
+// Job returns the job with the given ID.
+func (v *View) Job(id int) *snapshot.Job { return &v.jobs[id].job }
 
 // Placed returns the job's placement in the decision so far.
-func (v *View) Placed(id int) (snapshot.Placement, bool) { p, ok := v.placed[id]; return p, ok }
-
-// Pending returns the jobs of the snapshot that are not running, in
-// snapshot order (the simulator lists them by arrival).
-func (v *View) Pending() []*snapshot.Job {
-	var out []*snapshot.Job
-	for k := range v.S.Jobs {
-		if v.S.Jobs[k].Current == nil {
-			out = append(out, &v.S.Jobs[k])
-		}
+func (v *View) Placed(id int) (snapshot.Placement, bool) {
+	sl := v.jobs[id]
+	if sl == nil || !sl.placed {
+		return snapshot.Placement{}, false
 	}
+	return sl.pl, true
+}
+
+// Jobs returns every job of the view: in snapshot order for a view made
+// by New, by ID in a session.
+func (v *View) Jobs() []*snapshot.Job {
+	out := make([]*snapshot.Job, 0, len(v.jobs))
+	if v.S != nil {
+		for k := range v.S.Jobs {
+			out = append(out, &v.jobs[v.S.Jobs[k].ID].job)
+		}
+		return out
+	}
+	for _, sl := range v.jobs {
+		out = append(out, &sl.job)
+	}
+	slices.SortFunc(out, func(a, b *snapshot.Job) int { return a.ID - b.ID })
 	return out
 }
 
+// OnGPU returns the IDs of the jobs placed on GPU position gi, in the
+// order they were placed there. The slice is the view's: read it, do not
+// keep it across a placement.
+func (v *View) OnGPU(gi int) []int { return v.onGPU[gi] }
+
+// Freed returns the positions of the GPUs that lost a job since the
+// previous call (Snapshot.Freed; a session's Finish), ascending.
+func (v *View) Freed() []int { return v.freed }
+
 // PlacePending offers every pending job, in snapshot order, to place,
 // which reports whether it placed the job. A job is not offered when a job
-// of the same shape already found no room during this call: a view only
-// loses room while jobs are placed, so it would find none either. Two jobs
-// have the same shape when they have the same tenant and gang size and
-// share one Options slice (the simulator gives jobs with equal options one
-// slice); jobs with equal but separate slices are each offered, which
-// costs time, never correctness. A job is skipped when one of its shape
-// that asked no more CPU and memory found no room: fit only gets harder
-// as a task asks more of its server. On a loaded cluster, where hundreds
-// of pending jobs of a few shapes wait at every call, this skips most of
-// the policies' work (issue 12: a cluster where capacity binds).
+// of the same shape already found no room: a view only loses room while
+// jobs are placed, so it would find none either. Two jobs have the same
+// shape when they have the same tenant and gang size and share one Options
+// slice (the simulator gives jobs with equal options one slice); jobs with
+// equal but separate slices are each offered, which costs time, never
+// correctness. A job is skipped when one of its shape that asked no more
+// CPU and memory found no room: fit only gets harder as a task asks more
+// of its server. On a loaded cluster, where hundreds of pending jobs of a
+// few shapes wait at every call, this skips most of the policies' work
+// (issue 12: a cluster where capacity binds). A session keeps what found
+// no room from call to call until the cluster gains room.
 //
-// The tasks of a pending gang are offered one after the other; when the
-// snapshot keeps gangs on one server, Starts offers the later tasks only
-// the server of the first. If a task finds no room there, the gang is taken
-// off again, that server is barred and the gang offered anew, until it is
-// placed whole or its first task finds no server: a gang is placed whole
-// or not at all, by the policy's own rule on each task.
+// The tasks of a pending gang are offered one after the other; when gangs
+// stay on one server, Starts offers the later tasks only the server of the
+// first. If a task finds no room there, the gang is taken off again, that
+// server is barred and the gang offered anew, until it is placed whole or
+// its first task finds no server: a gang is placed whole or not at all, by
+// the policy's own rule on each task.
 func (v *View) PlacePending(place func(j *snapshot.Job) bool) {
-	for k := 0; k < len(v.S.Jobs); k++ {
-		j := &v.S.Jobs[k]
-		if j.Current != nil {
+	for k := 0; k < len(v.pending); k++ {
+		sl := v.pending[k]
+		if !sl.queued || sl.placed {
 			continue
 		}
+		j := &sl.job
 		n := 1
-		for j.Gang != 0 && k+n < len(v.S.Jobs) && v.S.Jobs[k+n].Gang == j.Gang && v.S.Jobs[k+n].Current == nil {
+		for j.Gang != 0 && k+n < len(v.pending) && v.pending[k+n].job.Gang == j.Gang && !v.pending[k+n].placed {
 			n++
 		}
 		key := shape{tenant: j.Tenant, n: len(j.Options), gang: n}
@@ -269,7 +335,7 @@ func (v *View) PlacePending(place func(j *snapshot.Job) bool) {
 			key.opts = &j.Options[0]
 		}
 		need := demand{j.CPUMilli, j.MemoryMiB}
-		tasks := v.S.Jobs[k : k+n]
+		tasks := v.pending[k : k+n]
 		k += n - 1
 		if slices.ContainsFunc(v.noRoom[key], need.covers) {
 			continue
@@ -291,17 +357,28 @@ func (v *View) PlacePending(place func(j *snapshot.Job) bool) {
 }
 
 // placeGang places tasks (one gang, all pending) whole or not at all.
-func (v *View) placeGang(tasks []snapshot.Job, place func(j *snapshot.Job) bool) bool {
-	defer func() { clear(v.banned); v.nBanned = 0 }()
+func (v *View) placeGang(tasks []*slot, place func(j *snapshot.Job) bool) bool {
+	defer v.unbanAll()
+	if v.oneServer {
+		// A server that cannot take the whole gang's CPU and memory would
+		// take the first task and fail a later one: it is never offered,
+		// which gives the same end, placed or not, as barring it after
+		// the failure, without the tries.
+		v.gangNeed.gang, v.gangNeed.cpu, v.gangNeed.mem = tasks[0].job.Gang, 0, 0
+		for _, sl := range tasks {
+			v.gangNeed.cpu += sl.job.CPUMilli
+			v.gangNeed.mem += sl.job.MemoryMiB
+		}
+		defer func() { v.gangNeed.gang = 0 }()
+	}
 	for {
-		if !place(&tasks[0]) {
+		if !place(&tasks[0].job) {
 			return false
 		}
-		first := v.placed[tasks[0].ID]
-		srv := v.GPUs[v.gpuPos[first.GPU]].Srv
+		srv := v.GPUs[v.gpuPos[tasks[0].pl.GPU]].Srv
 		all := true
 		for t := 1; t < len(tasks); t++ {
-			if !place(&tasks[t]) {
+			if !place(&tasks[t].job) {
 				all = false
 				break
 			}
@@ -309,15 +386,51 @@ func (v *View) placeGang(tasks []snapshot.Job, place func(j *snapshot.Job) bool)
 		if all {
 			return true
 		}
-		for t := range tasks {
-			v.unplace(tasks[t].ID)
+		for _, sl := range tasks {
+			v.unplace(sl)
 		}
-		if srv < 0 || !v.S.OneServerGangs() {
+		if srv < 0 || !v.oneServer {
 			return false // no other server would do better
 		}
-		v.banned[srv] = true
-		v.nBanned++
+		v.ban(srv)
 	}
+}
+
+// ban bars server srv while a gang is retried.
+func (v *View) ban(srv int) {
+	v.banned[srv] = true
+	v.nBanned++
+	if v.idx != nil && v.idx.bySrv {
+		v.idx.server(v, srv)
+	}
+}
+
+// unbanAll lifts every bar once a gang is placed or given up.
+func (v *View) unbanAll() {
+	if v.nBanned == 0 {
+		return
+	}
+	for srv, b := range v.banned {
+		if b {
+			v.banned[srv] = false
+			if v.idx != nil && v.idx.bySrv {
+				v.idx.server(v, srv)
+			}
+		}
+	}
+	v.nBanned = 0
+}
+
+// need is what job j asks of the server it joins when it is placed now:
+// its own CPU and memory, or the whole gang's for the first task of a
+// gang being placed (placeGang).
+func (v *View) need(j *snapshot.Job) (cpu, mem int64) {
+	if j.Gang != 0 && j.Gang == v.gangNeed.gang {
+		if _, placed := v.gangServer(j.Gang); !placed {
+			return v.gangNeed.cpu, v.gangNeed.mem
+		}
+	}
+	return j.CPUMilli, j.MemoryMiB
 }
 
 // shape identifies the jobs PlacePending treats as one: a tenant, an
@@ -334,18 +447,6 @@ type demand struct{ cpu, mem int64 }
 
 // covers reports whether d asks at least as much as o of both.
 func (d demand) covers(o demand) bool { return d.cpu >= o.cpu && d.mem >= o.mem }
-
-// KeepRunning keeps every running job where it is. Running jobs of a valid
-// snapshot always fit together again.
-func (v *View) KeepRunning() {
-	for k := range v.S.Jobs {
-		if c := v.S.Jobs[k].Current; c != nil {
-			if gi, ok := v.gpuPos[c.GPU]; ok {
-				v.add(gi, &v.S.Jobs[k], *c)
-			}
-		}
-	}
-}
 
 // Starts returns the legal starts at which job j's option t can be added to
 // GPU gi now (a single 0 for a non-MIG GPU), or nil when it does not fit:
@@ -386,18 +487,19 @@ func (v *View) Starts(gi int, j *snapshot.Job, t int) []int {
 }
 
 // serverFits reports whether job j may join server srv (an index into
-// S.Servers): its CPU and memory fit, the server is not barred, and a gang
-// with tasks placed elsewhere does not forbid it.
+// the view's servers): its CPU and memory fit, the server is not barred,
+// and a gang with tasks placed elsewhere does not forbid it.
 func (v *View) serverFits(srv int, j *snapshot.Job) bool {
-	sv := &v.S.Servers[srv]
-	if sv.CPUMilli > 0 && v.srvCPU[srv]+j.CPUMilli > sv.CPUMilli ||
-		sv.MemoryMiB > 0 && v.srvMem[srv]+j.MemoryMiB > sv.MemoryMiB {
+	sv := &v.srvs[srv]
+	cpu, mem := v.need(j)
+	if sv.cpuCap > 0 && sv.cpu+cpu > sv.cpuCap ||
+		sv.memCap > 0 && sv.mem+mem > sv.memCap {
 		return false
 	}
 	if v.nBanned > 0 && v.banned[srv] {
 		return false
 	}
-	if j.Gang != 0 && !v.S.GangSpan {
+	if j.Gang != 0 && v.oneServer {
 		if at, ok := v.gangServer(j.Gang); ok && at != srv {
 			return false
 		}
@@ -451,19 +553,21 @@ func (v *View) Place(gi int, j *snapshot.Job, t, start int) snapshot.Placement {
 	} else {
 		p.Fraction = o.Fraction
 	}
-	v.add(gi, j, p)
+	v.add(gi, v.jobs[j.ID], p)
 	return p
 }
 
-func (v *View) add(gi int, j *snapshot.Job, p snapshot.Placement) {
+func (v *View) add(gi int, sl *slot, p snapshot.Placement) {
 	g := &v.GPUs[gi]
+	j := &sl.job
+	v.touch(sl)
 	g.Jobs++
 	if g.Jobs == 1 {
 		v.candsChanged(gi)
 	}
 	if g.Srv >= 0 {
-		v.srvCPU[g.Srv] += j.CPUMilli
-		v.srvMem[g.Srv] += j.MemoryMiB
+		v.srvs[g.Srv].cpu += j.CPUMilli
+		v.srvs[g.Srv].mem += j.MemoryMiB
 		if j.Gang != 0 {
 			v.gangs[j.Gang] = gangPlace{n: v.gangs[j.Gang].n + 1, srv: g.Srv}
 			v.gangMemo.ok = false
@@ -476,39 +580,48 @@ func (v *View) add(gi int, j *snapshot.Job, p snapshot.Placement) {
 		g.Used += p.Fraction
 		g.Tenant = j.Tenant
 	}
-	v.placed[j.ID] = p
+	sl.placed, sl.pl = true, p
+	v.onGPU[gi] = append(v.onGPU[gi], j.ID)
+	if v.idx != nil {
+		v.idx.update(v, gi)
+	}
 }
 
 // Remove takes job id off its GPU in the decision being built.
 func (v *View) Remove(id int) {
-	if _, ok := v.placed[id]; ok {
+	if sl := v.jobs[id]; sl != nil && sl.placed {
 		clear(v.noRoom) // the view gains room: a shape may fit again
-		v.unplace(id)
+		v.unplace(sl)
 	}
 }
 
-// unplace takes job id off its GPU. Unlike Remove it keeps noRoom: a gang
+// unplace takes a job off its GPU. Unlike Remove it keeps noRoom: a gang
 // taken off again leaves the view as it was before the gang.
-func (v *View) unplace(id int) {
-	p, ok := v.placed[id]
-	if !ok {
+func (v *View) unplace(sl *slot) {
+	if !sl.placed {
 		return
 	}
-	delete(v.placed, id)
+	v.touch(sl)
+	p := sl.pl
+	sl.placed = false
 	gi := v.gpuPos[p.GPU]
 	g := &v.GPUs[gi]
 	g.Jobs--
 	if g.Jobs == 0 {
 		v.candsChanged(gi)
 	}
+	j := &sl.job
 	if g.Srv >= 0 {
-		j := v.Job(id)
-		v.srvCPU[g.Srv] -= j.CPUMilli
-		v.srvMem[g.Srv] -= j.MemoryMiB
+		v.srvs[g.Srv].cpu -= j.CPUMilli
+		v.srvs[g.Srv].mem -= j.MemoryMiB
 		if j.Gang != 0 {
 			at := v.gangs[j.Gang]
 			at.n--
-			v.gangs[j.Gang] = at
+			if at.n == 0 {
+				delete(v.gangs, j.Gang)
+			} else {
+				v.gangs[j.Gang] = at
+			}
 			v.gangMemo.ok = false
 		}
 	}
@@ -521,6 +634,66 @@ func (v *View) unplace(id int) {
 			g.Used, g.Tenant = 0, ""
 		}
 	}
+	if k := slices.Index(v.onGPU[gi], j.ID); k >= 0 {
+		v.onGPU[gi] = slices.Delete(v.onGPU[gi], k, k+1)
+	}
+	if v.idx != nil {
+		v.idx.update(v, gi)
+	}
+}
+
+// touch notes, in a session's call, that the job's placement changes.
+func (v *View) touch(sl *slot) {
+	if v.inCall && !sl.touched {
+		sl.touched = true
+		v.touched = append(v.touched, sl)
+	}
+}
+
+// candsChanged records that GPU gi turned empty or busy: where every
+// server's GPUs are contiguous, only gi's server's entries of the cached
+// Candidates are redone (the rest cannot change: emptiness is judged per
+// model within one server); otherwise the list is rebuilt at the next
+// call.
+func (v *View) candsChanged(gi int) {
+	if !v.candsOK {
+		return
+	}
+	sv := v.GPUs[gi].Srv
+	if sv < 0 || !v.srvSplice {
+		v.candsOK = false
+		return
+	}
+	lo, hi := v.srvs[sv].lo, v.srvs[sv].hi
+	a, _ := slices.BinarySearch(v.cands, lo)
+	b, _ := slices.BinarySearch(v.cands, hi)
+	var seg [16]int
+	v.cands = slices.Replace(v.cands, a, b, v.serverCands(seg[:0], lo, hi)...)
+}
+
+// serverCands appends the candidates among positions [lo, hi), one
+// server's GPUs: every GPU holding a job, and the first empty GPU of each
+// model.
+func (v *View) serverCands(out []int, lo, hi int) []int {
+	first := len(out)
+	for k := lo; k < hi; k++ {
+		if g := &v.GPUs[k]; g.Jobs > 0 || !v.hasEmptyLike(out[first:], g) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// hasEmptyLike reports whether the candidates cs (GPUs of g's server)
+// already hold an empty GPU of g's model on g's server: empty GPUs of one
+// model on one server are interchangeable, so one stands for all.
+func (v *View) hasEmptyLike(cs []int, g *GPU) bool {
+	for _, c := range cs {
+		if h := &v.GPUs[c]; h.Jobs == 0 && h.Srv == g.Srv && h.Model.Name == g.Model.Name {
+			return true
+		}
+	}
+	return false
 }
 
 // Candidates returns the GPU positions worth trying for a new placement, in
@@ -566,13 +739,14 @@ func (v *View) Candidates() []int {
 }
 
 // Decision returns the placements made so far, sorted by job ID, with every
-// other job of the snapshot in Unscheduled (ascending).
+// other job of the snapshot in Unscheduled (ascending). For a view made by
+// New.
 func (v *View) Decision() snapshot.Decision {
 	var d snapshot.Decision
 	for k := range v.S.Jobs {
 		id := v.S.Jobs[k].ID
-		if p, ok := v.placed[id]; ok {
-			d.Placements = append(d.Placements, p)
+		if sl := v.jobs[id]; sl.placed {
+			d.Placements = append(d.Placements, sl.pl)
 		} else {
 			d.Unscheduled = append(d.Unscheduled, id)
 		}
@@ -584,7 +758,7 @@ func (v *View) Decision() snapshot.Decision {
 
 // Put adds an existing placement p of job j on GPU gi (to restore a job
 // after a tentative move). The caller has checked that it fits.
-func (v *View) Put(gi int, j *snapshot.Job, p snapshot.Placement) { v.add(gi, j, p) }
+func (v *View) Put(gi int, j *snapshot.Job, p snapshot.Placement) { v.add(gi, v.jobs[j.ID], p) }
 
 // Share returns the share of a GPU of model m that option o takes: the
 // fraction on a non-MIG GPU, compute slices / ComputeSlices on a MIG GPU.
