@@ -118,19 +118,17 @@ func (p *Policy) decide(v *pack.View) error {
 	return nil
 }
 
-// consolidate empties lightly loaded GPUs onto the other GPUs in use when
-// the saving outweighs the migration cost.
+// consolidate tries to empty each GPU that lost a job since the previous
+// call (where room appeared) onto the other GPUs in use, and keeps the
+// moves when the GPU saved outweighs their migration cost.
 func (p *Policy) consolidate(v *pack.View) {
-	var active []int
-	for gi := range v.GPUs {
-		if v.GPUs[gi].Jobs > 0 {
-			active = append(active, gi)
+	var srcs []int
+	for _, gi := range v.Freed() {
+		if n := v.GPUs[gi].Jobs; n > 0 && n <= p.cfg.MaxMoves {
+			srcs = append(srcs, gi)
 		}
 	}
-	if len(active) < 2 {
-		return
-	}
-	slices.SortStableFunc(active, func(a, b int) int {
+	slices.SortStableFunc(srcs, func(a, b int) int {
 		ga, gb := &v.GPUs[a], &v.GPUs[b]
 		if ga.Jobs != gb.Jobs {
 			return ga.Jobs - gb.Jobs
@@ -143,28 +141,12 @@ func (p *Policy) consolidate(v *pack.View) {
 		}
 		return a - b
 	})
-	// The possible targets: active GPUs with room, in the order above.
-	// A GPU without room at the start never gains any here (a source
-	// either empties and is closed, or gets its jobs back where they
-	// were), and best skips GPUs without room, so scanning only these
-	// gives the same decisions as scanning every active GPU, for far less
-	// work on a loaded cluster, where most GPUs are full.
-	open := make([]int, 0, len(active))
-	for _, gi := range active {
-		if !v.GPUs[gi].NoRoom() {
-			open = append(open, gi)
-		}
-	}
-	var targets []int
-	// Slices by GPU index, not maps: the target scan below runs once per
-	// source GPU.
-	closed := make([]bool, len(v.GPUs))
 	var allowed []bool // per option of the job being moved
-	var ids []int
-	for _, src := range active {
+	var ids, targets []int
+	for _, src := range srcs {
 		ids = append(ids[:0], v.OnGPU(src)...)
 		if len(ids) == 0 || len(ids) > p.cfg.MaxMoves {
-			continue
+			continue // emptied or filled by an earlier move of this call
 		}
 		// Move the largest jobs first: they are the hardest to fit.
 		slices.SortStableFunc(ids, func(a, b int) int {
@@ -185,13 +167,6 @@ func (p *Policy) consolidate(v *pack.View) {
 			orig[k], _ = v.Placed(id)
 			v.Remove(id)
 		}
-		closed[src] = true
-		targets = targets[:0]
-		for _, gi := range open {
-			if !closed[gi] {
-				targets = append(targets, gi)
-			}
-		}
 		moved := make([]snapshot.Placement, 0, len(ids))
 		cost := 0.0
 		ok := true
@@ -202,6 +177,14 @@ func (p *Policy) consolidate(v *pack.View) {
 			allowed = allowed[:0]
 			for t := range j.Options {
 				allowed = append(allowed, pack.Speed(j.Options[t]) >= curSpeed*(1-p.cfg.MaxSlowdown)-1e-12)
+			}
+			// Only GPUs in use: src, now empty, and every other empty GPU
+			// are left out.
+			targets = targets[:0]
+			for _, gi := range v.CandidatesFor(j, allowed) {
+				if v.GPUs[gi].Jobs > 0 {
+					targets = append(targets, gi)
+				}
 			}
 			b, found := p.best(v, j, targets, allowed)
 			if !found {
@@ -222,7 +205,6 @@ func (p *Policy) consolidate(v *pack.View) {
 		for k, id := range ids {
 			v.Put(src, v.Job(id), orig[k])
 		}
-		closed[src] = false
 	}
 }
 

@@ -51,16 +51,31 @@ func twoGPUs() *snapshot.Snapshot {
 	}
 }
 
-// Consolidation: GPU 0 (one job, 4/7 free) is emptier than GPU 1 (3/7
-// free); A fits GPU 1 at 3g@4 next to another tenant's 4g (MIG isolates),
-// saving a GPU worth e1 = 1 for e2 x m = 0.1. With e2 = 2 the move costs
-// more than the GPU and nothing moves; with migrate=false neither.
+// Consolidation, where room appeared: with GPU 0 freed (a job left it),
+// GPU 0 (one job, 4/7 free) is a source; A fits GPU 1 at 3g@4 next to
+// another tenant's 4g (MIG isolates), saving a GPU worth e1 = 1 for
+// e2 x m = 0.1. With GPU 1 freed instead, B moves to GPU 0 at 4g@0 (the
+// memory slices A leaves free; 4g and 3g may share an A100-40GB). With no
+// GPU freed nothing moves: nothing changed since the last call. With
+// e2 = 2 the move costs more than the GPU, and with migrate=false there
+// is no consolidation.
 func TestConsolidatesWhenItSavesAGPU(t *testing.T) {
 	s := twoGPUs()
+	s.Freed = []int{0}
 	d := run(t, nil, s)
 	if n, _ := snapshot.Migrations(s, &d); n != 1 || d.GPUsUsed() != 1 || d.Placements[0].GPU != 1 || d.Placements[0].Start != 4 {
-		t.Errorf("decision %+v; want A moved to GPU 1 3g@4, 1 GPU in use", d)
+		t.Errorf("GPU 0 freed: decision %+v; want A moved to GPU 1 3g@4, 1 GPU in use", d)
 	}
+	s.Freed = []int{1}
+	d = run(t, nil, s)
+	if n, _ := snapshot.Migrations(s, &d); n != 1 || d.GPUsUsed() != 1 || d.Placements[1].GPU != 0 || d.Placements[1].Start != 0 {
+		t.Errorf("GPU 1 freed: decision %+v; want B moved to GPU 0 4g@0, 1 GPU in use", d)
+	}
+	s.Freed = nil
+	if d := run(t, nil, s); d.GPUsUsed() != 2 {
+		t.Errorf("nothing freed: %d GPUs in use, want 2 (no move)", d.GPUsUsed())
+	}
+	s.Freed = []int{0}
 	for _, args := range []map[string]string{{"e2": "2"}, {"migrate": "false"}} {
 		d := run(t, args, s)
 		if n, _ := snapshot.Migrations(s, &d); n != 0 || d.GPUsUsed() != 2 {
