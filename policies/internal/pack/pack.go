@@ -69,9 +69,15 @@ type slot struct {
 	// cur is where a session's job ran when the call began: job.Current
 	// points here while it runs.
 	cur     snapshot.Placement
-	queued  bool // listed in View.pending
+	queued  bool // pending: waiting to be placed
 	touched bool // a session's call changed its placement at least once
-	seq     int  // a session's arrival order
+	seq     int  // arrival order (a snapshot's: its position)
+	// sh is the shape queue that lists the job (its first task, for a
+	// gang); tasks are a pending gang's tasks, first included; lead is a
+	// gang's first task.
+	sh    *shapeQ
+	tasks []*slot
+	lead  *slot
 }
 
 // View is a cluster's GPUs, servers and jobs with the placements of the
@@ -89,13 +95,18 @@ type View struct {
 	// oneServer: a gang's tasks share a server (servers listed, no span).
 	oneServer bool
 
-	jobs    map[int]*slot
-	spare   []*slot // slots of finished jobs, for reuse
-	pending []*slot // pending jobs in arrival order (snapshot order)
-	onGPU   [][]int // per GPU position: IDs of the jobs placed there
-	touched []*slot // a session's jobs changed during the current call
-	inCall  bool    // a session's decide is running: changes are tracked
-	freed   []int   // GPU positions that lost a job since the last call
+	jobs  map[int]*slot
+	spare []*slot // slots of finished jobs, for reuse
+	// The pending jobs, by shape (queue.go).
+	shapes     map[shape]*shapeQ
+	ready      []*shapeQ // shapes that may have a job to offer
+	heap       shapeHeap
+	open       *slot   // the gang still taking tasks as they arrive
+	withDemand bool    // some server models CPU or memory
+	onGPU      [][]int // per GPU position: IDs of the jobs placed there
+	touched    []*slot // a session's jobs changed during the current call
+	inCall     bool    // a session's decide is running: changes are tracked
+	freed      []int   // GPU positions that lost a job since the last call
 
 	starts []int // scratch returned by Starts
 
@@ -129,23 +140,22 @@ type View struct {
 	idx        *fitIndex
 	contenders []int // returned by CandidatesFor
 
-	// noRoom holds the shapes of pending jobs that found no
-	// GPU in PlacePending since the view last gained room (Remove).
-	// With servers, a job of a shape found no room with the CPU and
-	// memory listed (the least such demands): a job of that shape asking
-	// at least as much finds none either.
-	noRoom map[shape][]demand
 }
 
 func newView() *View {
-	return &View{gpuPos: map[int]int{}, srvPos: map[int]int{}, jobs: map[int]*slot{}, gangs: map[int]gangPlace{}}
+	return &View{gpuPos: map[int]int{}, srvPos: map[int]int{}, jobs: map[int]*slot{}, gangs: map[int]gangPlace{},
+		shapes: map[shape]*shapeQ{}}
 }
 
 // setCluster lays out the view's GPUs and servers, all idle.
 func (v *View) setCluster(gpus []snapshot.GPU, servers []snapshot.Server, gangSpan bool) {
 	v.oneServer = len(servers) > 0 && !gangSpan
 	v.srvs = v.srvs[:0]
+	v.withDemand = false
 	for k, sv := range servers {
+		if sv.CPUMilli > 0 || sv.MemoryMiB > 0 {
+			v.withDemand = true
+		}
 		v.srvPos[sv.ID] = k
 		v.srvs = append(v.srvs, server{id: sv.ID, cpuCap: sv.CPUMilli, memCap: sv.MemoryMiB,
 			heldCPU: sv.HeldCPUMilli, heldMem: sv.HeldMemoryMiB, cpu: sv.HeldCPUMilli, mem: sv.HeldMemoryMiB, lo: -1, hi: -1})
@@ -196,13 +206,15 @@ func New(s *snapshot.Snapshot) *View {
 	v.setCluster(s.GPUs, s.Servers, s.GangSpan)
 	for k := range s.Jobs {
 		sl := v.newSlot()
-		sl.job = s.Jobs[k]
+		sl.job, sl.seq = s.Jobs[k], k
 		v.jobs[sl.job.ID] = sl
 		if sl.job.Current == nil {
-			sl.queued = true
-			v.pending = append(v.pending, sl)
+			v.arrive(sl)
+		} else {
+			v.closeGang() // a gang's pending tasks are listed together
 		}
 	}
+	v.closeGang()
 	for k := range s.Jobs {
 		if c := s.Jobs[k].Current; c != nil {
 			if gi, ok := v.gpuPos[c.GPU]; ok {
@@ -238,7 +250,10 @@ var viewPool = sync.Pool{New: func() any { return newView() }}
 func (v *View) Release() {
 	v.S = nil
 	clear(v.gpuPos)
-	clear(v.noRoom)
+	clear(v.shapes)
+	clear(v.ready)
+	v.ready = v.ready[:0]
+	v.open = nil
 	clear(v.srvPos)
 	clear(v.gangs)
 	for _, sl := range v.jobs {
@@ -246,8 +261,6 @@ func (v *View) Release() {
 		v.spare = append(v.spare, sl)
 	}
 	clear(v.jobs)
-	clear(v.pending)
-	v.pending = v.pending[:0]
 	for k := range v.onGPU {
 		v.onGPU[k] = v.onGPU[k][:0]
 	}
@@ -298,63 +311,6 @@ func (v *View) OnGPU(gi int) []int { return v.onGPU[gi] }
 // Freed returns the positions of the GPUs that lost a job since the
 // previous call (Snapshot.Freed; a session's Finish), ascending.
 func (v *View) Freed() []int { return v.freed }
-
-// PlacePending offers every pending job, in snapshot order, to place,
-// which reports whether it placed the job. A job is not offered when a job
-// of the same shape already found no room: a view only loses room while
-// jobs are placed, so it would find none either. Two jobs have the same
-// shape when they have the same tenant and gang size and share one Options
-// slice (the simulator gives jobs with equal options one slice); jobs with
-// equal but separate slices are each offered, which costs time, never
-// correctness. A job is skipped when one of its shape that asked no more
-// CPU and memory found no room: fit only gets harder as a task asks more
-// of its server. On a loaded cluster, where hundreds of pending jobs of a
-// few shapes wait at every call, this skips most of the policies' work
-// (issue 12: a cluster where capacity binds). A session keeps what found
-// no room from call to call until the cluster gains room.
-//
-// The tasks of a pending gang are offered one after the other; when gangs
-// stay on one server, Starts offers the later tasks only the server of the
-// first. If a task finds no room there, the gang is taken off again, that
-// server is barred and the gang offered anew, until it is placed whole or
-// its first task finds no server: a gang is placed whole or not at all, by
-// the policy's own rule on each task.
-func (v *View) PlacePending(place func(j *snapshot.Job) bool) {
-	for k := 0; k < len(v.pending); k++ {
-		sl := v.pending[k]
-		if !sl.queued || sl.placed {
-			continue
-		}
-		j := &sl.job
-		n := 1
-		for j.Gang != 0 && k+n < len(v.pending) && v.pending[k+n].job.Gang == j.Gang && !v.pending[k+n].placed {
-			n++
-		}
-		key := shape{tenant: j.Tenant, n: len(j.Options), gang: n}
-		if len(j.Options) > 0 {
-			key.opts = &j.Options[0]
-		}
-		need := demand{j.CPUMilli, j.MemoryMiB}
-		tasks := v.pending[k : k+n]
-		k += n - 1
-		if slices.ContainsFunc(v.noRoom[key], need.covers) {
-			continue
-		}
-		var ok bool
-		if n == 1 {
-			ok = place(j)
-		} else {
-			ok = v.placeGang(tasks, place)
-		}
-		if !ok {
-			if v.noRoom == nil {
-				v.noRoom = map[shape][]demand{}
-			}
-			// Keep only the least demands: drop those need covers.
-			v.noRoom[key] = append(slices.DeleteFunc(v.noRoom[key], func(d demand) bool { return d.covers(need) }), need)
-		}
-	}
-}
 
 // placeGang places tasks (one gang, all pending) whole or not at all.
 func (v *View) placeGang(tasks []*slot, place func(j *snapshot.Job) bool) bool {
@@ -432,21 +388,6 @@ func (v *View) need(j *snapshot.Job) (cpu, mem int64) {
 	}
 	return j.CPUMilli, j.MemoryMiB
 }
-
-// shape identifies the jobs PlacePending treats as one: a tenant, an
-// Options slice (its first element and length) and gang size.
-type shape struct {
-	tenant string
-	opts   *snapshot.Option
-	n      int
-	gang   int
-}
-
-// demand is what a task takes of its server.
-type demand struct{ cpu, mem int64 }
-
-// covers reports whether d asks at least as much as o of both.
-func (d demand) covers(o demand) bool { return d.cpu >= o.cpu && d.mem >= o.mem }
 
 // Starts returns the legal starts at which job j's option t can be added to
 // GPU gi now (a single 0 for a non-MIG GPU), or nil when it does not fit:
@@ -590,7 +531,7 @@ func (v *View) add(gi int, sl *slot, p snapshot.Placement) {
 // Remove takes job id off its GPU in the decision being built.
 func (v *View) Remove(id int) {
 	if sl := v.jobs[id]; sl != nil && sl.placed {
-		clear(v.noRoom) // the view gains room: a shape may fit again
+		v.roomGained()
 		v.unplace(sl)
 	}
 }

@@ -45,10 +45,10 @@ func (s *Session) Arrive(j snapshot.Job) {
 	v := s.v
 	sl := v.newSlot()
 	j.Current = nil
-	sl.job, sl.queued, sl.seq = j, true, s.seq
+	sl.job, sl.seq = j, s.seq
 	s.seq++
 	v.jobs[j.ID] = sl
-	v.pending = append(v.pending, sl)
+	v.arrive(sl)
 }
 
 // Finish implements snapshot.Session.
@@ -62,17 +62,26 @@ func (s *Session) Finish(id int) {
 		gi := v.gpuPos[sl.pl.GPU]
 		v.unplace(sl)
 		v.freed = append(v.freed, gi)
-		clear(v.noRoom) // room appeared
+		v.roomGained()
 	}
 	delete(v.jobs, id)
 	if sl.queued {
 		// Not expected (the simulator finishes running jobs), but a
-		// pending job that leaves must leave the queue too.
-		sl.queued = false
-		v.pending = slices.DeleteFunc(v.pending, func(p *slot) bool { return p == sl })
+		// pending job that leaves must leave the queue too, a gang with
+		// it; its slot is not reused (the queue may still point to it).
+		for _, t := range append([]*slot{sl}, sl.tasks...) {
+			t.queued = false
+		}
+		if sl.lead != nil {
+			sl.lead.tasks = slices.DeleteFunc(sl.lead.tasks, func(t *slot) bool { return t == sl })
+		}
+		if v.open == sl {
+			v.open = nil
+		}
+		v.leftQueue(sl)
 	}
-	sl.job = snapshot.Job{}
-	v.spare = append(v.spare, sl)
+	// The slot is not reused: a shape queue may still list it until its
+	// departed entries are dropped.
 }
 
 // Hold implements snapshot.Session.
@@ -84,7 +93,7 @@ func (s *Session) Hold(server int, cpuMilli, memoryMiB int64) {
 	}
 	sv := &v.srvs[k]
 	if cpuMilli < sv.heldCPU || memoryMiB < sv.heldMem {
-		clear(v.noRoom) // room appeared
+		v.roomGained()
 	}
 	sv.cpu += cpuMilli - sv.heldCPU
 	sv.mem += memoryMiB - sv.heldMem
@@ -103,7 +112,6 @@ func (s *Session) Schedule(now engine.Time) (snapshot.Changes, error) {
 	err := s.decide(v)
 	v.inCall = false
 	var c snapshot.Changes
-	requeue := false
 	for _, sl := range v.touched {
 		sl.touched = false
 		running := sl.job.Current != nil
@@ -112,31 +120,21 @@ func (s *Session) Schedule(now engine.Time) (snapshot.Changes, error) {
 			c.Placements = append(c.Placements, sl.pl)
 			sl.cur = sl.pl
 			sl.job.Current = &sl.cur
-			sl.queued = false
+			if sl.queued {
+				sl.queued = false
+				v.leftQueue(sl)
+			}
 		case !sl.placed && running:
 			c.Preempted = append(c.Preempted, sl.job.ID)
 			sl.job.Current = nil
-			sl.queued, requeue = true, true
+			sl.queued = true
+			if sl.lead == nil {
+				v.enqueue(sl) // a gang's first task brings its tasks back
+			}
 		}
 	}
 	v.touched = v.touched[:0]
 	v.freed = v.freed[:0]
-	// The queue keeps the jobs still pending, in arrival order.
-	q := v.pending[:0]
-	for _, sl := range v.pending {
-		if sl.queued {
-			q = append(q, sl)
-		}
-	}
-	clear(v.pending[len(q):])
-	v.pending = q
-	if requeue {
-		for _, id := range c.Preempted {
-			sl := v.jobs[id]
-			k, _ := slices.BinarySearchFunc(v.pending, sl.seq, func(p *slot, seq int) int { return p.seq - seq })
-			v.pending = slices.Insert(v.pending, k, sl)
-		}
-	}
 	slices.SortFunc(c.Placements, func(a, b snapshot.Placement) int { return a.JobID - b.JobID })
 	slices.Sort(c.Preempted)
 	return c, err
