@@ -58,6 +58,9 @@ func TestBuiltinScenariosGolden(t *testing.T) {
 				if testing.Short() && sc.Cluster.Nodes != "" {
 					t.Skip("replays the whole openb trace (-short)")
 				}
+				if n := sc.Cluster.Synthetic.Jobs; n > heavyJobs && !heavyGolden && !*golden.Update {
+					t.Skipf("replays %d jobs (about 40 s): checked with -tags heavy, as .ci/run does", n)
+				}
 			}
 			if sc.Allocation != nil {
 				shareddata.Path(t, "traces", "alibaba-gpu-v2023")
@@ -103,6 +106,10 @@ func TestBuiltinScenariosGolden(t *testing.T) {
 // lightSeeds is how many seeds of a many-seed cluster scenario run without
 // -tags heavy.
 const lightSeeds = 3
+
+// heavyJobs: a cluster scenario of more synthetic jobs (scale/1m-jobs)
+// runs only with -tags heavy.
+const heavyJobs = 200000
 
 // checkFirstSeeds requires got, the seeds.csv of a run of seeds first ..
 // first+n-1, to equal the header and those seeds' rows of the golden

@@ -12,7 +12,7 @@
 //	                                         assembly: scenario to run, sweeps, job arrays,
 //	                                         real-hardware backends and calibration
 //	7  reports                               tables, plots, report pages
-//	8  cmd/...                               the command line
+//	8  cmd/..., bench/...                    the command line; benchmark tools
 package layers
 
 import "strings"
@@ -34,7 +34,7 @@ var order = []struct {
 	{"sim/datapath", 5}, {"sim/cluster", 5}, {"sim/alloc", 5},
 	{"scenarios", 6}, {"sim", 6}, {"realhw", 6},
 	{"reports", 7},
-	{"cmd", 8},
+	{"cmd", 8}, {"bench", 8},
 }
 
 // Of returns the layer of a package of the module, and false for a package

@@ -152,12 +152,90 @@ func readJobs(cfg Config, env Env) ([]workloads.Job, *InputReport, error) {
 	return r.Jobs, &ir, nil
 }
 
-// prepareJobs returns the GPU jobs and CPU-only pods of one seed's run from
-// what readJobs read: synthesised from it or windowed, in arrival order,
-// the first arriving at 0. A window (skip, jobs) selects GPU jobs and keeps
-// the pods arriving between its first and last GPU job; there are no pods
-// with synthetic jobs. It does not modify all.
-func prepareJobs(cfg Config, all []workloads.Job, seed uint64) (jobs, pods []workloads.Job, err error) {
+// jobFeed yields a run's GPU jobs in arrival order, one at a time, so
+// that a replay holds the jobs alive, not every job of the run.
+type jobFeed interface {
+	// next returns the next job; false when there is none.
+	next() (workloads.Job, bool, error)
+}
+
+// sliceFeed yields jobs from a slice (a trace's window).
+type sliceFeed struct {
+	jobs []workloads.Job
+	k    int
+}
+
+func (f *sliceFeed) next() (workloads.Job, bool, error) {
+	if f.k >= len(f.jobs) {
+		return workloads.Job{}, false, nil
+	}
+	f.k++
+	return f.jobs[f.k-1], true, nil
+}
+
+// synthFeed draws synthetic jobs as they are needed: the jobs that
+// trace.SynthesizeAtRate would give, windowed (skip, jobs), compressed
+// and shifted to start at 0 as prepareJobs treats a trace.
+type synthFeed struct {
+	g           *trace.Synthesizer
+	n, skip, lo int // jobs drawn in all; skipped; kept (0: all after skip)
+	compress    float64
+	made        int
+	t0          engine.Time
+	started     bool
+}
+
+func (f *synthFeed) next() (workloads.Job, bool, error) {
+	for f.made < f.n {
+		j := f.g.Next()
+		i := f.made
+		f.made++
+		if i < f.skip {
+			continue
+		}
+		if f.lo > 0 && i-f.skip >= f.lo {
+			f.made = f.n
+			break
+		}
+		if f.compress > 1 {
+			j.Arrival = engine.Time(math.Round(float64(j.Arrival) / f.compress))
+		}
+		if !f.started {
+			f.t0, f.started = j.Arrival, true
+		}
+		j.Arrival -= f.t0
+		if err := checkJob(i-f.skip, &j); err != nil {
+			return workloads.Job{}, false, err
+		}
+		return j, true, nil
+	}
+	return workloads.Job{}, false, nil
+}
+
+// checkJob is what every job of a run must satisfy.
+func checkJob(k int, j *workloads.Job) error {
+	if err := j.Validate(); err != nil {
+		return fmt.Errorf("cluster jobs[%d]: %w", k, err)
+	}
+	if j.NumGPU == 0 {
+		return fmt.Errorf("cluster jobs[%d] (%s): CPU-only job; the cluster simulation needs GPU jobs (cluster.cpu_pods replays a trace's)", k, j.ID)
+	}
+	if j.NumGPU >= 1<<taskBits {
+		return fmt.Errorf("cluster jobs[%d] (%s): %d GPUs; at most %d per job", k, j.ID, j.NumGPU, 1<<taskBits-1)
+	}
+	return nil
+}
+
+// prepareJobs returns what one seed's run replays: a maker of its GPU job
+// feed (each policy's replay takes a fresh one; all give the same jobs),
+// the source jobs every run job is one of or a copy of (to check and plan
+// before the run), and the CPU-only pods. The jobs are synthesised from
+// what readJobs read or windowed from it, in arrival order, the first
+// arriving at 0. A window (skip, jobs) selects GPU jobs and keeps the pods
+// arriving between its first and last GPU job; there are no pods with
+// synthetic jobs. It does not modify all.
+func prepareJobs(cfg Config, all []workloads.Job, seed uint64) (feed func() jobFeed, src, pods []workloads.Job, err error) {
+	var jobs []workloads.Job
 	for _, j := range all {
 		if j.NumGPU == 0 && cfg.replaysPods() {
 			pods = append(pods, j)
@@ -166,16 +244,29 @@ func prepareJobs(cfg Config, all []workloads.Job, seed uint64) (jobs, pods []wor
 		jobs = append(jobs, j)
 	}
 	jobs = slices.Clone(jobs)
-	if cfg.Synthetic.Jobs > 0 {
-		st := engine.NewStream(seed, "cluster/synthetic")
-		if cfg.Synthetic.Rate > 0 {
-			jobs, err = trace.SynthesizeAtRate(jobs, cfg.Synthetic.Jobs, float64(cfg.Synthetic.Rate)*3600, st)
-		} else {
-			jobs, err = trace.Synthesize(jobs, cfg.Synthetic.Jobs, st)
+	if n := cfg.Synthetic.Jobs; n > 0 {
+		rate := float64(cfg.Synthetic.Rate) * 3600
+		if rate <= 0 {
+			if rate = trace.Rate(jobs); rate <= 0 {
+				return nil, nil, nil, fmt.Errorf("cluster.synthetic: trace: cannot estimate an arrival rate from %d source jobs with no spread in arrival; use SynthesizeAtRate", len(jobs))
+			}
 		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("cluster.synthetic: %w", err)
+		if _, err := trace.NewSynthesizer(jobs, rate, engine.NewStream(seed, "cluster/synthetic")); err != nil {
+			return nil, nil, nil, fmt.Errorf("cluster.synthetic: %w", err)
 		}
+		if cfg.Window.Skip >= n {
+			return nil, nil, nil, &InputError{fmt.Errorf("cluster.window.skip: %d skips every one of the %d jobs; use at most %d", cfg.Window.Skip, n, n-1)}
+		}
+		for k := range jobs {
+			if err := checkJob(k, &jobs[k]); err != nil {
+				return nil, nil, nil, err
+			}
+		}
+		feed = func() jobFeed {
+			g, _ := trace.NewSynthesizer(jobs, rate, engine.NewStream(seed, "cluster/synthetic"))
+			return &synthFeed{g: g, n: n, skip: cfg.Window.Skip, lo: cfg.Window.Jobs, compress: cfg.Window.Compress}
+		}
+		return feed, jobs, nil, nil
 	}
 	byArrival := func(a, b workloads.Job) int {
 		switch {
@@ -190,7 +281,7 @@ func prepareJobs(cfg Config, all []workloads.Job, seed uint64) (jobs, pods []wor
 	slices.SortStableFunc(pods, byArrival)
 	if cfg.Window.Skip > 0 {
 		if cfg.Window.Skip >= len(jobs) {
-			return nil, nil, &InputError{fmt.Errorf("cluster.window.skip: %d skips every one of the %d jobs; use at most %d", cfg.Window.Skip, len(jobs), len(jobs)-1)}
+			return nil, nil, nil, &InputError{fmt.Errorf("cluster.window.skip: %d skips every one of the %d jobs; use at most %d", cfg.Window.Skip, len(jobs), len(jobs)-1)}
 		}
 		jobs = jobs[cfg.Window.Skip:]
 	}
@@ -203,10 +294,10 @@ func prepareJobs(cfg Config, all []workloads.Job, seed uint64) (jobs, pods []wor
 	}
 	if cfg.Window.Compress > 1 {
 		if jobs, err = trace.CompressTime(jobs, cfg.Window.Compress); err != nil {
-			return nil, nil, fmt.Errorf("cluster.window.compress: %w", err)
+			return nil, nil, nil, fmt.Errorf("cluster.window.compress: %w", err)
 		}
 		if pods, err = trace.CompressTime(pods, cfg.Window.Compress); err != nil {
-			return nil, nil, fmt.Errorf("cluster.window.compress: %w", err)
+			return nil, nil, nil, fmt.Errorf("cluster.window.compress: %w", err)
 		}
 	}
 	if len(jobs) > 0 {
@@ -223,14 +314,11 @@ func prepareJobs(cfg Config, all []workloads.Job, seed uint64) (jobs, pods []wor
 		}
 	}
 	for k := range jobs {
-		if err := jobs[k].Validate(); err != nil {
-			return nil, nil, fmt.Errorf("cluster jobs[%d]: %w", k, err)
-		}
-		if jobs[k].NumGPU == 0 {
-			return nil, nil, fmt.Errorf("cluster jobs[%d] (%s): CPU-only job; the cluster simulation needs GPU jobs (cluster.cpu_pods replays a trace's)", k, jobs[k].ID)
+		if err := checkJob(k, &jobs[k]); err != nil {
+			return nil, nil, nil, err
 		}
 	}
-	return jobs, pods, nil
+	return func() jobFeed { return &sliceFeed{jobs: jobs} }, jobs, pods, nil
 }
 
 // gpuType is one GPU model present in the cluster.
@@ -437,8 +525,8 @@ func mostCommon(types []gpuType, allowed []int) int {
 	return best
 }
 
-// jobPlan is what the simulator precomputes for one job: its tasks'
-// options in both MIG modes, its tenant and its work.
+// jobPlan is what the simulator works out for one job when it arrives:
+// its tasks' options in both MIG modes, its tenant and its work.
 type jobPlan struct {
 	src                *workloads.Job
 	tenant             string
@@ -459,103 +547,132 @@ func (p *jobPlan) taskCPUMem(t int) (cpu, mem int64) {
 	return cpu, mem
 }
 
-// planJobs resolves types, reference speeds and options of every job.
-func planJobs(cfg Config, jobs []workloads.Job, types []gpuType, tm gpu.TraceTypeMap) ([]jobPlan, error) {
-	index := map[string]int{}
+// planner resolves types, reference speeds and options of jobs, one job
+// at a time as they arrive.
+type planner struct {
+	cfg    Config
+	types  []gpuType
+	tm     gpu.TraceTypeMap
+	index  map[string]int
+	refRel float64
+	// Jobs with equal options share one slice: the policies' pack.View
+	// then knows them for one shape and skips the rest of a shape that
+	// found no room (PlacePending), the main cost on a loaded cluster.
+	// byKey caches the options of a job's (share, allowed types), which
+	// are all they depend on; shared interns them by content.
+	byKey  map[optsKey][2][]snapshot.Option
+	shared map[string][]snapshot.Option
+}
+
+type optsKey struct {
+	milli   int
+	allowed string
+}
+
+func newPlanner(cfg Config, types []gpuType, tm gpu.TraceTypeMap) (*planner, error) {
+	pl := &planner{cfg: cfg, types: types, tm: tm, index: map[string]int{},
+		byKey: map[optsKey][2][]snapshot.Option{}, shared: map[string][]snapshot.Option{}}
 	for k, t := range types {
-		index[t.name] = k
+		pl.index[t.name] = k
 	}
-	var refRel float64
 	if cfg.ReferenceGPU != "" {
 		n, err := resolveType(cfg.ReferenceGPU, tm)
 		if err != nil {
 			return nil, fmt.Errorf("cluster.reference_gpu: %w", err)
 		}
 		s, _ := gpu.Lookup(n) // a type outside the cluster is fine: only its speed is used
-		if refRel = s.RelSpeed[cfg.SpeedModel]; !(refRel > 0) {
+		if pl.refRel = s.RelSpeed[cfg.SpeedModel]; !(pl.refRel > 0) {
 			return nil, fmt.Errorf("cluster.reference_gpu: %s has no relative speed for model %q", n, cfg.SpeedModel)
 		}
 	} else {
-		refRel = types[mostCommon(types, nil)].rel
+		pl.refRel = types[mostCommon(types, nil)].rel
 	}
-	plans := make([]jobPlan, len(jobs))
-	// Jobs with equal options share one slice: the policies' pack.View
-	// then knows them for one shape and skips the rest of a shape that
-	// found no room (PlacePending), the main cost on a loaded cluster.
-	shared := map[string][]snapshot.Option{}
-	intern := func(o []snapshot.Option) []snapshot.Option {
-		if len(o) == 0 {
-			return o
-		}
-		key := fmt.Sprint(o) // %v of a float64 round-trips exactly
-		if s, ok := shared[key]; ok {
-			return s
-		}
-		shared[key] = o
+	return pl, nil
+}
+
+func (pl *planner) intern(o []snapshot.Option) []snapshot.Option {
+	if len(o) == 0 {
 		return o
 	}
-	for k := range jobs {
-		j := &jobs[k]
-		p := jobPlan{src: j, work: j.Duration}
-		switch cfg.Tenants {
-		case TenantsTrace:
-			p.tenant = j.Tenant
-		case TenantsPerJob:
-			p.tenant = fmt.Sprintf("job-%d", k)
-		}
-		var allowed []int
-		if len(j.GPUTypes) > 0 {
-			allowed = []int{}
-			for _, code := range j.GPUTypes {
-				n, err := resolveType(code, tm)
-				if err != nil {
-					return nil, fmt.Errorf("job %s (row %d) gpu type: %w", j.ID, j.Row, err)
-				}
-				if t, ok := index[n]; ok && !slices.Contains(allowed, t) {
-					allowed = append(allowed, t)
-				}
-			}
-			slices.Sort(allowed)
-		}
-		rel := refRel
-		if allowed != nil {
-			if t := mostCommon(types, allowed); t >= 0 {
-				rel = types[t].rel
-			} else {
-				// No allowed type in the cluster: the job never runs.
-				plans[k] = p
-				continue
-			}
-		}
-		share := float64(j.GPUMilli) / workloads.MaxGPUMilli
-		demand := share * rel
-		for t := range types {
-			if allowed != nil && !slices.Contains(allowed, t) {
-				continue
-			}
-			ty := &types[t]
-			// A job never runs faster than its requested share of the GPU
-			// type allows: more slices than it asked for do not help it.
-			top := ty.rel / rel
-			p.optsWhole = append(p.optsWhole, snapshot.Option{GPUType: ty.name, Fraction: share, Speed: top})
-			if ty.spec.MIG == nil {
-				p.optsMIG = append(p.optsMIG, p.optsWhole[len(p.optsWhole)-1])
-				continue
-			}
-			for k := range ty.spec.MIG.Profiles { // smallest first
-				pr := &ty.spec.MIG.Profiles[k]
-				if !ty.spec.MIG.Covers(pr, share) {
-					continue
-				}
-				c := gpu.SpeedFraction(ty.spec, pr.Compute, cfg.SpeedModel) * ty.rel
-				p.optsMIG = append(p.optsMIG, snapshot.Option{GPUType: ty.name, Profile: pr.Name, Speed: min(top, c/demand)})
-				if cfg.MIGOptions == MIGOptionsSmallest {
-					break
-				}
-			}
-		}
-		p.optsWhole, p.optsMIG = intern(p.optsWhole), intern(p.optsMIG)
-		plans[k] = p
+	key := fmt.Sprint(o) // %v of a float64 round-trips exactly
+	if s, ok := pl.shared[key]; ok {
+		return s
 	}
-	return plans, nil
+	pl.shared[key] = o
+	return o
+}
+
+// plan returns job j's plan; k is its position in the run (per-job
+// tenants are named by it). p.src is j.
+func (pl *planner) plan(k int, j *workloads.Job) (jobPlan, error) {
+	cfg, types := &pl.cfg, pl.types
+	p := jobPlan{src: j, work: j.Duration}
+	switch cfg.Tenants {
+	case TenantsTrace:
+		p.tenant = j.Tenant
+	case TenantsPerJob:
+		p.tenant = fmt.Sprintf("job-%d", k)
+	}
+	var allowed []int
+	if len(j.GPUTypes) > 0 {
+		allowed = []int{}
+		for _, code := range j.GPUTypes {
+			n, err := resolveType(code, pl.tm)
+			if err != nil {
+				return p, fmt.Errorf("job %s (row %d) gpu type: %w", j.ID, j.Row, err)
+			}
+			if t, ok := pl.index[n]; ok && !slices.Contains(allowed, t) {
+				allowed = append(allowed, t)
+			}
+		}
+		slices.Sort(allowed)
+	}
+	key := optsKey{milli: j.GPUMilli, allowed: fmt.Sprint(allowed)}
+	if allowed == nil {
+		key.allowed = "any"
+	}
+	if o, ok := pl.byKey[key]; ok {
+		p.optsWhole, p.optsMIG = o[0], o[1]
+		return p, nil
+	}
+	rel := pl.refRel
+	if allowed != nil {
+		if t := mostCommon(types, allowed); t >= 0 {
+			rel = types[t].rel
+		} else {
+			// No allowed type in the cluster: the job never runs.
+			pl.byKey[key] = [2][]snapshot.Option{}
+			return p, nil
+		}
+	}
+	share := float64(j.GPUMilli) / workloads.MaxGPUMilli
+	demand := share * rel
+	for t := range types {
+		if allowed != nil && !slices.Contains(allowed, t) {
+			continue
+		}
+		ty := &types[t]
+		// A job never runs faster than its requested share of the GPU
+		// type allows: more slices than it asked for do not help it.
+		top := ty.rel / rel
+		p.optsWhole = append(p.optsWhole, snapshot.Option{GPUType: ty.name, Fraction: share, Speed: top})
+		if ty.spec.MIG == nil {
+			p.optsMIG = append(p.optsMIG, p.optsWhole[len(p.optsWhole)-1])
+			continue
+		}
+		for k := range ty.spec.MIG.Profiles { // smallest first
+			pr := &ty.spec.MIG.Profiles[k]
+			if !ty.spec.MIG.Covers(pr, share) {
+				continue
+			}
+			c := gpu.SpeedFraction(ty.spec, pr.Compute, cfg.SpeedModel) * ty.rel
+			p.optsMIG = append(p.optsMIG, snapshot.Option{GPUType: ty.name, Profile: pr.Name, Speed: min(top, c/demand)})
+			if cfg.MIGOptions == MIGOptionsSmallest {
+				break
+			}
+		}
+	}
+	p.optsWhole, p.optsMIG = pl.intern(p.optsWhole), pl.intern(p.optsMIG)
+	pl.byKey[key] = [2][]snapshot.Option{p.optsWhole, p.optsMIG}
+	return p, nil
 }

@@ -26,8 +26,18 @@ const (
 	stateDone
 )
 
+// taskBits: task t of job k has the ID k<<taskBits + t, so that IDs follow
+// arrival and a task's job is found without a table.
+const taskBits = 20
+
+func taskID(k, t int) int { return k<<taskBits + t }
+
+// jobState is an arrived job until it finishes; finished jobs are
+// dropped (their records kept only with record_jobs).
 type jobState struct {
-	plan      *jobPlan
+	job       workloads.Job
+	plan      jobPlan
+	tasks     []taskState
 	firstTask int // snapshot IDs firstTask .. firstTask+NumGPU-1
 	state     int
 	remaining engine.Time // reference work left
@@ -101,11 +111,17 @@ type run struct {
 	// (one GPU type, GPU count, CPU and memory), indices ascending.
 	classes [][]int
 
-	plans []jobPlan
-	jobs  []jobState
-	tasks []taskState
-	alive []int // indices of arrived, unfinished, schedulable jobs, ascending
-	next  int   // next job to arrive
+	// Jobs arrive from feed (next is the upcoming one, the next-th) and
+	// are planned then; live holds them until they finish.
+	feed     jobFeed
+	planner  *planner
+	upcoming workloads.Job
+	live     map[int]*jobState
+	alive    []int // indices of arrived, unfinished, schedulable jobs, ascending
+	next     int   // jobs arrived so far
+	records  []JobRecord
+	neverRan int // jobs with no GPU type of the cluster allowed
+	queued   int // jobs that waited before their first placement
 
 	pendingTasks int
 	aliveTasks   int // tasks of the alive jobs
@@ -256,14 +272,20 @@ func runSeed(cfg Config, nodes []trace.Node, nodesRead *InputReport, raw []workl
 	if err != nil {
 		return seedRun{}, err
 	}
-	jobs, pods, err := prepareJobs(cfg, raw, seed)
+	feed, src, pods, err := prepareJobs(cfg, raw, seed)
 	if err != nil {
 		return seedRun{}, err
 	}
-	plans, err := planJobs(cfg, jobs, types, tm)
+	pl, err := newPlanner(cfg, types, tm)
 	if err != nil {
 		return seedRun{}, err
 	}
+	for k := range src { // every run job is one of these or a copy
+		if _, err := pl.plan(k, &src[k]); err != nil {
+			return seedRun{}, err
+		}
+	}
+	var classes []snapshot.WorkloadClass // FGD's target workload, when asked
 	sr := seedRun{seed: seed, nodes: nodesRep, cluster: SeedCluster{Seed: seed, GPUs: len(gpus), ByModel: map[string]int{}}}
 	for _, t := range types {
 		sr.cluster.ByModel[t.name] = t.count
@@ -273,7 +295,15 @@ func runSeed(cfg Config, nodes []trace.Node, nodesRead *InputReport, raw []workl
 		if err != nil {
 			return seedRun{}, err
 		}
-		pr, tm, err := simulate(cfg, pol, types, gpus, servers, plans, pods, now)
+		if w := snapshot.CapabilitiesOf(pol).Workload; w != nil {
+			if classes == nil {
+				if classes, err = workloadClasses(feed(), pl); err != nil {
+					return seedRun{}, err
+				}
+			}
+			w.SetWorkload(classes)
+		}
+		pr, tm, err := simulate(cfg, pol, types, gpus, servers, feed(), pl, pods, now)
 		if err != nil {
 			return seedRun{}, fmt.Errorf("policy %s: %w", name, err)
 		}
@@ -297,12 +327,22 @@ func runSeed(cfg Config, nodes []trace.Node, nodesRead *InputReport, raw []workl
 }
 
 // workloadClasses is FGD's target workload: the per-task demand and allowed
-// types of every job, weighted by task count.
-func workloadClasses(plans []jobPlan) []snapshot.WorkloadClass {
-	var out []snapshot.WorkloadClass
+// types of every job of the feed, weighted by task count.
+func workloadClasses(feed jobFeed, pl *planner) ([]snapshot.WorkloadClass, error) {
+	out := []snapshot.WorkloadClass{}
 	idx := map[string]int{}
-	for k := range plans {
-		p := &plans[k]
+	for k := 0; ; k++ {
+		j, ok, err := feed.next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return out, nil
+		}
+		p, err := pl.plan(k, &j)
+		if err != nil {
+			return nil, err
+		}
 		if len(p.optsWhole) == 0 {
 			continue
 		}
@@ -321,17 +361,13 @@ func workloadClasses(plans []jobPlan) []snapshot.WorkloadClass {
 		idx[key] = len(out)
 		out = append(out, snapshot.WorkloadClass{Demand: d, Types: types, Weight: float64(p.src.NumGPU)})
 	}
-	return out
 }
 
-func simulate(cfg Config, pol snapshot.Policy, types []gpuType, gpus []clusterGPU, servers []clusterServer, plans []jobPlan, pods []workloads.Job, now func() time.Time) (PolicyResult, Timing, error) {
-	r := &run{now: now, cfg: cfg, sim: engine.New(nil), pol: pol, mig: true, types: types, plans: plans,
-		gpus: make([]gpuState, len(gpus)), servers: make([]serverState, len(servers))}
+func simulate(cfg Config, pol snapshot.Policy, types []gpuType, gpus []clusterGPU, servers []clusterServer, feed jobFeed, pl *planner, pods []workloads.Job, now func() time.Time) (PolicyResult, Timing, error) {
+	r := &run{now: now, cfg: cfg, sim: engine.New(nil), pol: pol, mig: true, types: types, feed: feed, planner: pl,
+		live: map[int]*jobState{}, gpus: make([]gpuState, len(gpus)), servers: make([]serverState, len(servers))}
 	caps := snapshot.CapabilitiesOf(pol)
 	r.mig = caps.UsesMIG
-	if caps.Workload != nil {
-		caps.Workload.SetWorkload(workloadClasses(plans))
-	}
 	for k, g := range gpus {
 		r.gpus[k].typ, r.gpus[k].srv = g.typ, g.srv
 		if m := r.model(g.typ).MIG; m != nil {
@@ -354,25 +390,12 @@ func simulate(cfg Config, pol snapshot.Policy, types []gpuType, gpus []clusterGP
 		}
 		r.classes[ci] = append(r.classes[ci], k)
 	}
-	r.jobs = make([]jobState, len(plans))
-	nt := 0
-	for k := range plans {
-		r.jobs[k] = jobState{plan: &plans[k], firstTask: nt, remaining: plans[k].work,
-			rec: JobRecord{ID: plans[k].src.ID, ArrivalS: plans[k].src.Arrival.Seconds(), QueueS: -1, JCTS: -1}}
-		nt += plans[k].src.NumGPU
-	}
-	r.tasks = make([]taskState, nt)
-	for k := range r.jobs {
-		for t := range plans[k].src.NumGPU {
-			r.tasks[r.jobs[k].firstTask+t] = taskState{job: k, gpu: -1}
-		}
-	}
 	if caps.Incremental != nil && !cfg.snapshotCalls {
 		r.sess = caps.Incremental.Begin(r.cluster())
 	}
 	r.jct.KeepSamples(true)
-	if len(plans) > 0 {
-		r.sim.MustAt(plans[0].src.Arrival, r.arrive)
+	if err := r.pull(); err != nil {
+		return PolicyResult{}, Timing{}, err
 	}
 	r.pods = make([]podState, len(pods))
 	for k := range pods {
@@ -403,26 +426,18 @@ func simulate(cfg Config, pol snapshot.Policy, types []gpuType, gpus []clusterGP
 	if span := end.Seconds() / 3600; span > 0 && len(r.gpus) > 0 {
 		pr.CapacityUsed = r.gpuHours / (float64(len(r.gpus)) * span)
 	}
-	queued := 0
-	for k := range r.jobs {
-		if r.jobs[k].state != stateDone {
-			pr.Unscheduled++
-		}
-		if r.jobs[k].rec.QueueS > 0 {
-			queued++
-		}
-	}
-	if len(r.jobs) > 0 {
-		pr.QueuedPct = 100 * float64(queued) / float64(len(r.jobs))
+	pr.Unscheduled = float64(r.neverRan + len(r.live))
+	if r.next > 0 {
+		pr.QueuedPct = 100 * float64(r.queued) / float64(r.next)
 	}
 	if cfg.RecordSeries {
 		pr.Series = r.series
 	}
 	if cfg.RecordJobs {
-		pr.Jobs = make([]JobRecord, len(r.jobs))
-		for k := range r.jobs {
-			pr.Jobs[k] = r.jobs[k].rec
+		for k, js := range r.live {
+			r.records[k] = js.rec
 		}
+		pr.Jobs = r.records
 	}
 	tm := Timing{DecisionUS: summarize(&r.decisions), Decisions: r.decisions.Count(), TotalS: r.decisionTotal.Seconds()}
 	r.timing.fill(&tm)
@@ -444,31 +459,77 @@ func (r *run) fail(err error) {
 	r.sim.Stop()
 }
 
-// arrive admits the next job and schedules the one after it.
+// pull takes the next job from the feed and schedules its arrival.
+func (r *run) pull() error {
+	j, ok, err := r.feed.next()
+	if err != nil || !ok {
+		return err
+	}
+	r.upcoming = j
+	r.sim.MustAt(j.Arrival, r.arrive)
+	return nil
+}
+
+// arrive admits the upcoming job and schedules the one after it.
 func (r *run) arrive() {
 	k := r.next
 	r.next++
-	if r.next < len(r.plans) {
-		r.sim.MustAt(r.plans[r.next].src.Arrival, r.arrive)
-	}
-	if len(r.plans[k].optsWhole) == 0 && len(r.plans[k].optsMIG) == 0 {
-		return // no GPU type of the cluster is allowed: never runs
-	}
-	if r.plans[k].work <= 0 {
-		// Nothing to run (an arrival-only trace): done at once.
-		r.jobs[k].state = stateDone
-		r.jobs[k].rec.QueueS, r.jobs[k].rec.JCTS = 0, 0
+	js := &jobState{job: r.upcoming, firstTask: taskID(k, 0)}
+	if err := r.pull(); err != nil {
+		r.fail(err)
 		return
 	}
+	p, err := r.planner.plan(k, &js.job)
+	if err != nil {
+		r.fail(err)
+		return
+	}
+	js.plan, js.remaining = p, p.work
+	js.rec = JobRecord{ID: js.job.ID, ArrivalS: js.job.Arrival.Seconds(), QueueS: -1, JCTS: -1}
+	if r.cfg.RecordJobs {
+		r.records = append(r.records, js.rec)
+	}
+	if len(p.optsWhole) == 0 && len(p.optsMIG) == 0 {
+		r.neverRan++ // no GPU type of the cluster is allowed: never runs
+		return
+	}
+	if p.work <= 0 {
+		// Nothing to run (an arrival-only trace): done at once.
+		if r.cfg.RecordJobs {
+			r.records[k].QueueS, r.records[k].JCTS = 0, 0
+		}
+		return
+	}
+	js.tasks = make([]taskState, js.job.NumGPU)
+	for t := range js.tasks {
+		js.tasks[t] = taskState{job: k, gpu: -1}
+	}
+	r.live[k] = js
 	r.alive = append(r.alive, k) // arrivals come in index order
-	r.pendingTasks += r.plans[k].src.NumGPU
-	r.aliveTasks += r.plans[k].src.NumGPU
+	r.pendingTasks += js.job.NumGPU
+	r.aliveTasks += js.job.NumGPU
 	if r.sess != nil {
-		for t := range r.plans[k].src.NumGPU {
-			r.sess.Arrive(r.taskJob(&r.jobs[k], t))
+		for t := range js.job.NumGPU {
+			r.sess.Arrive(r.taskJob(js, t))
 		}
 	}
 	r.request()
+}
+
+// job returns arrived job k until it finishes (nil after).
+func (r *run) job(k int) *jobState { return r.live[k] }
+
+// task returns the task with snapshot ID id of a job not finished, or nil.
+func (r *run) task(id int) *taskState {
+	js := r.live[id>>taskBits]
+	if js == nil || id < 0 {
+		return nil
+	}
+	t := id & (1<<taskBits - 1)
+	if t >= len(js.tasks) {
+		return nil
+	}
+	return &js.tasks[t]
 }
 
 // cluster is what a policy's session starts from: every GPU and server,
@@ -492,7 +553,7 @@ func (r *run) taskJob(js *jobState, t int) snapshot.Job {
 		gang = js.firstTask + 1 // any ID unique to the job, not 0
 	}
 	cpu, mem := js.plan.taskCPUMem(t)
-	return snapshot.Job{ID: js.firstTask + t, Tenant: js.plan.tenant, Options: r.options(js.plan),
+	return snapshot.Job{ID: js.firstTask + t, Tenant: js.plan.tenant, Options: r.options(&js.plan),
 		MigrationCost: r.cfg.MigrationCost, Gang: gang, CPUMilli: cpu, MemoryMiB: mem}
 }
 
@@ -612,9 +673,9 @@ func (r *run) snapshot(hidden map[int]bool) *snapshot.Snapshot {
 		if hidden[j] {
 			continue
 		}
-		js := &r.jobs[j]
+		js := r.job(j)
 		for t := range js.plan.src.NumGPU {
-			if ts := &r.tasks[js.firstTask+t]; ts.gpu >= 0 {
+			if ts := r.task(js.firstTask + t); ts.gpu >= 0 {
 				cur = append(cur, ts.pl)
 			}
 			s.Jobs = append(s.Jobs, r.taskJob(js, t))
@@ -624,7 +685,7 @@ func (r *run) snapshot(hidden map[int]bool) *snapshot.Snapshot {
 	// it grew.
 	c := 0
 	for k := range s.Jobs {
-		if ts := &r.tasks[s.Jobs[k].ID]; ts.gpu >= 0 {
+		if ts := r.task(s.Jobs[k].ID); ts.gpu >= 0 {
 			s.Jobs[k].Current = &cur[c]
 			c++
 		}
@@ -727,7 +788,7 @@ func (r *run) scheduleSession() {
 		return
 	}
 	if partial := r.partialPendingGangs(c.Placements); len(partial) > 0 {
-		r.fail(fmt.Errorf("policy %s: its session placed part of gang %s; a session places a gang whole or not at all", r.pol.Name(), r.plans[partial[0]].src.ID))
+		r.fail(fmt.Errorf("policy %s: its session placed part of gang %s; a session places a gang whole or not at all", r.pol.Name(), r.job(partial[0]).job.ID))
 		return
 	}
 	if err := r.checkIDs(c.Placements); err != nil {
@@ -775,7 +836,7 @@ func (r *run) checkIDs(ps []snapshot.Placement) error {
 		if seen[p.JobID] {
 			return fmt.Errorf("job %d placed twice", p.JobID)
 		}
-		if p.JobID < 0 || p.JobID >= len(r.tasks) {
+		if r.task(p.JobID) == nil {
 			return fmt.Errorf("placement for unknown job %d", p.JobID)
 		}
 		seen[p.JobID] = true
@@ -789,16 +850,16 @@ func (r *run) partialPendingGangs(ps []snapshot.Placement) []int {
 	var out []int
 	count := map[int]int{}
 	for _, p := range ps {
-		if p.JobID < 0 || p.JobID >= len(r.tasks) {
+		if r.task(p.JobID) == nil {
 			continue // apply reports it
 		}
-		k := r.tasks[p.JobID].job
-		if r.jobs[k].plan.src.NumGPU > 1 && r.tasks[r.jobs[k].firstTask].gpu < 0 {
+		k := r.task(p.JobID).job
+		if r.job(k).plan.src.NumGPU > 1 && r.task(r.job(k).firstTask).gpu < 0 {
 			count[k]++
 		}
 	}
 	for k, n := range count {
-		if n < r.jobs[k].plan.src.NumGPU {
+		if n < r.job(k).plan.src.NumGPU {
 			out = append(out, k)
 		}
 	}
@@ -829,7 +890,7 @@ func (r *run) cancel(js *jobState) {
 
 // startRunning runs a placed job from now and schedules its completion.
 func (r *run) startRunning(k int) {
-	js := &r.jobs[k]
+	js := r.job(k)
 	js.state, js.last = stateRunning, r.sim.Now()
 	left := js.remaining
 	if js.speed != 1 {
@@ -840,7 +901,7 @@ func (r *run) startRunning(k int) {
 
 // complete finishes job k.
 func (r *run) complete(k int) {
-	js := &r.jobs[k]
+	js := r.job(k)
 	js.hasEv = false
 	js.remaining = 0
 	js.state = stateDone
@@ -848,8 +909,8 @@ func (r *run) complete(k int) {
 	touched := r.touched[:0]
 	for t := range js.plan.src.NumGPU {
 		id := js.firstTask + t
-		touched = append(touched, r.tasks[id].gpu)
-		r.freed = append(r.freed, r.tasks[id].gpu)
+		touched = append(touched, r.task(id).gpu)
+		r.freed = append(r.freed, r.task(id).gpu)
 		if r.sess != nil {
 			r.sess.Finish(id)
 		}
@@ -862,6 +923,10 @@ func (r *run) complete(k int) {
 	r.gpuEnd = r.sim.Now()
 	js.rec.JCTS = (r.sim.Now() - js.plan.src.Arrival).Seconds()
 	r.jct.Add(js.rec.JCTS)
+	if r.cfg.RecordJobs {
+		r.records[k] = js.rec
+	}
+	delete(r.live, k) // finished: only its record and the tallies remain
 	i, _ := slices.BinarySearch(r.alive, k)
 	r.alive = slices.Delete(r.alive, i, i+1)
 	r.request()
@@ -869,7 +934,7 @@ func (r *run) complete(k int) {
 
 // release takes task id off its GPU (a MIG instance stays, idle).
 func (r *run) release(id int) {
-	ts := &r.tasks[id]
+	ts := r.task(id)
 	if ts.gpu < 0 {
 		return
 	}
@@ -896,7 +961,7 @@ func (r *run) release(id int) {
 		r.active--
 		r.servers[g.srv].busy--
 	}
-	cpu, mem := r.jobs[ts.job].plan.taskCPUMem(id - r.jobs[ts.job].firstTask)
+	cpu, mem := r.job(ts.job).plan.taskCPUMem(id - r.job(ts.job).firstTask)
 	r.servers[g.srv].cpu -= cpu
 	r.servers[g.srv].mem -= mem
 	r.alloc += g.share()
@@ -975,7 +1040,7 @@ func (r *run) acquire(id int, p snapshot.Placement, tenant string) (engine.Time,
 		g.members = append(g.members, id)
 	}
 	sv := &r.servers[g.srv]
-	cpu, mem := r.jobs[r.tasks[id].job].plan.taskCPUMem(id - r.jobs[r.tasks[id].job].firstTask)
+	cpu, mem := r.job(r.task(id).job).plan.taskCPUMem(id - r.job(r.task(id).job).firstTask)
 	if !sv.fits(cpu, mem) {
 		return 0, fmt.Errorf("task %d on GPU %d: server %d would hold %d of %d milli-CPU and %d of %d MiB (CPU-only pods included)", id, p.GPU, g.srv,
 			sv.cpu+sv.podCPU+cpu, sv.clusterServer.cpu, sv.mem+sv.podMem+mem, sv.clusterServer.mem)
@@ -988,7 +1053,7 @@ func (r *run) acquire(id int, p snapshot.Placement, tenant string) (engine.Time,
 	}
 	g.tasks++
 	r.alloc += g.share()
-	ts := &r.tasks[id]
+	ts := r.task(id)
 	ts.gpu, ts.pl = p.GPU, p
 	return delay, nil
 }
@@ -1011,21 +1076,21 @@ func (r *run) apply(c snapshot.Changes) error {
 	// a placement of c, pending when preempted, else where it is.
 	var affected []int
 	for _, p := range c.Placements {
-		affected = append(affected, r.tasks[p.JobID].job)
+		affected = append(affected, r.task(p.JobID).job)
 	}
 	for _, id := range c.Preempted {
-		if id < 0 || id >= len(r.tasks) {
+		if r.task(id) == nil {
 			return fmt.Errorf("preemption of unknown job %d", id)
 		}
-		affected = append(affected, r.tasks[id].job)
+		affected = append(affected, r.task(id).job)
 	}
 	slices.Sort(affected)
 	affected = slices.Compact(affected)
 	placed := make(map[int]snapshot.Placement, len(c.Placements))
 	for _, k := range affected {
-		js := &r.jobs[k]
+		js := r.job(k)
 		for t := range js.plan.src.NumGPU {
-			if ts := &r.tasks[js.firstTask+t]; ts.gpu >= 0 {
+			if ts := r.task(js.firstTask + t); ts.gpu >= 0 {
 				placed[js.firstTask+t] = ts.pl
 			}
 		}
@@ -1044,13 +1109,13 @@ func (r *run) apply(c snapshot.Changes) error {
 	var changes []change
 	var news []int // tasks to acquire
 	for _, k := range affected {
-		js := &r.jobs[k]
+		js := r.job(k)
 		n := js.plan.src.NumGPU
 		got := 0
 		for t := range n {
 			if p, ok := placed[js.firstTask+t]; ok {
 				got++
-				opts := r.options(js.plan)
+				opts := r.options(&js.plan)
 				if p.Option < 0 || p.Option >= len(opts) {
 					return fmt.Errorf("job %d: option %d of %d", p.JobID, p.Option, len(opts))
 				}
@@ -1076,11 +1141,11 @@ func (r *run) apply(c snapshot.Changes) error {
 				srv = g
 			}
 		}
-		c := change{job: k, wasPlaced: r.tasks[js.firstTask].gpu >= 0}
+		c := change{job: k, wasPlaced: r.task(js.firstTask).gpu >= 0}
 		for t := range n {
 			id := js.firstTask + t
 			p, ok := placed[id]
-			cur := r.tasks[id]
+			cur := *r.task(id)
 			if (cur.gpu >= 0 && ok && snapshot.SameInstance(cur.pl, p)) || (cur.gpu < 0 && !ok) {
 				continue // stays where it is, or stays pending
 			}
@@ -1099,12 +1164,12 @@ func (r *run) apply(c snapshot.Changes) error {
 	r.advance()
 	touched := r.touched[:0]
 	for _, c := range changes {
-		js := &r.jobs[c.job]
+		js := r.job(c.job)
 		r.progress(js)
 		for t := range js.plan.src.NumGPU {
 			id := js.firstTask + t
-			if p, ok := placed[id]; !ok || r.tasks[id].gpu < 0 || !snapshot.SameInstance(r.tasks[id].pl, p) {
-				touched = append(touched, r.tasks[id].gpu)
+			if p, ok := placed[id]; !ok || r.task(id).gpu < 0 || !snapshot.SameInstance(r.task(id).pl, p) {
+				touched = append(touched, r.task(id).gpu)
 				r.release(id)
 			}
 		}
@@ -1115,8 +1180,8 @@ func (r *run) apply(c snapshot.Changes) error {
 	defer func() { r.touched = touched }()
 	delays := map[int]engine.Time{}
 	for _, id := range news {
-		k := r.tasks[id].job
-		dl, err := r.acquire(id, placed[id], r.jobs[k].plan.tenant)
+		k := r.task(id).job
+		dl, err := r.acquire(id, placed[id], r.job(k).plan.tenant)
 		if err != nil {
 			return err
 		}
@@ -1125,9 +1190,9 @@ func (r *run) apply(c snapshot.Changes) error {
 	r.noteActive()
 	for _, c := range changes {
 		k := c.job
-		js := &r.jobs[k]
+		js := r.job(k)
 		r.cancel(js)
-		nowPlaced := r.tasks[js.firstTask].gpu >= 0
+		nowPlaced := r.task(js.firstTask).gpu >= 0
 		if c.wasPlaced {
 			r.migrations += c.moved
 			js.rec.Migrations += c.moved
@@ -1147,7 +1212,10 @@ func (r *run) apply(c snapshot.Changes) error {
 			js.placed = true
 			js.rec.QueueS = (r.sim.Now() - js.plan.src.Arrival).Seconds()
 			r.queue.Add(js.rec.QueueS)
-			pl := r.tasks[js.firstTask].pl
+			if js.rec.QueueS > 0 {
+				r.queued++
+			}
+			pl := r.task(js.firstTask).pl
 			js.rec.GPUType, js.rec.Profile, js.rec.Speed = r.types[r.gpus[pl.GPU].typ].name, pl.Profile, js.speed
 		}
 		delay := delays[k]
@@ -1176,10 +1244,10 @@ func (r *run) apply(c snapshot.Changes) error {
 // (timeshare_slowdown x the share of the GPU they hold, at most 1). A MIG
 // instance is isolated: nothing slows it.
 func (r *run) jobSpeed(js *jobState) float64 {
-	opts := r.options(js.plan)
+	opts := r.options(&js.plan)
 	speed := math.Inf(1)
 	for t := range js.plan.src.NumGPU {
-		ts := &r.tasks[js.firstTask+t]
+		ts := r.task(js.firstTask + t)
 		v := opts[ts.pl.Option].Speed
 		if sl := r.cfg.TimeshareSlowdown; sl > 0 && ts.pl.Profile == "" && ts.gpu >= 0 {
 			others := min(1, max(0, r.gpus[ts.gpu].used-ts.pl.Fraction))
@@ -1202,8 +1270,8 @@ func (r *run) respeed(gpus []int) {
 			continue
 		}
 		for _, id := range r.gpus[gi].members {
-			k := r.tasks[id].job
-			js := &r.jobs[k]
+			k := r.task(id).job
+			js := r.job(k)
 			if js.state != stateRunning && js.state != stateSetup {
 				continue
 			}

@@ -54,9 +54,15 @@ func SyntheticSnapshot(seed uint64, jobs, gpus int) (*snapshot.Snapshot, error) 
 		}
 		js[k] = workloads.Job{ID: fmt.Sprint("j", k), NumGPU: 1, GPUMilli: openbShares[i].milli, Duration: engine.Second}
 	}
-	plans, err := planJobs(cfg, js, types, tm)
+	pl, err := newPlanner(cfg, types, tm)
 	if err != nil {
 		return nil, err
+	}
+	plans := make([]jobPlan, len(js))
+	for k := range js {
+		if plans[k], err = pl.plan(k, &js[k]); err != nil {
+			return nil, err
+		}
 	}
 	m := types[0].migModel
 	s := &snapshot.Snapshot{GPUs: make([]snapshot.GPU, gpus)}

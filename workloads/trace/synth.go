@@ -24,31 +24,58 @@ func Synthesize(src []workloads.Job, n int, stream *engine.Stream) ([]workloads.
 
 // SynthesizeAtRate is Synthesize with Poisson arrivals at ratePerHour.
 func SynthesizeAtRate(src []workloads.Job, n int, ratePerHour float64, stream *engine.Stream) ([]workloads.Job, error) {
+	if n < 0 {
+		return nil, fmt.Errorf("trace: cannot synthesise %d jobs; want n >= 0", n)
+	}
+	g, err := NewSynthesizer(src, ratePerHour, stream)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]workloads.Job, n)
+	for i := range out {
+		out[i] = g.Next()
+	}
+	return out, nil
+}
+
+// Synthesizer draws the jobs of SynthesizeAtRate one at a time, so that a
+// replay of millions of jobs need not hold them: the same source, rate
+// and stream give the same jobs in the same order.
+type Synthesizer struct {
+	src     []workloads.Job
+	meanGap float64 // seconds
+	stream  *engine.Stream
+	at      float64
+	made    int
+}
+
+// NewSynthesizer returns a generator of jobs resampled from src with
+// Poisson arrivals at ratePerHour, the first at 0.
+func NewSynthesizer(src []workloads.Job, ratePerHour float64, stream *engine.Stream) (*Synthesizer, error) {
 	switch {
 	case len(src) == 0:
 		return nil, fmt.Errorf("trace: no source jobs to resample")
-	case n < 0:
-		return nil, fmt.Errorf("trace: cannot synthesise %d jobs; want n >= 0", n)
 	case !(ratePerHour > 0) || math.IsInf(ratePerHour, 0):
 		return nil, fmt.Errorf("trace: arrival rate %g jobs/hour; want a finite rate > 0", ratePerHour)
 	case stream == nil:
 		return nil, fmt.Errorf("trace: Synthesize needs a random stream")
 	}
-	meanGap := 3600 / ratePerHour // seconds
-	out := make([]workloads.Job, n)
-	var at float64
-	for i := range out {
-		if i > 0 {
-			at += stream.Exp(meanGap)
-		}
-		j := src[stream.IntN(len(src))]
-		j.ID = fmt.Sprintf("syn-%06d", i+1)
-		j.Arrival = engine.Seconds(at)
-		j.GPUTypes = slices.Clone(j.GPUTypes)
-		j.Row = 0
-		out[i] = j
+	return &Synthesizer{src: src, meanGap: 3600 / ratePerHour, stream: stream}, nil
+}
+
+// Next returns the next job: a copy of a source job drawn uniformly, with
+// the next arrival and the ID "syn-NNNNNN".
+func (g *Synthesizer) Next() workloads.Job {
+	if g.made > 0 {
+		g.at += g.stream.Exp(g.meanGap)
 	}
-	return out, nil
+	j := g.src[g.stream.IntN(len(g.src))]
+	g.made++
+	j.ID = fmt.Sprintf("syn-%06d", g.made)
+	j.Arrival = engine.Seconds(g.at)
+	j.GPUTypes = slices.Clone(j.GPUTypes)
+	j.Row = 0
+	return j
 }
 
 // CompressTime returns the jobs with every arrival divided by factor (> 1
