@@ -149,11 +149,12 @@ func (x *fitIndex) server(v *View, sv int) {
 	if s.memCap > 0 {
 		mem = s.memCap - s.mem
 	}
+	room := shareUnits(v.freeShare(sv))
 	for _, mr := range x.srvModels[sv] {
 		if v.banned[sv] || x.firstEmpty(v, sv, mr.key) < 0 {
-			x.srvTrees[mr.key].set(sv, -1, -1)
+			x.srvTrees[mr.key].set(sv, -1, -1, -1)
 		} else {
-			x.srvTrees[mr.key].set(sv, cpu, mem)
+			x.srvTrees[mr.key].set(sv, cpu, mem, room)
 		}
 	}
 }
@@ -296,9 +297,10 @@ func (v *View) CandidatesFor(j *snapshot.Job, allowed []bool) []int {
 			emptyDone = append(emptyDone, m)
 			if x.bySrv {
 				st := x.srvTrees[mr.key]
-				cpu, mem := v.need(j)
+				cpu, mem, share := v.need(j)
+				need := max(0, shareUnits(share-shareSlack)-1)
 				for from := 0; ; {
-					sv := st.first(from, cpu, mem)
+					sv := st.first(from, cpu, mem, need)
 					if sv < 0 {
 						break
 					}
@@ -326,13 +328,17 @@ func (v *View) CandidatesFor(j *snapshot.Job, allowed []bool) []int {
 	return out
 }
 
+// shareUnits is a sum of GPU shares in millionths (rounded down), as the
+// server tree keeps it.
+func shareUnits(f float64) int64 { return int64(math.Floor(f * 1e6)) }
+
 // srvTree is a tree over servers (leaves in server order) holding per
-// node the most CPU and the most memory free among its leaves, so that
-// the first server with both enough CPU and enough memory is found
-// without visiting the servers that have neither.
+// node the most CPU, the most memory and the most free GPU share (in
+// millionths) among its leaves, so that the first server with enough of
+// all three is found without visiting the servers that lack one.
 type srvTree struct {
-	n        int // leaves, a power of two
-	cpu, mem []int64
+	n              int // leaves, a power of two
+	cpu, mem, room []int64
 }
 
 func newSrvTree(servers int) *srvTree {
@@ -340,42 +346,43 @@ func newSrvTree(servers int) *srvTree {
 	for n < servers {
 		n *= 2
 	}
-	t := &srvTree{n: n, cpu: make([]int64, 2*n), mem: make([]int64, 2*n)}
+	t := &srvTree{n: n, cpu: make([]int64, 2*n), mem: make([]int64, 2*n), room: make([]int64, 2*n)}
 	for k := range t.cpu {
-		t.cpu[k], t.mem[k] = -1, -1
+		t.cpu[k], t.mem[k], t.room[k] = -1, -1, -1
 	}
 	return t
 }
 
-// set gives leaf i its free CPU and memory (-1: nothing fits there).
-func (t *srvTree) set(i int, cpu, mem int64) {
+// set gives leaf i its free CPU, memory and share (-1: nothing fits there).
+func (t *srvTree) set(i int, cpu, mem, room int64) {
 	k := t.n + i
-	if t.cpu[k] == cpu && t.mem[k] == mem {
+	if t.cpu[k] == cpu && t.mem[k] == mem && t.room[k] == room {
 		return
 	}
-	t.cpu[k], t.mem[k] = cpu, mem
+	t.cpu[k], t.mem[k], t.room[k] = cpu, mem, room
 	for k /= 2; k >= 1; k /= 2 {
 		t.cpu[k] = max(t.cpu[2*k], t.cpu[2*k+1])
 		t.mem[k] = max(t.mem[2*k], t.mem[2*k+1])
+		t.room[k] = max(t.room[2*k], t.room[2*k+1])
 	}
 }
 
-// first returns the first leaf at or after from with at least cpu and mem
-// free, or -1.
-func (t *srvTree) first(from int, cpu, mem int64) int {
-	return t.find(1, 0, t.n, from, cpu, mem)
+// first returns the first leaf at or after from with at least cpu, mem
+// and room free, or -1.
+func (t *srvTree) first(from int, cpu, mem, room int64) int {
+	return t.find(1, 0, t.n, from, cpu, mem, room)
 }
 
-func (t *srvTree) find(k, lo, hi, from int, cpu, mem int64) int {
-	if hi <= from || t.cpu[k] < cpu || t.mem[k] < mem {
+func (t *srvTree) find(k, lo, hi, from int, cpu, mem, room int64) int {
+	if hi <= from || t.cpu[k] < cpu || t.mem[k] < mem || t.room[k] < room {
 		return -1
 	}
 	if k >= t.n {
 		return k - t.n
 	}
 	mid := (lo + hi) / 2
-	if r := t.find(2*k, lo, mid, from, cpu, mem); r >= 0 {
+	if r := t.find(2*k, lo, mid, from, cpu, mem, room); r >= 0 {
 		return r
 	}
-	return t.find(2*k+1, mid, hi, from, cpu, mem)
+	return t.find(2*k+1, mid, hi, from, cpu, mem, room)
 }

@@ -1,6 +1,7 @@
 package pack
 
 import (
+	"math"
 	"slices"
 	"sync"
 
@@ -10,6 +11,11 @@ import (
 
 // fractionSlack matches snapshot's tolerance: 1/3+1/3+1/3 fits.
 const fractionSlack = 1e-9
+
+// shareSlack absorbs the rounding of a server's free shares added up: far
+// above it, far below the least share a task takes (1/8 of a MIG GPU's
+// compute, a thousandth of a GPU).
+const shareSlack = 1e-6
 
 // GPU is the state of one GPU while a decision is being built.
 type GPU struct {
@@ -122,11 +128,14 @@ type View struct {
 	}
 	// gangNeed is what the whole gang being placed asks of the one
 	// server it will share (placeGang): its first task goes only where
-	// all of them fit by CPU and memory.
+	// all of them fit by CPU and memory, and where the GPUs' free shares
+	// add up to the tasks' least shares.
 	gangNeed struct {
 		gang     int
 		cpu, mem int64
+		share    float64
 	}
+	models []*snapshot.GPUModel // one GPU's model of each kind in view
 
 	// cands caches Candidates while candsOK. Where every server's GPUs
 	// are contiguous (srvSplice), a GPU turning empty or busy redoes only
@@ -163,13 +172,18 @@ func (v *View) setCluster(gpus []snapshot.GPU, servers []snapshot.Server, gangSp
 	v.banned = append(v.banned[:0], make([]bool, len(servers))...)
 	v.nBanned = 0
 	v.GPUs = slices.Grow(v.GPUs[:0], len(gpus))
+	v.models = v.models[:0]
 	for k := range gpus {
 		srv := -1
 		if len(servers) > 0 {
 			srv = v.srvPos[gpus[k].Server]
 		}
-		v.GPUs = append(v.GPUs, GPU{ID: gpus[k].ID, Model: &gpus[k].Model, Srv: srv})
+		m := &gpus[k].Model
+		v.GPUs = append(v.GPUs, GPU{ID: gpus[k].ID, Model: m, Srv: srv})
 		v.gpuPos[gpus[k].ID] = k
+		if !slices.ContainsFunc(v.models, func(o *snapshot.GPUModel) bool { return keyOf(o) == keyOf(m) }) {
+			v.models = append(v.models, m)
+		}
 	}
 	for len(v.onGPU) < len(gpus) {
 		v.onGPU = append(v.onGPU, nil)
@@ -316,14 +330,17 @@ func (v *View) Freed() []int { return v.freed }
 func (v *View) placeGang(tasks []*slot, place func(j *snapshot.Job) bool) bool {
 	defer v.unbanAll()
 	if v.oneServer {
-		// A server that cannot take the whole gang's CPU and memory would
-		// take the first task and fail a later one: it is never offered,
-		// which gives the same end, placed or not, as barring it after
-		// the failure, without the tries.
+		// A server that cannot take the whole gang's CPU and memory, or
+		// whose GPUs' free shares add up to less than the least the tasks
+		// can take, would take the first task and fail a later one: it is
+		// never offered, which gives the same end, placed or not, as
+		// barring it after the failure, without the tries.
 		v.gangNeed.gang, v.gangNeed.cpu, v.gangNeed.mem = tasks[0].job.Gang, 0, 0
+		v.gangNeed.share = 0
 		for _, sl := range tasks {
 			v.gangNeed.cpu += sl.job.CPUMilli
 			v.gangNeed.mem += sl.job.MemoryMiB
+			v.gangNeed.share += v.leastShare(&sl.job)
 		}
 		defer func() { v.gangNeed.gang = 0 }()
 	}
@@ -380,13 +397,39 @@ func (v *View) unbanAll() {
 // need is what job j asks of the server it joins when it is placed now:
 // its own CPU and memory, or the whole gang's for the first task of a
 // gang being placed (placeGang).
-func (v *View) need(j *snapshot.Job) (cpu, mem int64) {
+func (v *View) need(j *snapshot.Job) (cpu, mem int64, share float64) {
 	if j.Gang != 0 && j.Gang == v.gangNeed.gang {
 		if _, placed := v.gangServer(j.Gang); !placed {
-			return v.gangNeed.cpu, v.gangNeed.mem
+			return v.gangNeed.cpu, v.gangNeed.mem, v.gangNeed.share
 		}
 	}
-	return j.CPUMilli, j.MemoryMiB
+	return j.CPUMilli, j.MemoryMiB, 0
+}
+
+// leastShare is the least share of a GPU any option of j takes on any
+// model in view (Share); 0 when none fits any.
+func (v *View) leastShare(j *snapshot.Job) float64 {
+	least := math.Inf(1)
+	for t := range j.Options {
+		for _, m := range v.models {
+			if j.Options[t].Fits(m) {
+				least = min(least, Share(m, j.Options[t]))
+			}
+		}
+	}
+	if math.IsInf(least, 1) {
+		return 0
+	}
+	return least
+}
+
+// freeShare is the sum of the free shares of server srv's GPUs.
+func (v *View) freeShare(srv int) float64 {
+	f := 0.0
+	for gi := v.srvs[srv].lo; gi >= 0 && gi < v.srvs[srv].hi; gi++ {
+		f += v.GPUs[gi].Free()
+	}
+	return f
 }
 
 // Starts returns the legal starts at which job j's option t can be added to
@@ -432,9 +475,12 @@ func (v *View) Starts(gi int, j *snapshot.Job, t int) []int {
 // and a gang with tasks placed elsewhere does not forbid it.
 func (v *View) serverFits(srv int, j *snapshot.Job) bool {
 	sv := &v.srvs[srv]
-	cpu, mem := v.need(j)
+	cpu, mem, share := v.need(j)
 	if sv.cpuCap > 0 && sv.cpu+cpu > sv.cpuCap ||
 		sv.memCap > 0 && sv.mem+mem > sv.memCap {
+		return false
+	}
+	if share > 0 && v.srvSplice && v.freeShare(srv)+shareSlack < share {
 		return false
 	}
 	if v.nBanned > 0 && v.banned[srv] {
