@@ -59,7 +59,7 @@ func TestBuiltinScenariosGolden(t *testing.T) {
 					t.Skip("replays the whole openb trace (-short)")
 				}
 				if n := sc.Cluster.Synthetic.Jobs; n > heavyJobs && !heavyGolden && !*golden.Update {
-					t.Skipf("replays %d jobs (about 40 s): checked with -tags heavy, as .ci/run does", n)
+					t.Skipf("replays %d jobs (about 10 s alone): checked with -tags heavy, as .ci/run does", n)
 				}
 			}
 			if sc.Allocation != nil {
