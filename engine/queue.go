@@ -46,19 +46,20 @@ const (
 // QueueKinds lists every implementation, in a fixed order.
 var QueueKinds = []QueueKind{QueueBinaryHeap, QueueQuadHeap, QueueCalendar}
 
-// QueueDefault is what New(nil) and NewQueue("") use, chosen by
-// measurement on this project's own models, not on the HOLD model alone.
-// On HOLD the calendar queue wins (BenchmarkSimHold at 1e4 pending: about
-// 69 ns per event against the binary heap's 120), but the data-path model
-// (a few dozen pending events at time scales from nanoseconds to
-// milliseconds) runs about 12% slower on it (BenchmarkConspirator, the
-// kinds side by side, median of 6: 1767 ns per request against 1581), and
-// the openb cluster replay does not tell them apart (BenchmarkOpenBQueues,
-// median of 4: 534 ms against 530). Every kind gives the same event order
-// (the golden results are byte-identical on either), so the choice changes
-// speed only. It is a variable so that the models' benchmarks can run on
-// each kind side by side in one run; nothing else sets it.
-var QueueDefault = QueueBinaryHeap
+// QueueDefault is what New(nil) and NewQueue("") use: the calendar
+// queue, chosen by measurement (issue 17 item 1; one run each, the kinds
+// side by side, 2-core VM, -cpu 1). Through the simulator's API
+// (BenchmarkSimHold) it takes 41 ns per event at 1e2 pending against the
+// binary heap's 53, and 53 against 102 at 1e4; raw (BenchmarkHold) 276
+// against 296 ns at 1e6. The openb cluster replay runs a little faster on
+// it (BenchmarkOpenBQueues: 61.5 against 63.4 ms). The data-path model,
+// a few dozen pending events on scales from nanoseconds to milliseconds,
+// runs about 9% slower on it (1,202 against 1,100 ns per request) and so
+// asks for the heap itself (datapath.EventQueue). Every kind gives the
+// same event order (the golden results are byte-identical on each), so
+// the choice changes speed only. It is a variable so that benchmarks can
+// run the models on each kind side by side; nothing else sets it.
+var QueueDefault = QueueCalendar
 
 // NewQueue returns an empty queue of the given kind ("" for QueueDefault),
 // or nil if the kind is unknown.

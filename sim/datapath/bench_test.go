@@ -12,10 +12,10 @@ import (
 // part of the cost); per-request records are off.
 // It runs once per pending-event set (engine.QueueKinds), side by side.
 func BenchmarkConspirator(b *testing.B) {
-	defer func(k engine.QueueKind) { engine.QueueDefault = k }(engine.QueueDefault)
+	defer func(k engine.QueueKind) { EventQueue = k }(EventQueue)
 	for _, k := range engine.QueueKinds {
 		b.Run("queue="+string(k), func(b *testing.B) {
-			engine.QueueDefault = k
+			EventQueue = k
 			benchConspirator(b)
 		})
 	}

@@ -52,14 +52,14 @@ func TestStageVocabulary(t *testing.T) {
 
 // The pending-event set changes speed only: the default scenario's four
 // paths give the same result, record for record, on every queue kind
-// (engine.QueueDefault is chosen by speed alone).
+// (EventQueue is chosen by speed alone).
 func TestSameResultOnEveryQueue(t *testing.T) {
-	defer func(k engine.QueueKind) { engine.QueueDefault = k }(engine.QueueDefault)
+	defer func(k engine.QueueKind) { EventQueue = k }(EventQueue)
 	cfg := Defaults()
 	cfg.Clients.Requests = 300
 	var want string
 	for i, k := range engine.QueueKinds {
-		engine.QueueDefault = k
+		EventQueue = k
 		res, err := Run(cfg, 7)
 		if err != nil {
 			t.Fatal(err)
