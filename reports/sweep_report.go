@@ -398,6 +398,32 @@ func sweepFigures(agg SweepAggregate) ([]*figure, error) {
 			}
 		}
 	}
+	// Where an exact policy ran, each policy's gap to its optimum (one
+	// value per parameter combination, the mean over seeds): how the gap
+	// is spread over the sweep, which a line per fixed value cannot show.
+	gaps := map[string][]float64{}
+	var names []string
+	for _, n := range agg.Policies {
+		if n == "optimal" {
+			continue
+		}
+		for _, g := range agg.Groups {
+			if e, ok := g.Metrics["policies/"+n+"/optimality_gap"]; ok && !math.IsNaN(e.Mean) {
+				gaps[n] = append(gaps[n], 100*e.Mean)
+			}
+		}
+		if len(gaps[n]) > 1 {
+			names = append(names, n)
+		}
+	}
+	if len(names) > 0 {
+		f, err := cdfFigure("optimality_gap_cdf", "GPU-hours over the exact optimum's (%)", names, gaps)
+		if err != nil {
+			return nil, err
+		}
+		f.caption = "Gap to the exact policy's GPU-hours over the sweep's parameter combinations (each the mean over seeds): empirical CDF. Below 0: fewer GPU-hours than the optimum, which a per-snapshot optimum allows."
+		figs = append(figs, f)
+	}
 	return figs, nil
 }
 

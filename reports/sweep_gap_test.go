@@ -1,0 +1,46 @@
+package reports
+
+import (
+	"testing"
+
+	"github.com/conspirator-sim/conspirator/sim/sweep"
+)
+
+// A sweep in which an exact policy ran gets the CDF of every other
+// policy's gap over its parameter combinations; one without gets none.
+// Hand-made aggregate: three windows, gaps +1%, 0% and -0.5%.
+func TestSweepGapCDF(t *testing.T) {
+	agg := SweepAggregate{Params: []sweep.Param{{Key: "cluster.window.skip", Values: []string{"0", "1000", "2000"}}},
+		Policies: []string{"conspirator", "optimal"}}
+	for i, gap := range []float64{0.01, 0, -0.005} {
+		agg.Groups = append(agg.Groups, sweep.Group{Params: []sweep.KV{{Key: "cluster.window.skip", Value: agg.Params[0].Values[i]}},
+			Metrics: map[string]sweep.Estimate{
+				"policies/conspirator/optimality_gap": {Mean: gap, N: 1},
+				"policies/optimal/optimality_gap":     {Mean: 0, N: 1},
+				"policies/conspirator/gpu_hours":      {Mean: 100 * (1 + gap), N: 1},
+				"policies/optimal/gpu_hours":          {Mean: 100, N: 1},
+			}})
+	}
+	find := func(figs []*figure) *figure {
+		for _, f := range figs {
+			if f.name == "optimality_gap_cdf" {
+				return f
+			}
+		}
+		return nil
+	}
+	figs, err := sweepFigures(agg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := find(figs)
+	if f == nil || len(f.legend.names) != 1 || f.legend.names[0] != "conspirator (n=3)" {
+		t.Fatalf("gap CDF %+v; want one line, conspirator over 3 combinations", f)
+	}
+	for i := range agg.Groups {
+		delete(agg.Groups[i].Metrics, "policies/conspirator/optimality_gap")
+	}
+	if figs, _ := sweepFigures(agg); find(figs) != nil {
+		t.Error("a gap CDF without gaps")
+	}
+}
