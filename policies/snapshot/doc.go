@@ -5,7 +5,14 @@
 //
 // Policies read a Snapshot and return a Decision; they never touch engine or
 // hardware state. The simulator builds the snapshot (from hw/gpu specs and
-// its own job table) and applies the decision. ModelFromSpec and LookupModel
+// its own job table) and applies the decision. A policy may also keep a
+// Session (the Incremental capability): the simulator then tells it every
+// arrival, completion and CPU-only pod and asks it for the Changes at the
+// same moments, so that a call costs what changed and what waits rather
+// than the whole cluster. The snapshot call stays the definition: a
+// session decides what Schedule decides on the snapshot of the same moment
+// (Diff puts both in one form; the simulator compares them at every call
+// with cluster.verify_decisions). ModelFromSpec and LookupModel
 // turn a hw/gpu catalog entry into the GPUModel a snapshot carries, so the
 // snapshot is self-contained and policies need no catalog of their own.
 //
