@@ -438,7 +438,7 @@ func jctCDF(jobs []Series) (*figure, error) {
 // decisionTime plots the mean decision time per problem size, log-scale y,
 // one line per policy (heuristic vs exact optimum).
 func decisionTime(series []Series) (*figure, error) {
-	p := newPlot("problem size (jobs in the snapshot)", "decision time (µs, log scale)", true)
+	p := newPlot("problem size (jobs alive at the call)", "decision time (µs, log scale)", true)
 	setLog(&p.Y)
 	var xs [][]float64
 	for _, s := range series {
@@ -446,7 +446,7 @@ func decisionTime(series []Series) (*figure, error) {
 	}
 	if useLogScale(xs...) {
 		setLog(&p.X)
-		p.X.Label.Text = "problem size (jobs in the snapshot, log scale)"
+		p.X.Label.Text = "problem size (jobs alive at the call, log scale)"
 	}
 	leg := newLegend()
 	for i, s := range series {
