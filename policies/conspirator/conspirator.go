@@ -18,6 +18,9 @@ type Config struct {
 	// MIG false runs every GPU whole (fractions time-shared, as
 	// naive-share does): the ablation that shows what MIG packing adds.
 	MIG bool
+	// ConsolidateAll visits every GPU in use at every call instead of the
+	// GPUs a job left since the previous one (argument consolidate).
+	ConsolidateAll bool
 }
 
 // DefaultConfig returns the defaults of the package documentation.
@@ -123,7 +126,14 @@ func (p *Policy) decide(v *pack.View) error {
 // moves when the GPU saved outweighs their migration cost.
 func (p *Policy) consolidate(v *pack.View) {
 	var srcs []int
-	for _, gi := range v.Freed() {
+	from := v.Freed()
+	if p.cfg.ConsolidateAll {
+		from = nil
+		for gi := range v.GPUs {
+			from = append(from, gi)
+		}
+	}
+	for _, gi := range from {
 		if n := v.GPUs[gi].Jobs; n > 0 && n <= p.cfg.MaxMoves {
 			srcs = append(srcs, gi)
 		}
@@ -221,6 +231,7 @@ func init() {
 			MaxSlowdown: a.Float("max_slowdown", d.MaxSlowdown, 0, 0.999),
 			MIG:         a.Bool("mig", d.MIG),
 		}
+		cfg.ConsolidateAll = a.Choice("consolidate", "freed", "freed", "all") == "all"
 		if err := a.Err(); err != nil {
 			return nil, err
 		}

@@ -75,6 +75,11 @@ func TestConsolidatesWhenItSavesAGPU(t *testing.T) {
 	if d := run(t, nil, s); d.GPUsUsed() != 2 {
 		t.Errorf("nothing freed: %d GPUs in use, want 2 (no move)", d.GPUsUsed())
 	}
+	// consolidate=all visits every GPU in use, least loaded first: GPU 0
+	// (4/7 free) before GPU 1 (3/7), so A moves as with GPU 0 freed.
+	if d := run(t, map[string]string{"consolidate": "all"}, s); d.GPUsUsed() != 1 || d.Placements[0].GPU != 1 || d.Placements[0].Start != 4 {
+		t.Errorf("consolidate=all, nothing freed: decision %+v; want A moved to GPU 1 3g@4", d)
+	}
 	s.Freed = []int{0}
 	for _, args := range []map[string]string{{"e2": "2"}, {"migrate": "false"}} {
 		d := run(t, args, s)
@@ -101,7 +106,7 @@ func TestJoinsBusyGPU(t *testing.T) {
 }
 
 func TestArgsValidated(t *testing.T) {
-	for _, args := range []map[string]string{{"open_cost": "2"}, {"max_slowdown": "1"}, {"e1": "-1"}, {"moves": "3"}} {
+	for _, args := range []map[string]string{{"open_cost": "2"}, {"max_slowdown": "1"}, {"e1": "-1"}, {"moves": "3"}, {"consolidate": "some"}} {
 		if _, err := snapshot.New("conspirator", args); err == nil {
 			t.Errorf("%v accepted", args)
 		}

@@ -65,7 +65,11 @@
 // # Arguments
 //
 // e1 (default 1), e2 (0.1): the program's weights (same defaults as the
-// optimal policy). open_cost (1, in [0,1]): the charge for the unused part
+// optimal policy). consolidate (freed): freed visits the GPUs a job left
+// since the previous call (step 3); all visits every GPU in use at every
+// call, the rule before issue 17, which costs O(GPUs in use) per call and
+// is meant for small windows (on the 42 R6 windows it is closer to the
+// per-snapshot optimum; README). open_cost (1, in [0,1]): the charge for the unused part
 // of an empty GPU. migrate (true). max_moves (4): the most jobs moved to
 // empty one GPU. max_slowdown (0, in [0,1)): how much slower a moved job may
 // run. mig (true): false runs every GPU whole, a job taking its fraction by
