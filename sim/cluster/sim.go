@@ -133,7 +133,7 @@ type run struct {
 	// snapshot. Nil: every call builds a snapshot.
 	sess snapshot.Session
 	// freed lists the GPUs that lost a task since the last call
-	// (Snapshot.Freed).
+	// (Snapshot.Freed), when snapshots are built (a session keeps its own).
 	freed []int
 
 	// metrics
@@ -910,7 +910,9 @@ func (r *run) complete(k int) {
 	for t := range js.plan.src.NumGPU {
 		id := js.firstTask + t
 		touched = append(touched, r.task(id).gpu)
-		r.freed = append(r.freed, r.task(id).gpu)
+		if r.sess == nil || r.cfg.VerifyDecisions {
+			r.freed = append(r.freed, r.task(id).gpu) // for the snapshot's Freed
+		}
 		if r.sess != nil {
 			r.sess.Finish(id)
 		}

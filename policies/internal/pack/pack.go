@@ -102,7 +102,7 @@ type View struct {
 	oneServer bool
 
 	jobs  map[int]*slot
-	spare []*slot // slots of finished jobs, for reuse
+	spare []*slot // slots of a released one-call view, for the next New (a session does not reuse slots: its shape queues may still list them)
 	// The pending jobs, by shape (queue.go).
 	shapes     map[shape]*shapeQ
 	ready      []*shapeQ // shapes that may have a job to offer
