@@ -129,6 +129,22 @@ type PolicyResult struct {
 		Unproven int64 `json:"unproven"`
 		WorstGap Num   `json:"worst_gap"`
 	} `json:"solves,omitempty"`
+	// Horizon is the offline bound's record (optimal-horizon only);
+	// VsHorizon a policy's GPU-hours above that bound and whether the
+	// bound covers its runs (both absent without the bound).
+	Horizon *struct {
+		Starts        string `json:"starts"`
+		UpperGPUHours Num    `json:"upper_gpu_hours"`
+		Intervals     int64  `json:"intervals"`
+		Distinct      int64  `json:"distinct_sets"`
+		Note          string `json:"note"`
+	} `json:"horizon,omitempty"`
+	VsHorizon *struct {
+		Bound   string `json:"bound"`
+		Pct     Num    `json:"pct"`
+		Covered bool   `json:"covered"`
+		Why     string `json:"why"`
+	} `json:"vs_horizon,omitempty"`
 	// CPUPods sums up the CPU-only pods the simulator placed (absent
 	// without any, and in results of older versions).
 	CPUPods *struct {

@@ -333,6 +333,33 @@ func writeTables(md *strings.Builder, r Result) {
 			fmt.Fprintf(md, "\nCPU-only pods: %s per run, placed by the simulator on the least allocated server that fits (`cluster.cpu_pods`); waited: %s.\n",
 				fmtSig(pods), strings.Join(waited, ", "))
 		}
+		for _, h := range r.Policies {
+			if h.Horizon == nil {
+				continue
+			}
+			holds := "runs in which every job runs from its arrival (no job waits)"
+			if h.Horizon.Starts == "any" {
+				holds = "every run that finishes its jobs (jobs may wait)"
+			}
+			fmt.Fprintf(md, "\n**%s** is an offline lower bound, %s GPU-hours (starts=%s: it holds for %s).", h.Name, fmtSig(float64(h.GPUHours)), h.Horizon.Starts, holds)
+			if h.Horizon.Note != "" {
+				fmt.Fprintf(md, " Note: %s.", h.Horizon.Note)
+			}
+			var above []string
+			for _, q := range r.Policies {
+				if g := q.VsHorizon; g != nil && g.Bound == h.Name {
+					if g.Covered {
+						above = append(above, fmt.Sprintf("%s %+.2f%%", q.Name, float64(g.Pct)))
+					} else {
+						above = append(above, fmt.Sprintf("%s not covered (%s)", q.Name, g.Why))
+					}
+				}
+			}
+			if len(above) > 0 {
+				fmt.Fprintf(md, " GPU-hours above it: %s.", strings.Join(above, "; "))
+			}
+			fmt.Fprintln(md)
+		}
 		for _, q := range r.Policies {
 			if st := q.Solves; st != nil {
 				if st.Unproven > 0 {

@@ -48,6 +48,9 @@ var policyMetrics = []metric{
 	{field: "decision_us.mean", label: "mean decision time (µs)", title: "Scheduling decision time", logY: true, plot: true},
 	{field: "decision_us.p99", label: "p99 decision time (µs)"},
 	{field: "optimality_gap", label: "optimality gap (fraction)"},
+	{field: "vs_horizon.pct", label: "GPU-hours above the horizon bound (%)"},
+	{field: "vs_horizon.covered", label: "the horizon bound covers the run (1 = yes)"},
+	{field: "solves.proven_share", label: "share of exact solves proven optimal"},
 }
 
 func pathValues(p PathResult) []float64 {
@@ -56,9 +59,20 @@ func pathValues(p PathResult) []float64 {
 }
 
 func policyValues(q PolicyResult) []float64 {
+	vsHorizon, covered, proven := math.NaN(), math.NaN(), math.NaN()
+	if h := q.VsHorizon; h != nil {
+		vsHorizon, covered = float64(h.Pct), 0
+		if h.Covered {
+			covered = 1
+		}
+	}
+	if st := q.Solves; st != nil && st.Total > 0 {
+		proven = float64(st.Proven) / float64(st.Total)
+	}
 	return []float64{float64(q.GPUHours), float64(q.GPUHoursFractional), float64(q.JCTS.Mean), float64(q.JCTS.P99),
 		float64(q.QueueS.Mean), float64(q.QueueS.P99), float64(q.Utilization), float64(q.Migrations), float64(q.Unscheduled),
-		float64(q.DecisionUS.Mean), float64(q.DecisionUS.P99), float64(q.OptimalityGap)}
+		float64(q.DecisionUS.Mean), float64(q.DecisionUS.P99), float64(q.OptimalityGap),
+		vsHorizon, covered, proven}
 }
 
 // Metrics flattens a result into the scalar metrics a sweep aggregates.
@@ -404,7 +418,7 @@ func sweepFigures(agg SweepAggregate) ([]*figure, error) {
 	gaps := map[string][]float64{}
 	var names []string
 	for _, n := range agg.Policies {
-		if n == "optimal" {
+		if n == "optimal" || isHorizon(n) {
 			continue
 		}
 		for _, g := range agg.Groups {
@@ -424,7 +438,48 @@ func sweepFigures(agg SweepAggregate) ([]*figure, error) {
 		f.caption = "Gap to the exact policy's GPU-hours over the sweep's parameter combinations (each the mean over seeds): empirical CDF. Below 0: fewer GPU-hours than the optimum, which a per-snapshot optimum allows."
 		figs = append(figs, f)
 	}
+	// Where the horizon bound ran: each policy's GPU-hours above it, over
+	// the combinations whose every seed the bound covers (the others are
+	// counted in the caption, never drawn as if covered).
+	above := map[string][]float64{}
+	names, left := nil, 0
+	for _, n := range agg.Policies {
+		if isHorizon(n) {
+			continue
+		}
+		for _, g := range agg.Groups {
+			e, ok := g.Metrics["policies/"+n+"/vs_horizon.pct"]
+			if !ok || math.IsNaN(e.Mean) {
+				continue
+			}
+			if c := g.Metrics["policies/"+n+"/vs_horizon.covered"]; c.Mean != 1 {
+				left++
+				continue
+			}
+			above[n] = append(above[n], e.Mean)
+		}
+		if len(above[n]) > 1 {
+			names = append(names, n)
+		}
+	}
+	if len(names) > 0 {
+		f, err := cdfFigure("horizon_gap_cdf", "GPU-hours above the horizon lower bound (%)", names, above)
+		if err != nil {
+			return nil, err
+		}
+		f.caption = "GPU-hours above optimal-horizon's lower bound over the sweep's parameter combinations (each the mean over seeds): empirical CDF. The bound is an offline optimum, so no policy is below 0."
+		if left > 0 {
+			f.caption += fmt.Sprintf(" Left out: %d policy-combinations the bound does not cover (summary.json's vs_horizon.why).", left)
+		}
+		figs = append(figs, f)
+	}
 	return figs, nil
+}
+
+// isHorizon reports whether a policy entry is the offline horizon bound
+// (optimal-horizon, or a variant of it) rather than an online policy.
+func isHorizon(name string) bool {
+	return name == "optimal-horizon" || strings.HasPrefix(name, "optimal-horizon/")
 }
 
 // axisName is a swept key as an axis reads it: its last element in words,

@@ -117,6 +117,12 @@ func printSummary(w io.Writer, s *sim.Summary, timing *sim.Timing) {
 			if p.OptimalityGap != nil {
 				gap = fmt.Sprintf("%+.2f%%", 100**p.OptimalityGap)
 			}
+			if p.Horizon != nil {
+				// An offline bound has GPU-hours and nothing a replay measures.
+				outcome = append(outcome, []string{p.Name, hours + " (bound)", vs, "-", "-", "-", "-", gap})
+				usage = append(usage, []string{p.Name, "-", "-", "-", "-", fmt.Sprintf("%.1f", dec[p.Name]), "-"})
+				continue
+			}
 			outcome = append(outcome, []string{p.Name, hours, vs, fmt.Sprintf("%.0f", p.JCT.Mean), fmt.Sprintf("%.0f", p.JCT.P99),
 				fmt.Sprintf("%.1f", p.Queue.Mean), fmt.Sprintf("%.1f%%", p.QueuedPct), gap})
 			usage = append(usage, []string{p.Name, fmt.Sprintf("%.1f%%", 100*p.CapacityUsed), fmt.Sprintf("%.1f", p.PeakActive),
@@ -127,6 +133,7 @@ func printSummary(w io.Writer, s *sim.Summary, timing *sim.Timing) {
 		printTable(w, usage)
 		fmt.Fprintln(w, "* wall-clock mean per policy call on this machine (timing.json); not part of the deterministic summary")
 		printPods(w, s.Policies)
+		printHorizon(w, s.Policies)
 		for _, p := range s.Policies {
 			if st := p.Solves; st != nil {
 				line := fmt.Sprintf("%s: %d solves, %d proven optimal", p.Name, st.Total, st.Proven)
@@ -239,6 +246,40 @@ func printPods(w io.Writer, ps []cluster.PolicyResult) {
 	for _, p := range ps {
 		if p.CPUPods != nil && p.CPUPods.Unplaced > 0 {
 			fmt.Fprintf(w, "WARNING: %s: %.1f cpu-only pods never found a server\n", p.Name, p.CPUPods.Unplaced)
+		}
+	}
+}
+
+// printHorizon says what the offline bound is, what it holds for, and each
+// policy's GPU-hours above it; a policy whose runs it does not cover is
+// named with the reason, never given a gap as if covered.
+func printHorizon(w io.Writer, ps []cluster.PolicyResult) {
+	for _, h := range ps {
+		if h.Horizon == nil {
+			continue
+		}
+		holds := "runs in which every job runs from its arrival (no job waits)"
+		if h.Horizon.Starts == "any" {
+			holds = "every run that finishes its jobs (jobs may wait)"
+		}
+		fmt.Fprintf(w, "%s: offline lower bound %.2f GPU-hours (starts=%s: holds for %s)\n", h.Name, h.GPUHours, h.Horizon.Starts, holds)
+		if h.Horizon.Note != "" {
+			fmt.Fprintf(w, "  note: %s\n", h.Horizon.Note)
+		}
+		var above []string
+		for _, p := range ps {
+			g := p.VsHorizon
+			if g == nil || g.Bound != h.Name {
+				continue
+			}
+			if g.Covered {
+				above = append(above, fmt.Sprintf("%s %+.2f%%", p.Name, g.Pct))
+			} else {
+				above = append(above, fmt.Sprintf("%s not covered (%s)", p.Name, g.Why))
+			}
+		}
+		if len(above) > 0 {
+			fmt.Fprintf(w, "  above it: %s\n", strings.Join(above, "; "))
 		}
 	}
 }

@@ -187,19 +187,9 @@ func (o *Solver) Solve(s *snapshot.Snapshot) (Result, error) {
 func init() {
 	snapshot.MustRegister("optimal", func(raw map[string]string) (snapshot.Policy, error) {
 		def := DefaultConfig()
-		// time_limit: none asks for a proof however long it takes; a
-		// written limit must be positive, so that "0s" (which reads like
-		// "no time at all") is never taken for "no limit".
-		noLimit := false
-		if v, ok := raw["time_limit"]; ok {
-			switch d, err := time.ParseDuration(strings.TrimSpace(v)); {
-			case strings.TrimSpace(v) == "none":
-				noLimit = true
-				raw = maps.Clone(raw)
-				delete(raw, "time_limit")
-			case err == nil && d <= 0:
-				return nil, fmt.Errorf("bad policy arguments: time_limit=%q: a limit must be positive, e.g. 10s; write none for no limit (then every solve ends with a proof)", v)
-			}
+		raw, noLimit, err := timeLimitNone(raw)
+		if err != nil {
+			return nil, err
 		}
 		a := snapshot.NewArgs(raw)
 		cfg := Config{
@@ -219,4 +209,24 @@ func init() {
 		}
 		return NewSolver(cfg)
 	})
+}
+
+// timeLimitNone reads the time_limit argument's special forms: "none" asks
+// for a proof however long it takes (it is removed from the returned
+// arguments, noLimit true); a written limit must be positive, so that "0s"
+// (which reads like "no time at all") is never taken for "no limit".
+func timeLimitNone(raw map[string]string) (out map[string]string, noLimit bool, err error) {
+	v, ok := raw["time_limit"]
+	if !ok {
+		return raw, false, nil
+	}
+	switch d, perr := time.ParseDuration(strings.TrimSpace(v)); {
+	case strings.TrimSpace(v) == "none":
+		out = maps.Clone(raw)
+		delete(out, "time_limit")
+		return out, true, nil
+	case perr == nil && d <= 0:
+		return nil, false, fmt.Errorf("bad policy arguments: time_limit=%q: a limit must be positive, e.g. 10s; write none for no limit (then every solve ends with a proof)", v)
+	}
+	return raw, false, nil
 }

@@ -74,6 +74,8 @@ type Capabilities struct {
 	Solves   SolveReporter // nil unless the policy is exact (SolveReporter)
 	// Incremental is nil unless the policy can keep a Session.
 	Incremental Incremental
+	// Offline is nil unless the policy plans whole windows (Offline).
+	Offline Offline
 }
 
 // CapabilitiesOf reads p's optional capabilities.
@@ -90,6 +92,9 @@ func CapabilitiesOf(p Policy) Capabilities {
 	}
 	if i, ok := p.(Incremental); ok {
 		c.Incremental = i
+	}
+	if o, ok := p.(Offline); ok {
+		c.Offline = o
 	}
 	return c
 }

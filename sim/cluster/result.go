@@ -71,11 +71,22 @@ type PolicyResult struct {
 	// the simulator places; absent without any.
 	CPUPods *PodStats `json:"cpu_pods,omitempty"`
 
+	// Horizon is the offline bound's own record (optimal-horizon only);
+	// VsHorizon compares the other policies' GPU-hours with that bound.
+	// Both are absent when no offline policy ran.
+	Horizon   *HorizonRecord `json:"horizon,omitempty"`
+	VsHorizon *HorizonGap    `json:"vs_horizon,omitempty"`
+
 	// Decisions counts policy calls; Series and Jobs are kept when the
 	// config asks for them. None of them is in the JSON summary.
 	Decisions int           `json:"-"`
 	Series    []SeriesPoint `json:"-"`
 	Jobs      []JobRecord   `json:"-"`
+
+	// One seed's run, for the horizon comparison: jobs that waited or
+	// were preempted, jobs never finished, and the policy's MIG mode.
+	waited, unfinished int
+	usesMIG            bool
 }
 
 // Saving is a policy's GPU-hours against a baseline's under the same
@@ -279,6 +290,24 @@ func mean(runs []seedRun, k int, m PolicyResult) PolicyResult {
 			st = st.Add(*runs[s].policies[k].Solves)
 		}
 		m.Solves = &st
+	}
+	if m.Horizon != nil {
+		h := *m.Horizon // the first seed's counts and note
+		h.UpperGPUHours = avg(func(p *PolicyResult) float64 { return p.Horizon.UpperGPUHours })
+		for s := 1; s < len(runs) && h.Note == ""; s++ {
+			h.Note = runs[s].policies[k].Horizon.Note
+		}
+		m.Horizon = &h
+	}
+	if m.VsHorizon != nil {
+		g := *m.VsHorizon
+		g.Pct = avg(func(p *PolicyResult) float64 { return p.VsHorizon.Pct })
+		for s := 1; s < len(runs); s++ {
+			if o := runs[s].policies[k].VsHorizon; !o.Covered && g.Covered {
+				g.Covered, g.Why = false, o.Why
+			}
+		}
+		m.VsHorizon = &g
 	}
 	return m
 }

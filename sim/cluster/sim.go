@@ -122,6 +122,7 @@ type run struct {
 	records  []JobRecord
 	neverRan int // jobs with no GPU type of the cluster allowed
 	queued   int // jobs that waited before their first placement
+	preempted int // placed jobs sent back to pending
 
 	pendingTasks int
 	aliveTasks   int // tasks of the alive jobs
@@ -250,7 +251,7 @@ func progressTicker(report func(done, total int), total int) func() {
 // result depends on a time limit).
 func anyExact(cfg Config) bool {
 	for _, name := range cfg.Policies {
-		if p, err := snapshot.New(name, cfg.PolicyArgs[name]); err == nil && snapshot.CapabilitiesOf(p).Solves != nil {
+		if p, err := snapshot.New(name, cfg.PolicyArgs[name]); err == nil && (snapshot.CapabilitiesOf(p).Solves != nil || snapshot.CapabilitiesOf(p).Offline != nil) {
 			return true
 		}
 	}
@@ -303,7 +304,13 @@ func runSeed(cfg Config, nodes []trace.Node, nodesRead *InputReport, raw []workl
 			}
 			w.SetWorkload(classes)
 		}
-		pr, tm, err := simulate(cfg, pol, types, gpus, servers, feed(), pl, pods, now)
+		var pr PolicyResult
+		var tm Timing
+		if off := snapshot.CapabilitiesOf(pol).Offline; off != nil {
+			pr, tm, err = horizon(off, snapshot.CapabilitiesOf(pol).UsesMIG, types, gpus, feed(), pl, now)
+		} else {
+			pr, tm, err = simulate(cfg, pol, types, gpus, servers, feed(), pl, pods, now)
+		}
 		if err != nil {
 			return seedRun{}, fmt.Errorf("policy %s: %w", name, err)
 		}
@@ -312,10 +319,12 @@ func runSeed(cfg Config, nodes []trace.Node, nodesRead *InputReport, raw []workl
 			st := rep.SolveStats()
 			pr.Solves = &st
 		}
+		pr.usesMIG = snapshot.CapabilitiesOf(pol).UsesMIG
 		sr.policies = append(sr.policies, pr)
 		sr.timing = append(sr.timing, tm)
 		tick()
 	}
+	compareHorizon(sr.policies)
 	if opt := slices.IndexFunc(sr.policies, func(p PolicyResult) bool { return p.Name == "optimal" }); opt >= 0 && sr.policies[opt].GPUHours > 0 {
 		o := sr.policies[opt].GPUHours
 		for k := range sr.policies {
@@ -427,6 +436,7 @@ func simulate(cfg Config, pol snapshot.Policy, types []gpuType, gpus []clusterGP
 		pr.CapacityUsed = r.gpuHours / (float64(len(r.gpus)) * span)
 	}
 	pr.Unscheduled = float64(r.neverRan + len(r.live))
+	pr.waited, pr.unfinished = r.queued+r.preempted, len(r.live)
 	if r.next > 0 {
 		pr.QueuedPct = 100 * float64(r.queued) / float64(r.next)
 	}
@@ -597,18 +607,26 @@ func (r *run) noteActive() {
 	r.series = append(r.series, SeriesPoint{T: t, Active: r.active})
 }
 
-func (r *run) options(p *jobPlan) []snapshot.Option {
-	if r.mig {
+func (r *run) options(p *jobPlan) []snapshot.Option { return p.options(r.mig) }
+
+func (r *run) model(t int) *snapshot.GPUModel { return r.types[t].model(r.mig) }
+
+// options are the job's options as a policy that partitions MIG GPUs
+// (mig) or runs them whole sees them.
+func (p *jobPlan) options(mig bool) []snapshot.Option {
+	if mig {
 		return p.optsMIG
 	}
 	return p.optsWhole
 }
 
-func (r *run) model(t int) *snapshot.GPUModel {
-	if r.mig && r.types[t].spec.MIG != nil {
-		return &r.types[t].migModel
+// model is the type's model as a policy that partitions MIG GPUs (mig) or
+// runs them whole sees it.
+func (t *gpuType) model(mig bool) *snapshot.GPUModel {
+	if mig && t.spec.MIG != nil {
+		return &t.migModel
 	}
-	return &r.types[t].wholeModel
+	return &t.wholeModel
 }
 
 // snapshot builds the policy's view: alive tasks, the servers that hold a
@@ -1203,6 +1221,7 @@ func (r *run) apply(c snapshot.Changes) error {
 			if c.wasPlaced {
 				js.state = statePending
 				r.pendingTasks += js.plan.src.NumGPU
+				r.preempted++
 			}
 			continue
 		}
