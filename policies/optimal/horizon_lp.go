@@ -75,7 +75,7 @@ func configLP(gpus []snapshot.GPU, items []lpItem, capacity bool) (float64, erro
 		profile string // "" on a non-MIG model
 	}
 	type use struct {
-		item, res  int
+		item, res int
 		rate, per float64 // need met per unit; resource used per unit
 	}
 	var res []resource

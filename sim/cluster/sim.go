@@ -113,15 +113,15 @@ type run struct {
 
 	// Jobs arrive from feed (next is the upcoming one, the next-th) and
 	// are planned then; live holds them until they finish.
-	feed     jobFeed
-	planner  *planner
-	upcoming workloads.Job
-	live     map[int]*jobState
-	alive    []int // indices of arrived, unfinished, schedulable jobs, ascending
-	next     int   // jobs arrived so far
-	records  []JobRecord
-	neverRan int // jobs with no GPU type of the cluster allowed
-	queued   int // jobs that waited before their first placement
+	feed      jobFeed
+	planner   *planner
+	upcoming  workloads.Job
+	live      map[int]*jobState
+	alive     []int // indices of arrived, unfinished, schedulable jobs, ascending
+	next      int   // jobs arrived so far
+	records   []JobRecord
+	neverRan  int // jobs with no GPU type of the cluster allowed
+	queued    int // jobs that waited before their first placement
 	preempted int // placed jobs sent back to pending
 
 	pendingTasks int
