@@ -3,6 +3,7 @@ package scenarios
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/conspirator-sim/conspirator/hw/units"
 	"github.com/conspirator-sim/conspirator/sim/alloc"
@@ -24,6 +25,7 @@ type Scenario struct {
 	Allocation  *alloc.Config    `yaml:"allocation" json:"allocation,omitempty" doc:"the FGD paper's allocation experiment: pods of an openb pod list (CPU-only ones included) resampled to a multiple of the GPU capacity and placed one by one, never leaving, on the servers of a node list by node-level policies; absent means not simulated"`
 	Cost        *Cost            `yaml:"cost" json:"cost,omitempty" doc:"cost and power table of the control-plane processors; absent means: compare the simulated host CPU and SmartNIC on the same control work"`
 	Calibration string           `yaml:"calibration" json:"calibration,omitempty" doc:"calibration profile (YAML written by 'conspirator calibrate') whose fitted values override the defaults; a relative path is relative to the scenario file; --set still wins"`
+	Sweep       []string         `yaml:"sweep,omitempty" json:"sweep,omitempty" doc:"the scenario's own sweep, one swept key per entry as --param writes it (key=v1,v2,...): 'conspirator sweep' runs it when given no --param; 'run' ignores it"`
 
 	// CalibrationTrace says what the calibration profile set and where
 	// each value was measured; filled by the loader of the profile (the
@@ -60,7 +62,40 @@ func (s *Scenario) Validate() error {
 	if s.DataPath == nil && s.Cluster == nil && s.Cost == nil && s.Allocation == nil {
 		return errors.New("nothing to simulate: the scenario has no datapath, cluster, allocation or cost section; add one (start from 'conspirator scenarios show paper/e2e', 'paper/gpu-hours' or 'paper/fgd-allocation')")
 	}
+	if _, err := SweepParams(s.Sweep); err != nil {
+		return fmt.Errorf("sweep: %w", err)
+	}
 	return nil
+}
+
+// SweepParam is one swept key and its values.
+type SweepParam struct {
+	Key    string
+	Values []string
+}
+
+// SweepParams reads swept keys written key=v1,v2,... (a scenario's sweep
+// list and the sweep command's --param flags): the one parser of that
+// form. Whether each key and value is valid is checked by loading the
+// scenario with it.
+func SweepParams(raw []string) ([]SweepParam, error) {
+	var ps []SweepParam
+	for _, r := range raw {
+		k, v, ok := strings.Cut(r, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" || strings.TrimSpace(v) == "" {
+			return nil, fmt.Errorf("%q: write key=v1,v2,... (e.g. datapath.host.background_load=0%%,40%%,80%%)", r)
+		}
+		var vals []string
+		for _, x := range strings.Split(v, ",") {
+			if x = strings.TrimSpace(x); x == "" {
+				return nil, fmt.Errorf("%q: empty value in the list", r)
+			}
+			vals = append(vals, x)
+		}
+		ps = append(ps, SweepParam{Key: k, Values: vals})
+	}
+	return ps, nil
 }
 
 // Cost lists the processors of a cost and power comparison. The first one

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/conspirator-sim/conspirator/reports"
+	"github.com/conspirator-sim/conspirator/scenarios"
 	"github.com/conspirator-sim/conspirator/sim"
 	"github.com/conspirator-sim/conspirator/sim/sweep"
 	"github.com/spf13/cobra"
@@ -25,12 +26,14 @@ func (a *app) sweepCmd() *cobra.Command {
 	var resume, noReport bool
 	var e emitFlags
 	c := &cobra.Command{
-		Use:   "sweep SCENARIO|FILE --param key=v1,v2,... [--param ...]",
+		Use:   "sweep SCENARIO|FILE [--param key=v1,v2,... ...]",
 		Short: "Run a scenario over the cartesian product of parameter values and seeds",
 		Long: `Run a scenario for every combination of the given parameter values and
 seeds, in parallel (-j workers, each run single-threaded and deterministic),
 and write one result directory per point under DIR/points/, an aggregate
 with 95% confidence intervals across seeds, plots, report.md and report.html.
+Without --param, the scenario's own sweep list is run (paper/r6-windows has
+one); --param replaces that list.
 
 Each finished point is written atomically. An interrupted sweep (Ctrl-C,
 kill) resumes with --resume, running only the missing points. The outputs
@@ -46,19 +49,14 @@ On a cluster: --emit slurm -o DIR writes DIR/sweep.sbatch, a Slurm job array
 with one task per shard (--shards, --throttle) that resumes into DIR, and a
 README saying how to submit it, rerun failed tasks and merge; --emit k8s
 writes a Kubernetes Indexed Job (generated, not tested on a live cluster).`,
-		Example: `  conspirator sweep paper/e2e --param datapath.host.background_load=0%,10%,20%,30%,40%,50%,60%,70%,80%,90% --seeds 3
+		Example: `  conspirator sweep paper/r6-windows -j 2
+  conspirator sweep paper/e2e --param datapath.host.background_load=0%,10%,20%,30%,40%,50%,60%,70%,80%,90% --seeds 3
   conspirator sweep my.yaml --param datapath.clients.count=1,2,4,8 --param datapath.request.batch=1,8 -j 2 -o out/sw
   conspirator sweep my.yaml --param datapath.clients.count=1,2,4,8 -o out/sw --resume
   conspirator sweep my.yaml --param datapath.clients.count=1,2,4,8 --seeds 5 --emit slurm --shards 8 --throttle 4 -o /scratch/sw`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(params) == 0 {
-				return usagef("give at least one --param key=v1,v2,...")
-			}
-			ps, err := parseParams(params)
-			if err != nil {
-				return err
-			}
+			var err error
 			if seeds < 1 {
 				return usagef("--seeds %d: must be at least 1", seeds)
 			}
@@ -78,6 +76,17 @@ writes a Kubernetes Indexed Job (generated, not tested on a live cluster).`,
 			// Load once up front: a bad scenario or --set fails before any
 			// point runs, and every value of every parameter is checked.
 			base, err := a.load(args[0], f)
+			if err != nil {
+				return err
+			}
+			// The user's --param flags, or else the scenario's own sweep.
+			if len(params) == 0 {
+				if len(base.Sweep) == 0 {
+					return usagef("give at least one --param key=v1,v2,... (scenario %s has no sweep list of its own)", args[0])
+				}
+				params = base.Sweep
+			}
+			ps, err := parseParams(params)
 			if err != nil {
 				return err
 			}
@@ -166,23 +175,16 @@ writes a Kubernetes Indexed Job (generated, not tested on a live cluster).`,
 	return c
 }
 
-// parseParams reads --param key=v1,v2,... flags.
+// parseParams reads --param key=v1,v2,... flags (or a scenario's sweep
+// list, in the same form).
 func parseParams(raw []string) ([]sweep.Param, error) {
-	var ps []sweep.Param
-	for _, r := range raw {
-		k, v, ok := strings.Cut(r, "=")
-		k = strings.TrimSpace(k)
-		if !ok || k == "" || strings.TrimSpace(v) == "" {
-			return nil, usagef("--param %q: write key=v1,v2,... (e.g. datapath.host.background_load=0%%,40%%,80%%)", r)
-		}
-		var vals []string
-		for _, x := range strings.Split(v, ",") {
-			if x = strings.TrimSpace(x); x == "" {
-				return nil, usagef("--param %q: empty value in the list", r)
-			}
-			vals = append(vals, x)
-		}
-		ps = append(ps, sweep.Param{Key: k, Values: vals})
+	sp, err := scenarios.SweepParams(raw)
+	if err != nil {
+		return nil, usagef("--param %v", err)
+	}
+	ps := make([]sweep.Param, len(sp))
+	for i, p := range sp {
+		ps[i] = sweep.Param{Key: p.Key, Values: p.Values}
 	}
 	return ps, nil
 }

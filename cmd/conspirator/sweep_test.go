@@ -95,3 +95,32 @@ func TestSweepBadInput(t *testing.T) {
 		}
 	}
 }
+
+// A scenario's own sweep list runs when no --param is given (the points
+// are its cartesian product), --param replaces it, and a malformed entry
+// is a configuration error naming it.
+func TestSweepScenarioList(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "s.yaml")
+	write := func(sweep string) {
+		t.Helper()
+		body := "name: listed\ndatapath:\n  paths: [tcp]\n  clients: {requests: 50}\nsweep:\n" + sweep
+		if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("  - datapath.host.background_load=0%,40%\n  - datapath.request.batch=1,2,4\n")
+	out := filepath.Join(dir, "own")
+	code, stdout, e := cli(t, nil, "sweep", file, "-j", "1", "-o", out, "--no-report")
+	if code != 0 || !strings.Contains(stdout, "6 points in this shard, 6 ran") {
+		t.Fatalf("own list: exit %d, %q, %s; want the 2 x 3 points", code, stdout, e)
+	}
+	code, stdout, e = cli(t, nil, "sweep", file, "--param", "datapath.host.background_load=0%,20%,60%", "-j", "1", "-o", filepath.Join(dir, "given"), "--no-report")
+	if code != 0 || !strings.Contains(stdout, "3 points in this shard, 3 ran") {
+		t.Errorf("--param: exit %d, %q, %s; want its 3 points instead of the list", code, stdout, e)
+	}
+	write("  - datapath.host.background_load\n")
+	if code, _, e := cli(t, nil, "sweep", file, "-o", filepath.Join(dir, "bad")); code != exitUsage || !strings.Contains(e, "sweep") || !strings.Contains(e, "key=v1,v2") {
+		t.Errorf("malformed list: exit %d, %s; want exit 2 naming the sweep entry and the form", code, e)
+	}
+}

@@ -12,11 +12,12 @@ import (
 // declares the capabilities its package documents: naive-share, exclusive
 // and fgd run GPUs whole or shared by fractions (no MIG), fgd alone needs
 // the target workload, first-fit and best-fit partition MIG unless told
-// mig=false.
+// mig=false; optimal-horizon alone is offline.
 func TestBuiltinPolicies(t *testing.T) {
 	want := map[string]snapshot.Capabilities{
 		"exclusive": {UsesMIG: false}, "naive-share": {UsesMIG: false}, "fgd": {UsesMIG: false},
 		"first-fit": {UsesMIG: true}, "best-fit": {UsesMIG: true}, "conspirator": {UsesMIG: true}, "optimal": {UsesMIG: true},
+		"optimal-horizon": {UsesMIG: true},
 	}
 	names := snapshot.Names()
 	if len(names) != len(want) {
@@ -29,8 +30,8 @@ func TestBuiltinPolicies(t *testing.T) {
 			continue
 		}
 		c := snapshot.CapabilitiesOf(p)
-		if c.UsesMIG != w.UsesMIG || (c.Workload != nil) != (name == "fgd") {
-			t.Errorf("%s: capabilities %+v, want UsesMIG %v and a workload only for fgd", name, c, w.UsesMIG)
+		if c.UsesMIG != w.UsesMIG || (c.Workload != nil) != (name == "fgd") || (c.Offline != nil) != (name == "optimal-horizon") {
+			t.Errorf("%s: capabilities %+v, want UsesMIG %v, a workload only for fgd, offline only optimal-horizon", name, c, w.UsesMIG)
 		}
 	}
 	p, err := snapshot.New("best-fit", map[string]string{"mig": "false"})
@@ -86,6 +87,9 @@ func TestServersAndGangs(t *testing.T) {
 			p, err := snapshot.New(name, nil)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if snapshot.CapabilitiesOf(p).Offline != nil {
+				continue // plans windows, never snapshots
 			}
 			if w := snapshot.CapabilitiesOf(p).Workload; w != nil {
 				w.SetWorkload([]snapshot.WorkloadClass{{Demand: 1, Weight: 1}})
