@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/conspirator-sim/conspirator/sim/sweep"
@@ -42,5 +43,35 @@ func TestSweepGapCDF(t *testing.T) {
 	}
 	if figs, _ := sweepFigures(agg); find(figs) != nil {
 		t.Error("a gap CDF without gaps")
+	}
+}
+
+// The horizon CDF draws each online policy's GPU-hours above the bound
+// over the combinations the bound covers, leaves the others out and says
+// how many, and never draws the bound itself.
+func TestSweepHorizonCDF(t *testing.T) {
+	agg := SweepAggregate{Params: []sweep.Param{{Key: "cluster.window.skip", Values: []string{"0", "1000", "2000", "3000"}}},
+		Policies: []string{"conspirator", "optimal-horizon"}}
+	for i, c := range []struct{ pct, covered float64 }{{0.5, 1}, {0, 1}, {2, 0}, {0.1, 1}} {
+		agg.Groups = append(agg.Groups, sweep.Group{Params: []sweep.KV{{Key: "cluster.window.skip", Value: agg.Params[0].Values[i]}},
+			Metrics: map[string]sweep.Estimate{
+				"policies/conspirator/vs_horizon.pct":     {Mean: c.pct, N: 1},
+				"policies/conspirator/vs_horizon.covered": {Mean: c.covered, N: 1},
+				"policies/conspirator/gpu_hours":          {Mean: 100 + c.pct, N: 1},
+				"policies/optimal-horizon/gpu_hours":      {Mean: 100, N: 1},
+			}})
+	}
+	figs, err := sweepFigures(agg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f *figure
+	for _, g := range figs {
+		if g.name == "horizon_gap_cdf" {
+			f = g
+		}
+	}
+	if f == nil || len(f.legend.names) != 1 || f.legend.names[0] != "conspirator (n=3)" || !strings.Contains(f.caption, "Left out: 1") {
+		t.Fatalf("horizon CDF %+v; want conspirator over the 3 covered combinations, 1 left out", f)
 	}
 }

@@ -82,6 +82,56 @@
 // (dropping the largest needs first gives the fewest), and the rest need
 // ceil(need/840) GPUs. Result.Gap = (Cost - Bound) / Cost.
 //
+// # Horizon optimum (policy "optimal-horizon")
+//
+// The per-snapshot optimum above is myopic, so a heuristic can beat it in
+// GPU-hours. Horizon is the offline bound instead: it reads the whole
+// window (snapshot.Window: every job's arrival, work and options) and
+// returns a proven lower bound on the GPU-hours of every run it covers
+// (snapshot.Bound). The simulator calls it once per seed instead of
+// replaying it. To bound every policy, the program relaxes what the
+// simulator charges:
+//
+//   - migration and MIG reconfiguration are free and instant: the packing
+//     may change at any instant;
+//   - a task holds a GPU for Work / (its fastest option's speed), rounded
+//     down: time-sharing slowdowns and pauses only lengthen a run;
+//   - the servers' CPU and memory, and gangs' one-server rule, are dropped
+//     (a gang's tasks are independent tasks);
+//   - start times: see the two readings below.
+//
+// starts=arrival (default): every task holds a GPU from its arrival for
+// its least run time. The window splits into intervals between
+// consecutive starts and ends; each distinct set of tasks present is
+// packed on the fewest GPUs by this package's program (E1 = 1, E2 = 0,
+// strict, every task pending on the empty cluster). That program is
+// closed without a solver when the greedy packing meets the larger of the
+// counting bound and the configuration LP bound of the set (below), rounded
+// up; otherwise the backend solves it within time_limit, and a cut solve
+// keeps its proven bound (reported unproven). The bound is the sum of
+// the sets' lower bounds times their intervals' lengths, or the starts=any
+// bound where that is higher (slow options cost more than an interval
+// charges). It holds for runs in which every job ran from its arrival:
+// none waited and none was preempted. A window where some instant's tasks
+// fit no packing has no such run; the bound is then the starts=any one,
+// and Bound.Note says so.
+//
+// starts=any: jobs may wait and be preempted; only the GPU time each
+// needs counts. It is the configuration LP (fractional bin packing over
+// time; Gilmore and Gomory 1961) solved by gonum's simplex: y_io hours of
+// class i on option o do speed_o x y_io of its work; z_mc hours of one
+// GPU of MIG model m in maximal layout c (hw/mig's Layouts) supply n_cp
+// instance-hours of profile p; one hour of a non-MIG GPU supplies one
+// GPU-hour of fractions (tenants relaxed); minimise sum z. The LP value
+// is scaled by 1 - 1e-9 so that float error never lifts it above the
+// relaxation's optimum. It holds for every run that finishes its jobs.
+//
+// mig selects the MIG mode (true: partitioned, as conspirator and the
+// optimum; false: whole GPUs shared by fractions, as exclusive,
+// naive-share and fgd); a bound covers only policies of its mode. The
+// sizes it proves: per set, the LP bound and greedy close most sets at
+// once; on the R6 windows (20-200 jobs on 8-32 A100-40GB) see the README.
+//
 // # Determinism
 //
 // With TimeLimit 0 both backends give a result that depends on the
