@@ -85,3 +85,60 @@ func BenchmarkSolve(b *testing.B) {
 		}
 	}
 }
+
+// horizonWindow is windowSnapshot's jobs spread over time: arrivals a
+// Poisson stream and exponential run times, so that about n/4 jobs are
+// present at once (at or under g GPUs' capacity, so that a schedule from
+// arrival usually exists).
+func horizonWindow(seed uint64, n, g int) *snapshot.Window {
+	s := windowSnapshot(seed, n, g)
+	r := engine.NewStream(seed, fmt.Sprintf("optimal/horizon/%d/%d", n, g))
+	w := &snapshot.Window{}
+	for _, gp := range s.GPUs {
+		w.GPUs = append(w.GPUs, snapshot.GPU{ID: gp.ID, Model: gp.Model})
+	}
+	at := 0.0
+	for _, j := range s.Jobs {
+		at += r.Exp(900)
+		opts := append([]snapshot.Option(nil), j.Options...)
+		for k := range opts {
+			opts[k].Speed = 1 // the smallest profile as fast as the rest
+		}
+		w.Jobs = append(w.Jobs, snapshot.WindowJob{ID: j.ID, Tenant: j.Tenant, Arrival: engine.Seconds(at),
+			Work: engine.Seconds(60 + r.Exp(900*float64(n)/4)), Tasks: 1, Options: opts})
+	}
+	return w
+}
+
+// BenchmarkHorizon measures the horizon bound per window size (jobs x
+// GPUs) and backend: one bound per iteration (-benchtime 4x: four
+// windows), reporting the distinct sets of tasks, the share of their
+// packings proven, and whether the window had a schedule from arrival.
+func BenchmarkHorizon(b *testing.B) {
+	for _, backend := range backendNames() {
+		for _, size := range [][2]int{{20, 8}, {100, 16}, {200, 32}, {1000, 64}} {
+			b.Run(fmt.Sprintf("%s/jobs=%d/gpus=%d", backend, size[0], size[1]), func(b *testing.B) {
+				h, err := NewHorizon(HorizonConfig{Backend: backend, TimeLimit: 10 * time.Second, Starts: StartsArrival, MIG: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				sets, proven, total, arrival := 0, 0, 0, 0
+				for k := 0; k < b.N; k++ {
+					bd, err := h.Horizon(horizonWindow(uint64(k%4), size[0], size[1]))
+					if err != nil {
+						b.Fatal(err)
+					}
+					sets += bd.Distinct
+					proven += bd.Solves.Proven
+					total += bd.Solves.Total
+					if bd.Starts == StartsArrival {
+						arrival++
+					}
+				}
+				b.ReportMetric(float64(sets)/float64(b.N), "sets")
+				b.ReportMetric(float64(proven)/float64(max(1, total)), "proven")
+				b.ReportMetric(float64(arrival)/float64(b.N), "from-arrival")
+			})
+		}
+	}
+}

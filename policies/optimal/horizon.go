@@ -144,11 +144,39 @@ type shape struct {
 	tenant  string
 	options []snapshot.Option
 	speed   float64 // the fastest option's
+	// class numbers the shapes with equal options (whatever the tenant):
+	// the LP bounds, which relax tenants, count them as one.
+	class int
+	// leastC and leastM are the least shares of one GPU's compute and
+	// memory a task of the shape takes, over its options and the GPU
+	// models they fit (a fraction counts for both on a non-MIG GPU).
+	leastC, leastM float64
+}
+
+// leastShares returns shape.leastC and leastM for options on the GPUs.
+func leastShares(opts []snapshot.Option, gpus []snapshot.GPU) (c, m float64) {
+	c, m = math.Inf(1), math.Inf(1)
+	for _, o := range opts {
+		for g := range gpus {
+			md := &gpus[g].Model
+			if !o.Fits(md) {
+				continue
+			}
+			if !md.IsMIG() {
+				c, m = min(c, o.Fraction), min(m, o.Fraction)
+				continue
+			}
+			pr, _ := md.Profile(o.Profile)
+			c = min(c, float64(pr.Compute)/float64(md.MIG.ComputeSlices))
+			m = min(m, float64(pr.MemSlices)/float64(md.MIG.MemorySlices))
+		}
+	}
+	return c, m
 }
 
 // windowShapes turns w's jobs into shapes and their tasks' presence.
 func windowShapes(w *snapshot.Window) (shapes []shape, spans []presence, skipped int, err error) {
-	idx := map[string]int{}
+	idx, classes := map[string]int{}, map[string]int{}
 	for k := range w.Jobs {
 		j := &w.Jobs[k]
 		if j.Tasks < 1 {
@@ -180,12 +208,19 @@ func windowShapes(w *snapshot.Window) (shapes []shape, spans []presence, skipped
 		if d <= 0 {
 			continue
 		}
-		key := j.Tenant + "\x00" + fmt.Sprint(j.Options)
+		opts := fmt.Sprint(j.Options)
+		key := j.Tenant + "\x00" + opts
 		s, ok := idx[key]
 		if !ok {
 			s = len(shapes)
 			idx[key] = s
-			shapes = append(shapes, shape{tenant: j.Tenant, options: j.Options, speed: fast})
+			c, ok := classes[opts]
+			if !ok {
+				c = len(classes)
+				classes[opts] = c
+			}
+			lc, lm := leastShares(j.Options, w.GPUs)
+			shapes = append(shapes, shape{tenant: j.Tenant, options: j.Options, speed: fast, class: c, leastC: lc, leastM: lm})
 		}
 		for range j.Tasks {
 			spans = append(spans, presence{j.Arrival, j.Arrival + d, s})
@@ -257,39 +292,74 @@ func (h *Horizon) arrivalBound(w *snapshot.Window, shapes []shape, spans []prese
 		}
 		ivs = append(ivs, interval{k, (evs[i].t - t).Seconds() / 3600})
 	}
-	// First the LP bound of every set, which also finds a window with no
-	// schedule from arrival before any solver runs; then the packings.
+	// A set whose least compute or memory exceeds the cluster's has no
+	// packing: found before any program is built (an overloaded window
+	// has many such sets).
 	for k := range sets {
-		lower, infeas, err := lpLower(w, shapes, sets[k].active)
-		if err != nil {
-			return b, "", fmt.Errorf("optimal-horizon: interval from %.0f s: %w", sets[k].at.Seconds(), err)
+		needC, needM, tasks := 0.0, 0.0, 0
+		for sh, c := range sets[k].active {
+			needC += float64(c) * shapes[sh].leastC
+			needM += float64(c) * shapes[sh].leastM
+			tasks += c
 		}
-		if infeas {
-			tasks := 0
-			for _, c := range sets[k].active {
-				tasks += c
-			}
-			return b, fmt.Sprintf("%d tasks at %.0f s", tasks, sets[k].at.Seconds()), nil
+		if need := max(needC, needM); need > float64(len(w.GPUs))+1e-9 {
+			return b, fmt.Sprintf("%d tasks at %.0f s need %.1f GPUs at the least", tasks, sets[k].at.Seconds(), need), nil
 		}
-		sets[k].lower = lower
 	}
+	// First every set that the greedy packing closes against the counting
+	// bound, then, for the rest, the LP bound, which also finds a window
+	// with no schedule from arrival before any solver runs; then the
+	// solver for the sets still open.
 	cfg := Config{E1: 1, Backend: h.cfg.Backend, TimeLimit: h.cfg.TimeLimit, Strict: true}
+	progs := make([]*program, len(sets))
 	for k := range sets {
 		st := &sets[k]
-		lower, upper, proven, gap, infeas, err := packInterval(w, shapes, st.active, st.lower, cfg)
+		p, err := build(intervalSnapshot(w, shapes, st.active), cfg)
+		if err != nil {
+			return b, "", fmt.Errorf("optimal-horizon: interval from %.0f s: %w", st.at.Seconds(), err)
+		}
+		st.lower = p.gpus(p.bound)
+		if inc := p.incumbent; inc != nil && p.gpus(p.value(inc)) <= st.lower {
+			st.upper, st.proven = st.lower, true
+			continue
+		}
+		lower, infeas, err := lpLower(w, shapes, st.active)
 		if err != nil {
 			return b, "", fmt.Errorf("optimal-horizon: interval from %.0f s: %w", st.at.Seconds(), err)
 		}
 		if infeas {
-			return b, fmt.Sprintf("the tasks at %.0f s", st.at.Seconds()), nil
+			tasks := 0
+			for _, c := range st.active {
+				tasks += c
+			}
+			return b, fmt.Sprintf("%d tasks at %.0f s", tasks, st.at.Seconds()), nil
 		}
-		st.lower, st.upper, st.proven, st.gap = lower, upper, proven, gap
+		st.lower = max(st.lower, lower)
+		if inc := p.incumbent; inc != nil && p.gpus(p.value(inc)) <= st.lower {
+			st.upper, st.proven = st.lower, true
+			continue
+		}
+		progs[k] = p
+	}
+	for k, p := range progs {
+		st := &sets[k]
+		if p != nil {
+			lower, upper, proven, gap, infeas, err := packInterval(p, st.lower, len(w.GPUs), cfg)
+			if err != nil {
+				return b, "", fmt.Errorf("optimal-horizon: interval from %.0f s: %w", st.at.Seconds(), err)
+			}
+			if infeas {
+				return b, fmt.Sprintf("the tasks at %.0f s", st.at.Seconds()), nil
+			}
+			st.lower, st.upper, st.proven, st.gap = lower, upper, proven, gap
+			progs[k] = nil // done with it: its memory can go
+		}
 		b.Solves.Total++
-		if proven {
+		if st.proven {
 			b.Solves.Proven++
 		} else {
 			b.Solves.Unproven++
-			b.Solves.WorstGap = max(b.Solves.WorstGap, gap)
+			b.Solves.WorstGap = max(b.Solves.WorstGap, st.gap)
 		}
 	}
 	b.Intervals, b.Distinct = len(ivs), len(sets)
@@ -320,12 +390,16 @@ func intervalSnapshot(w *snapshot.Window, shapes []shape, active []int) *snapsho
 // more than one below the optimum, and usually meets it); infeas: not even
 // a fractional packing holds them.
 func lpLower(w *snapshot.Window, shapes []shape, active []int) (lower int, infeas bool, err error) {
-	items := make([]lpItem, len(shapes))
+	items := make([]lpItem, len(shapes)) // by class; the tail stays empty
 	for sh, n := range active {
-		items[sh] = lpItem{need: float64(n), options: shapes[sh].options, rate: make([]float64, len(shapes[sh].options))}
-		for o := range items[sh].rate {
-			items[sh].rate[o] = 1
+		it := &items[shapes[sh].class]
+		if it.options == nil {
+			it.options, it.rate = shapes[sh].options, make([]float64, len(shapes[sh].options))
+			for o := range it.rate {
+				it.rate[o] = 1
+			}
 		}
+		it.need += float64(n)
 	}
 	frac, err := configLP(w.GPUs, items, true)
 	if errors.Is(err, lp.ErrInfeasible) {
@@ -337,24 +411,16 @@ func lpLower(w *snapshot.Window, shapes []shape, active []int) (lower int, infea
 	return int(math.Ceil(frac - 1e-6)), false, nil
 }
 
-// packInterval returns the least number of GPUs that hold the active
-// tasks of one interval (lower, proven) and the best packing found
-// (upper), given a proven lower bound; gap is (upper - lower) / upper.
-// infeas: no packing holds them. The solver runs only when the greedy
-// packing does not meet the larger of lower and the program's counting
-// bound.
-func packInterval(w *snapshot.Window, shapes []shape, active []int, lower int, cfg Config) (_, upper int, proven bool, gap float64, infeas bool, err error) {
-	p, err := build(intervalSnapshot(w, shapes, active), cfg)
-	if err != nil {
-		return 0, 0, false, 0, false, err
-	}
-	perGPU := p.e1
-	gpus := func(q int64) int { return int((q + perGPU - 1) / perGPU) }
-	lower = max(lower, gpus(p.bound))
-	if inc := p.incumbent; inc != nil && gpus(p.value(inc)) <= lower {
-		// The greedy packing meets the bound: no solver needed.
-		return lower, lower, true, 0, false, nil
-	}
+// gpus is an objective value of the packing program (E1 = 1, nothing
+// else charged) in GPUs, rounded up.
+func (p *program) gpus(q int64) int { return int((q + p.e1 - 1) / p.e1) }
+
+// packInterval solves one interval's packing program p, given a proven
+// lower bound on its GPUs: it returns the least number of GPUs (lower,
+// proven) and the best packing found (upper), on a cluster of n GPUs; gap
+// is (upper - lower) / upper. infeas: no packing holds the tasks. A cut
+// solve keeps the larger of lower and the solver's bound.
+func packInterval(p *program, lower, n int, cfg Config) (_, upper int, proven bool, gap float64, infeas bool, err error) {
 	out, err := backends[cfg.Backend](p, cfg.TimeLimit)
 	if err != nil {
 		return 0, 0, false, 0, false, fmt.Errorf("%s: %w", cfg.Backend, err)
@@ -366,14 +432,14 @@ func packInterval(w *snapshot.Window, shapes []shape, active []int, lower int, c
 	if inc := p.incumbent; inc != nil && (x == nil || p.value(inc) < p.value(x)) {
 		x = inc
 	}
-	lower = max(lower, gpus(out.bound))
+	lower = max(lower, p.gpus(out.bound))
 	if x == nil {
 		// Cut before any packing was found: the bound stands, unproven,
 		// and every GPU of the cluster is the only upper value known.
-		upper = len(w.GPUs)
+		upper = n
 		return lower, upper, false, float64(upper-lower) / float64(upper), false, nil
 	}
-	upper = gpus(p.value(x))
+	upper = p.gpus(p.value(x))
 	if out.optimal || lower >= upper {
 		return upper, upper, true, 0, false, nil
 	}

@@ -23,15 +23,18 @@ func anyStartBound(w *snapshot.Window, shapes []shape, spans []presence) (snapsh
 	if len(spans) == 0 {
 		return b, nil
 	}
-	items := make([]lpItem, len(shapes))
-	for s := range shapes {
-		items[s].options = shapes[s].options
-		for _, o := range shapes[s].options {
-			items[s].rate = append(items[s].rate, o.Speed)
+	items := make([]lpItem, len(shapes)) // by class (tenants relaxed)
+	for _, sh := range shapes {
+		it := &items[sh.class]
+		if it.options == nil {
+			it.options = sh.options
+			for _, o := range sh.options {
+				it.rate = append(it.rate, o.Speed)
+			}
 		}
 	}
 	for _, sp := range spans {
-		items[sp.shape].need += (sp.end - sp.start).Seconds() / 3600 * shapes[sp.shape].speed
+		items[shapes[sp.shape].class].need += (sp.end - sp.start).Seconds() / 3600 * shapes[sp.shape].speed
 	}
 	opt, err := configLP(w.GPUs, items, false)
 	if err != nil {
