@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -47,18 +48,20 @@ func TestSweepGapCDF(t *testing.T) {
 }
 
 // The horizon CDF draws each online policy's GPU-hours above the bound
-// over the combinations the bound covers, leaves the others out and says
-// how many, and never draws the bound itself.
+// over the combinations the bound covers, a line per kind of bound (from
+// arrival, or letting jobs wait), leaves the others out and says how
+// many, and never draws the bound itself.
 func TestSweepHorizonCDF(t *testing.T) {
-	agg := SweepAggregate{Params: []sweep.Param{{Key: "cluster.window.skip", Values: []string{"0", "1000", "2000", "3000"}}},
+	agg := SweepAggregate{Params: []sweep.Param{{Key: "cluster.window.skip", Values: []string{"0", "1000", "2000", "3000", "4000"}}},
 		Policies: []string{"conspirator", "optimal-horizon"}}
-	for i, c := range []struct{ pct, covered float64 }{{0.5, 1}, {0, 1}, {2, 0}, {0.1, 1}} {
+	for i, c := range []struct{ pct, covered, fromArrival float64 }{{0.5, 1, 1}, {0, 1, 1}, {2, 0, 0}, {0.1, 1, 0}, {7, 1, 0}} {
 		agg.Groups = append(agg.Groups, sweep.Group{Params: []sweep.KV{{Key: "cluster.window.skip", Value: agg.Params[0].Values[i]}},
 			Metrics: map[string]sweep.Estimate{
-				"policies/conspirator/vs_horizon.pct":     {Mean: c.pct, N: 1},
-				"policies/conspirator/vs_horizon.covered": {Mean: c.covered, N: 1},
-				"policies/conspirator/gpu_hours":          {Mean: 100 + c.pct, N: 1},
-				"policies/optimal-horizon/gpu_hours":      {Mean: 100, N: 1},
+				"policies/conspirator/vs_horizon.pct":          {Mean: c.pct, N: 1},
+				"policies/conspirator/vs_horizon.covered":      {Mean: c.covered, N: 1},
+				"policies/conspirator/gpu_hours":               {Mean: 100 + c.pct, N: 1},
+				"policies/optimal-horizon/gpu_hours":           {Mean: 100, N: 1},
+				"policies/optimal-horizon/horizon.from_arrival": {Mean: c.fromArrival, N: 1},
 			}})
 	}
 	figs, err := sweepFigures(agg)
@@ -71,7 +74,7 @@ func TestSweepHorizonCDF(t *testing.T) {
 			f = g
 		}
 	}
-	if f == nil || len(f.legend.names) != 1 || f.legend.names[0] != "conspirator (n=3)" || !strings.Contains(f.caption, "Left out: 1") {
-		t.Fatalf("horizon CDF %+v; want conspirator over the 3 covered combinations, 1 left out", f)
+	if f == nil || !slices.Equal(f.legend.names, []string{"conspirator, from arrival (n=2)", "conspirator, jobs may wait (n=2)"}) || !strings.Contains(f.caption, "Left out: 1") {
+		t.Fatalf("horizon CDF %+v; want conspirator's 4 covered combinations, a line per kind of bound, 1 left out", f)
 	}
 }
