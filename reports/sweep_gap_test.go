@@ -57,10 +57,10 @@ func TestSweepHorizonCDF(t *testing.T) {
 	for i, c := range []struct{ pct, covered, fromArrival float64 }{{0.5, 1, 1}, {0, 1, 1}, {2, 0, 0}, {0.1, 1, 0}, {7, 1, 0}} {
 		agg.Groups = append(agg.Groups, sweep.Group{Params: []sweep.KV{{Key: "cluster.window.skip", Value: agg.Params[0].Values[i]}},
 			Metrics: map[string]sweep.Estimate{
-				"policies/conspirator/vs_horizon.pct":          {Mean: c.pct, N: 1},
-				"policies/conspirator/vs_horizon.covered":      {Mean: c.covered, N: 1},
-				"policies/conspirator/gpu_hours":               {Mean: 100 + c.pct, N: 1},
-				"policies/optimal-horizon/gpu_hours":           {Mean: 100, N: 1},
+				"policies/conspirator/vs_horizon.pct":           {Mean: c.pct, N: 1},
+				"policies/conspirator/vs_horizon.covered":       {Mean: c.covered, N: 1},
+				"policies/conspirator/gpu_hours":                {Mean: 100 + c.pct, N: 1},
+				"policies/optimal-horizon/gpu_hours":            {Mean: 100, N: 1},
 				"policies/optimal-horizon/horizon.from_arrival": {Mean: c.fromArrival, N: 1},
 			}})
 	}

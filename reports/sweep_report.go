@@ -5,8 +5,8 @@ import (
 	"math"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/conspirator-sim/conspirator/internal/atomicfs"
