@@ -372,10 +372,23 @@ func (h *Horizon) arrivalBound(w *snapshot.Window, shapes []shape, spans []prese
 
 // intervalSnapshot is the packing problem of one interval: every active
 // task pending on an empty cluster (no servers, no gangs: both relaxed).
+//
+// GPUs of one model are interchangeable here, and n tasks use n GPUs at
+// most, so each model lists at most n of its GPUs: the same optimum, and a
+// program that grows with the tasks present, not with the cluster.
 func intervalSnapshot(w *snapshot.Window, shapes []shape, active []int) *snapshot.Snapshot {
-	s := &snapshot.Snapshot{GPUs: make([]snapshot.GPU, len(w.GPUs))}
+	n := 0
+	for _, c := range active {
+		n += c
+	}
+	s := &snapshot.Snapshot{}
+	perModel := map[string]int{}
 	for g := range w.GPUs {
-		s.GPUs[g] = snapshot.GPU{ID: w.GPUs[g].ID, Model: w.GPUs[g].Model}
+		m := &w.GPUs[g].Model
+		if perModel[m.Name] < n {
+			perModel[m.Name]++
+			s.GPUs = append(s.GPUs, snapshot.GPU{ID: w.GPUs[g].ID, Model: *m})
+		}
 	}
 	for sh, c := range active {
 		for range c {
