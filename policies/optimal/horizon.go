@@ -311,7 +311,7 @@ func (h *Horizon) arrivalBound(w *snapshot.Window, shapes []shape, spans []prese
 	// with no schedule from arrival before any solver runs; then the
 	// solver for the sets still open.
 	cfg := Config{E1: 1, Backend: h.cfg.Backend, TimeLimit: h.cfg.TimeLimit, Strict: true}
-	progs := make([]*program, len(sets))
+	open := make([]bool, len(sets))
 	for k := range sets {
 		st := &sets[k]
 		p, err := build(intervalSnapshot(w, shapes, st.active), cfg)
@@ -339,11 +339,17 @@ func (h *Horizon) arrivalBound(w *snapshot.Window, shapes []shape, spans []prese
 			st.upper, st.proven = st.lower, true
 			continue
 		}
-		progs[k] = p
+		open[k] = true
 	}
-	for k, p := range progs {
+	for k := range sets {
 		st := &sets[k]
-		if p != nil {
+		if open[k] {
+			// Built again rather than kept: a window's open programs
+			// together can take gigabytes.
+			p, err := build(intervalSnapshot(w, shapes, st.active), cfg)
+			if err != nil {
+				return b, "", fmt.Errorf("optimal-horizon: interval from %.0f s: %w", st.at.Seconds(), err)
+			}
 			lower, upper, proven, gap, infeas, err := packInterval(p, st.lower, len(w.GPUs), cfg)
 			if err != nil {
 				return b, "", fmt.Errorf("optimal-horizon: interval from %.0f s: %w", st.at.Seconds(), err)
@@ -352,7 +358,6 @@ func (h *Horizon) arrivalBound(w *snapshot.Window, shapes []shape, spans []prese
 				return b, fmt.Sprintf("the tasks at %.0f s", st.at.Seconds()), nil
 			}
 			st.lower, st.upper, st.proven, st.gap = lower, upper, proven, gap
-			progs[k] = nil // done with it: its memory can go
 		}
 		b.Solves.Total++
 		if st.proven {
