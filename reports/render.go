@@ -337,9 +337,9 @@ func writeTables(md *strings.Builder, r Result) {
 			if h.Horizon == nil {
 				continue
 			}
-			holds := "runs in which every job runs from its arrival (no job waits)"
+			holds := "runs in which no job waits or is preempted"
 			if h.Horizon.Starts == "any" {
-				holds = "every run that finishes its jobs (jobs may wait)"
+				holds = "every run that finishes its jobs, waiting or not"
 			}
 			fmt.Fprintf(md, "\n**%s** is an offline lower bound, %s GPU-hours (starts=%s: it holds for %s).", h.Name, fmtSig(float64(h.GPUHours)), h.Horizon.Starts, holds)
 			if h.Horizon.Note != "" {

@@ -258,9 +258,9 @@ func printHorizon(w io.Writer, ps []cluster.PolicyResult) {
 		if h.Horizon == nil {
 			continue
 		}
-		holds := "runs in which every job runs from its arrival (no job waits)"
+		holds := "runs in which no job waits or is preempted"
 		if h.Horizon.Starts == "any" {
-			holds = "every run that finishes its jobs (jobs may wait)"
+			holds = "every run that finishes its jobs, waiting or not"
 		}
 		fmt.Fprintf(w, "%s: offline lower bound %.2f GPU-hours (starts=%s: holds for %s)\n", h.Name, h.GPUHours, h.Horizon.Starts, holds)
 		if h.Horizon.Note != "" {

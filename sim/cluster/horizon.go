@@ -103,11 +103,11 @@ func compareHorizon(ps []PolicyResult) {
 		g := &HorizonGap{Bound: ps[h].Name, Pct: 100 * (p.GPUHours - ps[h].GPUHours) / ps[h].GPUHours, Covered: true}
 		switch {
 		case p.usesMIG != ps[h].usesMIG:
-			g.Covered, g.Why = false, "the bound packs with a different MIG mode (optimal-horizon's mig argument)"
+			g.Covered, g.Why = false, "the bound packs with another MIG mode: set optimal-horizon's mig argument to match"
 		case p.unfinished > 0:
 			g.Covered, g.Why = false, "jobs never finished"
 		case !bound.Covers(p.waited, p.unfinished):
-			g.Covered, g.Why = false, "jobs waited or were preempted; the bound assumes every job runs from its arrival (starts=any covers them)"
+			g.Covered, g.Why = false, "jobs waited or were preempted, and the bound assumes every job runs from its arrival; starts=any covers them"
 		}
 		p.VsHorizon = g
 	}
