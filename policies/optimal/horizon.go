@@ -312,6 +312,14 @@ func (h *Horizon) arrivalBound(w *snapshot.Window, shapes []shape, spans []prese
 	// solver for the sets still open.
 	cfg := Config{E1: 1, Backend: h.cfg.Backend, TimeLimit: h.cfg.TimeLimit, Strict: true}
 	open := make([]bool, len(sets))
+	most := 0 // tasks of the largest set
+	for k := range sets {
+		c := 0
+		for _, v := range sets[k].active {
+			c += v
+		}
+		most = max(most, c)
+	}
 	for k := range sets {
 		st := &sets[k]
 		p, err := build(intervalSnapshot(w, shapes, st.active), cfg)
@@ -335,12 +343,47 @@ func (h *Horizon) arrivalBound(w *snapshot.Window, shapes []shape, spans []prese
 			return b, fmt.Sprintf("%d tasks at %.0f s", tasks, st.at.Seconds()), nil
 		}
 		st.lower = max(st.lower, lower)
-		if inc := p.incumbent; inc != nil && p.gpus(p.value(inc)) <= st.lower {
+		st.upper = most + 1 // no packing known (more GPUs than any packing uses)
+		if inc := p.incumbent; inc != nil {
+			st.upper = p.gpus(p.value(inc))
+		}
+		if st.upper <= st.lower {
 			st.upper, st.proven = st.lower, true
 			continue
 		}
 		open[k] = true
 	}
+	// Neighbouring intervals often hold nested sets (one arrives, one
+	// leaves): a set's optimum is at least that of a set it contains (drop
+	// tasks from a packing) and at most that of a set containing it (the
+	// same packing, less those tasks). Passing the bounds along may close
+	// open sets before any solver runs, and after each solve.
+	relax := func() {
+		for changed := true; changed; {
+			changed = false
+			for i := 1; i < len(ivs); i++ {
+				a, c := &sets[ivs[i-1].set], &sets[ivs[i].set]
+				for _, pr := range [2][2]*set{{a, c}, {c, a}} {
+					small, big := pr[0], pr[1]
+					if small == big || !contains(big.active, small.active) {
+						continue
+					}
+					if small.lower > big.lower {
+						big.lower, changed = small.lower, true
+					}
+					if big.upper < small.upper {
+						small.upper, changed = big.upper, true
+					}
+				}
+			}
+		}
+		for k := range sets {
+			if st := &sets[k]; open[k] && st.lower >= st.upper {
+				st.upper, st.proven, open[k] = st.lower, true, false
+			}
+		}
+	}
+	relax()
 	for k := range sets {
 		st := &sets[k]
 		if open[k] {
@@ -357,7 +400,15 @@ func (h *Horizon) arrivalBound(w *snapshot.Window, shapes []shape, spans []prese
 			if infeas {
 				return b, fmt.Sprintf("the tasks at %.0f s", st.at.Seconds()), nil
 			}
+			upper = min(upper, st.upper)
+			if lower >= upper {
+				proven, gap = true, 0
+			} else if !proven {
+				gap = float64(upper-lower) / float64(upper)
+			}
 			st.lower, st.upper, st.proven, st.gap = lower, upper, proven, gap
+			open[k] = false
+			relax()
 		}
 		b.Solves.Total++
 		if st.proven {
@@ -373,6 +424,16 @@ func (h *Horizon) arrivalBound(w *snapshot.Window, shapes []shape, spans []prese
 		b.Upper += float64(sets[iv.set].upper) * iv.hours
 	}
 	return b, "", nil
+}
+
+// contains reports whether set big holds every task of set small.
+func contains(big, small []int) bool {
+	for i := range small {
+		if small[i] > big[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // intervalSnapshot is the packing problem of one interval: every active
