@@ -337,10 +337,7 @@ func writeTables(md *strings.Builder, r Result) {
 			if h.Horizon == nil {
 				continue
 			}
-			holds := "runs in which no job waits or is preempted"
-			if h.Horizon.Starts == "any" {
-				holds = "every run that finishes its jobs, waiting or not"
-			}
+			holds := HorizonHolds(h.Horizon.Starts)
 			fmt.Fprintf(md, "\n**%s** is an offline lower bound, %s GPU-hours (starts=%s: it holds for %s).", h.Name, fmtSig(float64(h.GPUHours)), h.Horizon.Starts, holds)
 			if h.Horizon.Note != "" {
 				fmt.Fprintf(md, " Note: %s.", h.Horizon.Note)
@@ -410,4 +407,14 @@ func addTiming(dir string, r *Result) error {
 		}
 	}
 	return nil
+}
+
+// HorizonHolds says which runs a horizon bound of the given relaxation
+// (summary.json's horizon.starts) holds for: the one wording of the
+// printed table and report.md.
+func HorizonHolds(starts string) string {
+	if starts == "any" {
+		return "every run that finishes its jobs, waiting or not"
+	}
+	return "runs in which no job waits or is preempted"
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/conspirator-sim/conspirator/reports"
 	"github.com/conspirator-sim/conspirator/sim"
 	"github.com/conspirator-sim/conspirator/sim/cluster"
 )
@@ -258,10 +259,7 @@ func printHorizon(w io.Writer, ps []cluster.PolicyResult) {
 		if h.Horizon == nil {
 			continue
 		}
-		holds := "runs in which no job waits or is preempted"
-		if h.Horizon.Starts == "any" {
-			holds = "every run that finishes its jobs, waiting or not"
-		}
+		holds := reports.HorizonHolds(h.Horizon.Starts)
 		fmt.Fprintf(w, "%s: offline lower bound %.2f GPU-hours (starts=%s: holds for %s)\n", h.Name, h.GPUHours, h.Horizon.Starts, holds)
 		if h.Horizon.Note != "" {
 			fmt.Fprintf(w, "  note: %s\n", h.Horizon.Note)

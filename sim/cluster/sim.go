@@ -251,8 +251,10 @@ func progressTicker(report func(done, total int), total int) func() {
 // result depends on a time limit).
 func anyExact(cfg Config) bool {
 	for _, name := range cfg.Policies {
-		if p, err := snapshot.New(name, cfg.PolicyArgs[name]); err == nil && (snapshot.CapabilitiesOf(p).Solves != nil || snapshot.CapabilitiesOf(p).Offline != nil) {
-			return true
+		if p, err := snapshot.New(name, cfg.PolicyArgs[name]); err == nil {
+			if c := snapshot.CapabilitiesOf(p); c.Solves != nil || c.Offline != nil {
+				return true
+			}
 		}
 	}
 	return false
@@ -296,7 +298,8 @@ func runSeed(cfg Config, nodes []trace.Node, nodesRead *InputReport, raw []workl
 		if err != nil {
 			return seedRun{}, err
 		}
-		if w := snapshot.CapabilitiesOf(pol).Workload; w != nil {
+		caps := snapshot.CapabilitiesOf(pol)
+		if w := caps.Workload; w != nil {
 			if classes == nil {
 				if classes, err = workloadClasses(feed(), pl); err != nil {
 					return seedRun{}, err
@@ -306,8 +309,8 @@ func runSeed(cfg Config, nodes []trace.Node, nodesRead *InputReport, raw []workl
 		}
 		var pr PolicyResult
 		var tm Timing
-		if off := snapshot.CapabilitiesOf(pol).Offline; off != nil {
-			pr, tm, err = horizon(off, snapshot.CapabilitiesOf(pol).UsesMIG, types, gpus, feed(), pl, now)
+		if caps.Offline != nil {
+			pr, tm, err = horizon(caps.Offline, caps.UsesMIG, types, gpus, feed(), pl, now)
 		} else {
 			pr, tm, err = simulate(cfg, pol, types, gpus, servers, feed(), pl, pods, now)
 		}
@@ -315,11 +318,11 @@ func runSeed(cfg Config, nodes []trace.Node, nodesRead *InputReport, raw []workl
 			return seedRun{}, fmt.Errorf("policy %s: %w", name, err)
 		}
 		pr.Name, tm.Name = name, name
-		if rep := snapshot.CapabilitiesOf(pol).Solves; rep != nil {
+		if rep := caps.Solves; rep != nil {
 			st := rep.SolveStats()
 			pr.Solves = &st
 		}
-		pr.usesMIG = snapshot.CapabilitiesOf(pol).UsesMIG
+		pr.usesMIG = caps.UsesMIG
 		sr.policies = append(sr.policies, pr)
 		sr.timing = append(sr.timing, tm)
 		tick()
