@@ -86,6 +86,47 @@ func BenchmarkSolve(b *testing.B) {
 	}
 }
 
+// BenchmarkSolveShared is BenchmarkSolve with the paper's (c) read
+// literally (InstanceSharing): each MIG option asks for a quarter, a half
+// or the whole of its instance, so that instances can hold two to four
+// jobs of one tenant.
+func BenchmarkSolveShared(b *testing.B) {
+	for _, backend := range backendNames() {
+		for _, size := range [][2]int{{20, 4}, {40, 8}, {100, 16}} {
+			b.Run(fmt.Sprintf("%s/jobs=%d/gpus=%d", backend, size[0], size[1]), func(b *testing.B) {
+				o, err := NewSolver(Config{E1: 1, E2: 0.1, Backend: backend, TimeLimit: 10 * time.Second, InstanceSharing: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				proven, gap, vars := 0, 0.0, 0
+				for k := 0; k < b.N; k++ {
+					s := windowSnapshot(uint64(k%4), size[0], size[1])
+					s.ShareInstances = true
+					r := engine.NewStream(uint64(k%4), "optimal/window/shares")
+					for i := range s.Jobs {
+						f := []float64{0.25, 0.5, 0}[r.IntN(3)]
+						for t := range s.Jobs[i].Options {
+							s.Jobs[i].Options[t].Fraction = f
+						}
+					}
+					res, err := o.Solve(s)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if res.Optimal {
+						proven++
+					}
+					gap += res.Gap
+					vars = res.Vars
+				}
+				b.ReportMetric(float64(proven)/float64(b.N), "proven")
+				b.ReportMetric(gap/float64(b.N), "gap")
+				b.ReportMetric(float64(vars), "vars")
+			})
+		}
+	}
+}
+
 // horizonWindow is windowSnapshot's jobs spread over time: arrivals a
 // Poisson stream and exponential run times, so that about n/4 jobs are
 // present at once (at or under g GPUs' capacity, so that a schedule from

@@ -10,9 +10,11 @@ import (
 // assignment of every job (pending, or any GPU x fitting option x legal
 // start), written from the rules of the snapshot package and the paper's
 // objective, independently of the 0-1 program. Branch-and-bound prunes on
-// the cost so far, which only grows along a branch. It returns the minimal
-// cost (same penalty P as the program) or +Inf when no assignment is
-// allowed (strict mode).
+// the cost so far, which only grows along a branch. With shared instances
+// (Config.InstanceSharing and Snapshot.ShareInstances) a job may also join
+// an instance of its profile already created, of its tenant, with room.
+// It returns the minimal cost (same penalty P as the program) or +Inf when
+// no assignment is allowed (strict mode).
 func bruteForce(s *snapshot.Snapshot, cfg Config) float64 {
 	n := len(s.Jobs)
 	penalty := 0.0
@@ -32,7 +34,9 @@ func bruteForce(s *snapshot.Snapshot, cfg Config) float64 {
 		tenant  string
 		jobs    int
 		profile string // homogeneous mode
+		inst    []sharedInstance
 	}
+	share := cfg.InstanceSharing && s.ShareInstances
 	st := make([]gpuState, len(s.GPUs))
 	for k := range st {
 		slots := 1
@@ -97,6 +101,25 @@ func bruteForce(s *snapshot.Snapshot, cfg Config) float64 {
 				if cfg.TenantPerGPU && gs.jobs > 0 && gs.tenant != job.Tenant {
 					continue
 				}
+				if share { // join an instance of this profile already created
+					for n := range gs.inst {
+						in := &gs.inst[n]
+						if in.profile != prof.Name || in.tenant != job.Tenant || in.used+o.InstanceShare() > 1+1e-9 {
+							continue
+						}
+						c := mig
+						if job.Current != nil && snapshot.SameInstance(*job.Current, snapshot.Placement{GPU: g.ID, Profile: prof.Name, Start: in.start}) {
+							c = 0
+						}
+						in.used += o.InstanceShare()
+						gs.jobs++
+						at[i] = k
+						walk(i+1, cost+c)
+						at[i] = -1
+						gs.jobs--
+						in.used -= o.InstanceShare()
+					}
+				}
 				if gs.compute+prof.Compute > g.Model.MIG.ComputeSlices || (prof.MaxCount > 0 && gs.count[prof.Name] >= prof.MaxCount) {
 					continue
 				}
@@ -123,7 +146,13 @@ func bruteForce(s *snapshot.Snapshot, cfg Config) float64 {
 					oldProfile, oldTenant := gs.profile, gs.tenant
 					gs.profile, gs.tenant = prof.Name, job.Tenant
 					at[i] = k
+					if share {
+						gs.inst = append(gs.inst, sharedInstance{prof.Name, start, job.Tenant, o.InstanceShare()})
+					}
 					walk(i+1, cost+open+c)
+					if share {
+						gs.inst = gs.inst[:len(gs.inst)-1]
+					}
 					at[i] = -1
 					gs.profile, gs.tenant = oldProfile, oldTenant
 					gs.jobs--
@@ -141,6 +170,15 @@ func bruteForce(s *snapshot.Snapshot, cfg Config) float64 {
 	}
 	walk(0, 0)
 	return best
+}
+
+// sharedInstance is an instance bruteForce created, when instances are
+// shared: its place, tenant and the shares of its jobs.
+type sharedInstance struct {
+	profile string
+	start   int
+	tenant  string
+	used    float64
 }
 
 // serversAllow checks the server and gang rules of snapshot.Server and

@@ -18,7 +18,24 @@
 //     first places as many jobs as possible, then minimises the paper's
 //     objective among those placements.
 //   - (b) options respected: x only exists where the option fits the GPU.
-//   - (c) one job per MIG instance and y_jw = sum_i x_ijw (y is substituted).
+//   - (c) has two readings. Default: one job per MIG instance, y_jw =
+//     sum_i x_ijw (y is substituted): a job's option is a profile, so its
+//     demand R_it is the whole instance. instance_sharing=true reads (c)
+//     literally: R_i is the share of the instance job i's option asks for
+//     (Option.InstanceShare: its Fraction on a MIG option, 0 meaning the
+//     whole instance; the simulator derives it from the trace's GPU
+//     share), and one instance holds several jobs while their R_i sum to
+//     at most 1. It adds a variable I_jw per slot and the rows
+//     sum_i R_i x_ijw <= I_jw (in 1e-6 units; written only where the R_i
+//     could exceed 1), x_ijw <= I_jw for each x (single implications),
+//     and one tenant per instance (S_jwk per tenant k with jobs there,
+//     x_ijw <= S_jwk for tenant k's x, sum_k S_jwk <= 1); I_jw then takes
+//     x's place in (d), (e) and (g)-(h)'s homogeneous rows. Jobs sharing an
+//     instance slow each other in the simulator (cluster.timeshare_slowdown),
+//     which the paper's objective does not see, so the greedy incumbent
+//     shares an instance only where no new one fits on a GPU in use. It
+//     needs snapshots with ShareInstances (the simulator sets it for this
+//     policy), and the horizon bound does not cover it.
 //   - (d) capacity: no memory slice is covered by two slots (for each GPU and
 //     memory slice m: sum of slots covering m <= Y_j), compute slices <=
 //     ComputeSlices, and each profile at most MaxCount times. The memory
@@ -34,10 +51,9 @@
 //     with jobs fitting there, x_ijw <= A_jk for each of tenant k's x (single
 //     implications) and sum_k A_jk <= 1: a GPU serves one tenant, MIG
 //     included. Both are off by default (docs/decisions.md says why).
-//     Reading (c) literally (several jobs sharing one instance while their
-//     demands fit) is not offered: the simulator runs one job per instance.
-//   - isolation: a MIG instance holds one job; a non-MIG GPU serves one
-//     tenant (variables T_jk with sum_k T_jk <= 1) and fractions sum <= 1.
+//   - isolation: a MIG instance holds one job (one tenant's jobs under
+//     instance_sharing); a non-MIG GPU serves one tenant (variables T_jk
+//     with sum_k T_jk <= 1) and fractions sum <= 1.
 //
 // Costs are quantised to multiples of CostQuantum and non-MIG fractions to
 // 1e-6 of a GPU so that both backends solve the same integer program.
@@ -47,7 +63,8 @@
 // Y_j+1); of two pending jobs of one tenant with equal options the first is
 // pending only if the second is; and two counting cuts say the GPUs in use
 // offer at least the compute and the memory the placed jobs need at the
-// least (840 sum_j Y_j + sum_i need_i u_i >= sum_i need_i, in 1/840 GPU).
+// least (840 sum_j Y_j + sum_i need_i u_i >= sum_i need_i, in 1/840 GPU;
+// under instance_sharing a job needs R_i of its instance, rounded down).
 //
 // # Backends
 //

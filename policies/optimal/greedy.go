@@ -1,6 +1,7 @@
 package optimal
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/conspirator-sim/conspirator/hw/mig"
@@ -24,6 +25,18 @@ func (p *program) greedy(strict bool) []bool {
 		jobs            int
 	}
 	st := make([]gpuState, len(s.GPUs))
+	// Shared instances (p.share): what each created instance holds.
+	type instKey struct {
+		gpu     int
+		profile string
+		start   int
+	}
+	type instUse struct {
+		used   int64
+		tenant string
+	}
+	inst := map[instKey]instUse{}
+	keyOf := func(v int) instKey { vr := p.vars[v]; return instKey{vr.gpu, vr.profile, vr.start} }
 	// Servers: capacity and use by position, each GPU's server position,
 	// and the server of each gang's placed tasks.
 	srvPos := make(map[int]int, len(s.Servers))
@@ -67,6 +80,9 @@ func (p *program) greedy(strict bool) []bool {
 		if p.tenantGPU && gs.jobs > 0 && gs.tenant != job.Tenant {
 			return false
 		}
+		if in, ok := inst[keyOf(v)]; ok && p.share {
+			return in.tenant == job.Tenant && in.used+shareUnits(job.Options[vr.option]) <= fractionUnits
+		}
 		return g.Model.MIG.Fits(&gs.occ, prof, vr.start)
 	}
 	take := func(v int) {
@@ -87,8 +103,15 @@ func (p *program) greedy(strict bool) []bool {
 			return
 		}
 		prof, _ := g.Model.Profile(vr.profile)
-		gs.occ.Add(g.Model.MIG, prof, vr.start)
 		gs.profile = prof.Name
+		if p.share {
+			in, ok := inst[keyOf(v)]
+			inst[keyOf(v)] = instUse{in.used + shareUnits(job.Options[vr.option]), job.Tenant}
+			if ok {
+				return // joins an instance already created
+			}
+		}
+		gs.occ.Add(g.Model.MIG, prof, vr.start)
 	}
 	placed := make([]bool, len(s.Jobs))
 	for _, c := range p.cost { // stay terms: keep running jobs in place
@@ -107,6 +130,21 @@ func (p *program) greedy(strict bool) []bool {
 	// sort keeps them next to each other.
 	slices.SortStableFunc(order, func(a, b int) int { return int(p.needC[b] - p.needC[a]) })
 	placeOne := func(i int) bool {
+		if p.share {
+			// A new instance on a GPU in use, else a created instance
+			// with room, else (below) a new GPU: jobs share an instance
+			// only where that saves a GPU, since co-runners slow each
+			// other.
+			for _, join := range []bool{false, true} {
+				for _, v := range p.xs[i] {
+					if _, ok := inst[keyOf(v)]; ok == join && st[p.vars[v].gpu].jobs > 0 && fits(v) {
+						take(v)
+						placed[i] = true
+						return true
+					}
+				}
+			}
+		}
 		best := -1
 		for _, v := range p.xs[i] { // xs is in GPU order
 			if !fits(v) {
@@ -137,13 +175,14 @@ func (p *program) greedy(strict bool) []bool {
 			ok = p.greedyGang(gang, placeOne, func() func() {
 				// save everything take changes, to undo a gang that
 				// does not fit whole
-				stSave, useSave, xSave := slices.Clone(st), slices.Clone(use), slices.Clone(x)
+				stSave, useSave, xSave, instSave := slices.Clone(st), slices.Clone(use), slices.Clone(x), maps.Clone(inst)
 				g := s.Jobs[i].Gang
 				at, had := gangSrv[g]
 				return func() {
 					copy(st, stSave)
 					copy(use, useSave)
 					copy(x, xSave)
+					inst = instSave
 					for _, k := range gang {
 						placed[k] = false
 					}
@@ -172,6 +211,11 @@ func (p *program) greedy(strict bool) []bool {
 			x[v] = st[vr.gpu].jobs > 0 && st[vr.gpu].profile == vr.profile
 		case kindT:
 			x[v] = st[vr.gpu].jobs > 0 && st[vr.gpu].tenant == vr.tenant
+		case kindI:
+			_, x[v] = inst[keyOf(v)]
+		case kindS:
+			in, ok := inst[keyOf(v)]
+			x[v] = ok && in.tenant == vr.tenant
 		}
 	}
 	return x

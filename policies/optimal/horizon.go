@@ -174,6 +174,22 @@ func leastShares(opts []snapshot.Option, gpus []snapshot.GPU) (c, m float64) {
 	return c, m
 }
 
+// oneJobPerInstance returns opts with the instance shares of MIG options
+// cleared: the horizon packs one task per instance, so jobs that differ
+// only in them are one shape. opts itself is returned when it has none.
+func oneJobPerInstance(opts []snapshot.Option) []snapshot.Option {
+	if !slices.ContainsFunc(opts, func(o snapshot.Option) bool { return o.Profile != "" && o.Fraction != 0 }) {
+		return opts
+	}
+	out := slices.Clone(opts)
+	for k := range out {
+		if out[k].Profile != "" {
+			out[k].Fraction = 0
+		}
+	}
+	return out
+}
+
 // windowShapes turns w's jobs into shapes and their tasks' presence.
 func windowShapes(w *snapshot.Window) (shapes []shape, spans []presence, skipped int, err error) {
 	idx, classes := map[string]int{}, map[string]int{}
@@ -208,7 +224,8 @@ func windowShapes(w *snapshot.Window) (shapes []shape, spans []presence, skipped
 		if d <= 0 {
 			continue
 		}
-		opts := fmt.Sprint(j.Options)
+		options := oneJobPerInstance(j.Options)
+		opts := fmt.Sprint(options)
 		key := j.Tenant + "\x00" + opts
 		s, ok := idx[key]
 		if !ok {
@@ -219,8 +236,8 @@ func windowShapes(w *snapshot.Window) (shapes []shape, spans []presence, skipped
 				c = len(classes)
 				classes[opts] = c
 			}
-			lc, lm := leastShares(j.Options, w.GPUs)
-			shapes = append(shapes, shape{tenant: j.Tenant, options: j.Options, speed: fast, class: c, leastC: lc, leastM: lm})
+			lc, lm := leastShares(options, w.GPUs)
+			shapes = append(shapes, shape{tenant: j.Tenant, options: options, speed: fast, class: c, leastC: lc, leastM: lm})
 		}
 		for range j.Tasks {
 			spans = append(spans, presence{j.Arrival, j.Arrival + d, s})

@@ -37,6 +37,13 @@ type Config struct {
 	// sum_k A_jk <= 1), so tenants are isolated by whole GPUs, not by MIG
 	// instances. Non-MIG GPUs serve one tenant in every reading.
 	TenantPerGPU bool
+	// InstanceSharing reads the paper's (c) literally: one MIG instance
+	// may hold several jobs of one tenant while their demands (R_it, the
+	// options' instance shares, Option.InstanceShare) sum to at most the
+	// instance. It needs snapshots that allow it
+	// (Snapshot.ShareInstances): the simulator sets that for this policy
+	// (SharesInstances).
+	InstanceSharing bool
 }
 
 // maxWeight keeps every quantised objective weight, and their sum, far from
@@ -127,6 +134,9 @@ func NewSolver(cfg Config) (*Solver, error) {
 // Name implements snapshot.Policy.
 func (o *Solver) Name() string { return "optimal" }
 
+// SharesInstances implements snapshot.InstanceSharer.
+func (o *Solver) SharesInstances() bool { return o.cfg.InstanceSharing }
+
 // Schedule implements snapshot.Policy.
 func (o *Solver) Schedule(s *snapshot.Snapshot) (snapshot.Decision, error) {
 	r, err := o.Solve(s)
@@ -146,6 +156,9 @@ func (o *Solver) Schedule(s *snapshot.Snapshot) (snapshot.Decision, error) {
 func (o *Solver) Solve(s *snapshot.Snapshot) (Result, error) {
 	if err := snapshot.CheckSnapshot(s); err != nil {
 		return Result{}, fmt.Errorf("optimal: invalid snapshot: %w", err)
+	}
+	if o.cfg.InstanceSharing && !s.ShareInstances {
+		return Result{}, errors.New("optimal: instance_sharing=true needs a snapshot that lets jobs share MIG instances (Snapshot.ShareInstances); the simulator sets it for this policy")
 	}
 	p, err := build(s, o.cfg)
 	if err != nil {
@@ -193,13 +206,14 @@ func init() {
 		}
 		a := snapshot.NewArgs(raw)
 		cfg := Config{
-			E1:           a.Float("e1", def.E1, 0, maxWeight),
-			E2:           a.Float("e2", def.E2, 0, maxWeight),
-			Backend:      a.Choice("backend", def.Backend, "gophersat", "cbc"),
-			TimeLimit:    a.Duration("time_limit", def.TimeLimit, time.Millisecond, 24*time.Hour),
-			Strict:       a.Bool("strict", def.Strict),
-			Homogeneous:  a.Bool("homogeneous", def.Homogeneous),
-			TenantPerGPU: a.Bool("tenant_per_gpu", def.TenantPerGPU),
+			E1:              a.Float("e1", def.E1, 0, maxWeight),
+			E2:              a.Float("e2", def.E2, 0, maxWeight),
+			Backend:         a.Choice("backend", def.Backend, "gophersat", "cbc"),
+			TimeLimit:       a.Duration("time_limit", def.TimeLimit, time.Millisecond, 24*time.Hour),
+			Strict:          a.Bool("strict", def.Strict),
+			Homogeneous:     a.Bool("homogeneous", def.Homogeneous),
+			TenantPerGPU:    a.Bool("tenant_per_gpu", def.TenantPerGPU),
+			InstanceSharing: a.Bool("instance_sharing", def.InstanceSharing),
 		}
 		if err := a.Err(); err != nil {
 			return nil, err

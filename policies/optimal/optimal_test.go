@@ -3,6 +3,7 @@ package optimal
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -163,9 +164,15 @@ func TestStrictInfeasible(t *testing.T) {
 // randomSnapshot draws a tiny valid snapshot: 1-3 GPUs (A100-40GB, H100-80GB,
 // V100 without MIG), 1-5 jobs with 1-3 options, some of them running at a
 // random legal place.
-func randomSnapshot(r *engine.Stream) *snapshot.Snapshot {
+func randomSnapshot(r *engine.Stream) *snapshot.Snapshot { return randomSnapshotShared(r, false) }
+
+// randomSnapshotShared is randomSnapshot, and with share the snapshot lets
+// jobs share MIG instances: MIG options take a random instance share
+// (whole, 0.3, 0.5 or 0.6, so that two or three fit in one instance or
+// not), and running jobs may already share one.
+func randomSnapshotShared(r *engine.Stream, share bool) *snapshot.Snapshot {
 	types := []string{"a100-40gb", "h100-80gb", "v100"}
-	s := &snapshot.Snapshot{}
+	s := &snapshot.Snapshot{ShareInstances: share}
 	for k := range 1 + r.IntN(3) {
 		m, _ := snapshot.LookupModel(types[r.IntN(len(types))])
 		s.GPUs = append(s.GPUs, snapshot.GPU{ID: 10 * (k + 1), Model: m})
@@ -178,6 +185,11 @@ func randomSnapshot(r *engine.Stream) *snapshot.Snapshot {
 			var o snapshot.Option
 			if g.Model.IsMIG() {
 				o.Profile = g.Model.MIG.Profiles[r.IntN(len(g.Model.MIG.Profiles))].Name
+				if share { // the largest two, where sharing saves GPUs
+					ps := g.Model.MIG.Profiles
+					o.Profile = ps[len(ps)-1-r.IntN(2)].Name
+					o.Fraction = []float64{0, 0.3, 0.5, 0.6}[r.IntN(4)]
+				}
 			} else {
 				o.Fraction = []float64{0.25, 0.5, 1}[r.IntN(3)]
 			}
@@ -216,8 +228,8 @@ func randomSnapshot(r *engine.Stream) *snapshot.Snapshot {
 				}
 				current = try
 				s.Jobs[len(s.Jobs)-1].Current = &pl
-				if g.Model.IsMIG() {
-					g.Instances = append(g.Instances, snapshot.Instance{Profile: pl.Profile, Start: pl.Start})
+				if in := (snapshot.Instance{Profile: pl.Profile, Start: pl.Start}); g.Model.IsMIG() && !slices.Contains(g.Instances, in) {
+					g.Instances = append(g.Instances, in)
 				}
 				break
 			}
@@ -302,10 +314,12 @@ func TestAgainstBruteForce(t *testing.T) {
 				continue
 			}
 			if err != nil {
-				t.Fatalf("case %d %s: %v", k, backend, err)
+				t.Errorf("case %d %s: %v", k, backend, err)
+				continue
 			}
 			if err := snapshot.CheckDecision(s, res.Decision); err != nil {
-				t.Fatalf("case %d %s: %v", k, backend, err)
+				t.Errorf("case %d %s: %v", k, backend, err)
+				continue
 			}
 			if !res.Optimal || math.Abs(res.Decision.Cost-want) > 1e-6 {
 				t.Errorf("case %d %s (%+v): cost %v optimal=%v, brute force %v\nsnapshot %+v\ndecision %+v", k, backend, cfg, res.Decision.Cost, res.Optimal, want, s, res.Decision)
@@ -326,6 +340,92 @@ func TestAgainstBruteForce(t *testing.T) {
 				t.Errorf("case %d %s: claimed cost %v, recomputed %v", k, backend, res.Decision.Cost, recomputed)
 			}
 		}
+	}
+}
+
+// TestInstanceSharingAgainstBruteForce: with the paper's (c) read
+// literally (several jobs of one tenant on one MIG instance while their
+// shares fit), every backend's optimum equals the exhaustive enumeration's,
+// which lets a job join any instance of its profile already created
+// (bruteForce); in every other mode too, and with servers and gangs on
+// every other snapshot. The sharing must also pay: over the cases, some
+// optimum is strictly cheaper than with one job per instance, and none is
+// dearer.
+func TestInstanceSharingAgainstBruteForce(t *testing.T) {
+	n := 300
+	if testing.Short() {
+		n = 60
+	}
+	r := engine.NewStream(1, "optimal/brute-shared")
+	cheaper := 0
+	for k := range n {
+		s := randomSnapshotShared(r, true)
+		if k%2 == 1 {
+			addServers(r, s)
+		}
+		if err := snapshot.CheckSnapshot(s); err != nil {
+			t.Fatalf("case %d: generator made an invalid snapshot: %v", k, err)
+		}
+		cfg := Config{E1: 1, E2: []float64{0, 0.5, 2}[r.IntN(3)], Strict: r.IntN(4) == 0, Homogeneous: r.IntN(4) == 0, TenantPerGPU: r.IntN(3) == 0, InstanceSharing: true}
+		want := bruteForce(s, cfg)
+		alone := cfg
+		alone.InstanceSharing = false
+		if w1 := bruteForce(s, alone); want > w1+1e-9 {
+			t.Errorf("case %d: sharing costs %v, one job per instance %v", k, want, w1)
+		} else if want < w1-1e-9 {
+			cheaper++
+		}
+		for _, backend := range backendNames() {
+			cfg.Backend = backend
+			o, _ := NewSolver(cfg)
+			res, err := o.Solve(s)
+			if math.IsInf(want, 1) {
+				if err == nil || !strings.Contains(err.Error(), "cannot all be placed") {
+					t.Errorf("case %d %s: brute force finds no strict placement but solver says %v (err %v)", k, backend, res.Decision, err)
+				}
+				continue
+			}
+			if err != nil {
+				t.Errorf("case %d %s: %v", k, backend, err)
+				continue
+			}
+			if err := snapshot.CheckDecision(s, res.Decision); err != nil {
+				t.Errorf("case %d %s: %v", k, backend, err)
+				continue
+			}
+			if !res.Optimal || math.Abs(res.Decision.Cost-want) > 1e-6 {
+				t.Errorf("case %d %s (%+v): cost %v optimal=%v, brute force %v\nsnapshot %+v\ndecision %+v", k, backend, cfg, res.Decision.Cost, res.Optimal, want, s, res.Decision)
+			}
+		}
+	}
+	if cheaper == 0 {
+		t.Errorf("no case where sharing instances lowered the optimum; the generator or the rows are wrong")
+	}
+	t.Logf("%d of %d cases cheaper with shared instances", cheaper, n)
+}
+
+// TestInstanceSharingNeedsTheSnapshot: a solver asked to share instances
+// refuses a snapshot that does not allow it, and a snapshot that allows it
+// does not oblige a solver that does not share.
+func TestInstanceSharingNeedsTheSnapshot(t *testing.T) {
+	m, _ := snapshot.LookupModel("a100-40gb")
+	s := &snapshot.Snapshot{GPUs: []snapshot.GPU{{ID: 1, Model: m}}}
+	for i := range 2 {
+		s.Jobs = append(s.Jobs, snapshot.Job{ID: i + 1, Tenant: "a", Options: []snapshot.Option{{Profile: "7g.40gb", Fraction: 0.5}}})
+	}
+	o, _ := NewSolver(Config{E1: 1, Backend: "gophersat", InstanceSharing: true})
+	if _, err := o.Solve(s); err == nil || !strings.Contains(err.Error(), "ShareInstances") {
+		t.Fatalf("want a refusal naming Snapshot.ShareInstances, got %v", err)
+	}
+	s.ShareInstances = true
+	res, err := o.Solve(s)
+	if err != nil || len(res.Decision.Placements) != 2 || len(res.Decision.Unscheduled) != 0 {
+		t.Fatalf("two half jobs on one 7g instance: got %+v, %v", res.Decision, err)
+	}
+	alone, _ := NewSolver(Config{E1: 1, Backend: "gophersat"})
+	res, err = alone.Solve(s)
+	if err != nil || len(res.Decision.Placements) != 1 {
+		t.Fatalf("without sharing one 7g instance holds one job: got %+v, %v", res.Decision, err)
 	}
 }
 

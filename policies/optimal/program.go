@@ -27,6 +27,8 @@ const (
 	kindU                // job i left pending
 	kindA                // GPU j configured for profile (homogeneous mode)
 	kindT                // GPU j serves tenant (non-MIG GPUs; MIG GPUs under tenant_per_gpu)
+	kindI                // instance (GPU j, profile, start) created (instance sharing)
+	kindS                // instance (GPU j, profile, start) serves tenant (instance sharing)
 )
 
 // variable describes one 0-1 variable of the program.
@@ -80,23 +82,27 @@ type program struct {
 	needC       []int64 // per job: least compute need, 1/840 GPU
 	homogeneous bool
 	tenantGPU   bool   // one tenant per GPU, MIG GPUs included
+	share       bool   // MIG instances hold several jobs of one tenant ((c) literally)
 	incumbent   []bool // greedy assignment (nil if none), the start of the search
 }
 
 func quantise(c float64) int64 { return int64(math.Round(c / CostQuantum)) }
 
-// oneTenant adds "GPU j serves at most one tenant" over the x variables of
-// each tenant's jobs on it: a variable T_jk per tenant, x <= T_jk for each
+// oneTenant adds "GPU j (or one of its instances) serves at most one
+// tenant" over the x variables of each tenant's jobs on it: a variable T_jk
+// per tenant (a copy of at with the tenant filled in), x <= T_jk for each
 // of tenant k's x (single implications, plain clauses for the SAT solver),
 // and sum_k T_jk <= 1. Nothing is added when one tenant at most has jobs
 // that fit there.
-func (p *program) oneTenant(j int, tenants []string, byTenant map[string][]int, newVar func(variable) int) {
+func (p *program) oneTenant(at variable, tenants []string, byTenant map[string][]int, newVar func(variable) int) {
 	if len(tenants) < 2 {
 		return
 	}
 	var ts []term
 	for _, tn := range tenants {
-		tv := newVar(variable{kind: kindT, gpu: j, tenant: tn})
+		v := at
+		v.tenant = tn
+		tv := newVar(v)
 		ts = append(ts, term{tv, 1})
 		for _, x := range byTenant[tn] {
 			p.cons = append(p.cons, constraint{[]term{{x, 1}, {tv, -1}}, le, 0})
@@ -105,9 +111,15 @@ func (p *program) oneTenant(j int, tenants []string, byTenant map[string][]int, 
 	p.cons = append(p.cons, constraint{ts, le, 1})
 }
 
+// shareUnits is option o's share of a MIG instance in fractionUnits.
+func shareUnits(o snapshot.Option) int64 {
+	return int64(math.Round(o.InstanceShare() * fractionUnits))
+}
+
 // build formulates s under cfg.
 func build(s *snapshot.Snapshot, cfg Config) (*program, error) {
-	p := &program{snap: s, e1: quantise(cfg.E1), homogeneous: cfg.Homogeneous, tenantGPU: cfg.TenantPerGPU}
+	p := &program{snap: s, e1: quantise(cfg.E1), homogeneous: cfg.Homogeneous, tenantGPU: cfg.TenantPerGPU,
+		share: cfg.InstanceSharing && s.ShareInstances}
 	newVar := func(v variable) int { p.vars = append(p.vars, v); return len(p.vars) - 1 }
 	p.xs = make([][]int, len(s.Jobs))
 	ys := make([]int, len(s.GPUs))
@@ -135,10 +147,15 @@ func build(s *snapshot.Snapshot, cfg Config) (*program, error) {
 						k := slotKey{prof.Name, st}
 						// a job listing one profile twice (say for two GPU
 						// types, both matching) needs one variable per slot.
+						// With shared instances the one that takes the
+						// smaller share is kept.
 						dup := false
 						for _, v := range bySlot[k] {
 							if p.vars[v].job == i {
 								dup = true
+								if old := p.vars[v].option; p.share && shareUnits(o) < shareUnits(s.Jobs[i].Options[old]) {
+									p.vars[v].option = t
+								}
 							}
 						}
 						if dup {
@@ -156,13 +173,44 @@ func build(s *snapshot.Snapshot, cfg Config) (*program, error) {
 			if len(slots) == 0 {
 				continue
 			}
+			// What occupies a slot's slices: its x variables (one job per
+			// instance), or its instance variable I_jw when instances are
+			// shared: (c) sum_i R_i x_ijw <= I_jw, one tenant per instance.
+			occupy := bySlot
+			if p.share {
+				occupy = make(map[slotKey][]int, len(slots))
+				for _, k := range slots {
+					in := newVar(variable{kind: kindI, gpu: j, profile: k.profile, start: k.start})
+					occupy[k] = []int{in}
+					var rows []term
+					total := int64(0)
+					byTenant := map[string][]int{}
+					var tenants []string
+					for _, v := range bySlot[k] {
+						vr := p.vars[v]
+						r := shareUnits(s.Jobs[vr.job].Options[vr.option])
+						rows = append(rows, term{v, r})
+						total += r
+						p.cons = append(p.cons, constraint{[]term{{v, 1}, {in, -1}}, le, 0})
+						tn := s.Jobs[vr.job].Tenant
+						if len(byTenant[tn]) == 0 {
+							tenants = append(tenants, tn)
+						}
+						byTenant[tn] = append(byTenant[tn], v)
+					}
+					if total > fractionUnits {
+						p.cons = append(p.cons, constraint{append(rows, term{in, -fractionUnits}), le, 0})
+					}
+					p.oneTenant(variable{kind: kindS, gpu: j, profile: k.profile, start: k.start}, tenants, byTenant, newVar)
+				}
+			}
 			// (d) memory slices, each tied to Y_j.
 			for sl := 0; sl < m.MIG.MemorySlices; sl++ {
 				var ts []term
 				for _, k := range slots {
 					prof, _ := m.Profile(k.profile)
 					if k.start <= sl && sl < k.start+prof.MemSlices {
-						for _, v := range bySlot[k] {
+						for _, v := range occupy[k] {
 							ts = append(ts, term{v, 1})
 						}
 					}
@@ -177,7 +225,7 @@ func build(s *snapshot.Snapshot, cfg Config) (*program, error) {
 			maxComp := int64(0)
 			for _, k := range slots {
 				prof, _ := m.Profile(k.profile)
-				for _, v := range bySlot[k] {
+				for _, v := range occupy[k] {
 					comp = append(comp, term{v, int64(prof.Compute)})
 					count[k.profile] = append(count[k.profile], term{v, 1})
 				}
@@ -222,7 +270,7 @@ func build(s *snapshot.Snapshot, cfg Config) (*program, error) {
 						byTenant[tn] = append(byTenant[tn], v)
 					}
 				}
-				p.oneTenant(j, tenants, byTenant, newVar)
+				p.oneTenant(variable{kind: kindT, gpu: j}, tenants, byTenant, newVar)
 			}
 			continue
 		}
@@ -252,7 +300,7 @@ func build(s *snapshot.Snapshot, cfg Config) (*program, error) {
 			continue
 		}
 		p.cons = append(p.cons, constraint{append(capTerms, term{ys[j], -fractionUnits}), le, 0})
-		p.oneTenant(j, tenants, byTenant, newVar)
+		p.oneTenant(variable{kind: kindT, gpu: j}, tenants, byTenant, newVar)
 	}
 
 	// Objective: e1 per GPU in use, e2 m_i per running job not kept in place.
@@ -376,6 +424,10 @@ func build(s *snapshot.Snapshot, cfg Config) (*program, error) {
 				prof, _ := m.Profile(x.profile)
 				c = int64(prof.Compute) * cutUnits / int64(m.MIG.ComputeSlices)
 				mem = int64(prof.MemSlices) * cutUnits / int64(m.MIG.MemorySlices)
+				if p.share { // the job's share of the instance, rounded down
+					r := shareUnits(s.Jobs[i].Options[x.option])
+					c, mem = c*r/fractionUnits, mem*r/fractionUnits
+				}
 			} else {
 				f := s.Jobs[i].Options[x.option].Fraction
 				c = int64(math.Floor(f * cutUnits * (1 - 1e-12)))

@@ -74,6 +74,9 @@ func CheckSnapshot(s *Snapshot) error {
 			if o.Profile == "" && (o.Fraction <= 0 || o.Fraction > 1 || math.IsNaN(o.Fraction)) {
 				errs = append(errs, fmt.Errorf("snapshot job [%d] (ID %d) option %d: fraction %v outside (0,1] and no MIG profile", k, j.ID, t, o.Fraction))
 			}
+			if o.Profile != "" && !(o.Fraction >= 0 && o.Fraction <= 1) {
+				errs = append(errs, fmt.Errorf("snapshot job [%d] (ID %d) option %d: MIG profile %q with instance share %v; want a share in [0, 1] (0: the whole instance)", k, j.ID, t, o.Profile, o.Fraction))
+			}
 		}
 		if j.CPUMilli < 0 || j.MemoryMiB < 0 {
 			errs = append(errs, fmt.Errorf("snapshot job [%d] (ID %d): CPU %d milli, memory %d MiB; want >= 0", k, j.ID, j.CPUMilli, j.MemoryMiB))
@@ -197,10 +200,17 @@ func CheckDecision(s *Snapshot, d Decision) error {
 		ks := byGPU[id]
 		if g.Model.IsMIG() {
 			// One placement is one instance: two jobs on the same
-			// (profile, start) overlap in memory and are reported so.
-			ins := make([]Instance, len(ks))
-			for n, k := range ks {
-				ins[n] = Instance{Profile: d.Placements[k].Profile, Start: d.Placements[k].Start}
+			// (profile, start) overlap in memory and are reported so,
+			// unless the snapshot shares instances.
+			ins := make([]Instance, 0, len(ks))
+			if s.ShareInstances {
+				errs = append(errs, checkShared(s, d, id, ks)...)
+			}
+			for _, k := range ks {
+				in := Instance{Profile: d.Placements[k].Profile, Start: d.Placements[k].Start}
+				if !s.ShareInstances || !slices.Contains(ins, in) {
+					ins = append(ins, in)
+				}
 			}
 			if err := CheckLayout(&g.Model, ins); err != nil {
 				errs = append(errs, fmt.Errorf("GPU %d (%s): jobs %v: %w", id, g.Model.Name, jobsOf(d, ks), err))
@@ -230,6 +240,38 @@ func CheckDecision(s *Snapshot, d Decision) error {
 		errs = append(errs, fmt.Errorf("claimed lower bound %v exceeds the decision's own cost %v", d.Bound, d.Cost))
 	}
 	return errors.Join(errs...)
+}
+
+// checkShared verifies the shared MIG instances of GPU id (placements ks of
+// d): the jobs of one instance belong to one tenant and their instance
+// shares sum to at most 1.
+func checkShared(s *Snapshot, d Decision, id int, ks []int) []error {
+	var errs []error
+	type inst struct {
+		profile string
+		start   int
+	}
+	sum := map[inst]float64{}
+	tenant := map[inst]string{}
+	var order []inst
+	for _, k := range ks {
+		p := d.Placements[k]
+		j, _ := s.Job(p.JobID)
+		in := inst{p.Profile, p.Start}
+		if prev, ok := tenant[in]; !ok {
+			order = append(order, in)
+			tenant[in] = j.Tenant
+		} else if prev != j.Tenant {
+			errs = append(errs, fmt.Errorf("GPU %d: instance %s@%d holds jobs of tenants %q and %q; a shared instance serves one tenant", id, p.Profile, p.Start, prev, j.Tenant))
+		}
+		sum[in] += j.Options[p.Option].InstanceShare()
+	}
+	for _, in := range order {
+		if sum[in] > 1+fractionSlack {
+			errs = append(errs, fmt.Errorf("GPU %d: jobs on instance %s@%d need shares summing to %v > 1", id, in.profile, in.start, sum[in]))
+		}
+	}
+	return errs
 }
 
 // checkServers verifies the server rules of d: the jobs on a server's GPUs

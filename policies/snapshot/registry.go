@@ -24,6 +24,14 @@ type MIGUser interface {
 	UsesMIG() bool
 }
 
+// InstanceSharer is the optional capability of a policy that puts several
+// jobs of one tenant on one MIG instance (Snapshot.ShareInstances) when
+// SharesInstances returns true. A policy without it places one job per
+// instance.
+type InstanceSharer interface {
+	SharesInstances() bool
+}
+
 // WorkloadClass is one kind of task in a target workload: its demand per
 // task, the GPU types it may run on, and its weight.
 type WorkloadClass struct {
@@ -69,9 +77,11 @@ type SolveReporter interface {
 // Capabilities are the optional interfaces a policy implements, read once
 // (CapabilitiesOf) instead of by type assertions where the policy is used.
 type Capabilities struct {
-	UsesMIG  bool          // MIGUser's answer; true without MIGUser
-	Workload WorkloadAware // nil unless the policy is WorkloadAware
-	Solves   SolveReporter // nil unless the policy is exact (SolveReporter)
+	UsesMIG bool // MIGUser's answer; true without MIGUser
+	// SharesInstances is InstanceSharer's answer; false without it.
+	SharesInstances bool
+	Workload        WorkloadAware // nil unless the policy is WorkloadAware
+	Solves          SolveReporter // nil unless the policy is exact (SolveReporter)
 	// Incremental is nil unless the policy can keep a Session.
 	Incremental Incremental
 	// Offline is nil unless the policy plans whole windows (Offline).
@@ -83,6 +93,9 @@ func CapabilitiesOf(p Policy) Capabilities {
 	c := Capabilities{UsesMIG: true}
 	if m, ok := p.(MIGUser); ok {
 		c.UsesMIG = m.UsesMIG()
+	}
+	if sh, ok := p.(InstanceSharer); ok {
+		c.SharesInstances = sh.SharesInstances()
 	}
 	if w, ok := p.(WorkloadAware); ok {
 		c.Workload = w

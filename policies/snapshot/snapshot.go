@@ -70,7 +70,10 @@ type Option struct {
 	// Profile is the MIG profile name on MIG GPUs; "" means a fraction of a
 	// non-MIG GPU.
 	Profile string
-	// Fraction of a non-MIG GPU, in (0, 1]; ignored for MIG options.
+	// Fraction of a non-MIG GPU, in (0, 1]. On a MIG option it is the
+	// share of the instance's compute the job needs, in [0, 1] (0: the
+	// whole instance), read only where the snapshot shares instances
+	// (Snapshot.ShareInstances; the paper's R_it / a_jw).
 	Fraction float64
 	// Speed is the job's relative throughput under this option (1 = its
 	// reference speed); informational for heuristics, 0 when unknown. The
@@ -124,6 +127,12 @@ type Snapshot struct {
 	// unless GangSpan. Empty: GPUs stand alone, CPU and memory unmodelled.
 	Servers  []Server
 	GangSpan bool
+	// ShareInstances lets one MIG instance hold several jobs of one tenant
+	// whose options' instance shares (Option.InstanceShare) sum to at most
+	// 1: the paper's constraint (c) read literally. The simulator sets it
+	// for a policy that asks for it (InstanceSharer); false: one job per
+	// instance.
+	ShareInstances bool
 	// Freed lists the GPUs (IDs) that lost a job since the previous call
 	// (a job finished there), ascending: where room appeared. A policy
 	// that consolidates on departures reads it; the others ignore it.
@@ -170,10 +179,20 @@ func (o Option) Fits(m *GPUModel) bool {
 	return o.Profile == "" && o.Fraction > 0 && o.Fraction <= 1
 }
 
+// InstanceShare is the share of a MIG instance option o takes when
+// instances are shared: its Fraction, or the whole instance when that is 0.
+func (o Option) InstanceShare() float64 {
+	if o.Fraction > 0 {
+		return o.Fraction
+	}
+	return 1
+}
+
 // Decision is what a policy returns: the complete new assignment.
 type Decision struct {
 	// Placements holds one entry per placed job; the GPU layouts follow
-	// from them (one MIG instance per placement).
+	// from them (one MIG instance per placement, or per distinct
+	// (profile, start) where the snapshot shares instances).
 	Placements []Placement
 	// Unscheduled lists the jobs left pending (running jobs listed here are
 	// preempted).

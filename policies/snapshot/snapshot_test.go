@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -124,6 +125,58 @@ func TestCheckDecision(t *testing.T) {
 		if (err == nil) != (c.want == "") || (err != nil && !strings.Contains(err.Error(), c.want)) {
 			t.Errorf("%s: err = %v, want %q", c.name, err, c.want)
 		}
+	}
+}
+
+// TestSharedInstances: where the snapshot shares instances
+// (ShareInstances), jobs of one tenant may share a MIG instance while
+// their options' instance shares sum to at most 1 (0 = the whole
+// instance); without it the same decision is an overlap.
+func TestSharedInstances(t *testing.T) {
+	s := &Snapshot{GPUs: []GPU{{ID: 10, Model: a100()}}, Jobs: []Job{
+		{ID: 1, Tenant: "a", Options: []Option{{Profile: "3g.20gb", Fraction: 0.5}}},
+		{ID: 2, Tenant: "a", Options: []Option{{Profile: "3g.20gb", Fraction: 0.5}}},
+		{ID: 3, Tenant: "a", Options: []Option{{Profile: "3g.20gb", Fraction: 0.25}}},
+		{ID: 4, Tenant: "b", Options: []Option{{Profile: "3g.20gb", Fraction: 0.25}}},
+		{ID: 5, Tenant: "a", Options: []Option{{Profile: "3g.20gb"}}},
+	}}
+	at := func(ids ...int) Decision {
+		var d Decision
+		for _, id := range []int{1, 2, 3, 4, 5} {
+			if slices.Contains(ids, id) {
+				d.Placements = append(d.Placements, Placement{JobID: id, GPU: 10, Profile: "3g.20gb", Start: 0})
+			} else {
+				d.Unscheduled = append(d.Unscheduled, id)
+			}
+		}
+		return d
+	}
+	for _, c := range []struct {
+		name  string
+		share bool
+		d     Decision
+		want  string
+	}{
+		{"two halves", true, at(1, 2), ""},
+		{"two halves, not shared", false, at(1, 2), "overlaps instance 1"},
+		{"over full", true, at(1, 2, 3), "shares summing to 1.25 > 1"},
+		{"two tenants", true, at(3, 4), `tenants "a" and "b"`},
+		{"whole instance and a half", true, at(1, 5), "shares summing to 1.5 > 1"},
+		{"one whole", true, at(5), ""},
+		// two shared instances in one layout: 3g@0 and 3g@4.
+		{"two instances", true, Decision{Placements: []Placement{
+			{JobID: 1, GPU: 10, Profile: "3g.20gb", Start: 0}, {JobID: 2, GPU: 10, Profile: "3g.20gb", Start: 0},
+			{JobID: 4, GPU: 10, Profile: "3g.20gb", Start: 4}}, Unscheduled: []int{3, 5}}, ""},
+	} {
+		s.ShareInstances = c.share
+		err := CheckDecision(s, c.d)
+		if (err == nil) != (c.want == "") || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s: err = %v, want %q", c.name, err, c.want)
+		}
+	}
+	s.Jobs[0].Options[0].Fraction = 1.5
+	if err := CheckSnapshot(s); err == nil || !strings.Contains(err.Error(), "instance share 1.5") {
+		t.Errorf("MIG option share 1.5: %v", err)
 	}
 }
 
@@ -302,6 +355,9 @@ func TestRegisterChecksAndCapabilities(t *testing.T) {
 	if c := CapabilitiesOf(fixed{"x"}); !c.UsesMIG || c.Workload != nil {
 		t.Errorf("plain policy: %+v, want UsesMIG true and no workload", c)
 	}
+	if c := CapabilitiesOf(sharerFixed{fixed{"x"}}); !c.SharesInstances || CapabilitiesOf(fixed{"x"}).SharesInstances {
+		t.Errorf("InstanceSharer not read: %+v", c)
+	}
 	if c := CapabilitiesOf(migFixed{fixed{"x"}, false}); c.UsesMIG {
 		t.Errorf("MIGUser false: %+v", c)
 	}
@@ -379,3 +435,7 @@ func TestServerRules(t *testing.T) {
 		t.Errorf("negative CPU: %v", err)
 	}
 }
+
+type sharerFixed struct{ fixed }
+
+func (sharerFixed) SharesInstances() bool { return true }

@@ -64,7 +64,14 @@
 // kept 0.657 of their isolated throughput (mean of 636 pairs); linear in
 // u is this model's assumption, exact at u = 0 and u = 1. When a task
 // joins or leaves, the others on that GPU are brought up to date and
-// their completions moved. MIG instances are isolated: nothing slows them.
+// their completions moved. MIG instances are isolated from each other.
+// Where a policy shares instances (snapshot.InstanceSharer: the optimal
+// policy's instance_sharing, the paper's (c) read literally), the tasks of
+// one instance are of one tenant, each takes the share of the instance its
+// MIG option gives (the larger of s x 7/k and s x 8/m, at most 1), the
+// shares sum to at most 1, and they slow each other by the same rule with
+// u their co-runners' share of the instance. GPU-hours count the GPU once,
+// as for any instance.
 //
 // Cluster and seeds. The cluster is Config.GPUs or a node list; of a node
 // list, Config.NodeOrder "seeded" orders the servers by a permutation

@@ -104,6 +104,8 @@ func compareHorizon(ps []PolicyResult) {
 		switch {
 		case p.usesMIG != ps[h].usesMIG:
 			g.Covered, g.Why = false, "the bound packs with another MIG mode: set optimal-horizon's mig argument to match"
+		case p.sharesInstances:
+			g.Covered, g.Why = false, "the policy shares MIG instances between jobs, and the bound packs one job per instance"
 		case p.unfinished > 0:
 			g.Covered, g.Why = false, "jobs never finished"
 		case !bound.Covers(p.waited, p.unfinished):

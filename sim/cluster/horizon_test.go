@@ -143,4 +143,12 @@ func TestHorizonGapReported(t *testing.T) {
 	if g := ex.VsHorizon; g == nil || g.Covered || !strings.Contains(g.Why, "MIG") {
 		t.Errorf("exclusive vs horizon %+v; want not covered, for its MIG mode", g)
 	}
+	// The bound packs one job per instance: a policy sharing instances
+	// is not covered, whatever its GPU-hours.
+	c.Policies = []string{"optimal", "optimal-horizon"}
+	c.PolicyArgs = map[string]map[string]string{"optimal": {"instance_sharing": "true"}}
+	opt, _ := mustRun(t, c).Policy("optimal")
+	if g := opt.VsHorizon; g == nil || g.Covered || !strings.Contains(g.Why, "shares MIG instances") {
+		t.Errorf("optimal with instance_sharing vs horizon %+v; want not covered, for sharing instances", g)
+	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/conspirator-sim/conspirator/engine"
 	"github.com/conspirator-sim/conspirator/hw/gpu"
+	"github.com/conspirator-sim/conspirator/hw/mig"
 	"github.com/conspirator-sim/conspirator/policies/snapshot"
 	"github.com/conspirator-sim/conspirator/workloads"
 	"github.com/conspirator-sim/conspirator/workloads/trace"
@@ -666,7 +667,8 @@ func (pl *planner) plan(k int, j *workloads.Job) (jobPlan, error) {
 				continue
 			}
 			c := gpu.SpeedFraction(ty.spec, pr.Compute, cfg.SpeedModel) * ty.rel
-			p.optsMIG = append(p.optsMIG, snapshot.Option{GPUType: ty.name, Profile: pr.Name, Speed: min(top, c/demand)})
+			p.optsMIG = append(p.optsMIG, snapshot.Option{GPUType: ty.name, Profile: pr.Name, Speed: min(top, c/demand),
+				Fraction: instanceShare(ty.spec.MIG, pr, share)})
 			if cfg.MIGOptions == MIGOptionsSmallest {
 				break
 			}
@@ -675,4 +677,12 @@ func (pl *planner) plan(k int, j *workloads.Job) (jobPlan, error) {
 	p.optsWhole, p.optsMIG = pl.intern(p.optsWhole), pl.intern(p.optsMIG)
 	pl.byKey[key] = [2][]snapshot.Option{p.optsWhole, p.optsMIG}
 	return p, nil
+}
+
+// instanceShare is the share of an instance of pr that a job asking for
+// share of a GPU needs where instances are shared (Option.Fraction on a MIG
+// option): the larger of its compute and memory shares of the instance, at
+// most the whole instance.
+func instanceShare(g *mig.Geometry, pr *mig.Profile, share float64) float64 {
+	return min(1, max(share*float64(g.ComputeSlices)/float64(pr.Compute), share*float64(g.MemorySlices)/float64(pr.MemSlices)))
 }

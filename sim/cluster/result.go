@@ -84,9 +84,10 @@ type PolicyResult struct {
 	Jobs      []JobRecord   `json:"-"`
 
 	// One seed's run, for the horizon comparison: jobs that waited or
-	// were preempted, jobs never finished, and the policy's MIG mode.
-	waited, unfinished int
-	usesMIG            bool
+	// were preempted, jobs never finished, the policy's MIG mode and
+	// whether it shares MIG instances.
+	waited, unfinished       int
+	usesMIG, sharesInstances bool
 }
 
 // Saving is a policy's GPU-hours against a baseline's under the same

@@ -55,10 +55,14 @@ type taskState struct {
 	pl  snapshot.Placement
 }
 
-// instance is one MIG instance of a GPU; task is -1 while it is idle.
+// instance is one MIG instance of a GPU: n tasks run on it (0: idle; more
+// than 1 only where the policy shares instances, all of one tenant, their
+// instance shares summing to used).
 type instance struct {
 	snapshot.Instance
-	task int
+	n      int
+	used   float64
+	tenant string
 }
 
 type gpuState struct {
@@ -70,7 +74,17 @@ type gpuState struct {
 	compute   int        // MIG: compute slices of busy instances
 	slices    int        // MIG: the GPU's compute slices (its geometry's); 0 when not partitioned
 	instances []instance // MIG: the current layout, idle instances included
-	members   []int      // non-MIG: the tasks time-sharing the GPU, in arrival order
+	members   []int      // the tasks time-sharing the GPU (non-MIG) or its instances (shared MIG), in arrival order
+}
+
+// instanceAt returns the instance of g at (profile, start), nil if none.
+func (g *gpuState) instanceAt(profile string, start int) *instance {
+	for k := range g.instances {
+		if in := &g.instances[k]; in.Profile == profile && in.Start == start {
+			return in
+		}
+	}
+	return nil
 }
 
 // serverState is one server: its capacity (0: not modelled), what its
@@ -104,6 +118,7 @@ type run struct {
 	sim     *engine.Simulator
 	pol     snapshot.Policy
 	mig     bool // the policy partitions MIG GPUs
+	share   bool // the policy puts several tasks on one MIG instance (snapshot.InstanceSharer)
 	types   []gpuType
 	gpus    []gpuState
 	servers []serverState
@@ -322,7 +337,7 @@ func runSeed(cfg Config, nodes []trace.Node, nodesRead *InputReport, raw []workl
 			st := rep.SolveStats()
 			pr.Solves = &st
 		}
-		pr.usesMIG = caps.UsesMIG
+		pr.usesMIG, pr.sharesInstances = caps.UsesMIG, caps.SharesInstances
 		sr.policies = append(sr.policies, pr)
 		sr.timing = append(sr.timing, tm)
 		tick()
@@ -380,6 +395,7 @@ func simulate(cfg Config, pol snapshot.Policy, types []gpuType, gpus []clusterGP
 		live: map[int]*jobState{}, gpus: make([]gpuState, len(gpus)), servers: make([]serverState, len(servers))}
 	caps := snapshot.CapabilitiesOf(pol)
 	r.mig = caps.UsesMIG
+	r.share = caps.SharesInstances && caps.UsesMIG
 	for k, g := range gpus {
 		r.gpus[k].typ, r.gpus[k].srv = g.typ, g.srv
 		if m := r.model(g.typ).MIG; m != nil {
@@ -639,6 +655,7 @@ func (r *run) snapshot(hidden map[int]bool) *snapshot.Snapshot {
 	s := &r.snap
 	s.Now = r.sim.Now()
 	s.GangSpan = r.cfg.GangSpan
+	s.ShareInstances = r.share
 	srvs := r.snapSrv[:0]
 	for k := range r.servers {
 		if r.servers[k].busy > 0 || r.servers[k].pods > 0 {
@@ -965,19 +982,21 @@ func (r *run) release(id int) {
 	r.alloc -= g.share()
 	g.tasks--
 	if ts.pl.Profile != "" {
-		for k := range g.instances {
-			if g.instances[k].task == id {
-				g.instances[k].task = -1
+		if in := g.instanceAt(ts.pl.Profile, ts.pl.Start); in != nil && in.n > 0 {
+			in.n--
+			in.used -= r.instanceShare(id, ts.pl)
+			if in.n == 0 {
+				in.used, in.tenant = 0, ""
+				m := r.model(g.typ)
+				p, _ := m.Profile(ts.pl.Profile)
+				g.compute -= p.Compute
 			}
 		}
-		m := r.model(g.typ)
-		p, _ := m.Profile(ts.pl.Profile)
-		g.compute -= p.Compute
 	} else {
 		g.used -= ts.pl.Fraction
-		if k := slices.Index(g.members, id); k >= 0 {
-			g.members = slices.Delete(g.members, k, k+1)
-		}
+	}
+	if k := slices.Index(g.members, id); k >= 0 {
+		g.members = slices.Delete(g.members, k, k+1)
 	}
 	if g.tasks == 0 {
 		g.used, g.tenant = 0, ""
@@ -1013,34 +1032,39 @@ func (r *run) acquire(id int, p snapshot.Placement, tenant string) (engine.Time,
 		if !ok {
 			return 0, fmt.Errorf("task %d: profile %q not on GPU %d (%s)", id, p.Profile, p.GPU, m.Name)
 		}
-		found := false
-		for k := range g.instances {
-			in := &g.instances[k]
-			if in.Instance == want {
-				if in.task >= 0 {
-					return 0, fmt.Errorf("tasks %d and %d on the same MIG instance %s@%d of GPU %d", in.task, id, want.Profile, want.Start, p.GPU)
-				}
-				in.task, found = id, true
-			}
+		sh := r.instanceShare(id, p)
+		in := g.instanceAt(want.Profile, want.Start)
+		joins := in != nil && in.n > 0
+		switch {
+		case joins && !r.share:
+			return 0, fmt.Errorf("task %d joins the busy MIG instance %s@%d of GPU %d; this policy runs one task per instance", id, want.Profile, want.Start, p.GPU)
+		case joins && in.tenant != tenant:
+			return 0, fmt.Errorf("task %d of tenant %q joins tenant %q on MIG instance %s@%d of GPU %d", id, tenant, in.tenant, want.Profile, want.Start, p.GPU)
+		case joins && in.used+sh > 1+1e-9:
+			return 0, fmt.Errorf("task %d: MIG instance %s@%d of GPU %d would hold shares summing to %v > 1", id, want.Profile, want.Start, p.GPU, in.used+sh)
+		case in != nil:
+			in.n++
+			in.used += sh
+			in.tenant = tenant
 		}
-		if !found {
+		if in == nil {
 			ops := 1 // create
 			kept := g.instances[:0]
 			for _, in := range g.instances {
 				if overlaps(m, in.Instance, want) {
-					if in.task >= 0 {
-						return 0, fmt.Errorf("task %d: instance %s@%d of GPU %d overlaps %s@%d of running task %d", id, want.Profile, want.Start, p.GPU, in.Profile, in.Start, in.task)
+					if in.n > 0 {
+						return 0, fmt.Errorf("task %d: instance %s@%d of GPU %d overlaps %s@%d, which runs %d task(s)", id, want.Profile, want.Start, p.GPU, in.Profile, in.Start, in.n)
 					}
 					ops++ // destroy the idle instance in the way
 					continue
 				}
 				kept = append(kept, in)
 			}
-			g.instances = append(kept, instance{Instance: want, task: id})
+			g.instances = append(kept, instance{Instance: want, n: 1, used: sh, tenant: tenant})
 			// Idle instances may still exceed the compute slices or a
 			// profile's count: destroy them, lowest start first.
 			for snapshot.CheckLayout(m, layout(g)) != nil {
-				k := slices.IndexFunc(g.instances, func(in instance) bool { return in.task < 0 })
+				k := slices.IndexFunc(g.instances, func(in instance) bool { return in.n == 0 })
 				if k < 0 {
 					return 0, fmt.Errorf("GPU %d (%s): illegal MIG layout: %v", p.GPU, m.Name, snapshot.CheckLayout(m, layout(g)))
 				}
@@ -1050,7 +1074,12 @@ func (r *run) acquire(id int, p snapshot.Placement, tenant string) (engine.Time,
 			slices.SortFunc(g.instances, func(a, b instance) int { return a.Start - b.Start })
 			delay = engine.Time(ops) * r.cfg.MIGReconfigTime.Time()
 		}
-		g.compute += prof.Compute
+		if !joins {
+			g.compute += prof.Compute
+		}
+		if r.share {
+			g.members = append(g.members, id)
+		}
 	} else {
 		if g.tasks > 0 && g.tenant != tenant {
 			return 0, fmt.Errorf("task %d of tenant %q joins tenant %q on non-MIG GPU %d", id, tenant, g.tenant, p.GPU)
@@ -1079,6 +1108,15 @@ func (r *run) acquire(id int, p snapshot.Placement, tenant string) (engine.Time,
 	ts := r.task(id)
 	ts.gpu, ts.pl = p.GPU, p
 	return delay, nil
+}
+
+// instanceShare is the share of its MIG instance task id takes at p where
+// the policy shares instances; 0 where it does not (nothing reads it then).
+func (r *run) instanceShare(id int, p snapshot.Placement) float64 {
+	if !r.share {
+		return 0
+	}
+	return r.options(&r.job(r.task(id).job).plan)[p.Option].InstanceShare()
 }
 
 func layout(g *gpuState) []snapshot.Instance {
@@ -1266,7 +1304,9 @@ func (r *run) apply(c snapshot.Changes) error {
 // jobSpeed is a placed job's speed: the slowest of its tasks, each at its
 // option's speed, slowed on a time-shared GPU by its co-runners
 // (timeshare_slowdown x the share of the GPU they hold, at most 1). A MIG
-// instance is isolated: nothing slows it.
+// instance is isolated from the others: only the tasks sharing it (where
+// the policy shares instances) slow a task, by the same rule with shares
+// of the instance.
 func (r *run) jobSpeed(js *jobState) float64 {
 	opts := r.options(&js.plan)
 	speed := math.Inf(1)
@@ -1276,6 +1316,10 @@ func (r *run) jobSpeed(js *jobState) float64 {
 		if sl := r.cfg.TimeshareSlowdown; sl > 0 && ts.pl.Profile == "" && ts.gpu >= 0 {
 			others := min(1, max(0, r.gpus[ts.gpu].used-ts.pl.Fraction))
 			v *= 1 - sl*others
+		} else if sl > 0 && r.share && ts.gpu >= 0 {
+			if in := r.gpus[ts.gpu].instanceAt(ts.pl.Profile, ts.pl.Start); in != nil {
+				v *= 1 - sl*min(1, max(0, in.used-opts[ts.pl.Option].InstanceShare()))
+			}
 		}
 		speed = min(speed, v)
 	}

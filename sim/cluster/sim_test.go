@@ -619,3 +619,72 @@ func TestBadRows(t *testing.T) {
 		}
 	}
 }
+
+// Shared MIG instances (the optimal policy's instance_sharing, the paper's
+// (c) read literally). Eight jobs of one tenant asking 6% of an A100-40GB
+// arrive at 0, 1, ..., 7 s and run 100 s. Their least option, 1g.5gb,
+// takes max(0.06 x 7/1, 0.06 x 8/1) = 0.48 of the instance, so two fit in
+// one. An A100 holds seven 1g instances. With no reconfiguration time and
+// no interference:
+//
+//   - one job per instance: jobs 0-6 on GPU0 (0..106 s), job 7 on GPU1
+//     (7..107 s): 206 GPU-seconds;
+//   - shared: job 7 joins an instance on GPU0, which is busy 0..107 s: 107.
+//
+// With one GPU and timeshare_slowdown s, job 7 shares with some job k
+// (arrived at k) and both run at v = 1 - 0.48 s (each slowed by the
+// other's share): k has 100 - (7 - k) s of work left at 7 s and ends at
+// e = 7 + (93 + k)/v; job 7 has then done 93 + k and ends 7 - k s later,
+// alone. Every other job takes 100 s.
+func TestHandDerivedSharedInstances(t *testing.T) {
+	var jobs []workloads.Job
+	for k := range 8 {
+		jobs = append(jobs, job(fmt.Sprint(k), float64(k), 100, 60))
+	}
+	run := func(gpus int, share bool, sl float64) PolicyResult {
+		c := small(jobs, "a100-40gb", gpus, "optimal")
+		c.Tenants = TenantsSingle
+		c.MIGReconfigTime = 0
+		c.TimeshareSlowdown = sl
+		c.PolicyArgs = map[string]map[string]string{"optimal": {"instance_sharing": fmt.Sprint(share), "e2": "1"}}
+		return mustRun(t, c).Policies[0]
+	}
+	if got := run(2, false, 0).GPUHours * 3600; math.Abs(got-206) > 1e-9 {
+		t.Errorf("one job per instance: %v GPU-seconds, want 206", got)
+	}
+	if got := run(2, true, 0).GPUHours * 3600; math.Abs(got-107) > 1e-9 {
+		t.Errorf("shared instances: %v GPU-seconds, want 107", got)
+	}
+	const sl = 0.343
+	got := run(1, true, sl)
+	v := 1 - 0.48*sl
+	byID := map[string]float64{}
+	for _, j := range got.Jobs {
+		byID[j.ID] = j.JCTS
+	}
+	if len(byID) != 8 {
+		t.Fatalf("got %d job records, want 8", len(byID))
+	}
+	k := -1
+	for i := range 7 {
+		if math.Abs(byID[fmt.Sprint(i)]-100) > 1e-9 {
+			if k >= 0 {
+				t.Fatalf("jobs %d and %d both slowed; only job 7's partner should be: %v", k, i, byID)
+			}
+			k = i
+		}
+	}
+	if k < 0 {
+		t.Fatalf("no job slowed by sharing with job 7: %v", byID)
+	}
+	e := 7 + (93+float64(k))/v
+	if want := e - float64(k); math.Abs(byID[fmt.Sprint(k)]-want) > 1e-6 {
+		t.Errorf("job %d shares with job 7: JCT %v, want %v", k, byID[fmt.Sprint(k)], want)
+	}
+	if want := e + 7 - float64(k) - 7; math.Abs(byID["7"]-want) > 1e-6 {
+		t.Errorf("job 7: JCT %v, want %v", byID["7"], want)
+	}
+	if want := max(106, e+7-float64(k)); math.Abs(got.GPUHours*3600-want) > 1e-6 {
+		t.Errorf("one GPU shared: %v GPU-seconds, want %v", got.GPUHours*3600, want)
+	}
+}
