@@ -418,7 +418,7 @@ func simulate(cfg Config, pol snapshot.Policy, types []gpuType, gpus []clusterGP
 		}
 		r.classes[ci] = append(r.classes[ci], k)
 	}
-	if caps.Incremental != nil && !cfg.snapshotCalls {
+	if caps.Incremental != nil && !cfg.snapshotCalls && !r.share { // sessions carry no shared instances
 		r.sess = caps.Incremental.Begin(r.cluster())
 	}
 	r.jct.KeepSamples(true)
