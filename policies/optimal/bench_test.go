@@ -58,55 +58,37 @@ func windowSnapshot(seed uint64, n, g int) *snapshot.Snapshot {
 // proven optimal and the mean gap when the 10 s limit stops one; run the
 // large sizes with -benchtime 4x (four windows each).
 func BenchmarkSolve(b *testing.B) {
-	for _, backend := range backendNames() {
-		for _, size := range [][2]int{{5, 2}, {10, 2}, {10, 4}, {20, 4}, {20, 8}, {30, 8}, {40, 8}, {60, 12}, {100, 16}} {
-			b.Run(fmt.Sprintf("%s/jobs=%d/gpus=%d", backend, size[0], size[1]), func(b *testing.B) {
-				o, err := NewSolver(Config{E1: 1, E2: 0.1, Backend: backend, TimeLimit: 10 * time.Second})
-				if err != nil {
-					b.Fatal(err)
-				}
-				proven, gap, vars := 0, 0.0, 0
-				for k := 0; k < b.N; k++ {
-					s := windowSnapshot(uint64(k%4), size[0], size[1])
-					r, err := o.Solve(s)
-					if err != nil {
-						b.Fatal(err)
-					}
-					if r.Optimal {
-						proven++
-					}
-					gap += r.Gap
-					vars = r.Vars
-				}
-				b.ReportMetric(float64(proven)/float64(b.N), "proven")
-				b.ReportMetric(gap/float64(b.N), "gap")
-				b.ReportMetric(float64(vars), "vars")
-			})
-		}
-	}
+	sizes := [][2]int{{5, 2}, {10, 2}, {10, 4}, {20, 4}, {20, 8}, {30, 8}, {40, 8}, {60, 12}, {100, 16}}
+	benchSolves(b, sizes, false)
 }
 
 // BenchmarkSolveShared is BenchmarkSolve with the paper's (c) read
-// literally (InstanceSharing): each MIG option asks for a quarter, a half
-// or the whole of its instance, so that instances can hold two to four
-// jobs of one tenant.
+// literally (InstanceSharing): each job's MIG options ask for a quarter, a
+// half or the whole of the instance, so that instances can hold two to
+// four jobs of one tenant.
 func BenchmarkSolveShared(b *testing.B) {
+	benchSolves(b, [][2]int{{20, 4}, {40, 8}, {100, 16}}, true)
+}
+
+func benchSolves(b *testing.B, sizes [][2]int, share bool) {
 	for _, backend := range backendNames() {
-		for _, size := range [][2]int{{20, 4}, {40, 8}, {100, 16}} {
+		for _, size := range sizes {
 			b.Run(fmt.Sprintf("%s/jobs=%d/gpus=%d", backend, size[0], size[1]), func(b *testing.B) {
-				o, err := NewSolver(Config{E1: 1, E2: 0.1, Backend: backend, TimeLimit: 10 * time.Second, InstanceSharing: true})
+				o, err := NewSolver(Config{E1: 1, E2: 0.1, Backend: backend, TimeLimit: 10 * time.Second, InstanceSharing: share})
 				if err != nil {
 					b.Fatal(err)
 				}
 				proven, gap, vars := 0, 0.0, 0
 				for k := 0; k < b.N; k++ {
 					s := windowSnapshot(uint64(k%4), size[0], size[1])
-					s.ShareInstances = true
-					r := engine.NewStream(uint64(k%4), "optimal/window/shares")
-					for i := range s.Jobs {
-						f := []float64{0.25, 0.5, 0}[r.IntN(3)]
-						for t := range s.Jobs[i].Options {
-							s.Jobs[i].Options[t].Fraction = f
+					if share {
+						s.ShareInstances = true
+						r := engine.NewStream(uint64(k%4), "optimal/window/shares")
+						for i := range s.Jobs {
+							f := []float64{0.25, 0.5, 0}[r.IntN(3)]
+							for t := range s.Jobs[i].Options {
+								s.Jobs[i].Options[t].Fraction = f
+							}
 						}
 					}
 					res, err := o.Solve(s)

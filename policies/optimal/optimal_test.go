@@ -305,24 +305,9 @@ func TestAgainstBruteForce(t *testing.T) {
 		want := bruteForce(s, cfg)
 		for _, backend := range backendNames() {
 			cfg.Backend = backend
-			o, _ := NewSolver(cfg)
-			res, err := o.Solve(s)
-			if math.IsInf(want, 1) {
-				if err == nil || !strings.Contains(err.Error(), "cannot all be placed") {
-					t.Errorf("case %d %s: brute force finds no strict placement but solver says %v (err %v)", k, backend, res.Decision, err)
-				}
+			res, ok := solveLikeBruteForce(t, k, s, cfg, want)
+			if !ok {
 				continue
-			}
-			if err != nil {
-				t.Errorf("case %d %s: %v", k, backend, err)
-				continue
-			}
-			if err := snapshot.CheckDecision(s, res.Decision); err != nil {
-				t.Errorf("case %d %s: %v", k, backend, err)
-				continue
-			}
-			if !res.Optimal || math.Abs(res.Decision.Cost-want) > 1e-6 {
-				t.Errorf("case %d %s (%+v): cost %v optimal=%v, brute force %v\nsnapshot %+v\ndecision %+v", k, backend, cfg, res.Decision.Cost, res.Optimal, want, s, res.Decision)
 			}
 			// the decision's cost, recomputed from the rules, is what it claims.
 			_, mc := snapshot.Migrations(s, &res.Decision)
@@ -377,25 +362,7 @@ func TestInstanceSharingAgainstBruteForce(t *testing.T) {
 		}
 		for _, backend := range backendNames() {
 			cfg.Backend = backend
-			o, _ := NewSolver(cfg)
-			res, err := o.Solve(s)
-			if math.IsInf(want, 1) {
-				if err == nil || !strings.Contains(err.Error(), "cannot all be placed") {
-					t.Errorf("case %d %s: brute force finds no strict placement but solver says %v (err %v)", k, backend, res.Decision, err)
-				}
-				continue
-			}
-			if err != nil {
-				t.Errorf("case %d %s: %v", k, backend, err)
-				continue
-			}
-			if err := snapshot.CheckDecision(s, res.Decision); err != nil {
-				t.Errorf("case %d %s: %v", k, backend, err)
-				continue
-			}
-			if !res.Optimal || math.Abs(res.Decision.Cost-want) > 1e-6 {
-				t.Errorf("case %d %s (%+v): cost %v optimal=%v, brute force %v\nsnapshot %+v\ndecision %+v", k, backend, cfg, res.Decision.Cost, res.Optimal, want, s, res.Decision)
-			}
+			solveLikeBruteForce(t, k, s, cfg, want)
 		}
 	}
 	if cheaper == 0 {
@@ -427,6 +394,33 @@ func TestInstanceSharingNeedsTheSnapshot(t *testing.T) {
 	if err != nil || len(res.Decision.Placements) != 1 {
 		t.Fatalf("without sharing one 7g instance holds one job: got %+v, %v", res.Decision, err)
 	}
+}
+
+// solveLikeBruteForce solves case k and reports where the result differs
+// from want, brute force's optimum (+Inf: no strict placement); ok is
+// false when there is no decision to check further.
+func solveLikeBruteForce(t *testing.T, k int, s *snapshot.Snapshot, cfg Config, want float64) (res Result, ok bool) {
+	t.Helper()
+	o, _ := NewSolver(cfg)
+	res, err := o.Solve(s)
+	switch {
+	case math.IsInf(want, 1):
+		if err == nil || !strings.Contains(err.Error(), "cannot all be placed") {
+			t.Errorf("case %d %s: brute force finds no strict placement but solver says %v (err %v)", k, cfg.Backend, res.Decision, err)
+		}
+		return res, false
+	case err != nil:
+		t.Errorf("case %d %s: %v", k, cfg.Backend, err)
+		return res, false
+	}
+	if err := snapshot.CheckDecision(s, res.Decision); err != nil {
+		t.Errorf("case %d %s: %v", k, cfg.Backend, err)
+		return res, false
+	}
+	if !res.Optimal || math.Abs(res.Decision.Cost-want) > 1e-6 {
+		t.Errorf("case %d %s (%+v): cost %v optimal=%v, brute force %v\nsnapshot %+v\ndecision %+v", k, cfg.Backend, cfg, res.Decision.Cost, res.Optimal, want, s, res.Decision)
+	}
+	return res, true
 }
 
 func TestRegistered(t *testing.T) {
