@@ -138,7 +138,7 @@ func (b *Bandwidth) update(now engine.Time) {
 		if f.cap <= share {
 			// Bottlenecked by its own cap; later flows have larger caps.
 			f.rate = f.cap
-			left = math.Max(0, left-f.cap)
+			left = max(0, left-f.cap)
 			m--
 			total += f.rate
 			continue
@@ -163,7 +163,7 @@ func (b *Bandwidth) update(now engine.Time) {
 			break
 		}
 		if f.rate > 0 {
-			soonest = math.Min(soonest, f.remaining/f.rate)
+			soonest = min(soonest, f.remaining/f.rate)
 			found = true
 		}
 	}
@@ -229,7 +229,7 @@ func (b *Bandwidth) Remaining(id FlowID) float64 {
 	if f == nil {
 		return 0
 	}
-	return math.Max(0, f.remaining-f.rate*(b.sim.Now()-b.at).Seconds())
+	return max(0, f.remaining-f.rate*(b.sim.Now()-b.at).Seconds())
 }
 
 // Capacity returns the current capacity in bytes per second.

@@ -129,7 +129,7 @@ func (p *PS) update(now engine.Time) {
 	n := len(p.jobs)
 	p.rate = 0
 	if n > 0 {
-		p.rate = math.Min(p.capacity/float64(n), p.perJobCap)
+		p.rate = min(p.capacity/float64(n), p.perJobCap)
 	}
 	p.active.Set(now, float64(n))
 	p.used.Set(now, p.rate*float64(n))

@@ -59,8 +59,8 @@ func (t *Tally) Add(x float64) {
 	if t.Count() == 0 {
 		t.min, t.max = x, x
 	} else {
-		t.min = math.Min(t.min, x)
-		t.max = math.Max(t.max, x)
+		t.min = min(t.min, x)
+		t.max = max(t.max, x)
 	}
 	if math.IsNaN(x) {
 		t.nan = true

@@ -39,8 +39,8 @@ func NewTimeWeighted(now Time, v float64) *TimeWeighted {
 func (w *TimeWeighted) Set(now Time, v float64) {
 	w.advance(now)
 	w.v = v
-	w.max = math.Max(w.max, v)
-	w.min = math.Min(w.min, v)
+	w.max = max(w.max, v)
+	w.min = min(w.min, v)
 }
 
 // Add changes the value by dv at time now (Set(now, Value()+dv)).
