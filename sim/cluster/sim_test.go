@@ -688,3 +688,44 @@ func TestHandDerivedSharedInstances(t *testing.T) {
 		t.Errorf("one GPU shared: %v GPU-seconds, want %v", got.GPUHours*3600, want)
 	}
 }
+
+// A replay with shared instances under every rule at once: small and
+// whole jobs, two-task gangs, per-job and single tenants, MIG
+// reconfiguration and migrations, every decision checked
+// (verify_decisions: one tenant and shares within 1 in each instance), on
+// A100s beside a non-MIG V100. Every job must run, every solve be proven
+// and the same seed give the same JSON twice.
+func TestSharedInstancesReplay(t *testing.T) {
+	r := engine.NewStream(5, "test/shared-replay")
+	var jobs []workloads.Job
+	for k := range 8 {
+		j := job(fmt.Sprint("j", k), 30*r.Float64(), 60+r.Exp(300), []int{50, 50, 100, 250}[r.IntN(4)])
+		if k%5 == 4 {
+			j.NumGPU = 2
+		}
+		jobs = append(jobs, j)
+	}
+	for _, tenants := range []string{TenantsSingle, TenantsPerJob} {
+		c := small(jobs, "a100-40gb", 1, "optimal")
+		c.GPUs = append(c.GPUs, GPUGroup{Model: "v100", Count: 1})
+		c.Tenants = tenants
+		c.PolicyArgs = map[string]map[string]string{"optimal": {"instance_sharing": "true", "time_limit": "none"}}
+		var out [2][]byte
+		for k := range out {
+			res, err := Run(c, 7, testEnv)
+			if err != nil {
+				t.Fatalf("tenants %s: %v", tenants, err)
+			}
+			p := res.Policies[0]
+			if p.Unscheduled != 0 || p.Solves == nil || p.Solves.Unproven != 0 {
+				t.Errorf("tenants %s: unscheduled %v, solves %+v; want every job run and every solve proven", tenants, p.Unscheduled, p.Solves)
+			}
+			if out[k], err = res.JSON(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !bytes.Equal(out[0], out[1]) {
+			t.Errorf("tenants %s: two runs with the same seed differ", tenants)
+		}
+	}
+}
