@@ -64,7 +64,10 @@
 // pending only if the second is; and two counting cuts say the GPUs in use
 // offer at least the compute and the memory the placed jobs need at the
 // least (840 sum_j Y_j + sum_i need_i u_i >= sum_i need_i, in 1/840 GPU;
-// under instance_sharing a job needs R_i of its instance, rounded down).
+// under instance_sharing a job needs R_i of its instance, rounded down, or
+// the whole instance where no other job of its tenant takes a share small
+// enough to join it: an instance of two or more jobs holds only jobs with
+// such a partner, so the charges still sum to at most the instance).
 //
 // # Backends
 //

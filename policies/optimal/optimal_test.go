@@ -371,6 +371,39 @@ func TestInstanceSharingAgainstBruteForce(t *testing.T) {
 	t.Logf("%d of %d cases cheaper with shared instances", cheaper, n)
 }
 
+// TestInstanceSharingLoneJobs: three jobs of one tenant each need 0.6 of a
+// 7g.40gb instance, on two A100s. No two fit in one instance, so each holds
+// a whole GPU and one must wait: the optimum is 2 GPUs + one penalty P =
+// 2 x 1 + 1e-4 (e1 = 1, no running job). The counting bound proves it
+// without a search only if it charges each job its whole instance
+// (aloneInInstance); by shares alone (1.8 GPUs) it would allow all three
+// on two GPUs.
+func TestInstanceSharingLoneJobs(t *testing.T) {
+	m, _ := snapshot.LookupModel("a100-40gb")
+	s := &snapshot.Snapshot{ShareInstances: true, GPUs: []snapshot.GPU{{ID: 1, Model: m}, {ID: 2, Model: m}}}
+	for i := range 3 {
+		s.Jobs = append(s.Jobs, snapshot.Job{ID: i + 1, Tenant: "a", Options: []snapshot.Option{{Profile: "7g.40gb", Fraction: 0.6}}})
+	}
+	cfg := Config{E1: 1, Backend: "gophersat", InstanceSharing: true}
+	p, err := build(s, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := quantise(2 + 2 + CostQuantum)
+	if p.bound != want || p.incumbent == nil || p.value(p.incumbent) != want {
+		t.Errorf("counting bound %d, greedy %v; want both %d (2 GPUs + P)", p.bound, p.incumbent != nil, want)
+	}
+	// A job of share 0.4 can join a 0.6 one: then nothing is alone, and
+	// all four fit on two GPUs (0.6+0.4, 0.6, 0.6 would need three; the
+	// optimum pairs the 0.4 with one 0.6 and leaves one 0.6 waiting).
+	s.Jobs = append(s.Jobs, snapshot.Job{ID: 4, Tenant: "a", Options: []snapshot.Option{{Profile: "7g.40gb", Fraction: 0.4}}})
+	o, _ := NewSolver(cfg)
+	res, err := o.Solve(s)
+	if err != nil || !res.Optimal || math.Abs(res.Decision.Cost-(2+2+CostQuantum)) > 1e-9 || len(res.Decision.Unscheduled) != 1 {
+		t.Errorf("with a 0.4 job: %+v optimal=%v err=%v; want 2 GPUs and one 0.6 job waiting", res.Decision, res.Optimal, err)
+	}
+}
+
 // TestInstanceSharingNeedsTheSnapshot: a solver asked to share instances
 // refuses a snapshot that does not allow it, and a snapshot that allows it
 // does not oblige a solver that does not share.

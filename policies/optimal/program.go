@@ -412,6 +412,7 @@ func build(s *snapshot.Snapshot, cfg Config) (*program, error) {
 	p.serverRows(us)
 
 	// Counting cuts and the counting lower bound.
+	lone := p.aloneInInstance()
 	needC, needM := make([]int64, len(s.Jobs)), make([]int64, len(s.Jobs))
 	var sumC, sumM int64
 	for i := range s.Jobs {
@@ -424,7 +425,7 @@ func build(s *snapshot.Snapshot, cfg Config) (*program, error) {
 				prof, _ := m.Profile(x.profile)
 				c = int64(prof.Compute) * cutUnits / int64(m.MIG.ComputeSlices)
 				mem = int64(prof.MemSlices) * cutUnits / int64(m.MIG.MemorySlices)
-				if p.share { // the job's share of the instance, rounded down
+				if p.share && !lone[v] { // the job's share of the instance, rounded down
 					r := shareUnits(s.Jobs[i].Options[x.option])
 					c, mem = c*r/fractionUnits, mem*r/fractionUnits
 				}
@@ -466,6 +467,74 @@ func build(s *snapshot.Snapshot, cfg Config) (*program, error) {
 		p.incumbent = x
 	}
 	return p, nil
+}
+
+// aloneInInstance marks, where instances are shared, the x variables whose
+// job would have its instance to itself: no other job of its tenant takes
+// a share of that profile on that GPU model small enough to join it. Such
+// a job holds the whole instance, which the counting bound then charges
+// (valid: an instance holding two jobs holds only jobs with a possible
+// partner, charged their shares, which sum to at most 1).
+func (p *program) aloneInInstance() map[int]bool {
+	if !p.share {
+		return nil
+	}
+	s := p.snap
+	type group struct {
+		model, profile, tenant string
+	}
+	type least struct {
+		job    [2]int // the jobs of the two least shares, -1 none
+		shares [2]int64
+	}
+	groups := map[group]*least{}
+	for i := range s.Jobs {
+		for _, v := range p.xs[i] {
+			x := p.vars[v]
+			if !s.GPUs[x.gpu].Model.IsMIG() {
+				continue
+			}
+			g := group{s.GPUs[x.gpu].Model.Name, x.profile, s.Jobs[i].Tenant}
+			l := groups[g]
+			if l == nil {
+				l = &least{job: [2]int{-1, -1}}
+				groups[g] = l
+			}
+			r := shareUnits(s.Jobs[i].Options[x.option])
+			switch {
+			case l.job[0] == i:
+				l.shares[0] = min(l.shares[0], r)
+			case l.job[1] == i:
+				l.shares[1] = min(l.shares[1], r)
+				if l.shares[1] < l.shares[0] {
+					l.job[0], l.job[1], l.shares[0], l.shares[1] = l.job[1], l.job[0], l.shares[1], l.shares[0]
+				}
+			case l.job[0] < 0 || r < l.shares[0]:
+				l.job[1], l.shares[1] = l.job[0], l.shares[0]
+				l.job[0], l.shares[0] = i, r
+			case l.job[1] < 0 || r < l.shares[1]:
+				l.job[1], l.shares[1] = i, r
+			}
+		}
+	}
+	lone := map[int]bool{}
+	for i := range s.Jobs {
+		for _, v := range p.xs[i] {
+			x := p.vars[v]
+			if !s.GPUs[x.gpu].Model.IsMIG() {
+				continue
+			}
+			l := groups[group{s.GPUs[x.gpu].Model.Name, x.profile, s.Jobs[i].Tenant}]
+			other, share := l.job[0], l.shares[0]
+			if other == i {
+				other, share = l.job[1], l.shares[1]
+			}
+			if other < 0 || share > fractionUnits-shareUnits(s.Jobs[i].Options[x.option]) {
+				lone[v] = true
+			}
+		}
+	}
+	return lone
 }
 
 // serverRows adds the rows of servers and gangs (snapshot.Server, Job.Gang):
