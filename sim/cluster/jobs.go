@@ -668,7 +668,7 @@ func (pl *planner) plan(k int, j *workloads.Job) (jobPlan, error) {
 			}
 			c := gpu.SpeedFraction(ty.spec, pr.Compute, cfg.SpeedModel) * ty.rel
 			p.optsMIG = append(p.optsMIG, snapshot.Option{GPUType: ty.name, Profile: pr.Name, Speed: min(top, c/demand),
-				Fraction: instanceShare(ty.spec.MIG, pr, share)})
+				Fraction: shareOfInstance(ty.spec.MIG, pr, share)})
 			if cfg.MIGOptions == MIGOptionsSmallest {
 				break
 			}
@@ -679,10 +679,10 @@ func (pl *planner) plan(k int, j *workloads.Job) (jobPlan, error) {
 	return p, nil
 }
 
-// instanceShare is the share of an instance of pr that a job asking for
+// shareOfInstance is the share of an instance of pr that a job asking for
 // share of a GPU needs where instances are shared (Option.Fraction on a MIG
 // option): the larger of its compute and memory shares of the instance, at
 // most the whole instance.
-func instanceShare(g *mig.Geometry, pr *mig.Profile, share float64) float64 {
+func shareOfInstance(g *mig.Geometry, pr *mig.Profile, share float64) float64 {
 	return min(1, max(share*float64(g.ComputeSlices)/float64(pr.Compute), share*float64(g.MemorySlices)/float64(pr.MemSlices)))
 }
