@@ -89,14 +89,20 @@ func (b *Bandwidth) Start(bytes float64, capBytesPerSec float64, done func()) Fl
 	b.advance(now)
 	b.lastID++
 	f := flow{id: b.lastID, cap: capBytesPerSec, remaining: bytes, started: now, done: done}
-	// The new id is the largest, so it goes after every flow with cap <= its cap.
-	i, _ := slices.BinarySearchFunc(b.flows, capBytesPerSec, func(g flow, c float64) int {
-		if g.cap <= c {
-			return -1
-		}
-		return 1
-	})
-	b.flows = slices.Insert(b.flows, i, f)
+	// The new id is the largest, so it goes after every flow with cap <= its
+	// cap: at the end when no flow has a larger cap (the common case, and
+	// an append, not an insert).
+	if n := len(b.flows); n == 0 || b.flows[n-1].cap <= capBytesPerSec {
+		b.flows = append(b.flows, f)
+	} else {
+		i, _ := slices.BinarySearchFunc(b.flows, capBytesPerSec, func(g flow, c float64) int {
+			if g.cap <= c {
+				return -1
+			}
+			return 1
+		})
+		b.flows = slices.Insert(b.flows, i, f)
+	}
 	b.update(now)
 	return f.id
 }
@@ -180,16 +186,19 @@ func (b *Bandwidth) complete() {
 	b.advance(now)
 	fin := b.finished[:0]
 	kept := b.flows[:0]
-	for _, f := range b.flows {
+	for i := range b.flows {
+		f := &b.flows[i]
 		if f.remaining <= f.rate*completionSlack {
-			fin = append(fin, f)
+			fin = append(fin, *f)
 			continue
 		}
-		kept = append(kept, f)
+		kept = append(kept, *f)
 	}
 	clear(b.flows[len(kept):])
 	b.flows = kept
-	slices.SortFunc(fin, func(x, y flow) int { return cmp.Compare(x.id, y.id) })
+	if len(fin) > 1 {
+		slices.SortFunc(fin, func(x, y flow) int { return cmp.Compare(x.id, y.id) })
+	}
 	for i := range fin {
 		b.completed++
 		b.durations.Add((now - fin[i].started).Seconds())

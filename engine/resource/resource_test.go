@@ -322,6 +322,11 @@ func TestBandwidthCapsAndCapacity(t *testing.T) {
 		// -> 3; the last gets 5.
 		{"two levels", 9, []float64{0, 3, 1}, []float64{5, 3, 1}},
 		{"equal split", 9, []float64{0, 0, 0}, []float64{3, 3, 3}},
+		// The third flow's cap falls between the two before it, so it is
+		// inserted mid-list: 8/3 > 1 -> 1; 7/2 = 3.5 > 3 -> 3; 4 left for
+		// the cap-5 flow. Appended instead (caps 1, 5, 3 in that order) the
+		// filling would give 3.5 to both of the others.
+		{"mid insert", 8, []float64{5, 1, 3}, []float64{4, 1, 3}},
 	}
 	for _, c := range cases {
 		sim := engine.New(nil)
