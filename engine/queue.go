@@ -41,25 +41,29 @@ const (
 	QueueBinaryHeap QueueKind = "binary-heap"
 	QueueQuadHeap   QueueKind = "4-ary-heap"
 	QueueCalendar   QueueKind = "calendar"
+	QueueRadix      QueueKind = "radix-heap"
+	QueueAdaptive   QueueKind = "adaptive"
 )
 
 // QueueKinds lists every implementation, in a fixed order.
-var QueueKinds = []QueueKind{QueueBinaryHeap, QueueQuadHeap, QueueCalendar}
+var QueueKinds = []QueueKind{QueueBinaryHeap, QueueQuadHeap, QueueCalendar, QueueRadix, QueueAdaptive}
 
-// QueueDefault is what New(nil) and NewQueue("") use: the calendar
-// queue, chosen by measurement (issue 17 item 1; one run each, the kinds
-// side by side, 2-core VM, -cpu 1). Through the simulator's API
-// (BenchmarkSimHold) it takes 41 ns per event at 1e2 pending against the
-// binary heap's 53, and 53 against 102 at 1e4; raw (BenchmarkHold) 276
-// against 296 ns at 1e6. The openb cluster replay runs a little faster on
-// it (BenchmarkOpenBQueues: 61.5 against 63.4 ms). The data-path model,
-// a few dozen pending events on scales from nanoseconds to milliseconds,
-// runs about 9% slower on it (1,202 against 1,100 ns per request) and so
-// asks for the heap itself (datapath.EventQueue). Every kind gives the
-// same event order (the golden results are byte-identical on each), so
-// the choice changes speed only. It is a variable so that benchmarks can
-// run the models on each kind side by side; nothing else sets it.
-var QueueDefault = QueueCalendar
+// QueueDefault is what New(nil) and NewQueue("") use: the adaptive queue
+// (a calendar queue, a radix heap above 2^17 pending events), chosen by
+// measurement (issue 17 item 1; the kinds side by side, 2-core VM, -cpu
+// 1; figures in AdaptiveQueue and the README). Through the simulator's
+// API (BenchmarkSimHold) the calendar queue takes about 41 ns per event at
+// 1e2 pending against the binary heap's 53, and 53 against 100 at 1e4;
+// at 1e6 the radix heap takes 234 against the binary heap's 416 and the
+// calendar queue's 509. The openb cluster replay runs a little faster on
+// the calendar queue than on the heap (BenchmarkOpenBQueues). The
+// data-path model, a few dozen pending events on scales from nanoseconds
+// to milliseconds, runs faster on the binary heap and asks for it
+// (datapath.EventQueue). Every kind gives the same event order (the
+// golden results are byte-identical on each), so the choice changes speed
+// only. It is a variable so that benchmarks can run the models on each
+// kind side by side; nothing else sets it.
+var QueueDefault = QueueAdaptive
 
 // NewQueue returns an empty queue of the given kind ("" for QueueDefault),
 // or nil if the kind is unknown.
@@ -74,6 +78,10 @@ func NewQueue(k QueueKind) EventQueue {
 		return &QuadHeap{}
 	case QueueCalendar:
 		return &CalendarQueue{}
+	case QueueRadix:
+		return &RadixHeap{}
+	case QueueAdaptive:
+		return &AdaptiveQueue{}
 	}
 	return nil
 }

@@ -382,3 +382,83 @@ func TestPopUntil(t *testing.T) {
 
 // peekPopOnly hides a queue's popUntil.
 type peekPopOnly struct{ EventQueue }
+
+// The adaptive queue moves its events from the calendar queue to the radix
+// heap above adaptiveUp and back below adaptiveDown; the order must not
+// change across either move, nor across a filter on either side. With the
+// thresholds lowered to 64 and 16, the walk swings the size between 5 and
+// 80 events ten times, with equal times mixed in (ties broken by Seq).
+func TestAdaptiveQueueSwitches(t *testing.T) {
+	defer func(up, down int) { adaptiveUp, adaptiveDown = up, down }(adaptiveUp, adaptiveDown)
+	adaptiveUp, adaptiveDown = 64, 16
+	q, ref := &AdaptiveQueue{}, &refQueue{}
+	s := NewStream(3, "adaptive")
+	var seq uint64
+	var now Time
+	up, down := 0, 0
+	pop := func(what string) {
+		t.Helper()
+		was := q.big
+		g, gok := q.Pop()
+		r, rok := ref.Pop()
+		if g != r || gok != rok {
+			t.Fatalf("%s: Pop = %+v,%v; reference %+v,%v", what, g, gok, r, rok)
+		}
+		now = r.At
+		if was && !q.big {
+			down++
+		}
+	}
+	for cycle := range 10 {
+		for ref.Len() < 80 {
+			was := q.big
+			seq++
+			e := Event{At: now + Time(s.IntN(4))*10, Seq: seq}
+			q.Push(e)
+			ref.Push(e)
+			if q.big && !was {
+				up++
+			}
+			if q.Len() != ref.Len() {
+				t.Fatalf("cycle %d: Len = %d, reference %d", cycle, q.Len(), ref.Len())
+			}
+		}
+		if cycle%2 == 1 { // drop every third event while in the radix heap
+			keep := func(e Event) bool { return e.Seq%3 != 0 }
+			q.filter(keep)
+			ref.ev = slices.DeleteFunc(ref.ev, func(e Event) bool { return !keep(e) })
+		}
+		for ref.Len() > 5 {
+			pop(fmt.Sprintf("cycle %d", cycle))
+		}
+	}
+	for ref.Len() > 0 {
+		pop("drain")
+	}
+	if up != 10 || down != 10 {
+		t.Errorf("switches: %d to the radix heap and %d back, want 10 and 10", up, down)
+	}
+}
+
+// Equal times leave in Seq order whatever order they were pushed in (the
+// interface allows it; the simulator always pushes in Seq order), on every
+// kind: the radix heap inserts such an event in place in its bucket 0.
+func TestQueuesTiesAnyPushOrder(t *testing.T) {
+	for _, k := range QueueKinds {
+		q := NewQueue(k)
+		q.Push(Event{At: 5, Seq: 1})
+		q.Pop() // every queue has now taken a minimum at time 5
+		for _, sq := range []uint64{7, 3, 9, 2, 8} {
+			q.Push(Event{At: 5, Seq: sq})        // at the minimum taken: bucket 0
+			q.Push(Event{At: 100, Seq: sq + 10}) // later: a higher bucket
+		}
+		var got []uint64
+		for q.Len() > 0 {
+			e, _ := q.Pop()
+			got = append(got, e.Seq)
+		}
+		if want := []uint64{2, 3, 7, 8, 9, 12, 13, 17, 18, 19}; !slices.Equal(got, want) {
+			t.Errorf("%s: Seq order %v, want %v", k, got, want)
+		}
+	}
+}

@@ -92,8 +92,9 @@ type request struct {
 // binary heap, which its own benchmark finds fastest for its few dozen
 // pending events on scales from nanoseconds to milliseconds
 // (BenchmarkConspirator, the kinds side by side: 1,100 ns per request
-// against the calendar queue's 1,202; engine.QueueDefault is the calendar
-// queue, faster on the HOLD model and the cluster replay). Every kind
+// against the calendar queue's 1,202; engine.QueueDefault, a calendar
+// queue that turns into a radix heap at scale, is faster on the HOLD
+// model and the cluster replay). Every kind
 // gives the same results (TestSameResultOnEveryQueue); benchmarks set it
 // to compare them.
 var EventQueue = engine.QueueBinaryHeap
