@@ -50,7 +50,6 @@ func (q *AdaptiveQueue) Push(e Event) {
 	}
 	q.cal.Push(e)
 	if q.cal.n > adaptiveUp {
-		q.rad.reset()
 		for q.cal.n > 0 {
 			q.rad.Push(q.cal.removeMin())
 		}
@@ -97,7 +96,10 @@ func (q *AdaptiveQueue) shrink() {
 		}
 		q.cal.Push(e)
 	}
-	q.rad.reset()
+	// A new radix heap: its buckets grew to the spike's size, which a
+	// model back at its usual size need not keep (the calendar queue's
+	// slab, 2^17 nodes at most, is kept for the next spike).
+	q.rad = RadixHeap{}
 	q.big = false
 }
 

@@ -204,15 +204,6 @@ func (q *RadixHeap) rebase(k uint64) {
 	sortSeq(q.b[0])
 }
 
-// reset empties q, keeping its buckets' storage, and forgets last, so the
-// next events may be at any time.
-func (q *RadixHeap) reset() {
-	for i := range q.b {
-		q.b[i] = q.b[i][:0]
-	}
-	q.head, q.mask, q.last, q.n = 0, 0, 0, 0
-}
-
 func (q *RadixHeap) filter(keep func(Event) bool) {
 	q.b[0] = filterHeap(q.b[0][q.head:], keep) // keeps order: still sorted
 	q.head = 0
