@@ -52,6 +52,7 @@ type PathResult struct {
 	ControlPlane ControlPlane `json:"control_plane"`
 
 	records []RequestRecord
+	events  uint64 // callbacks the simulator ran for this path
 }
 
 // LatencySummary is in microseconds. CI95Mean is the half-width of the 95%
@@ -93,6 +94,11 @@ type RequestRecord struct {
 // Records returns the per-request records (nil unless
 // Config.RecordRequests).
 func (p *PathResult) Records() []RequestRecord { return p.records }
+
+// Events returns how many events the simulator ran for this path, warm-up
+// included: the model's granularity, which with the engine's cost per
+// event sets a floor on its run time (BenchmarkConspirator reports both).
+func (p *PathResult) Events() uint64 { return p.events }
 
 // Path returns the named path's result, or nil.
 func (r *Result) Path(name string) *PathResult {
@@ -302,6 +308,7 @@ func (s *system) summarize() PathResult {
 	pr.Unstable, pr.UnstableReason = rc.unstable()
 	pr.ControlPlane = s.controlPlane()
 	pr.records = rc.records
+	pr.events = s.sim.Fired()
 	return pr
 }
 
