@@ -39,6 +39,7 @@ type Bandwidth struct {
 	active     stats.TimeWeighted
 	throughput stats.TimeWeighted
 	durations  stats.Tally
+	noStats    bool // StopStats was called
 	completed  uint64
 }
 
@@ -156,8 +157,10 @@ func (b *Bandwidth) update(now engine.Time) {
 		total += share * float64(m)
 		break
 	}
-	b.active.Set(now, float64(len(b.flows)))
-	b.throughput.Set(now, total)
+	if !b.noStats {
+		b.active.Set(now, float64(len(b.flows)))
+		b.throughput.Set(now, total)
+	}
 
 	b.sim.Cancel(b.next)
 	b.next = engine.Handle{}
@@ -199,9 +202,11 @@ func (b *Bandwidth) complete() {
 	if len(fin) > 1 {
 		slices.SortFunc(fin, func(x, y flow) int { return cmp.Compare(x.id, y.id) })
 	}
-	for i := range fin {
-		b.completed++
-		b.durations.Add((now - fin[i].started).Seconds())
+	b.completed += uint64(len(fin))
+	if !b.noStats {
+		for i := range fin {
+			b.durations.Add((now - fin[i].started).Seconds())
+		}
 	}
 	b.update(now)
 	for i := range fin {
@@ -249,13 +254,23 @@ func (b *Bandwidth) Capacity() float64 { return b.capacity }
 // Integral the bytes carried.
 func (b *Bandwidth) Throughput() *stats.TimeWeighted { return &b.throughput }
 
+// Durations returns the transfer times (start to last byte, in seconds) of
+// the flows finished since the last ResetStats.
+func (b *Bandwidth) Durations() *stats.Tally { return &b.durations }
+
 // ResetStats discards the statistics gathered so far and starts new
 // observation windows now. Flows in progress are kept.
 func (b *Bandwidth) ResetStats() {
 	now := b.sim.Now()
 	b.durations.Reset()
-	b.active.Reset(now)
-	b.throughput.Reset(now)
+	resetTW(&b.active, now, b.noStats)
+	resetTW(&b.throughput, now, b.noStats)
+}
+
+// StopStats stops gathering statistics for good; see Queue.StopStats.
+func (b *Bandwidth) StopStats() {
+	b.noStats = true
+	b.ResetStats()
 }
 
 // KeepSamples chooses whether the Durations tally stores every sample (the

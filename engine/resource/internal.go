@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/conspirator-sim/conspirator/engine"
+	"github.com/conspirator-sim/conspirator/engine/stats"
 )
 
 // completionSlack is how much of a nanosecond of work may remain on a job
@@ -87,4 +88,15 @@ func (f *fifo[T]) pop() T {
 	f.head = (f.head + 1) % len(f.buf)
 	f.n--
 	return x
+}
+
+// resetTW starts w's observation window at now: empty, and NaN for good
+// once the resource's statistics are stopped (see Queue.StopStats), so
+// that a reader cannot take the value it held then for a measurement.
+func resetTW(w *stats.TimeWeighted, now engine.Time, stopped bool) {
+	if stopped {
+		*w = *stats.NewTimeWeighted(now, math.NaN())
+		return
+	}
+	w.Reset(now)
 }

@@ -24,6 +24,7 @@ type Pool struct {
 	inUseTW   stats.TimeWeighted
 	waitingTW stats.TimeWeighted
 	waits     stats.Tally
+	noStats   bool // StopStats was called
 	granted   uint64
 }
 
@@ -67,7 +68,9 @@ func (p *Pool) Acquire(n int64, granted func()) error {
 		return nil
 	}
 	p.waiters.push(poolWaiter{n: n, since: now, granted: granted})
-	p.waitingTW.Set(now, float64(p.waiters.len()))
+	if !p.noStats {
+		p.waitingTW.Set(now, float64(p.waiters.len()))
+	}
 	return nil
 }
 
@@ -78,11 +81,12 @@ func (p *Pool) TryAcquire(n int64) bool {
 	if n <= 0 || n > p.capacity || p.waiters.len() > 0 || n > p.capacity-p.inUse {
 		return false
 	}
-	now := p.sim.Now()
 	p.inUse += n
-	p.inUseTW.Set(now, float64(p.inUse))
 	p.granted++
-	p.waits.Add(0)
+	if !p.noStats {
+		p.inUseTW.Set(p.sim.Now(), float64(p.inUse))
+		p.waits.Add(0)
+	}
 	return true
 }
 
@@ -100,15 +104,19 @@ func (p *Pool) Release(n int64) {
 		w := p.waiters.pop()
 		p.grant(w.n, w.since, w.granted, now)
 	}
-	p.inUseTW.Set(now, float64(p.inUse))
-	p.waitingTW.Set(now, float64(p.waiters.len()))
+	if !p.noStats {
+		p.inUseTW.Set(now, float64(p.inUse))
+		p.waitingTW.Set(now, float64(p.waiters.len()))
+	}
 }
 
 func (p *Pool) grant(n int64, since engine.Time, granted func(), now engine.Time) {
 	p.inUse += n
-	p.inUseTW.Set(now, float64(p.inUse))
 	p.granted++
-	p.waits.Add((now - since).Seconds())
+	if !p.noStats {
+		p.inUseTW.Set(now, float64(p.inUse))
+		p.waits.Add((now - since).Seconds())
+	}
 	if granted != nil {
 		p.sim.MustAfter(0, granted)
 	}
@@ -143,8 +151,14 @@ func (p *Pool) QueueLength() *stats.TimeWeighted { return &p.waitingTW }
 func (p *Pool) ResetStats() {
 	now := p.sim.Now()
 	p.waits.Reset()
-	p.inUseTW.Reset(now)
-	p.waitingTW.Reset(now)
+	resetTW(&p.inUseTW, now, p.noStats)
+	resetTW(&p.waitingTW, now, p.noStats)
+}
+
+// StopStats stops gathering statistics for good; see Queue.StopStats.
+func (p *Pool) StopStats() {
+	p.noStats = true
+	p.ResetStats()
 }
 
 // KeepSamples chooses whether the Waits tally stores every sample (the

@@ -36,6 +36,7 @@ type PS struct {
 	active    stats.TimeWeighted
 	used      stats.TimeWeighted
 	responses stats.Tally
+	noStats   bool // StopStats was called
 	completed uint64
 }
 
@@ -131,8 +132,10 @@ func (p *PS) update(now engine.Time) {
 	if n > 0 {
 		p.rate = min(p.capacity/float64(n), p.perJobCap)
 	}
-	p.active.Set(now, float64(n))
-	p.used.Set(now, p.rate*float64(n))
+	if !p.noStats {
+		p.active.Set(now, float64(n))
+		p.used.Set(now, p.rate*float64(n))
+	}
 	p.sim.Cancel(p.next)
 	p.next = engine.Handle{}
 	if n == 0 || p.rate <= 0 {
@@ -154,7 +157,9 @@ func (p *PS) complete() {
 		j := p.pop()
 		fin = append(fin, j)
 		p.completed++
-		p.responses.Add((now - j.submitted).Seconds())
+		if !p.noStats {
+			p.responses.Add((now - j.submitted).Seconds())
+		}
 	}
 	if len(p.jobs) == 0 {
 		p.v = 0
@@ -239,8 +244,14 @@ func (p *PS) Used() *stats.TimeWeighted { return &p.used }
 func (p *PS) ResetStats() {
 	now := p.sim.Now()
 	p.responses.Reset()
-	p.active.Reset(now)
-	p.used.Reset(now)
+	resetTW(&p.active, now, p.noStats)
+	resetTW(&p.used, now, p.noStats)
+}
+
+// StopStats stops gathering statistics for good; see Queue.StopStats.
+func (p *PS) StopStats() {
+	p.noStats = true
+	p.ResetStats()
 }
 
 // KeepSamples chooses whether the Responses tally stores every sample (the

@@ -22,6 +22,7 @@ type Queue struct {
 	busyTW    stats.TimeWeighted
 	waitTW    stats.TimeWeighted
 	systemTW  stats.TimeWeighted
+	noStats   bool // StopStats was called
 	completed uint64
 }
 
@@ -86,7 +87,9 @@ func (q *Queue) SubmitFunc(service engine.Time, start func(), done func()) {
 	}
 	now := q.sim.Now()
 	j := queuedJob{service: service, start: start, done: done, submitted: now}
-	q.systemTW.Set(now, float64(q.busy+q.waiting.len()+1))
+	if !q.noStats {
+		q.systemTW.Set(now, float64(q.busy+q.waiting.len()+1))
+	}
 	if n := len(q.idle); n > 0 {
 		s := q.servers[q.idle[n-1]]
 		q.idle = q.idle[:n-1]
@@ -97,15 +100,19 @@ func (q *Queue) SubmitFunc(service engine.Time, start func(), done func()) {
 		return
 	}
 	q.waiting.push(j)
-	q.waitTW.Set(now, float64(q.waiting.len()))
+	if !q.noStats {
+		q.waitTW.Set(now, float64(q.waiting.len()))
+	}
 }
 
 // begin puts j into service on s.
 func (q *Queue) begin(s *server, j queuedJob, now engine.Time) {
 	s.job = j
 	q.busy++
-	q.busyTW.Set(now, float64(q.busy))
-	q.waits.Add((now - j.submitted).Seconds())
+	if !q.noStats {
+		q.busyTW.Set(now, float64(q.busy))
+		q.waits.Add((now - j.submitted).Seconds())
+	}
 	q.sim.MustAfter(j.service, s.fire)
 }
 
@@ -116,18 +123,26 @@ func (s *server) complete() {
 	s.job = queuedJob{}
 	q.busy--
 	q.completed++
-	q.responses.Add((now - j.submitted).Seconds())
+	if !q.noStats {
+		q.responses.Add((now - j.submitted).Seconds())
+	}
 	var next func()
 	if q.waiting.len() > 0 {
 		nj := q.waiting.pop()
-		q.waitTW.Set(now, float64(q.waiting.len()))
+		if !q.noStats {
+			q.waitTW.Set(now, float64(q.waiting.len()))
+		}
 		q.begin(s, nj, now)
 		next = nj.start
 	} else {
-		q.busyTW.Set(now, float64(q.busy))
+		if !q.noStats {
+			q.busyTW.Set(now, float64(q.busy))
+		}
 		q.idle = append(q.idle, s.idx)
 	}
-	q.systemTW.Set(now, float64(q.busy+q.waiting.len()))
+	if !q.noStats {
+		q.systemTW.Set(now, float64(q.busy+q.waiting.len()))
+	}
 	if j.done != nil {
 		j.done()
 	}
@@ -172,9 +187,21 @@ func (q *Queue) ResetStats() {
 	now := q.sim.Now()
 	q.waits.Reset()
 	q.responses.Reset()
-	q.busyTW.Reset(now)
-	q.waitTW.Reset(now)
-	q.systemTW.Reset(now)
+	resetTW(&q.busyTW, now, q.noStats)
+	resetTW(&q.waitTW, now, q.noStats)
+	resetTW(&q.systemTW, now, q.noStats)
+}
+
+// StopStats stops gathering statistics for the rest of the run and drops
+// those gathered: a model that reads none of them (the data-path model
+// reads none of its resources') saves their cost at every operation. The
+// tallies are then empty and the time-weighted statistics NaN, so a
+// reader cannot mistake them for measurements; ResetStats keeps them so.
+// What the simulation does is unchanged. Bandwidth, PS and Pool have the
+// same method.
+func (q *Queue) StopStats() {
+	q.noStats = true
+	q.ResetStats()
 }
 
 // KeepSamples chooses whether the Waits and Responses tallies store every

@@ -484,3 +484,68 @@ func TestKeepSamplesOff(t *testing.T) {
 		t.Errorf("mean wait %v (want 7/3 ms), samples %v (want nil), %d responses (want 3)", got, q.Waits().Samples(), q.Responses().Count())
 	}
 }
+
+// StopStats changes nothing the simulation does, only what it records: the
+// same mixed workload on a queue, a link, a PS server and a pool gives the
+// same completions with statistics on and off, and once off the tallies
+// are empty and the time-weighted statistics NaN (not a stale level that
+// could pass for a measurement).
+func TestStopStats(t *testing.T) {
+	run := func(stop bool) ([]string, *Queue, *Bandwidth, *PS, *Pool) {
+		sim := engine.New(nil)
+		l := &log{sim: sim}
+		q, _ := NewQueue(sim, 2)
+		b, _ := NewBandwidth(sim, 100)
+		p, _ := NewPS(sim, 2, 1)
+		pl, _ := NewPool(sim, 10)
+		if stop {
+			q.StopStats()
+			b.StopStats()
+			p.StopStats()
+			pl.StopStats()
+		}
+		for i, name := range []string{"a", "b", "c", "d"} {
+			at := engine.Time(i) * ms
+			sim.MustAt(at, func() {
+				q.Submit(engine.Time(3-i)*ms, l.mark("q"+name))
+				b.Start(float64(10*(i+1)), float64(20*i), l.mark("b"+name))
+				p.Submit(0.002*float64(i+1), l.mark("p"+name))
+				if err := pl.Acquire(int64(4+i), func() {
+					l.mark("pool" + name)()
+					sim.MustAfter(2*ms, func() { pl.Release(int64(4 + i)) })
+				}); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+		sim.Run()
+		return l.ev, q, b, p, pl
+	}
+	on, q, b, p, pl := run(false)
+	off, qo, bo, po, plo := run(true)
+	if !slices.Equal(on, off) {
+		t.Fatalf("completions differ with statistics off:\n on: %v\noff: %v", on, off)
+	}
+	if len(on) != 16 {
+		t.Fatalf("%d completions, want 16: %v", len(on), on)
+	}
+	// With statistics on, each resource measured something.
+	now := engine.Time(1 << 40)
+	if q.Responses().Count() != 4 || b.Durations().Count() != 4 || p.Responses().Count() != 4 || pl.Waits().Count() != 4 ||
+		!(q.Utilisation() > 0) || !(b.Throughput().Integral(now) > 0) {
+		t.Fatalf("statistics on: counts %d %d %d %d, utilisation %v, bytes %v",
+			q.Responses().Count(), b.Durations().Count(), p.Responses().Count(), pl.Waits().Count(), q.Utilisation(), b.Throughput().Integral(now))
+	}
+	for name, n := range map[string]int{"queue waits": qo.Waits().Count(), "queue responses": qo.Responses().Count(),
+		"link durations": bo.Durations().Count(), "ps responses": po.Responses().Count(), "pool waits": plo.Waits().Count()} {
+		if n != 0 {
+			t.Errorf("statistics off: %s holds %d samples, want 0", name, n)
+		}
+	}
+	for name, v := range map[string]float64{"queue utilisation": qo.Utilisation(), "queue length": qo.QueueLength().Mean(now),
+		"link throughput": bo.Throughput().Mean(now), "ps active": po.ActiveJobs().Mean(now), "pool occupancy": plo.Occupancy().Mean(now)} {
+		if !math.IsNaN(v) {
+			t.Errorf("statistics off: %s = %v, want NaN", name, v)
+		}
+	}
+}

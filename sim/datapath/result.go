@@ -298,7 +298,7 @@ func (s *system) summarize() PathResult {
 		pr.HostCPUUsPerRequest = s.host.CPUSeconds() / float64(rc.completed-rc.dropped) * 1e6
 	}
 	// Utilisations over the whole run, from the work done (the resources'
-	// own windows are reset as the run goes, see resetEvery).
+	// own statistics are off, see stopResourceStats).
 	if el := s.sim.Now().Seconds(); el > 0 {
 		if s.snic != nil {
 			pr.SoCUtilization = s.snic.ArmSeconds() / (float64(s.cfg.SmartNIC.ArmCores) * el)
