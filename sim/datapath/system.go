@@ -89,14 +89,14 @@ type request struct {
 }
 
 // EventQueue is the pending-event set the data-path model runs on: the
-// binary heap, which its own benchmark finds fastest for its few dozen
+// binary heap, which its own benchmark finds fastest for its three to five
 // pending events on scales from nanoseconds to milliseconds
-// (BenchmarkConspirator, the kinds side by side: 1,100 ns per request
-// against the calendar queue's 1,202; engine.QueueDefault, a calendar
-// queue that turns into a radix heap at scale, is faster on the HOLD
-// model and the cluster replay). Every kind
-// gives the same results (TestSameResultOnEveryQueue); benchmarks set it
-// to compare them.
+// (BenchmarkConspirator, the kinds side by side, median of four: 751 ns
+// per request against the calendar queue's 887 and the default adaptive
+// queue's 914; the 4-ary heap is within noise of the binary heap).
+// engine.QueueDefault is faster on the HOLD model and the cluster replay.
+// Every kind gives the same results (TestSameResultOnEveryQueue);
+// benchmarks set it to compare them.
 var EventQueue = engine.QueueBinaryHeap
 
 func newSystem(cfg Config, path string, seed uint64) (*system, error) {
