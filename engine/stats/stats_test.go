@@ -292,3 +292,30 @@ func TestTallyWithoutSamples(t *testing.T) {
 			moments.Count(), moments.Mean(), moments.Variance(), kept.Count(), kept.Mean(), kept.Variance())
 	}
 }
+
+// Grow reserves room: the samples added after it fit without another
+// allocation, and the summaries are those of the samples, not of the room.
+// A tally keeping moments only ignores it.
+func TestTallyGrow(t *testing.T) {
+	var tl Tally
+	tl.Add(7)
+	tl.Grow(2000)
+	// AllocsPerRun calls the function twice (a warm-up, then the run).
+	if allocs := testing.AllocsPerRun(1, func() {
+		for i := range 1000 {
+			tl.Add(float64(i))
+		}
+	}); allocs != 0 {
+		t.Errorf("2000 Adds after Grow(2000) allocated %v times, want 0", allocs)
+	}
+	// 2001 samples: 7, then 0..999 twice; mean (7 + 2*499500) / 2001.
+	if tl.Count() != 2001 || tl.Mean() != (7+2*499500)/2001.0 || tl.Quantile(1) != 999 {
+		t.Errorf("after Grow: count %d, mean %v, max quantile %v", tl.Count(), tl.Mean(), tl.Quantile(1))
+	}
+	var m Tally
+	m.KeepSamples(false)
+	m.Grow(1 << 20)
+	if cap(m.samples) != 0 {
+		t.Errorf("Grow on a moments-only tally reserved %d samples, want none", cap(m.samples))
+	}
+}

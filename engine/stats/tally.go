@@ -44,6 +44,16 @@ func (t *Tally) KeepSamples(keep bool) {
 	t.noKeep = !keep
 }
 
+// Grow makes room for n more samples, so that a caller who knows how many
+// it will add (a run of a given number of requests) pays for one
+// allocation instead of a chain of growing copies. It does nothing when
+// samples are not kept or n <= 0.
+func (t *Tally) Grow(n int) {
+	if !t.noKeep && n > 0 {
+		t.samples = slices.Grow(t.samples, n)
+	}
+}
+
 // moments folds x into the running mean and sum of squared deviations.
 func (t *Tally) moments(x float64) {
 	t.n++

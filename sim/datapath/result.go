@@ -185,7 +185,11 @@ type recorder struct {
 }
 
 func newRecorder(cfg Config, path string, stages int) recorder {
-	return recorder{warmup: cfg.WarmupRequests, stageSum: make([]float64, stages), keep: cfg.RecordRequests, stageBuf: stages}
+	rc := recorder{warmup: cfg.WarmupRequests, stageSum: make([]float64, stages), keep: cfg.RecordRequests, stageBuf: stages}
+	// Every measured request adds one latency: room for all of them at
+	// once (Validate has bounded the count by MemoryLimit).
+	rc.latency.Grow(cfg.Clients.Count*cfg.Clients.Requests - cfg.WarmupRequests)
+	return rc
 }
 
 func (rc *recorder) record(s *system, r *request) {
