@@ -276,3 +276,43 @@ func TestMM1PS(t *testing.T) {
 		check(t, name, 1/(1-rho), ratios, 0.05)
 	}
 }
+
+// delayFor's nearest-nanosecond test uses Floor(ns+0.5) for speed; it must
+// give what the plain definition (math.Round) gives, on exact values,
+// values within and just outside 1e-4 ns of a whole number, halves, huge
+// and negative values, and random ones over 30 decades.
+func TestDelayForRounding(t *testing.T) {
+	ref := func(seconds float64) engine.Time {
+		ns := seconds * float64(engine.Second)
+		if r := math.Round(ns); math.Abs(ns-r) <= 1e-4 {
+			ns = r
+		} else {
+			ns = math.Ceil(ns)
+		}
+		switch {
+		case !(ns >= 1):
+			return 1
+		case ns >= float64(engine.MaxTime):
+			return engine.MaxTime
+		}
+		return engine.Time(ns)
+	}
+	vals := []float64{0, 1e-9, 2e-9, 26.0 / 13, 1.5e-9, 2.5e-9, -0.5e-9, -1e-9, 3e-9 + 0.99e-13, 3e-9 + 1.01e-13,
+		3e-9 - 0.99e-13, 3e-9 - 1.01e-13, 1 << 51 * 1e-9, (1<<52 + 1) * 1e-9, 9.2e9, 1e12, math.Inf(1), math.NaN()}
+	s := engine.NewStream(1, "delayfor")
+	for range 200000 {
+		v := math.Pow(10, 30*s.Float64()-15)
+		vals = append(vals, v, -v, math.Round(v*1e9)/1e9, (math.Round(v*1e9)+0.5)/1e9)
+	}
+	bad := 0
+	for _, v := range vals {
+		if got, want := delayFor(v, false), ref(v); got != want {
+			if bad++; bad <= 5 {
+				t.Errorf("delayFor(%v s) = %d ns, math.Round gives %d", v, got, want)
+			}
+		}
+	}
+	if bad > 5 {
+		t.Errorf("%d values of %d differ", bad, len(vals))
+	}
+}
