@@ -1,7 +1,8 @@
 // Package resource provides generic queueing resources for models built on
 // the engine: a FIFO multi-server Queue, a processor-sharing PS server with
 // a changeable capacity, a Bandwidth link shared max-min fairly among flows,
-// and a capacity Pool with FIFO waiters. Each keeps its own statistics.
+// and a capacity Pool with FIFO waiters. Each keeps its own statistics,
+// which a model that reads none of them turns off with StopStats.
 //
 // These live beside the engine rather than in it, and below hw/, because
 // they are textbook queueing models with no hardware knowledge: a HostCPU is
