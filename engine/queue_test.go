@@ -462,3 +462,21 @@ func TestQueuesTiesAnyPushOrder(t *testing.T) {
 		}
 	}
 }
+
+// The adaptive queue with its thresholds lowered to 64 and 16 runs the
+// reference workload on every spread (equal times, 15 decades, events
+// earlier than the last one taken): it switches many times a run, and
+// every Pop and Peek must still match the reference.
+func TestAdaptiveQueueAgainstReference(t *testing.T) {
+	defer func(up, down int) { adaptiveUp, adaptiveDown = up, down }(adaptiveUp, adaptiveDown)
+	adaptiveUp, adaptiveDown = 64, 16
+	ops := 20000
+	if testing.Short() {
+		ops = 6000
+	}
+	for i, sp := range spreads {
+		t.Run(sp.name, func(t *testing.T) {
+			queueWorkload(t, &AdaptiveQueue{}, sp, spreads[(i+3)%len(spreads)], uint64(100+i), ops)
+		})
+	}
+}
