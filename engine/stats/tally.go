@@ -201,7 +201,11 @@ func (t *Tally) Sorted() []float64 {
 func (t *Tally) sortedSamples() []float64 {
 	if t.dirty || len(t.sorted) != len(t.samples) {
 		t.sorted = append(t.sorted[:0], t.samples...)
-		slices.Sort(t.sorted)
+		if t.nan {
+			slices.Sort(t.sorted) // the radix sort has no place for a NaN
+		} else {
+			sortFloats(t.sorted)
+		}
 		t.dirty = false
 	}
 	return t.sorted
