@@ -62,10 +62,8 @@ func (q *RadixHeap) Push(e Event) {
 		q.rebase(k)
 	}
 	q.n++
-	i := bits.Len64(k ^ q.last)
-	if i > 0 {
-		q.b[i] = append(q.b[i], e)
-		q.mask |= 1 << (i - 1)
+	if k != q.last {
+		q.put(e, k)
 		return
 	}
 	b0 := q.b[0]
@@ -149,18 +147,23 @@ func (q *RadixHeap) refill() {
 		m = min(m, radixKey(e.At))
 	}
 	q.last = m
-	for _, e := range bk {
-		// Every event of bucket i agrees with m above bit i-1, so it
-		// lands in a bucket below i.
-		j := bits.Len64(radixKey(e.At) ^ m)
-		q.b[j] = append(q.b[j], e)
-		if j > 0 {
-			q.mask |= 1 << (j - 1)
-		}
-	}
 	q.b[i] = bk[:0]
 	q.mask &^= 1 << (i - 1)
+	for _, e := range bk {
+		// Every event of bucket i agrees with m above bit i-1, so it
+		// lands in a bucket below i: appending cannot overwrite bk.
+		q.put(e, radixKey(e.At))
+	}
 	sortSeq(q.b[0])
+}
+
+// put appends e, whose radix key is k, to its bucket relative to last.
+func (q *RadixHeap) put(e Event, k uint64) {
+	j := bits.Len64(k ^ q.last)
+	q.b[j] = append(q.b[j], e)
+	if j > 0 {
+		q.mask |= 1 << (j - 1)
+	}
 }
 
 // sortSeq sorts events at one time by Seq. A refill usually brings down
@@ -195,11 +198,7 @@ func (q *RadixHeap) rebase(k uint64) {
 	}
 	q.mask, q.last = 0, k
 	for _, e := range all {
-		j := bits.Len64(radixKey(e.At) ^ k)
-		q.b[j] = append(q.b[j], e)
-		if j > 0 {
-			q.mask |= 1 << (j - 1)
-		}
+		q.put(e, radixKey(e.At))
 	}
 	sortSeq(q.b[0])
 }

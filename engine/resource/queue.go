@@ -123,24 +123,22 @@ func (s *server) complete() {
 	s.job = queuedJob{}
 	q.busy--
 	q.completed++
-	if !q.noStats {
-		q.responses.Add((now - j.submitted).Seconds())
-	}
 	var next func()
-	if q.waiting.len() > 0 {
+	handed := q.waiting.len() > 0 // the server goes to the next job
+	if handed {
 		nj := q.waiting.pop()
-		if !q.noStats {
-			q.waitTW.Set(now, float64(q.waiting.len()))
-		}
 		q.begin(s, nj, now)
 		next = nj.start
 	} else {
-		if !q.noStats {
-			q.busyTW.Set(now, float64(q.busy))
-		}
 		q.idle = append(q.idle, s.idx)
 	}
 	if !q.noStats {
+		q.responses.Add((now - j.submitted).Seconds())
+		if handed {
+			q.waitTW.Set(now, float64(q.waiting.len()))
+		} else {
+			q.busyTW.Set(now, float64(q.busy))
+		}
 		q.systemTW.Set(now, float64(q.busy+q.waiting.len()))
 	}
 	if j.done != nil {
