@@ -44,6 +44,10 @@ var holdBimodal = func() []Time {
 
 var holdSizes = []int{100, 10_000, 1_000_000}
 
+// holdFn is the callback the raw HOLD events carry: the queues move it with
+// each event, as they do for the simulator.
+var holdFn = func() {}
+
 // holdState is one warmed-up pending set, kept across the benchmark's
 // rounds (b.Run calls the function again with a larger b.N) so that 1e6
 // events are pushed once, not once per round.
@@ -58,7 +62,7 @@ func newHoldState(q EventQueue, n int, incs []Time) *holdState {
 	h := &holdState{q: q, incs: incs}
 	for range n {
 		h.seq++
-		q.Push(Event{At: incs[h.i&(holdRing-1)], Seq: h.seq})
+		q.Push(Event{At: incs[h.i&(holdRing-1)], Seq: h.seq, Fn: holdFn})
 		h.i++
 	}
 	h.run(2 * n) // reach the steady-state time distribution
@@ -70,7 +74,7 @@ func (h *holdState) run(ops int) {
 	for range ops {
 		e, _ := q.Pop()
 		seq++
-		q.Push(Event{At: e.At + incs[i&(holdRing-1)], Seq: seq, Slot: e.Slot})
+		q.Push(Event{At: e.At + incs[i&(holdRing-1)], Seq: seq, Fn: e.Fn})
 		i++
 	}
 	h.seq, h.i = seq, i
@@ -176,7 +180,7 @@ func BenchmarkHoldBimodal(b *testing.B) {
 }
 
 // simHold is HOLD through the full Simulator: each op fires one callback,
-// which schedules its successor (slot table, handle, queue push). With
+// which schedules its successor (handle, queue push). With
 // cancel set, each firing also cancels the timeout armed by the previous
 // firing and arms a new one 10s out, the request-timeout pattern; the dead
 // entries this leaves make the simulator compact its queue now and then.

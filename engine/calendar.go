@@ -40,14 +40,16 @@ type CalendarQueue struct {
 	sample []Event // scratch for width estimation, reused
 }
 
-// calNode is one event in the slab, flattened so that it packs into 24
-// bytes instead of the 32 that embedding Event plus a link would take.
+// calNode is one event in the slab and its link, 32 bytes: two to a
+// 64-byte cache line.
 type calNode struct {
 	at   Time
 	seq  uint64
-	slot int32
+	fn   func()
 	next int32 // next node in the bucket, or -1
 }
+
+func (n *calNode) event() Event { return Event{At: n.at, Seq: n.seq, Fn: n.fn} }
 
 func (n *calNode) before(at Time, seq uint64) bool {
 	return n.at < at || (n.at == at && n.seq < seq)
@@ -97,7 +99,7 @@ func (q *CalendarQueue) Peek() (Event, bool) {
 	}
 	b := q.find()
 	nd := &q.nodes[q.buckets[b].head]
-	return Event{At: nd.at, Seq: nd.seq, Slot: nd.slot}, true
+	return nd.event(), true
 }
 
 // Pop removes and returns the earliest event.
@@ -128,7 +130,7 @@ func (q *CalendarQueue) insert(e Event) {
 		q.nodes = append(q.nodes, calNode{})
 		i = int32(len(q.nodes) - 1)
 	}
-	q.nodes[i] = calNode{at: e.At, seq: e.Seq, slot: e.Slot, next: -1}
+	q.nodes[i] = calNode{at: e.At, seq: e.Seq, fn: e.Fn, next: -1}
 	b := &q.buckets[day&q.mask]
 	switch {
 	case b.head < 0:
@@ -220,7 +222,8 @@ func (q *CalendarQueue) removeFrom(bi int64) Event {
 	b := &q.buckets[bi]
 	i := b.head
 	nd := &q.nodes[i]
-	e := Event{At: nd.at, Seq: nd.seq, Slot: nd.slot}
+	e := nd.event()
+	nd.fn = nil // a free node keeps no callback alive
 	b.head = nd.next
 	if b.head < 0 {
 		b.tail = -1
@@ -281,7 +284,7 @@ func (q *CalendarQueue) resize(nb int) {
 		nd := q.nodes[i]
 		q.nodes[i].next = q.free
 		q.free = i
-		q.insert(Event{At: nd.at, Seq: nd.seq, Slot: nd.slot})
+		q.insert(nd.event())
 		q.n++
 		i = nd.next
 	}
@@ -292,6 +295,7 @@ func (q *CalendarQueue) resize(nb int) {
 		q.insert(e)
 		q.n++
 	}
+	clear(q.sample) // drop the callbacks
 	q.ops, q.work = 0, 0
 }
 
@@ -364,7 +368,7 @@ func (q *CalendarQueue) filter(keep func(Event) bool) {
 		for i := bk.head; i >= 0; {
 			nd := &q.nodes[i]
 			next := nd.next
-			if keep(Event{At: nd.at, Seq: nd.seq, Slot: nd.slot}) {
+			if keep(nd.event()) {
 				prev = i
 			} else {
 				if prev < 0 {
@@ -372,6 +376,7 @@ func (q *CalendarQueue) filter(keep func(Event) bool) {
 				} else {
 					q.nodes[prev].next = next
 				}
+				nd.fn = nil
 				nd.next = q.free
 				q.free = i
 				q.n--

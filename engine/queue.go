@@ -3,12 +3,13 @@ package engine
 // Event is one entry of the pending-event set, stored by value. Events are
 // ordered by (At, Seq): Seq is the simulator's scheduling counter, so events
 // at equal times leave in the order they were scheduled (FIFO tie-breaking,
-// as in ns-3 and SimPy). Slot indexes the simulator's callback table; the
-// queue never looks at it.
+// as in ns-3 and SimPy). Fn is the simulator's callback, carried with the
+// event so that running it needs no second lookup; the queue never looks
+// at it. (A func value is one pointer, so an Event is 24 bytes either way.)
 type Event struct {
-	At   Time
-	Seq  uint64
-	Slot int32
+	At  Time
+	Seq uint64
+	Fn  func()
 }
 
 // Before reports whether e leaves the pending-event set before o.
@@ -22,7 +23,9 @@ func (e Event) Before(o Event) bool {
 // among those pushed and not yet popped; with Len() == 0 they return
 // ok == false and a zero Event. Push never fails. An implementation holds
 // events by value and may reuse its storage, so steady-state Push/Pop pairs
-// must not allocate. Implementations need not be safe for concurrent use:
+// must not allocate; storage it keeps for reuse must not hold a popped
+// event's Fn, so that a callback and what it captures can be collected
+// once it has run. Implementations need not be safe for concurrent use:
 // one simulation runs on one goroutine.
 type EventQueue interface {
 	Push(e Event)
@@ -131,6 +134,7 @@ func (q *BinaryHeap) Pop() (Event, bool) {
 	h := q.h
 	top := h[0]
 	last := h[n-1]
+	h[n-1] = Event{} // the slot past the end keeps no callback alive
 	h = h[:n-1]
 	q.h = h
 	n--
@@ -205,6 +209,7 @@ func (q *QuadHeap) Pop() (Event, bool) {
 	h := q.h
 	top := h[0]
 	last := h[n-1]
+	h[n-1] = Event{} // the slot past the end keeps no callback alive
 	h = h[:n-1]
 	q.h = h
 	n--
@@ -290,6 +295,7 @@ func filterHeap(h []Event, keep func(Event) bool) []Event {
 			j++
 		}
 	}
+	clear(h[j:]) // the dropped events' callbacks
 	return h[:j]
 }
 

@@ -37,6 +37,27 @@ func (r *refQueue) Peek() (Event, bool) {
 
 func (r *refQueue) Len() int { return len(r.ev) }
 
+// taggedFn returns a callback that records tag when run, so that a test
+// can check that a queue hands each event back with its own callback.
+func taggedFn(tag uint64) func() { return func() { lastTag = tag } }
+
+var lastTag uint64
+
+// fnTag runs e's callback and returns the tag it records (0 for none).
+func fnTag(e Event) uint64 {
+	lastTag = 0
+	if e.Fn != nil {
+		e.Fn()
+	}
+	return lastTag
+}
+
+// sameEvent reports whether a and b are the same event with the same
+// callback (Events do not compare with ==: they hold a func).
+func sameEvent(a, b Event) bool {
+	return a.At == b.At && a.Seq == b.Seq && fnTag(a) == fnTag(b)
+}
+
 // timeSpread draws the offset of a new event from the time of the last pop.
 // The spreads are chosen to hit each weak spot of a calendar queue: many
 // equal times (one overfull bucket), a narrow spread (width estimate of 1ns),
@@ -87,20 +108,20 @@ func queueWorkload(t *testing.T, q EventQueue, spreadA, spreadB timeSpread, seed
 		pPush := []float64{0.7, 0.3, 0.55}[phase]
 		if s.Float64() < pPush {
 			seq++
-			e := Event{At: now + spread.draw(s), Seq: seq, Slot: int32(seq % 977)}
+			e := Event{At: now + spread.draw(s), Seq: seq, Fn: taggedFn(seq % 977)}
 			q.Push(e)
 			ref.Push(e)
 		} else {
 			if s.IntN(4) == 0 {
 				pe, pok := q.Peek()
 				re, rok := ref.Peek()
-				if pe != re || pok != rok {
+				if !sameEvent(pe, re) || pok != rok {
 					t.Fatalf("op %d: Peek = %+v,%v; reference %+v,%v", i, pe, pok, re, rok)
 				}
 			}
 			ge, gok := q.Pop()
 			re, rok := ref.Pop()
-			if ge != re || gok != rok {
+			if !sameEvent(ge, re) || gok != rok {
 				t.Fatalf("op %d (len %d): Pop = %+v,%v; reference %+v,%v", i, ref.Len(), ge, gok, re, rok)
 			}
 			if rok {
@@ -115,14 +136,14 @@ func queueWorkload(t *testing.T, q EventQueue, spreadA, spreadB timeSpread, seed
 	for ref.Len() > 0 {
 		ge, _ := q.Pop()
 		re, _ := ref.Pop()
-		if ge != re {
+		if !sameEvent(ge, re) {
 			t.Fatalf("drain: Pop = %+v, reference %+v", ge, re)
 		}
 	}
-	if e, ok := q.Pop(); ok || e != (Event{}) {
+	if e, ok := q.Pop(); ok || !sameEvent(e, Event{}) {
 		t.Fatalf("Pop on empty = %+v,%v; want zero,false", e, ok)
 	}
-	if e, ok := q.Peek(); ok || e != (Event{}) {
+	if e, ok := q.Peek(); ok || !sameEvent(e, Event{}) {
 		t.Fatalf("Peek on empty = %+v,%v; want zero,false", e, ok)
 	}
 }
@@ -250,7 +271,7 @@ func TestQueueFilter(t *testing.T) {
 			push := func(n int) {
 				for range n {
 					seq++
-					e := Event{At: 1_000_000 + sp.draw(s), Seq: seq, Slot: int32(seq)}
+					e := Event{At: 1_000_000 + sp.draw(s), Seq: seq, Fn: taggedFn(seq)}
 					q.Push(e)
 					ref.ev = append(ref.ev, e)
 				}
@@ -283,7 +304,7 @@ func TestQueueFilter(t *testing.T) {
 				}
 				g, _ := q.Pop()
 				r, _ := ref.Pop()
-				if g != r {
+				if !sameEvent(g, r) {
 					t.Fatalf("%s/%s: after filter Pop = %+v, reference %+v", k, sp.name, g, r)
 				}
 			}
@@ -325,7 +346,7 @@ func FuzzQueues(f *testing.F) {
 			}
 			for i, q := range qs {
 				g, gok := q.Pop()
-				if g != r || gok != rok {
+				if !sameEvent(g, r) || gok != rok {
 					t.Fatalf("%s at byte %d: Pop = %+v,%v; reference %+v,%v", QueueKinds[i], pc, g, gok, r, rok)
 				}
 			}
@@ -361,7 +382,7 @@ func TestPopUntil(t *testing.T) {
 			}
 			got = append(got, e)
 		}
-		if fmt.Sprint(got) != "[{10ns 2 0} {10ns 4 0} {20ns 3 0}]" || q.Len() != 1 {
+		if fmt.Sprint(got) != "[{10ns 2 <nil>} {10ns 4 <nil>} {20ns 3 <nil>}]" || q.Len() != 1 {
 			t.Errorf("%s: popUntil(20) gave %v, %d left; want the events at 10, 10, 20 in Seq order, one left", k, got, q.Len())
 		}
 	}
@@ -401,7 +422,7 @@ func TestAdaptiveQueueSwitches(t *testing.T) {
 		was := q.big
 		g, gok := q.Pop()
 		r, rok := ref.Pop()
-		if g != r || gok != rok {
+		if !sameEvent(g, r) || gok != rok {
 			t.Fatalf("%s: Pop = %+v,%v; reference %+v,%v", what, g, gok, r, rok)
 		}
 		now = r.At

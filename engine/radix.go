@@ -100,10 +100,12 @@ func (q *RadixHeap) Pop() (Event, bool) {
 	if q.head == len(q.b[0]) {
 		q.refill()
 	}
-	e := q.b[0][q.head]
+	b0 := q.b[0]
+	e := b0[q.head]
+	b0[q.head].Fn = nil // the popped slot keeps no callback alive
 	q.head++
-	if q.head == len(q.b[0]) {
-		q.b[0], q.head = q.b[0][:0], 0
+	if q.head == len(b0) {
+		q.b[0], q.head = b0[:0], 0
 	}
 	q.n--
 	return e, true
@@ -154,6 +156,7 @@ func (q *RadixHeap) refill() {
 		// lands in a bucket below i: appending cannot overwrite bk.
 		q.put(e, radixKey(e.At))
 	}
+	clear(bk) // moved: the old copies keep no callback alive
 	sortSeq(q.b[0])
 }
 
@@ -191,11 +194,14 @@ func sortSeq(s []Event) {
 func (q *RadixHeap) rebase(k uint64) {
 	var all []Event
 	all = append(all, q.b[0][q.head:]...)
-	q.b[0], q.head = q.b[0][:0], 0
 	for i := 1; i < len(q.b); i++ {
 		all = append(all, q.b[i]...)
+	}
+	for i := range q.b {
+		clear(q.b[i]) // copied to all: the old copies keep no callback alive
 		q.b[i] = q.b[i][:0]
 	}
+	q.head = 0
 	q.mask, q.last = 0, k
 	for _, e := range all {
 		q.put(e, radixKey(e.At))

@@ -3,22 +3,16 @@ package engine
 import "fmt"
 
 // Handle names a scheduled event so that it can be cancelled. The zero
-// Handle names no event; cancelling it is a no-op.
+// Handle names no event; cancelling it is a no-op. A Handle is the event's
+// key, (time, scheduling sequence number): the simulator keeps no table of
+// pending callbacks, which travel in the queue with their events.
 type Handle struct {
-	seq  uint64
-	slot int32
+	at  Time
+	seq uint64
 }
 
 // Valid reports whether h was returned by a successful At or After call.
 func (h Handle) Valid() bool { return h.seq != 0 }
-
-// slot holds the callback of one pending event. Slots are recycled through a
-// free list, so a steady-state simulation allocates nothing per event beyond
-// what its callbacks capture.
-type slot struct {
-	fn  func()
-	seq uint64 // seq of the event occupying the slot; 0 when free
-}
 
 // Simulator runs callbacks in simulated-time order.
 //
@@ -26,24 +20,33 @@ type slot struct {
 // callback may schedule and cancel events and call Stop; it must not call
 // Run, RunUntil or Step.
 type Simulator struct {
-	now     Time
-	seq     uint64
-	queue   EventQueue
-	pu      popUntiler // queue's one-step test-and-pop, or nil
-	slots   []slot
-	free    []int32
-	live    int // scheduled, not yet run or cancelled
-	dead    int // cancelled but still in the queue
-	scratch []Event
-	keep    func(Event) bool // compaction predicate, built once
-	stopped bool
-	running bool
-	fired   uint64
+	now   Time
+	seq   uint64
+	queue EventQueue
+	pu    popUntiler // queue's one-step test-and-pop, or nil
+	live  int        // scheduled, not yet run or cancelled
+	dead  int        // cancelled but still in the queue
+	// last is the key of the last event taken from the queue, run or
+	// discarded: keys leave in increasing order and new events are
+	// scheduled after it, so an event is still in the queue iff its key
+	// is greater than last and compaction has not dropped it.
+	lastAt  Time
+	lastSeq uint64
+	// cancelled holds the seq of every cancelled event not yet passed by
+	// last: those still in the queue, discarded when they reach its
+	// front, and those compaction dropped, kept so that cancelling them
+	// again still reports false until last passes them.
+	cancelled seqSet
+	scratch   []Event
+	keep      func(Event) bool // compaction predicate, built once
+	stopped   bool
+	running   bool
+	fired     uint64
 }
 
 // New returns a simulator at time 0 whose pending-event set is q; a nil q
 // selects QueueDefault. q must be empty and used by this simulator only:
-// its events index the simulator's callback table.
+// its events carry the simulator's callbacks.
 func New(q EventQueue) *Simulator {
 	if q == nil {
 		q = NewQueue(QueueDefault)
@@ -136,18 +139,9 @@ func (s *Simulator) MustAt(t Time, fn func()) Handle {
 
 func (s *Simulator) schedule(t Time, fn func()) Handle {
 	s.seq++
-	var i int32
-	if n := len(s.free); n > 0 {
-		i = s.free[n-1]
-		s.free = s.free[:n-1]
-	} else {
-		s.slots = append(s.slots, slot{})
-		i = int32(len(s.slots) - 1)
-	}
-	s.slots[i] = slot{fn: fn, seq: s.seq}
-	s.queue.Push(Event{At: t, Seq: s.seq, Slot: i})
+	s.queue.Push(Event{At: t, Seq: s.seq, Fn: fn})
 	s.live++
-	return Handle{seq: s.seq, slot: i}
+	return Handle{at: t, seq: s.seq}
 }
 
 // Cancel removes a scheduled event. It reports whether the event was still
@@ -159,14 +153,13 @@ func (s *Simulator) schedule(t Time, fn func()) Handle {
 // queue with dead entries, the queue is compacted once the dead entries
 // outnumber the live ones.
 func (s *Simulator) Cancel(h Handle) bool {
-	if h.seq == 0 || int(h.slot) >= len(s.slots) {
+	if h.seq == 0 || h.seq > s.seq || !s.after(h.at, h.seq) {
+		return false // the zero Handle, another simulator's, or already taken
+	}
+	if s.cancelled.has(h.seq) {
 		return false
 	}
-	sl := &s.slots[h.slot]
-	if sl.seq != h.seq || sl.fn == nil {
-		return false
-	}
-	sl.fn = nil
+	s.cancelled.add(h.seq, h.at)
 	s.live--
 	s.dead++
 	if s.dead > compactMin && s.dead > s.live {
@@ -175,25 +168,27 @@ func (s *Simulator) Cancel(h Handle) bool {
 	return true
 }
 
+// after reports whether the key (at, seq) comes after the last event taken
+// from the queue, that is, whether that event can still be in it.
+func (s *Simulator) after(at Time, seq uint64) bool {
+	return at > s.lastAt || (at == s.lastAt && seq > s.lastSeq)
+}
+
 // compactMin is the number of dead entries below which compaction is not
 // worth its O(n log n).
 const compactMin = 1024
 
-// compact drops cancelled entries from the queue and frees their slots.
-// Queues that can filter in place do so in O(n); for any other queue the
-// events are popped in order and the live ones pushed back. Either way each
-// event keeps its (At, Seq), so the order of the remaining events is
-// unchanged.
+// compact drops cancelled entries from the queue. Queues that can filter
+// in place do so in O(n); for any other queue the events are popped in
+// order and the live ones pushed back. Either way each event keeps its
+// (At, Seq), so the order of the remaining events is unchanged. The
+// dropped events stay in s.cancelled until last passes them, so that a
+// second Cancel still reports false; pages of entries last has passed are
+// dropped here, which bounds the set by the cancelled events still ahead.
 func (s *Simulator) compact() {
+	s.cancelled.dropPassed(s.lastAt)
 	if s.keep == nil {
-		s.keep = func(e Event) bool {
-			if s.slots[e.Slot].fn != nil {
-				return true
-			}
-			s.slots[e.Slot] = slot{}
-			s.free = append(s.free, e.Slot)
-			return false
-		}
+		s.keep = func(e Event) bool { return !s.cancelled.has(e.Seq) }
 	}
 	if f, ok := s.queue.(filterer); ok {
 		f.filter(s.keep)
@@ -213,6 +208,7 @@ func (s *Simulator) compact() {
 	for _, e := range sc {
 		s.queue.Push(e)
 	}
+	clear(sc) // drop the callbacks
 	s.scratch = sc[:0]
 	s.dead = 0
 }
@@ -221,8 +217,8 @@ func (s *Simulator) compact() {
 // Pending events stay scheduled; a later Run continues with them.
 func (s *Simulator) Stop() { s.stopped = true }
 
-// next pops the earliest live event, discarding cancelled ones, and frees
-// its slot. ok is false when no live event remains.
+// next pops the earliest live event, discarding cancelled ones. ok is
+// false when no live event remains.
 func (s *Simulator) next(limit Time) (at Time, fn func(), ok bool) {
 	for {
 		var e Event
@@ -238,16 +234,15 @@ func (s *Simulator) next(limit Time) (at Time, fn func(), ok bool) {
 			}
 			s.queue.Pop()
 		}
-		sl := &s.slots[e.Slot]
-		fn := sl.fn
-		*sl = slot{}
-		s.free = append(s.free, e.Slot)
-		if fn == nil { // cancelled
-			s.dead--
-			continue
+		s.lastAt, s.lastSeq = e.At, e.Seq
+		if s.dead > 0 { // only then can e be a cancelled one
+			if s.cancelled.remove(e.Seq) {
+				s.dead--
+				continue
+			}
 		}
 		s.live--
-		return e.At, fn, true
+		return e.At, e.Fn, true
 	}
 }
 

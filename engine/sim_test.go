@@ -123,21 +123,30 @@ func TestCancelFromCallback(t *testing.T) {
 	})
 }
 
-// A handle whose event ran must not cancel the event that reuses its slot.
-func TestStaleHandleAfterSlotReuse(t *testing.T) {
+// A handle whose event ran cancels nothing, even when a later event has
+// the same time; nor does a handle from another simulator.
+func TestStaleHandle(t *testing.T) {
 	forKinds(t, func(t *testing.T, k QueueKind) {
 		r := newRec(k)
 		h1 := r.s.MustAt(1, r.ev("a"))
 		r.s.Step()
-		h2 := r.s.MustAt(2, r.ev("b")) // reuses h1's slot
-		if h1.slot != h2.slot {
-			t.Fatalf("test premise: slot not reused (%d vs %d)", h1.slot, h2.slot)
-		}
+		r.s.MustAt(1, r.ev("b")) // same time as h1's event, later seq
+		r.s.MustAt(2, r.ev("c"))
 		if r.s.Cancel(h1) {
-			t.Error("Cancel(stale handle) = true, want false")
+			t.Error("Cancel(handle of an event that ran) = true, want false")
+		}
+		other := New(NewQueue(k))
+		for range 5 {
+			other.MustAt(3, func() {})
+		}
+		if h := other.MustAt(3, func() {}); r.s.Cancel(h) {
+			t.Error("Cancel(another simulator's handle) = true, want false")
+		}
+		if r.s.Pending() != 2 {
+			t.Errorf("Pending = %d, want 2", r.s.Pending())
 		}
 		r.s.Run()
-		wantLog(t, r.log, "a@1ns", "b@2ns")
+		wantLog(t, r.log, "a@1ns", "b@1ns", "c@2ns")
 	})
 }
 
@@ -341,6 +350,16 @@ func testCancelCompaction(t *testing.T, k QueueKind) {
 	}
 	if r.s.Pending() != 1000 {
 		t.Errorf("Pending = %d, want 1000", r.s.Pending())
+	}
+	// Cancelling again, whether the entry was compacted away or is still
+	// in the queue, reports false and changes nothing.
+	for i, h := range hs {
+		if i%5 != 0 && r.s.Cancel(h) {
+			t.Fatalf("second Cancel of event %d = true, want false", i)
+		}
+	}
+	if r.s.Pending() != 1000 {
+		t.Errorf("Pending = %d after cancelling again, want 1000", r.s.Pending())
 	}
 	for off := 6; off >= 0; off-- { // expected order: time, then i
 		for i := range 5000 {

@@ -1,0 +1,99 @@
+package engine
+
+import "testing"
+
+// The cancelled-event set against a map: random adds, removes and lookups
+// over a window of seqs that moves forward as a simulation's does, with
+// now and then a seq far behind the window (a model cancelling an old
+// timeout, which makes the set grow pages in front) and a dropPassed,
+// after which every entry at or after the cut must still be there.
+func TestSeqSetAgainstMap(t *testing.T) {
+	for _, seed := range []uint64{1, 2, 3} {
+		var s seqSet
+		ref := map[uint64]Time{}
+		rng := NewStream(seed, "seqset")
+		var hi uint64 = 1
+		for op := range 200_000 {
+			hi += uint64(rng.IntN(3))
+			back := uint64(rng.IntN(3 * seqPageBits))
+			if rng.IntN(500) == 0 {
+				back = uint64(rng.IntN(int(hi)))
+			}
+			seq := uint64(1)
+			if back < hi {
+				seq = hi - back
+			}
+			switch r := rng.IntN(10); {
+			case r < 4:
+				if _, ok := ref[seq]; !ok {
+					at := Time(seq) + Time(rng.IntN(1000))
+					s.add(seq, at)
+					ref[seq] = at
+				}
+			case r < 8:
+				_, want := ref[seq]
+				if got := s.remove(seq); got != want {
+					t.Fatalf("seed %d op %d: remove(%d) = %v, want %v", seed, op, seq, got, want)
+				}
+				delete(ref, seq)
+			default:
+				_, want := ref[seq]
+				if got := s.has(seq); got != want {
+					t.Fatalf("seed %d op %d: has(%d) = %v, want %v", seed, op, seq, got, want)
+				}
+			}
+			if op%5000 == 4999 {
+				cut := Time(hi) - Time(rng.IntN(2*seqPageBits))
+				s.dropPassed(cut)
+				for seq, at := range ref {
+					if at >= cut && !s.has(seq) {
+						t.Fatalf("seed %d op %d: dropPassed(%d) dropped %d at %d", seed, op, cut, seq, at)
+					}
+					if !s.has(seq) { // dropped with its page: gone for good
+						delete(ref, seq)
+					}
+				}
+			}
+		}
+		for seq := range ref {
+			if !s.remove(seq) {
+				t.Fatalf("seed %d: remove(%d) at the end = false, want true", seed, seq)
+			}
+		}
+		// Every page went back: nothing is held for entries that left.
+		if s.head != len(s.pages) {
+			t.Errorf("seed %d: %d page slots still in use after removing everything", seed, len(s.pages)-s.head)
+		}
+		if s.has(1) || s.has(hi) {
+			t.Errorf("seed %d: has on the empty set = true", seed)
+		}
+	}
+}
+
+// A set that keeps a few entries in a window moving forward through
+// millions of seqs holds a bounded number of pages and, once warm,
+// allocates nothing.
+func TestSeqSetBoundedAndAllocFree(t *testing.T) {
+	var s seqSet
+	var seq uint64 = 1
+	step := func() {
+		s.add(seq, Time(seq))
+		if seq > 5000 {
+			s.remove(seq - 5000)
+		}
+		seq++
+	}
+	for range 100_000 {
+		step()
+	}
+	if a := testing.AllocsPerRun(20, func() {
+		for range 10_000 {
+			step()
+		}
+	}); a != 0 {
+		t.Errorf("%v allocations per 10,000 add/remove pairs, want 0", a)
+	}
+	if n := len(s.pages); n > 8 {
+		t.Errorf("%d pages for a window of 5,000 seqs, want at most 8", n)
+	}
+}
