@@ -180,13 +180,16 @@ func BenchmarkHoldBimodal(b *testing.B) {
 }
 
 // simHold is HOLD through the full Simulator: each op fires one callback,
-// which schedules its successor (handle, queue push). With
-// cancel set, each firing also cancels the timeout armed by the previous
-// firing and arms a new one 10s out, the request-timeout pattern; the dead
-// entries this leaves make the simulator compact its queue now and then.
+// which schedules its successor (handle, queue push). It runs the way a
+// model does, and the way bench/ns3_hold.cc drives ns-3: Run, with the
+// callback calling Stop after the ops asked for. With cancel set, each
+// firing also cancels the timeout armed by the previous firing and arms
+// a new one 10s out, the request-timeout pattern; the dead entries this
+// leaves make the simulator compact its queue now and then.
 type simHold struct {
 	s      *Simulator
 	i      int
+	left   int // callbacks to run before Stop
 	cancel bool
 	tmo    Handle
 	fire   func()
@@ -194,7 +197,8 @@ type simHold struct {
 }
 
 func newSimHold(k QueueKind, n int, cancel bool) *simHold {
-	h := &simHold{s: New(NewQueue(k)), cancel: cancel, noop: func() {}}
+	h := &simHold{s: New(NewQueue(k)), cancel: cancel}
+	h.noop = func() { h.count() }
 	h.fire = func() {
 		h.s.MustAfter(holdIncs[h.i&(holdRing-1)], h.fire)
 		h.i++
@@ -202,6 +206,7 @@ func newSimHold(k QueueKind, n int, cancel bool) *simHold {
 			h.s.Cancel(h.tmo)
 			h.tmo = h.s.MustAfter(10*Second, h.noop)
 		}
+		h.count()
 	}
 	for range n {
 		h.s.MustAt(holdIncs[h.i&(holdRing-1)], h.fire)
@@ -211,10 +216,16 @@ func newSimHold(k QueueKind, n int, cancel bool) *simHold {
 	return h
 }
 
-func (h *simHold) run(ops int) {
-	for range ops {
-		h.s.Step()
+func (h *simHold) count() {
+	if h.left--; h.left == 0 {
+		h.s.Stop()
 	}
+}
+
+// run fires ops callbacks (ops > 0).
+func (h *simHold) run(ops int) {
+	h.left = ops
+	h.s.Run()
 }
 
 func BenchmarkSimHold(b *testing.B) {
