@@ -2,17 +2,18 @@ package engine
 
 // AdaptiveQueue is the default pending-event set: a CalendarQueue while at
 // most adaptiveUp events are pending, a RadixHeap above. Measured through
-// the simulator (HOLD, exponential increments, -cpu 1), the calendar queue
-// is the fastest up to about 1e5 pending events (52 against the radix
-// heap's 76 ns per event at 1e4, 96 against 106 at 1e5), and then falls
-// off once its node slab no longer fits in cache (484 against 189 ns at
-// 3e5, 509 against 234 at 1e6, where the binary heap takes 416): the radix
-// heap's buckets are filled and emptied in order, so its memory traffic
-// stays sequential. The switch moves every event, in order, from one to
-// the other, O(n); it goes back below adaptiveDown, half the threshold
-// up, so that a queue hovering at the edge pays at most one move per
-// event it pushes or pops in between. Both queues give the same order, so
-// the switch changes speed only.
+// the simulator (HOLD, exponential increments, -cpu 1, two runs), the
+// calendar queue is the fastest up to about 1e5 pending events (58
+// against the radix heap's 84 ns per event at 3e4, 66-88 against 100-107
+// at 1e5), and then falls off once its node slab no longer fits in cache
+// (590-690 against 120 ns at 3e5; at 1e6, bench/hold.sh, 397 against 110,
+// where the binary heap takes 399): the radix heap's buckets are filled
+// and emptied in order, so its memory traffic stays sequential. The
+// switch moves every event, in order, from one to the other, O(n); it
+// goes back below adaptiveDown, half the threshold up, so that a queue
+// hovering at the edge pays at most one move per event it pushes or pops
+// in between. Both queues give the same order, so the switch changes
+// speed only.
 //
 // The zero value is ready to use.
 type AdaptiveQueue struct {

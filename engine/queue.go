@@ -53,15 +53,14 @@ var QueueKinds = []QueueKind{QueueBinaryHeap, QueueQuadHeap, QueueCalendar, Queu
 
 // QueueDefault is what New(nil) and NewQueue("") use: the adaptive queue
 // (a calendar queue, a radix heap above 2^17 pending events), chosen by
-// measurement (issue 17 item 1; the kinds side by side, 2-core VM, -cpu
-// 1; figures in AdaptiveQueue and the README). Through the simulator's
-// API (BenchmarkSimHold) the calendar queue takes about 41 ns per event at
-// 1e2 pending against the binary heap's 53, and 53 against 100 at 1e4;
-// at 1e6 the radix heap takes 234 against the binary heap's 416 and the
-// calendar queue's 509. The openb cluster replay runs a little faster on
-// the calendar queue than on the heap (BenchmarkOpenBQueues). The
-// data-path model, a few dozen pending events on scales from nanoseconds
-// to milliseconds, runs faster on the binary heap and asks for it
+// measurement (issue 17 item 1): through the simulator's API
+// (BenchmarkSimHold) the calendar queue is the fastest kind up to about
+// 1e5 pending events, and the radix heap above, where the calendar
+// queue's node slab leaves the cache; the openb cluster replay runs as
+// fast or a little faster on it than on the heap (BenchmarkOpenBQueues).
+// The figures, side by side with ns-3's, are in the README (bench/hold.sh).
+// The data-path model, a few pending events on scales from nanoseconds to
+// milliseconds, runs faster on the binary heap and asks for it
 // (datapath.EventQueue). Every kind gives the same event order (the
 // golden results are byte-identical on each), so the choice changes speed
 // only. It is a variable so that benchmarks can run the models on each

@@ -5,7 +5,8 @@ import "fmt"
 // Handle names a scheduled event so that it can be cancelled. The zero
 // Handle names no event; cancelling it is a no-op. A Handle is the event's
 // key, (time, scheduling sequence number): the simulator keeps no table of
-// pending callbacks, which travel in the queue with their events.
+// pending callbacks, which travel in the queue with their events. A Handle
+// means something only to the simulator that returned it.
 type Handle struct {
 	at  Time
 	seq uint64
