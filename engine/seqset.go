@@ -52,9 +52,9 @@ func (s *seqSet) has(seq uint64) bool {
 	return pg != nil && pg.bits[seq%seqPageBits/64]&(1<<(seq%64)) != 0
 }
 
-// add inserts seq, the seq of an event at time at; seq must not be in the
-// set.
-func (s *seqSet) add(seq uint64, at Time) {
+// add inserts seq, the seq of an event at time at, and reports whether it
+// was new (false: it was in the set already, which is left as it was).
+func (s *seqSet) add(seq uint64, at Time) bool {
 	p := seq >> seqPageShift
 	if s.head == len(s.pages) { // empty: start at p
 		s.pages, s.head, s.base = s.pages[:0], 0, p
@@ -84,9 +84,14 @@ func (s *seqSet) add(seq uint64, at Time) {
 		pg.maxAt = at
 		s.pages[i] = pg
 	}
-	pg.bits[seq%seqPageBits/64] |= 1 << (seq % 64)
+	w, b := seq%seqPageBits/64, uint64(1)<<(seq%64)
+	if pg.bits[w]&b != 0 {
+		return false
+	}
+	pg.bits[w] |= b
 	pg.n++
 	pg.maxAt = max(pg.maxAt, at)
+	return true
 }
 
 // remove deletes seq and reports whether it was there.

@@ -25,9 +25,12 @@ func TestSeqSetAgainstMap(t *testing.T) {
 			}
 			switch r := rng.IntN(10); {
 			case r < 4:
-				if _, ok := ref[seq]; !ok {
-					at := Time(seq) + Time(rng.IntN(1000))
-					s.add(seq, at)
+				at := Time(seq) + Time(rng.IntN(1000))
+				_, had := ref[seq]
+				if got := s.add(seq, at); got == had {
+					t.Fatalf("seed %d op %d: add(%d) = %v, want %v", seed, op, seq, got, !had)
+				}
+				if !had {
 					ref[seq] = at
 				}
 			case r < 8:

@@ -27,6 +27,11 @@ type Simulator struct {
 	pu    popUntiler // queue's one-step test-and-pop, or nil
 	live  int        // scheduled, not yet run or cancelled
 	dead  int        // cancelled but still in the queue
+	// deadFrom is at most the time of every cancelled event still in the
+	// queue (MaxTime when there is none): an event taken before it cannot
+	// be a cancelled one, so it is not looked up. Models cancel mostly
+	// timeouts and completions later than the events that run meanwhile.
+	deadFrom Time
 	// last is the key of the last event taken from the queue, run or
 	// discarded: keys leave in increasing order and new events are
 	// scheduled after it, so an event is still in the queue iff its key
@@ -56,7 +61,7 @@ func New(q EventQueue) *Simulator {
 		panic(fmt.Sprintf("engine: New needs an empty queue, got one holding %d events", q.Len()))
 	}
 	pu, _ := q.(popUntiler)
-	return &Simulator{queue: q, pu: pu}
+	return &Simulator{queue: q, pu: pu, deadFrom: MaxTime}
 }
 
 // Now returns the current simulated time.
@@ -157,12 +162,12 @@ func (s *Simulator) Cancel(h Handle) bool {
 	if h.seq == 0 || h.seq > s.seq || !s.after(h.at, h.seq) {
 		return false // the zero Handle, another simulator's, or already taken
 	}
-	if s.cancelled.has(h.seq) {
-		return false
+	if !s.cancelled.add(h.seq, h.at) {
+		return false // cancelled before
 	}
-	s.cancelled.add(h.seq, h.at)
 	s.live--
 	s.dead++
+	s.deadFrom = min(s.deadFrom, h.at)
 	if s.dead > compactMin && s.dead > s.live {
 		s.compact()
 	}
@@ -191,9 +196,9 @@ func (s *Simulator) compact() {
 	if s.keep == nil {
 		s.keep = func(e Event) bool { return !s.cancelled.has(e.Seq) }
 	}
+	s.dead, s.deadFrom = 0, MaxTime
 	if f, ok := s.queue.(filterer); ok {
 		f.filter(s.keep)
-		s.dead = 0
 		return
 	}
 	sc := s.scratch[:0]
@@ -211,7 +216,6 @@ func (s *Simulator) compact() {
 	}
 	clear(sc) // drop the callbacks
 	s.scratch = sc[:0]
-	s.dead = 0
 }
 
 // Stop makes Run or RunUntil return after the callback in progress.
@@ -236,11 +240,11 @@ func (s *Simulator) next(limit Time) (at Time, fn func(), ok bool) {
 			s.queue.Pop()
 		}
 		s.lastAt, s.lastSeq = e.At, e.Seq
-		if s.dead > 0 { // only then can e be a cancelled one
-			if s.cancelled.remove(e.Seq) {
-				s.dead--
-				continue
+		if e.At >= s.deadFrom && s.cancelled.remove(e.Seq) { // a cancelled one
+			if s.dead--; s.dead == 0 {
+				s.deadFrom = MaxTime
 			}
+			continue
 		}
 		s.live--
 		return e.At, e.Fn, true
