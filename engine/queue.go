@@ -5,7 +5,7 @@ package engine
 // at equal times leave in the order they were scheduled (FIFO tie-breaking,
 // as in ns-3 and SimPy). Fn is the simulator's callback, carried with the
 // event so that running it needs no second lookup; the queue never looks
-// at it. (A func value is one pointer, so an Event is 24 bytes either way.)
+// at it. (A func value is one pointer: an Event stays 24 bytes.)
 type Event struct {
 	At  Time
 	Seq uint64

@@ -46,10 +46,17 @@ func (s *seqSet) page(seq uint64) *seqPage {
 	return s.pages[i]
 }
 
+// bit returns the word of a page holding seq and seq's bit in it.
+func bit(seq uint64) (word int, b uint64) { return int(seq % seqPageBits / 64), 1 << (seq % 64) }
+
 // has reports whether seq is in the set.
 func (s *seqSet) has(seq uint64) bool {
 	pg := s.page(seq)
-	return pg != nil && pg.bits[seq%seqPageBits/64]&(1<<(seq%64)) != 0
+	if pg == nil {
+		return false
+	}
+	w, b := bit(seq)
+	return pg.bits[w]&b != 0
 }
 
 // add inserts seq, the seq of an event at time at, and reports whether it
@@ -84,7 +91,7 @@ func (s *seqSet) add(seq uint64, at Time) bool {
 		pg.maxAt = at
 		s.pages[i] = pg
 	}
-	w, b := seq%seqPageBits/64, uint64(1)<<(seq%64)
+	w, b := bit(seq)
 	if pg.bits[w]&b != 0 {
 		return false
 	}
@@ -100,13 +107,14 @@ func (s *seqSet) remove(seq uint64) bool {
 	if pg == nil {
 		return false
 	}
-	w, b := seq%seqPageBits/64, uint64(1)<<(seq%64)
+	w, b := bit(seq)
 	if pg.bits[w]&b == 0 {
 		return false
 	}
 	pg.bits[w] &^= b
 	if pg.n--; pg.n == 0 {
 		s.release(s.head + int(seq>>seqPageShift-s.base))
+		s.trim()
 	}
 	return true
 }
@@ -119,14 +127,19 @@ func (s *seqSet) dropPassed(at Time) {
 			s.release(i)
 		}
 	}
+	s.trim()
 }
 
-// release frees the page at index i and trims the unused front.
+// release gives the page at index i back to the free list.
 func (s *seqSet) release(i int) {
 	pg := s.pages[i]
 	*pg = seqPage{}
 	s.free = append(s.free, pg)
 	s.pages[i] = nil
+}
+
+// trim drops the unused (nil) pages at both ends.
+func (s *seqSet) trim() {
 	for s.head < len(s.pages) && s.pages[s.head] == nil {
 		s.head++
 		s.base++
