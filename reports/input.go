@@ -164,6 +164,10 @@ type Result struct {
 	Inputs  struct {
 		Calibration string `json:"calibration"`
 	} `json:"inputs"`
+	// InputsSHA256 is the run's identity (sim.InputsSHA256); a sweep's
+	// aggregate refuses a point whose identity is not the one sweep.json
+	// recorded for it.
+	InputsSHA256 string `json:"inputs_sha256,omitempty"`
 	// Calibration is what a calibration profile set (absent without one).
 	Calibration *struct {
 		Profile string   `json:"profile"`

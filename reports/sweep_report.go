@@ -140,6 +140,10 @@ func AggregateSweep(dir string) (SweepAggregate, error) {
 		if err != nil {
 			return SweepAggregate{}, fmt.Errorf("point %s: %w", p.ID, err)
 		}
+		if p.Inputs != "" && r.InputsSHA256 != p.Inputs {
+			return SweepAggregate{}, fmt.Errorf("point %s: its %s was computed from other inputs (inputs_sha256 %s) than %s records for it (%s); delete the point's directory and rerun the sweep with --resume",
+				p, ResultFile, shortDigest(r.InputsSHA256), sweep.SpecFile, shortDigest(p.Inputs))
+		}
 		for _, x := range r.Paths {
 			if !seenPath[x.Name] {
 				seenPath[x.Name] = true
@@ -526,4 +530,14 @@ func singular(kind string) string {
 		return "policy"
 	}
 	return strings.TrimSuffix(kind, "s")
+}
+
+func shortDigest(d string) string {
+	if d == "" {
+		return "absent"
+	}
+	if len(d) > 12 {
+		return d[:12] + "…"
+	}
+	return d
 }

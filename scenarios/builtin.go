@@ -2,7 +2,9 @@ package scenarios
 
 import (
 	"embed"
+	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -58,12 +60,21 @@ func Load(nameOrPath string, overrides []string, env []string, into any) error {
 // LoadSourced is Load with settings from named sources (Input.Sourced)
 // between the environment and the --set overrides.
 func LoadSourced(nameOrPath string, sourced []Override, overrides []string, env []string, into any) error {
-	in := Input{Env: env, Sourced: sourced, Overrides: overrides}
+	return LoadInput(nameOrPath, Input{Env: env, Sourced: sourced, Overrides: overrides}, into)
+}
+
+// LoadInput is Load with every layer of in (File and Data are read from
+// nameOrPath).
+func LoadInput(nameOrPath string, in Input, into any) error {
 	if data, err := Show(nameOrPath); err == nil {
 		in.File, in.Data = "builtin:"+nameOrPath, data
 		return Decode(in, into)
 	}
-	data, err := os.ReadFile(nameOrPath)
+	data, err := ReadFile(nameOrPath)
+	var tooBig *TooLargeError
+	if errors.As(err, &tooBig) {
+		return err
+	}
 	if err != nil {
 		msg := fmt.Sprintf("scenario %q is neither a built-in name nor a readable file (%v)", nameOrPath, err)
 		if near := suggest.Nearest(nameOrPath, List()); near != "" {
@@ -73,4 +84,59 @@ func LoadSourced(nameOrPath string, sourced []Override, overrides []string, env 
 	}
 	in.File, in.Data = nameOrPath, data
 	return Decode(in, into)
+}
+
+// MaxFileBytes bounds a scenario file (and a calibration profile) read
+// whole: the largest built-in scenario is a few KiB, and a file of many
+// MiB is a mistake (a trace given as the scenario, /dev/zero) that would
+// otherwise be read into memory to its end.
+const MaxFileBytes = 4 << 20
+
+// TooLargeError is a file over the size its kind may have.
+type TooLargeError struct {
+	Path  string
+	Limit int64
+	What  string
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("%s: larger than %s, the most a %s may hold; is it the right file?", e.Path, sizeText(e.Limit), e.What)
+}
+
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// ReadFile reads a scenario file, refusing one over MaxFileBytes with a
+// *TooLargeError (it reads at most one byte more, so a device or a pipe
+// without end is refused too).
+func ReadFile(path string) ([]byte, error) {
+	return ReadLimited(path, MaxFileBytes, "scenario file")
+}
+
+// ReadLimited reads path whole unless it holds more than limit bytes,
+// which is a *TooLargeError naming what the file was meant to be.
+func ReadLimited(path string, limit int64, what string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: errors.New("is a directory")}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, &TooLargeError{Path: path, Limit: limit, What: what}
+	}
+	return data, nil
 }

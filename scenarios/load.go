@@ -51,6 +51,9 @@ type Input struct {
 	// Overrides; a problem with one names its source, not --set.
 	Sourced   []Override
 	Overrides []string // "key.path=value" as given to --set; the value is YAML ("[a, b]", "80%")
+	// Late are settings applied after Overrides, each naming its source
+	// in messages: a sweep point's --param values, which win over --set.
+	Late []Override
 }
 
 // Override is one key=value setting and where it came from, e.g.
@@ -87,6 +90,9 @@ func Decode(in Input, into any) error {
 	}
 	for _, o := range in.Overrides {
 		l.set(root, rv.Elem().Type(), o)
+	}
+	for _, o := range in.Late {
+		l.setFrom(root, rv.Elem().Type(), o.Source, o.KV)
 	}
 
 	rv.Elem().SetZero()

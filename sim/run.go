@@ -36,6 +36,11 @@ type Summary struct {
 	// Inputs is the resolved scenario with the keys and unit syntax of a
 	// scenario file (what `conspirator scenarios schema` documents).
 	Inputs map[string]any `json:"inputs"`
+	// InputsSHA256 is the run's identity (InputsSHA256): the digest of
+	// Inputs and of the bytes of every data file the run read.
+	InputsSHA256 string `json:"inputs_sha256"`
+	// InputFiles are the data files the run read, with their digests.
+	InputFiles []InputFile `json:"input_files,omitempty"`
 	// Calibration says what a calibration profile set, measured when and
 	// where (absent without a profile).
 	Calibration *scenarios.CalibrationTrace `json:"calibration,omitempty"`
@@ -100,6 +105,36 @@ func CheckFiles(sc *scenarios.Scenario) error {
 	return nil
 }
 
+// Check finds, without simulating, every problem of sc that a run would
+// meet before its simulation starts: missing or unreadable data files,
+// files of the wrong kind or format, bad rows, windows beyond the trace,
+// jobs no GPU of the cluster can run. `validate` calls it, so that it
+// says "ok" only where `run` would start. Problems of the inputs are
+// *cluster.InputError (exit 2).
+func Check(sc *scenarios.Scenario) error {
+	if err := CheckFiles(sc); err != nil {
+		return err
+	}
+	if _, err := InputFiles(sc); err != nil {
+		return err
+	}
+	if sc.Cluster != nil {
+		if err := cluster.Check(*sc.Cluster, sc.Seed, ClusterEnv); err != nil {
+			var ie *cluster.InputError
+			if !errors.As(err, &ie) {
+				err = &cluster.InputError{Err: err}
+			}
+			return err
+		}
+	}
+	if sc.Allocation != nil {
+		if _, _, err := allocationInput(*sc.Allocation); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Timing is timing.json: wall-clock measurements of a run, kept out of
 // summary.json so that it stays byte-identical across runs and machines.
 type Timing struct {
@@ -133,7 +168,15 @@ func RunWith(sc *scenarios.Scenario, opts Options) (*Output, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding the resolved inputs: %w", err)
 	}
-	sum := Summary{Version: Version, Commit: Commit(), Scenario: sc.Name, Seed: sc.Seed, Inputs: inputs, Calibration: sc.CalibrationTrace}
+	inFiles, err := InputFiles(sc)
+	if err != nil {
+		return nil, err
+	}
+	identity, err := inputsSHA256(inputs, inFiles)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the resolved inputs: %w", err)
+	}
+	sum := Summary{Version: Version, Commit: Commit(), Scenario: sc.Name, Seed: sc.Seed, Inputs: inputs, InputsSHA256: identity, InputFiles: inFiles, Calibration: sc.CalibrationTrace}
 	files := map[string][]byte{}
 	var timing Timing
 	if sc.DataPath != nil {

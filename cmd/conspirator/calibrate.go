@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/conspirator-sim/conspirator/internal/atomicfs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,6 +20,7 @@ import (
 	"github.com/conspirator-sim/conspirator/realhw/nvbandwidth"
 	"github.com/conspirator-sim/conspirator/realhw/perftest"
 	"github.com/conspirator-sim/conspirator/reports"
+	"github.com/conspirator-sim/conspirator/scenarios"
 	"github.com/spf13/cobra"
 )
 
@@ -31,9 +34,14 @@ func (a *app) calibrateCmd() *cobra.Command {
 		Short: "Measure real hardware (or import testbed measurements), fit the models and show their error",
 		Long: `Calibrate the models against real measurements and write a calibration
 profile (profile.yaml) that a scenario includes with the key
-'calibration: PATH' to override catalog defaults. Every fit reports its
-R-squared and residuals; a poor fit (R-squared below 0.9, fewer than 3
-sizes) is kept with 'applied: false' and its reason, never used silently.
+"calibration: PATH" to override catalog defaults. Every fit reports its
+R-squared and residuals. A fit is kept with 'applied: false' and its
+reason, never used silently, when it has fewer than 3 message sizes, when
+its latency does not grow with size, when its fixed cost comes out
+negative, or when its line misses the median of some size by more than
+25% (the gate is that relative miss; R-squared is reported only, since a
+fit weighted by relative error can follow a sweep from 2 B to 8 MiB
+within 25% at R-squared 0.89).
 
 --backend host measures this machine: real TCP over loopback with real
 payloads at several background CPU loads (busy workers at a duty cycle),
@@ -78,11 +86,18 @@ bandwidth from 64 KiB on, with the worst size in between noted.`,
 			if err := checkWritableParent(outDir); err != nil {
 				return err
 			}
+			lock, err := lockDir(outDir)
+			if err != nil {
+				return err
+			}
+			defer lock.Release()
 			date := time.Now().UTC().Format("2006-01-02") // provenance only
 			files := map[string][]byte{}
 			var prof *calib.Profile
 			var val *calib.Validation
 			switch {
+			case format != "" && len(imports) == 0:
+				return usagef("--format %s applies to --import files; give --import FILE", format)
 			case len(imports) > 0:
 				if validate {
 					return usagef("--validate measures this machine; it does not apply to --import")
@@ -130,22 +145,30 @@ bandwidth from 64 KiB on, with the worst size in between noted.`,
 				}
 				files["validation.json"] = append(js, '\n')
 			}
-			if err := writeResultDir(outDir, files, false); err != nil {
-				return err
-			}
-			if val != nil {
-				// One CDF per level, measured against sim/datapath.
+			// One CDF per level, measured against sim/datapath, drawn
+			// into the directory before it is put in place.
+			plots := func(tmp string) error {
+				if val == nil {
+					return nil
+				}
+				if err := os.MkdirAll(filepath.Join(tmp, "plots"), 0o755); err != nil {
+					return err
+				}
 				for _, s := range val.Samples {
 					load := fmt.Sprintf("%.0f%% load", 100*s.BackgroundLoad)
 					sets := []reports.CDFSeries{
 						{Label: "measured, " + load, Values: s.RealUS},
 						{Label: "sim/datapath loopback, " + load, Values: s.ModelUS, Dashed: true}}
 					name := fmt.Sprintf("validation_cdf_load%02.0f", 100*s.BackgroundLoad)
-					if err := reports.CDFPlot(filepath.Join(outDir, "plots", name),
+					if err := reports.CDFPlot(filepath.Join(tmp, "plots", name),
 						"loopback TCP path at "+load+", measured vs model: CDF", "latency (µs)", sets); err != nil {
 						return fmt.Errorf("plotting the validation CDF at %s: %w", load, err)
 					}
 				}
+				return nil
+			}
+			if err := writeResultDirFS(atomicfs.OS, outDir, files, false, plots); err != nil {
+				return err
 			}
 			printProfile(a, prof, val)
 			fmt.Fprintf(a.stdout, "\nprofile: %s\n", filepath.Join(outDir, "profile.yaml"))
@@ -167,10 +190,13 @@ bandwidth from 64 KiB on, with the worst size in between noted.`,
 // importSamples parses testbed output files into samples, with the
 // warnings of the parsers.
 func importSamples(paths []string, format string, bufferBytes int64) ([]realhw.Sample, []string, error) {
+	if format != "" && !slices.Contains(importFormats, format) {
+		return nil, nil, usagef("--format %q: use one of %s (or leave it out to detect the format from each file)", format, strings.Join(importFormats, ", "))
+	}
 	var all []realhw.Sample
 	var warnings []string
 	for _, p := range paths {
-		data, err := os.ReadFile(p)
+		data, err := readImport(p, format)
 		if err != nil {
 			return nil, nil, usagef("--import %s: %v", p, err)
 		}
@@ -220,6 +246,34 @@ func importSamples(paths []string, format string, bufferBytes int64) ([]realhw.S
 		}
 	}
 	return all, warnings, nil
+}
+
+// importFormats are the --format values.
+var importFormats = []string{"perftest", "nvbandwidth", "csv"}
+
+// maxImportBytes bounds a file given to --import: a perftest -a sweep
+// prints about 25 lines (a few KiB), an nvbandwidth run with every test a
+// few hundred KiB, and a CSV of measurements one line per sample; a file
+// of many MiB is the wrong file (a trace, a device), and would otherwise
+// be read to its end.
+const maxImportBytes = 64 << 20
+
+// readImport reads one --import file, refusing one over maxImportBytes,
+// or over 1 MiB where the format (given or detected from its first bytes)
+// is perftest or nvbandwidth.
+func readImport(path, format string) ([]byte, error) {
+	data, err := scenarios.ReadLimited(path, maxImportBytes, "calibration import")
+	if err != nil {
+		return nil, err
+	}
+	fm := format
+	if fm == "" {
+		fm = detectFormat(data[:min(len(data), 64<<10)])
+	}
+	if (fm == "perftest" || fm == "nvbandwidth") && len(data) > 1<<20 {
+		return nil, &scenarios.TooLargeError{Path: path, Limit: 1 << 20, What: fm + " output"}
+	}
+	return data, nil
 }
 
 func detectFormat(data []byte) string {
@@ -302,15 +356,18 @@ func (b bytesFlag) String() string {
 }
 
 func (b bytesFlag) Set(s string) error {
-	if n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64); err == nil {
-		*b.p = n
-		return nil
-	}
-	v, err := units.ParseBytes(s)
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 	if err != nil {
-		return err
+		v, perr := units.ParseBytes(s)
+		if perr != nil {
+			return perr
+		}
+		n = int64(v)
 	}
-	*b.p = int64(v)
+	if n < 1 {
+		return fmt.Errorf("%d: a buffer size must be at least 1 byte, e.g. 512MiB (nvbandwidth's default -b 512)", n)
+	}
+	*b.p = n
 	return nil
 }
 

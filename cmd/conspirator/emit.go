@@ -61,7 +61,7 @@ func (e *emitFlags) check(c *cobra.Command, outDir, shard string) error {
 // emitBatch writes the batch files of a sweep into dir (see sim/batch) and
 // says what to submit: the whole array, the tasks with unfinished points,
 // or nothing.
-func (a *app) emitBatch(e emitFlags, scenarioArg string, f scenarioFlags, params []sweep.Param, seeds, jobs int, base *scenarios.Scenario, points []sweep.Point, dir string) error {
+func (a *app) emitBatch(e emitFlags, scenarioArg string, f scenarioFlags, params []sweep.Param, seeds, jobs int, base *scenarios.Scenario, points []sweep.Point, inputs map[string]string, dir string) error {
 	sched, _ := batch.ParseScheduler(e.emit)
 	for _, kv := range scenarioEnv(a.env) {
 		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, "CONSPIRATOR_") {
@@ -122,7 +122,7 @@ func (a *app) emitBatch(e emitFlags, scenarioArg string, f scenarioFlags, params
 		return usageError{err}
 	}
 	// The tasks run `sweep scenario.yaml` in dir: the same identity here.
-	if _, err := batch.Emit(sched, j, text, points, sweepMeta(batch.ScenarioFile, f.sets)); err != nil {
+	if _, err := batch.Emit(sched, j, text, points, sweepMeta(batch.ScenarioFile, f.sets), inputs); err != nil {
 		return err
 	}
 	missing, err := batch.MissingShards(abs)

@@ -12,9 +12,11 @@ import (
 	"os"
 	"strings"
 
+	"github.com/conspirator-sim/conspirator/internal/suggest"
 	"github.com/conspirator-sim/conspirator/policies/optimal"
 	"github.com/conspirator-sim/conspirator/scenarios"
 	"github.com/conspirator-sim/conspirator/sim/cluster"
+	"github.com/conspirator-sim/conspirator/sim/sweep"
 	"github.com/spf13/cobra"
 )
 
@@ -43,7 +45,8 @@ func exitCode(err error) int {
 	var u usageError
 	var ce *scenarios.ConfigError
 	var ie *cluster.InputError
-	if errors.As(err, &u) || errors.As(err, &ce) || errors.As(err, &ie) {
+	var re *sweep.RefusedError
+	if errors.As(err, &u) || errors.As(err, &ce) || errors.As(err, &ie) || errors.As(err, &re) {
 		return exitUsage
 	}
 	// cobra's own "unknown command" error has no type of its own.
@@ -129,10 +132,44 @@ Exit codes: 0 success, 1 a run failed, 2 usage or configuration error.`,
 		a.compareCmd(),
 		a.sensitivityCmd(),
 	)
+	// cobra adds its completion command when the root executes; added
+	// here, its sub-commands get the same rules as ours.
+	root.InitDefaultCompletionCmd()
 	for _, c := range root.Commands() {
 		wrapArgs(c)
+		refuseUnknownSubcommands(c)
 	}
 	return root
+}
+
+// refuseUnknownSubcommands makes a command that only groups others
+// (mig, trace, scenarios) refuse an unknown sub-command with exit 2:
+// cobra would print the help and exit 0, which a script reads as success.
+// With no argument the command still prints its help.
+func refuseUnknownSubcommands(c *cobra.Command) {
+	for _, s := range c.Commands() {
+		refuseUnknownSubcommands(s)
+	}
+	if !c.HasSubCommands() || c.Runnable() {
+		return
+	}
+	c.Args = cobra.ArbitraryArgs
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		var names []string
+		for _, s := range cmd.Commands() {
+			if s.IsAvailableCommand() {
+				names = append(names, s.Name())
+			}
+		}
+		hint := ""
+		if s := suggest.Nearest(args[0], names); s != "" {
+			hint = fmt.Sprintf("; did you mean %q?", s)
+		}
+		return usagef("unknown command %q for %q%s (its commands: %s; see '%s --help')", args[0], cmd.CommandPath(), hint, strings.Join(names, ", "), cmd.CommandPath())
+	}
 }
 
 // wrapArgs turns cobra's argument-count errors into usage errors, for c

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/conspirator-sim/conspirator/internal/atomicfs"
 	"github.com/conspirator-sim/conspirator/reports"
 	"github.com/conspirator-sim/conspirator/sim/batch"
 	"github.com/conspirator-sim/conspirator/sim/sweep"
@@ -25,15 +26,25 @@ that finishes it.`,
   conspirator report out/sweep out/shard-0 out/shard-1 out/shard-2`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			dir := args[0]
+			dir := filepath.Clean(args[0])
+			if len(args) == 1 {
+				if err := checkResultDir(dir); err != nil {
+					return err
+				}
+			}
+			lock, err := lockDir(dir)
+			if err != nil {
+				return err
+			}
+			defer lock.Release()
 			if len(args) > 1 {
 				if err := sweep.Merge(dir, args[1:]...); err != nil {
 					return fmt.Errorf("merging shards into %s: %w", dir, err)
 				}
 				fmt.Fprintf(a.stdout, "merged %d shard directories into %s\n", len(args)-1, dir)
 			}
-			if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-				return usagef("%s is not a result directory (give the directory that holds summary.json or sweep.json)", dir)
+			if err := checkResultDir(dir); err != nil {
+				return err
 			}
 			if _, err := os.Stat(filepath.Join(dir, "sweep.json")); err == nil {
 				if err := sweep.Merge(dir, dir); err != nil {
@@ -45,11 +56,37 @@ that finishes it.`,
 					return fmt.Errorf("%w; %s", err, hint)
 				}
 			}
-			if err := reports.Render(dir); err != nil {
+			if err := renderAtomically(dir); err != nil {
 				return err
 			}
 			fmt.Fprintf(a.stdout, "report: %s\n", filepath.Join(dir, "report.md"))
 			return nil
 		},
 	}
+}
+
+// checkResultDir refuses, as a usage error, a DIR that is not a run or a
+// sweep directory.
+func checkResultDir(dir string) error {
+	st, err := os.Stat(dir)
+	if err != nil || !st.IsDir() {
+		return usagef("%s is not a result directory (give the directory that holds summary.json or sweep.json)", dir)
+	}
+	for _, f := range []string{reports.ResultFile, sweep.SpecFile} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			return nil
+		}
+	}
+	return usagef("%s holds neither %s (a run) nor %s (a sweep): give a directory that conspirator run or sweep wrote", dir, reports.ResultFile, sweep.SpecFile)
+}
+
+// renderAtomically re-renders the report of dir (a run or a sweep) as one
+// atomic step: into a copy of dir made of hard links, which then takes
+// dir's place (atomicfs.Rewrite). A kill at any moment leaves the old
+// report or the new one, never one's figures beside the other's page.
+// The caller holds dir's lock.
+func renderAtomically(dir string) error {
+	return atomicfs.Rewrite(atomicfs.OS, dir, func(tmp string) error {
+		return reports.RenderFS(atomicfs.OS, tmp)
+	})
 }

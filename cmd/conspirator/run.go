@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/conspirator-sim/conspirator/internal/atomicfs"
+	"github.com/conspirator-sim/conspirator/internal/dirlock"
 	"github.com/conspirator-sim/conspirator/realhw/calib"
 	"github.com/conspirator-sim/conspirator/reports"
 	"github.com/conspirator-sim/conspirator/scenarios"
@@ -58,16 +59,28 @@ func completeKey(_ *cobra.Command, _ []string, prefix string) ([]string, cobra.S
 
 // load resolves a scenario: built-in name or file, environment, --set and
 // --seed, in that order of precedence.
-func (a *app) load(nameOrPath string, f scenarioFlags, extra ...string) (*scenarios.Scenario, error) {
-	sets := append(append([]string{}, f.sets...), extra...)
+func (a *app) load(nameOrPath string, f scenarioFlags) (*scenarios.Scenario, error) {
+	return a.loadLate(nameOrPath, f, "", nil)
+}
+
+// loadLate is load with settings applied last, each shown in messages as
+// coming from source ("--param" for a sweep point's values): a mistake in
+// a swept value names the flag the user typed.
+func (a *app) loadLate(nameOrPath string, f scenarioFlags, source string, late []string) (*scenarios.Scenario, error) {
+	sets := append([]string{}, f.sets...)
 	if f.seed != "" {
 		if _, err := strconv.ParseUint(f.seed, 10, 64); err != nil {
 			return nil, usagef("--seed %q: must be a non-negative integer", f.seed)
 		}
 		sets = append(sets, "seed="+f.seed)
 	}
+	lateOver := make([]scenarios.Override, len(late))
+	for i, kv := range late {
+		lateOver[i] = scenarios.Override{Source: source, KV: kv}
+	}
+	in := scenarios.Input{Env: scenarioEnv(a.env), Overrides: sets, Late: lateOver}
 	var sc scenarios.Scenario
-	if err := scenarios.Load(nameOrPath, sets, scenarioEnv(a.env), &sc); err != nil {
+	if err := scenarios.LoadInput(nameOrPath, in, &sc); err != nil {
 		// Every way a scenario fails to load (unknown name, unreadable
 		// file, invalid content) is a configuration error: exit code 2.
 		var ce *scenarios.ConfigError
@@ -81,16 +94,16 @@ func (a *app) load(nameOrPath string, f scenarioFlags, extra ...string) (*scenar
 		// fitted values replace the defaults, the user's --set still wins.
 		// Reload with its overrides placed before the user's.
 		prof := sc.Calibration
-		over, trace, err := calibrationOverrides(nameOrPath, prof, sets)
+		over, trace, err := calibrationOverrides(nameOrPath, prof, append(append([]string{}, sets...), late...))
 		if err != nil {
 			return nil, err
 		}
-		sourced := make([]scenarios.Override, len(over))
+		in.Sourced = make([]scenarios.Override, len(over))
 		for i, kv := range over {
-			sourced[i] = scenarios.Override{Source: "calibration profile " + prof + ":", KV: kv}
+			in.Sourced[i] = scenarios.Override{Source: "calibration profile " + prof + ":", KV: kv}
 		}
 		sc = scenarios.Scenario{}
-		if err := scenarios.LoadSourced(nameOrPath, sourced, sets, scenarioEnv(a.env), &sc); err != nil {
+		if err := scenarios.LoadInput(nameOrPath, in, &sc); err != nil {
 			var ce *scenarios.ConfigError
 			if errors.As(err, &ce) {
 				return nil, err
@@ -235,6 +248,11 @@ the reason; queueing between requests is not re-simulated.`,
 			if err := checkWritableParent(dir); err != nil {
 				return err
 			}
+			lock, err := lockDir(dir)
+			if err != nil {
+				return err
+			}
+			defer lock.Release()
 			if backend != "" {
 				if err := checkBackend(backend, sc, backendReps); err != nil {
 					return err
@@ -355,7 +373,22 @@ func (a *app) validateCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := sim.CheckFiles(sc); err != nil {
+			// What a sweep of the scenario's own list would load.
+			if len(sc.Sweep) > 0 {
+				const source = "sweep (the scenario's own list)"
+				ps, err := parseParams(source, sc.Sweep)
+				if err != nil {
+					return err
+				}
+				for _, p := range ps {
+					for _, v := range p.Values {
+						if _, err := a.loadLate(args[0], f, source, []string{p.Key + "=" + v}); err != nil {
+							return err
+						}
+					}
+				}
+			}
+			if err := sim.Check(sc); err != nil {
 				return usageError{err}
 			}
 			fmt.Fprintf(a.stdout, "%s: ok (scenario %q, seed %d)\n", args[0], sc.Name, sc.Seed)
@@ -414,16 +447,38 @@ func checkWritableParent(dir string) error {
 	return nil
 }
 
-// writeResultDir writes files (and, if report, the plots and report.md)
-// into a temporary sibling directory and renames it into place
-// (atomicfs.WriteDir), so that an interrupted run never leaves a directory
-// that looks complete. An earlier result at dir is replaced; any other
-// non-empty directory there is refused before anything is written.
-func writeResultDir(dir string, files map[string][]byte, report bool) error {
-	return writeResultDirFS(atomicfs.OS, dir, files, report)
+// lockDir makes this process the one writer of the result directory dir
+// (see internal/dirlock) and removes the temporaries that a writer killed
+// earlier left beside it: with the lock held, no other writer's
+// temporaries can be there. Release the lock when the directory is
+// written.
+func lockDir(dir string) (*dirlock.Lock, error) {
+	dir = filepath.Clean(dir)
+	l, err := dirlock.Exclusive(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := atomicfs.CleanTemps(atomicfs.OS, filepath.Dir(dir), filepath.Base(dir)); err != nil {
+		l.Release()
+		return nil, err
+	}
+	return l, nil
 }
 
-func writeResultDirFS(fsys atomicfs.FS, dir string, files map[string][]byte, report bool) error {
+// writeResultDir writes files (and, if report, the plots and report.md)
+// into a temporary sibling directory and puts it in place of dir in one
+// atomic step (atomicfs.WriteDir), so that an interrupted run leaves the
+// earlier complete result or the new one at dir, never a mixture. An
+// earlier result at dir is replaced; any other non-empty directory there
+// is refused before anything is written. The caller holds dir's lock
+// (lockDir).
+func writeResultDir(dir string, files map[string][]byte, report bool) error {
+	return writeResultDirFS(atomicfs.OS, dir, files, report, nil)
+}
+
+// writeResultDirFS is writeResultDir through fsys; extra, if not nil,
+// adds files (plots) to the temporary directory, inside the atomic step.
+func writeResultDirFS(fsys atomicfs.FS, dir string, files map[string][]byte, report bool, extra func(tmp string) error) error {
 	dir = filepath.Clean(dir)
 	replace := false
 	if _, err := os.Stat(dir); err == nil {
@@ -434,14 +489,18 @@ func writeResultDirFS(fsys atomicfs.FS, dir string, files map[string][]byte, rep
 		}
 		replace = true
 	}
-	var fill func(string) error
-	if report {
-		fill = func(tmp string) error {
+	fill := func(tmp string) error {
+		if extra != nil {
+			if err := extra(tmp); err != nil {
+				return err
+			}
+		}
+		if report {
 			if err := reports.RenderFS(fsys, tmp); err != nil {
 				return fmt.Errorf("rendering the report: %w", err)
 			}
-			return nil
 		}
+		return nil
 	}
 	if err := atomicfs.WriteDir(fsys, dir, files, replace, fill); err != nil {
 		return fmt.Errorf("writing the result directory %s: %w", dir, err)

@@ -66,6 +66,17 @@ Writes sensitivity.csv and plots/sensitivity.{png,svg,pdf}.`,
 			if err != nil {
 				return err
 			}
+			if outDir == "" {
+				outDir = filepath.Join(a.outRoot(), strings.ReplaceAll(sc.Name, "/", "-")+"-sensitivity")
+			}
+			if err := checkWritableParent(outDir); err != nil {
+				return err
+			}
+			lock, err := lockDir(outDir)
+			if err != nil {
+				return err
+			}
+			defer lock.Release()
 			lo, hi, err := parseFactors(factors)
 			if err != nil {
 				return err
@@ -97,15 +108,12 @@ Writes sensitivity.csv and plots/sensitivity.{png,svg,pdf}.`,
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.1f\t%s\t%.1f\t%.1f\t\n", r.Param, r.Grade, r.Range, r.LowValue, r.Low, r.HighValue, r.High, r.Swing())
 			}
 			tw.Flush()
-			if outDir == "" {
-				outDir = filepath.Join(a.outRoot(), strings.ReplaceAll(sc.Name, "/", "-")+"-sensitivity")
-			}
 			files := map[string][]byte{reports.SensitivityFile: reports.SensitivityCSV(h.column, base, rows)}
-			err = atomicfs.WriteDir(atomicfs.OS, outDir, files, looksLikeResult(outDir), func(tmp string) error {
+			err = writeResultDirFS(atomicfs.OS, outDir, files, false, func(tmp string) error {
 				return reports.WriteTornado(atomicfs.OS, tmp, h.label+" (%)", "low end", "high end", base, rows)
 			})
 			if err != nil {
-				return fmt.Errorf("writing %s: %w", outDir, err)
+				return err
 			}
 			fmt.Fprintf(a.stdout, "\nresults: %s (%s, plots/sensitivity.png)\n", outDir, reports.SensitivityFile)
 			return nil
@@ -134,7 +142,7 @@ func (a *app) sensitivityRows(name string, f scenarioFlags, sc *scenarios.Scenar
 			row.LowValue, row.Low, row.HighValue, row.High = pts[0].Value, pts[0].GapPct, pts[1].Value, pts[1].GapPct
 		} else {
 			for i, v := range []string{p.low, p.high} {
-				scv, err := a.load(name, f, p.key+"="+v)
+				scv, err := a.loadLate(name, f, "sensitivity", []string{p.key + "=" + v})
 				if err != nil {
 					return nil, fmt.Errorf("sensitivity: %s=%s: %w", p.key, v, err)
 				}

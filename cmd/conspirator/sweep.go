@@ -10,7 +10,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/conspirator-sim/conspirator/reports"
+	"github.com/conspirator-sim/conspirator/internal/dirlock"
 	"github.com/conspirator-sim/conspirator/scenarios"
 	"github.com/conspirator-sim/conspirator/sim"
 	"github.com/conspirator-sim/conspirator/sim/sweep"
@@ -80,19 +80,23 @@ writes a Kubernetes Indexed Job (generated, not tested on a live cluster).`,
 				return err
 			}
 			// The user's --param flags, or else the scenario's own sweep.
+			source := "--param"
 			if len(params) == 0 {
 				if len(base.Sweep) == 0 {
 					return usagef("give at least one --param key=v1,v2,... (scenario %s has no sweep list of its own)", args[0])
 				}
-				params = base.Sweep
+				params, source = base.Sweep, "sweep (the scenario's own list)"
 			}
-			ps, err := parseParams(params)
+			ps, err := parseParams(source, params)
 			if err != nil {
 				return err
 			}
+			if err := sweep.CheckSize(ps, seeds); err != nil {
+				return usageError{err}
+			}
 			for _, p := range ps {
 				for _, v := range p.Values {
-					if _, err := a.load(args[0], f, p.Key+"="+v); err != nil {
+					if _, err := a.loadLate(args[0], f, source, []string{p.Key + "=" + v}); err != nil {
 						return err
 					}
 				}
@@ -104,6 +108,13 @@ writes a Kubernetes Indexed Job (generated, not tested on a live cluster).`,
 			if err := sweep.CheckParams(ps, seedList); err != nil {
 				return usageError{err}
 			}
+			// What every point computes, recorded in sweep.json: a resume
+			// or a merge over other inputs is refused, naming the keys.
+			points := sweep.Expand(ps, seedList)
+			inputs, err := a.sweepIdentity(args[0], f, source, base, ps, points)
+			if err != nil {
+				return err
+			}
 			dir := outDir
 			if dir == "" {
 				dir = filepath.Join(a.outRoot(), safeName(base.Name)+"-sweep")
@@ -112,10 +123,15 @@ writes a Kubernetes Indexed Job (generated, not tested on a live cluster).`,
 				return err
 			}
 			if e.emit != "" {
-				return a.emitBatch(e, args[0], f, ps, seeds, jobs, base, sweep.Expand(ps, seedList), dir)
+				lock, err := lockDir(dir)
+				if err != nil {
+					return err
+				}
+				defer lock.Release()
+				return a.emitBatch(e, args[0], f, ps, seeds, jobs, base, points, inputs, dir)
 			}
 			opts := sweep.Options{Dir: dir, Jobs: jobs, Resume: resume, Progress: a.stderr,
-				Meta: sweepMeta(args[0], f.sets)}
+				Meta: sweepMeta(args[0], f.sets), Inputs: inputs}
 			if isTerminal(a.stderr) {
 				opts.IsTerminal = true
 			}
@@ -128,17 +144,22 @@ writes a Kubernetes Indexed Job (generated, not tested on a live cluster).`,
 			} else if ok {
 				opts.Shard, opts.Shards = i, n
 			}
+			// One writer per directory; the shards of one sweep write
+			// together, each alone in its shard.
+			var lock *dirlock.Lock
+			if opts.Shards > 1 {
+				lock, err = dirlock.Shard(dir, opts.Shard, opts.Shards)
+			} else {
+				lock, err = lockDir(dir)
+			}
+			if err != nil {
+				return err
+			}
+			defer lock.Release()
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			points := sweep.Expand(ps, seedList)
 			runPoint := func(ctx context.Context, p sweep.Point) (map[string][]byte, error) {
-				extra := make([]string, len(p.Params))
-				for i, kv := range p.Params {
-					extra[i] = kv.Key + "=" + kv.Value
-				}
-				pf := f
-				pf.seed = strconv.FormatUint(p.Seed, 10)
-				sc, err := a.load(args[0], pf, extra...)
+				sc, err := a.loadPoint(args[0], f, source, p)
 				if err != nil {
 					return nil, err
 				}
@@ -154,7 +175,7 @@ writes a Kubernetes Indexed Job (generated, not tested on a live cluster).`,
 			}
 			fmt.Fprintf(a.stdout, "sweep %s: %d points in this shard, %d ran, %d already done\n", dir, sum.Total, sum.Ran, sum.Skipped)
 			if !noReport && opts.Shards <= 1 {
-				if err := reports.Render(dir); err != nil {
+				if err := renderAtomically(dir); err != nil {
 					return fmt.Errorf("rendering the report: %w", err)
 				}
 				fmt.Fprintf(a.stdout, "report: %s\n", filepath.Join(dir, "report.md"))
@@ -175,12 +196,61 @@ writes a Kubernetes Indexed Job (generated, not tested on a live cluster).`,
 	return c
 }
 
+// loadPoint resolves the scenario of one sweep point: the sweep's
+// scenario and flags, the point's seed, and its values (shown in messages
+// as coming from source, --param or the scenario's sweep list).
+func (a *app) loadPoint(scenarioArg string, f scenarioFlags, source string, p sweep.Point) (*scenarios.Scenario, error) {
+	extra := make([]string, len(p.Params))
+	for i, kv := range p.Params {
+		extra[i] = kv.Key + "=" + kv.Value
+	}
+	pf := f
+	pf.seed = strconv.FormatUint(p.Seed, 10)
+	return a.loadLate(scenarioArg, pf, source, extra)
+}
+
+// sweepIdentity resolves every point's inputs and sets its digest
+// (sim.InputsSHA256), and returns the inputs common to the points: the
+// base scenario flattened, without its seed and swept keys, with the
+// digest of each data file it reads.
+func (a *app) sweepIdentity(scenarioArg string, f scenarioFlags, source string, base *scenarios.Scenario, ps []sweep.Param, points []sweep.Point) (map[string]string, error) {
+	for i := range points {
+		sc, err := a.loadPoint(scenarioArg, f, source, points[i])
+		if err != nil {
+			return nil, err
+		}
+		if points[i].Inputs, err = sim.InputsSHA256(sc); err != nil {
+			return nil, err
+		}
+	}
+	flat, err := sim.FlatInputs(base)
+	if err != nil {
+		return nil, err
+	}
+	delete(flat, "seed")
+	for _, p := range ps {
+		for k := range flat {
+			if k == p.Key || strings.HasPrefix(k, p.Key+".") || strings.HasPrefix(k, p.Key+"[") {
+				delete(flat, k)
+			}
+		}
+	}
+	files, err := sim.InputFiles(base)
+	if err != nil {
+		return nil, err
+	}
+	for _, fl := range files {
+		flat["data file "+fl.Key+" sha256"] = fl.SHA256
+	}
+	return flat, nil
+}
+
 // parseParams reads --param key=v1,v2,... flags (or a scenario's sweep
-// list, in the same form).
-func parseParams(raw []string) ([]sweep.Param, error) {
+// list, in the same form); source names them in messages.
+func parseParams(source string, raw []string) ([]sweep.Param, error) {
 	sp, err := scenarios.SweepParams(raw)
 	if err != nil {
-		return nil, usagef("--param %v", err)
+		return nil, usagef("%s: %v", source, err)
 	}
 	ps := make([]sweep.Param, len(sp))
 	for i, p := range sp {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/conspirator-sim/conspirator/internal/filetree"
+	"github.com/conspirator-sim/conspirator/sim/sweep"
 )
 
 // treeHash lists every file under dir with its SHA-256, in path order.
@@ -122,5 +123,68 @@ func TestSweepScenarioList(t *testing.T) {
 	write("  - datapath.host.background_load\n")
 	if code, _, e := cli(t, nil, "sweep", file, "-o", filepath.Join(dir, "bad")); code != exitUsage || !strings.Contains(e, "sweep") || !strings.Contains(e, "key=v1,v2") {
 		t.Errorf("malformed list: exit %d, %s; want exit 2 naming the sweep entry and the form", code, e)
+	}
+}
+
+// A sweep's identity is what it computes: after an interruption, a resume
+// over an edited scenario file, or with a CONSPIRATOR_ variable that
+// changes a key, is refused with exit 2, naming the key with both values;
+// with the inputs restored it finishes. A point computed from other inputs
+// (copied in from another sweep, manifest and all) is refused by the
+// aggregate, naming the point.
+func TestResumeRefusesOtherInputs(t *testing.T) {
+	dir := t.TempDir()
+	scen := filepath.Join(dir, "s.yaml")
+	text := func(think string) string {
+		return "name: think\ndatapath:\n  clients:\n    requests: 100\n    think_time: " + think + "\n"
+	}
+	writeFile(t, dir, "s.yaml", text("1ms"))
+	args := func(out string, extra ...string) []string {
+		return append([]string{"sweep", scen, "--param", "datapath.host.background_load=0%,80%", "-j", "1", "-o", out}, extra...)
+	}
+	out := filepath.Join(dir, "sw")
+	if code, _, e := cli(t, nil, args(out)...); code != 0 {
+		t.Fatalf("sweep: exit %d: %s", code, e)
+	}
+	spec, err := sweep.ReadSpec(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range spec.Points {
+		if len(p.Inputs) != 64 {
+			t.Fatalf("point %s has no inputs digest in sweep.json: %q", p.ID, p.Inputs)
+		}
+	}
+	// The interruption: one point lost.
+	os.RemoveAll(sweep.PointDir(out, spec.Points[1]))
+
+	writeFile(t, dir, "s.yaml", text("5ms"))
+	code, _, stderr := cli(t, nil, args(out, "--resume")...)
+	if code != exitUsage || !strings.Contains(stderr, `datapath.clients.think_time (stored "1ms", now "5ms")`) {
+		t.Errorf("resume over an edited file: exit %d, stderr:\n%s", code, stderr)
+	}
+	writeFile(t, dir, "s.yaml", text("1ms"))
+	code, _, stderr = cli(t, []string{"CONSPIRATOR_DATAPATH__CLIENTS__THINK_TIME=5ms"}, args(out, "--resume")...)
+	if code != exitUsage || !strings.Contains(stderr, "datapath.clients.think_time") {
+		t.Errorf("resume with an environment variable: exit %d, stderr:\n%s", code, stderr)
+	}
+	if code, _, e := cli(t, nil, args(out, "--resume")...); code != 0 {
+		t.Fatalf("resume with the inputs restored: exit %d: %s", code, e)
+	}
+
+	// A point of another sweep (5 ms think time) under this sweep's ID.
+	other := filepath.Join(dir, "other")
+	writeFile(t, dir, "s.yaml", text("5ms"))
+	if code, _, e := cli(t, nil, args(other)...); code != 0 {
+		t.Fatalf("other sweep: exit %d: %s", code, e)
+	}
+	p := spec.Points[0]
+	os.RemoveAll(sweep.PointDir(out, p))
+	if err := os.Rename(sweep.PointDir(other, p), sweep.PointDir(out, p)); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = cli(t, nil, "report", out)
+	if code == 0 || !strings.Contains(stderr, p.ID) || !strings.Contains(stderr, "other inputs") {
+		t.Errorf("report over a point of other inputs: exit %d, stderr:\n%s", code, stderr)
 	}
 }

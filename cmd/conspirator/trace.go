@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/conspirator-sim/conspirator/workloads/trace"
@@ -28,6 +29,10 @@ workloads/trace/FORMATS.md for each format's columns and rules.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			res, err := trace.ImportFile(args[0], opt)
+			var fe *trace.FormatError
+			if errors.As(err, &fe) {
+				return usagef("%v; give it with --format", err)
+			}
 			if err != nil {
 				return usageError{err} // the input file is wrong, not the run
 			}

@@ -39,7 +39,18 @@ type FS interface {
 	// SyncDir fsyncs a directory so that entries renamed into it survive a
 	// crash.
 	SyncDir(path string) error
+	// Exchange swaps the entries at a and b, both of which must exist, in
+	// one atomic step: a reader sees one or the other at each name, never
+	// neither. Where the file system cannot (ErrNoExchange), nothing moved.
+	Exchange(a, b string) error
+	// Link makes newpath a hard link to the file oldpath.
+	Link(oldpath, newpath string) error
 }
+
+// ErrNoExchange is what Exchange returns where the file system (or the
+// operating system) has no atomic exchange; the caller falls back to two
+// renames.
+var ErrNoExchange = errors.New("atomic exchange not supported here")
 
 // OS is the real file system.
 var OS FS = osFS{}
@@ -64,8 +75,10 @@ func (osFS) WriteFile(p string, data []byte) error {
 	return f.Close()
 }
 
-func (osFS) Rename(o, n string) error { return os.Rename(o, n) }
-func (osFS) RemoveAll(p string) error { return os.RemoveAll(p) }
+func (osFS) Rename(o, n string) error   { return os.Rename(o, n) }
+func (osFS) Exchange(a, b string) error { return exchange(a, b) }
+func (osFS) Link(o, n string) error     { return os.Link(o, n) }
+func (osFS) RemoveAll(p string) error   { return os.RemoveAll(p) }
 
 func (osFS) SyncDir(p string) error {
 	d, err := os.Open(p)
@@ -86,8 +99,10 @@ const TmpInfix = ".tmp-"
 
 var seq atomic.Uint64
 
-// tempName is a sibling of path that no other writer (in this process or
-// another) uses at the same time.
+// TempName is a sibling of path that no other writer (in this process or
+// another) uses at the same time, recognised by IsTemp.
+func TempName(path string) string { return tempName(path) }
+
 func tempName(path string) string {
 	dir, base := filepath.Split(path)
 	return filepath.Join(dir, "."+base+TmpInfix+strconv.Itoa(os.Getpid())+"-"+strconv.FormatUint(seq.Add(1), 10))
@@ -148,11 +163,12 @@ func (r renamed) Unwrap() error { return r.err }
 // WriteDir writes files (slash-separated names relative to dir) into a
 // temporary sibling directory, fsyncs every file and directory, and renames
 // it to dir, so that dir appears with all its files or not at all. When
-// replace is true an existing dir is removed first (that step is not
-// atomic: a crash between the removal and the rename leaves no dir, never
-// a partial one). fill, if not nil, runs on the temporary directory before
-// the rename, to add derived files (plots) that are then part of the
-// atomic step.
+// replace is true an existing dir is swapped with the new one in one
+// atomic step and then removed (see Replace): a crash at any moment
+// leaves the old complete directory or the new one at dir, never a
+// mixture. fill, if not nil, runs on the temporary directory before the
+// rename, to add derived files (plots) that are then part of the atomic
+// step.
 func WriteDir(fsys FS, dir string, files map[string][]byte, replace bool, fill func(tmp string) error) error {
 	dir = filepath.Clean(dir)
 	tmp := tempName(dir)
@@ -174,9 +190,10 @@ func WriteDir(fsys FS, dir string, files map[string][]byte, replace bool, fill f
 		}
 	}
 	if replace {
-		if err := fsys.RemoveAll(dir); err != nil {
-			return fail(fmt.Errorf("replace %s: %w", dir, err))
+		if err := Replace(fsys, tmp, dir); err != nil {
+			return fail(err)
 		}
+		return nil
 	}
 	if err := fsys.Rename(tmp, dir); err != nil {
 		return fail(fmt.Errorf("rename %s to %s: %w", tmp, dir, err))
@@ -184,6 +201,117 @@ func WriteDir(fsys FS, dir string, files map[string][]byte, replace bool, fill f
 	parent := filepath.Dir(dir)
 	if err := fsys.SyncDir(parent); err != nil {
 		return fmt.Errorf("sync %s: %w", parent, err)
+	}
+	return nil
+}
+
+// Replace puts the complete directory tmp (a temporary sibling of dir,
+// named by this package) in the place of the existing directory dir, and
+// removes the old one. The swap is one atomic exchange of the two names
+// (renameat2 with RENAME_EXCHANGE on Linux), so that a reader, or the disk
+// after a crash, finds the old complete directory or the new one at dir
+// at every moment; the old one then lies at the temporary name until it is
+// removed, and a writer killed in between leaves it there as a temporary
+// (IsTemp) that CleanTemps removes. Where the file system has no exchange,
+// the old directory is first renamed aside to a temporary name and the new
+// one renamed into place: between the two renames dir is absent (never
+// partial). On error tmp may still exist; the caller removes it.
+func Replace(fsys FS, tmp, dir string) error {
+	parent := filepath.Dir(dir)
+	old := tmp
+	err := fsys.Exchange(tmp, dir)
+	switch {
+	case errors.Is(err, ErrNoExchange):
+		old = tempName(dir)
+		if err := fsys.Rename(dir, old); err != nil {
+			return fmt.Errorf("replace %s: move the old directory aside: %w", dir, err)
+		}
+		if err := fsys.Rename(tmp, dir); err != nil {
+			// Put the old one back so that dir is not left absent.
+			if rerr := fsys.Rename(old, dir); rerr != nil {
+				return fmt.Errorf("replace %s: %w (and the old directory could not be put back from %s: %v)", dir, err, old, rerr)
+			}
+			return fmt.Errorf("replace %s: %w", dir, err)
+		}
+	case err != nil:
+		return fmt.Errorf("replace %s: %w", dir, err)
+	}
+	if err := fsys.SyncDir(parent); err != nil {
+		fsys.RemoveAll(old) // the new directory is in place: the old one is garbage either way
+		return fmt.Errorf("sync %s: %w", parent, err)
+	}
+	// The new directory is in place and durable; the old one is garbage.
+	if err := fsys.RemoveAll(old); err != nil {
+		return fmt.Errorf("remove the replaced directory %s: %w", old, err)
+	}
+	return nil
+}
+
+// Rewrite changes the existing directory dir as one atomic step: it
+// builds a temporary sibling holding a hard link to every file of dir
+// (sub-directories recreated, temporaries of this package skipped), runs
+// edit on it, which may add, replace (through WriteFile, which renames
+// over the link and so never touches the old file's bytes) or remove
+// files, fsyncs it and swaps it with dir (Replace). A crash at any moment
+// leaves dir as it was or as edit made it, never a mixture; a re-render
+// of a report is written this way.
+func Rewrite(fsys FS, dir string, edit func(tmp string) error) error {
+	dir = filepath.Clean(dir)
+	tmp := tempName(dir)
+	fail := func(err error) error {
+		fsys.RemoveAll(tmp)
+		return renamed{strings.ReplaceAll(err.Error(), tmp, dir), err}
+	}
+	if err := fsys.MkdirAll(tmp); err != nil {
+		return fail(fmt.Errorf("create %s: %w", tmp, err))
+	}
+	var dirs []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p == dir {
+			return nil
+		}
+		if IsTemp(d.Name()) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(tmp, rel)
+		switch {
+		case d.IsDir():
+			dirs = append(dirs, dst)
+			return fsys.MkdirAll(dst)
+		case d.Type().IsRegular():
+			return fsys.Link(p, dst)
+		default:
+			return fmt.Errorf("%s is not a regular file or directory; a result directory holds only those", p)
+		}
+	})
+	if err != nil {
+		return fail(fmt.Errorf("copy %s: %w", dir, err))
+	}
+	if err := edit(tmp); err != nil {
+		return fail(err)
+	}
+	// Children before parents, as WriteTree does.
+	sort.Sort(sort.Reverse(sort.StringSlice(dirs)))
+	for _, d := range append(dirs, tmp) {
+		if _, err := os.Stat(d); err != nil {
+			continue // edit removed it
+		}
+		if err := fsys.SyncDir(d); err != nil {
+			return fail(fmt.Errorf("sync %s: %w", d, err))
+		}
+	}
+	if err := Replace(fsys, tmp, dir); err != nil {
+		return fail(err)
 	}
 	return nil
 }

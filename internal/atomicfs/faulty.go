@@ -26,10 +26,14 @@ const (
 	FaultSyncDir Fault = "syncdir"
 	// FaultMkdir fails a directory creation with ENOSPC.
 	FaultMkdir Fault = "mkdir"
+	// FaultExchange fails an atomic exchange with EIO; nothing moves.
+	FaultExchange Fault = "exchange"
+	// FaultLink fails a hard link with ENOSPC.
+	FaultLink Fault = "link"
 )
 
 // Faults lists every fault kind, for table tests.
-var Faults = []Fault{FaultWrite, FaultFsync, FaultRename, FaultSyncDir, FaultMkdir}
+var Faults = []Fault{FaultWrite, FaultFsync, FaultRename, FaultSyncDir, FaultMkdir, FaultExchange, FaultLink}
 
 // ErrInjected wraps every error a Faulty file system returns, so a test
 // can tell its fault from a real one with errors.Is.
@@ -41,6 +45,9 @@ var ErrInjected = errors.New("injected fault")
 type Faulty struct {
 	Fault Fault
 	N     int
+	// NoExchange makes Exchange answer ErrNoExchange, as a file system
+	// without renameat2's exchange does, so the fallback is tested too.
+	NoExchange bool
 
 	calls atomic.Int64
 	hits  atomic.Int64
@@ -100,6 +107,23 @@ func (f *Faulty) Rename(o, n string) error {
 }
 
 func (f *Faulty) RemoveAll(p string) error { return OS.RemoveAll(p) }
+
+func (f *Faulty) Exchange(a, b string) error {
+	if f.NoExchange {
+		return ErrNoExchange
+	}
+	if f.hit(FaultExchange) {
+		return injected(FaultExchange, a, syscall.EIO)
+	}
+	return OS.Exchange(a, b)
+}
+
+func (f *Faulty) Link(o, n string) error {
+	if f.hit(FaultLink) {
+		return injected(FaultLink, n, syscall.ENOSPC)
+	}
+	return OS.Link(o, n)
+}
 
 func (f *Faulty) SyncDir(p string) error {
 	if f.hit(FaultSyncDir) {

@@ -339,12 +339,27 @@ func (p *Profile) WriteYAML(w io.Writer) error {
 // version and unparsable durations or bandwidths are errors naming the
 // file and line.
 func LoadProfile(path string) (*Profile, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("calib: %w", err)
 	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return nil, fmt.Errorf("calib: %s is a directory; give the profile.yaml that calibrate wrote", path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxProfileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("calib: %w", err)
+	}
+	if len(b) > MaxProfileBytes {
+		return nil, fmt.Errorf("calib: %s is larger than %d MiB, the most a calibration profile may hold (calibrate writes a few KiB); is it the right file?", path, MaxProfileBytes>>20)
+	}
 	return ReadProfile(bytes.NewReader(b), path)
 }
+
+// MaxProfileBytes bounds a calibration profile read whole: calibrate
+// writes a few KiB.
+const MaxProfileBytes = 4 << 20
 
 // ReadProfile is LoadProfile from a reader; name is used in errors.
 func ReadProfile(r io.Reader, name string) (*Profile, error) {

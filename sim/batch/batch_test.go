@@ -244,7 +244,7 @@ func TestMissingShards(t *testing.T) {
 	j := job()
 	j.Dir, j.Shards, j.Points = dir, 3, 7
 	meta := map[string]string{"scenario": ScenarioFile}
-	if _, err := Emit(Slurm, j, []byte("name: x\n"), points(), meta); err != nil {
+	if _, err := Emit(Slurm, j, []byte("name: x\n"), points(), meta, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := MissingShards(dir); err != nil || !slices.Equal(got, []int{0, 1, 2}) {
@@ -272,7 +272,7 @@ func TestMissingShards(t *testing.T) {
 func TestPrepareMatchesRun(t *testing.T) {
 	meta := map[string]string{"scenario": ScenarioFile, "version": "1"}
 	a, b := t.TempDir(), t.TempDir()
-	if err := Prepare(a, points(), meta); err != nil {
+	if err := Prepare(a, points(), meta, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := sweep.Run(context.Background(), points(), sweep.Options{Dir: b, Jobs: 1, Meta: meta}, fakeRun); err != nil {
@@ -295,7 +295,7 @@ func TestEmitRefusesOtherSweeps(t *testing.T) {
 	j := job()
 	j.Dir, j.Shards, j.Points = dir, 3, 7
 	meta := map[string]string{"scenario": ScenarioFile}
-	w1, err := Emit(Slurm, j, []byte("name: x\n"), points(), meta)
+	w1, err := Emit(Slurm, j, []byte("name: x\n"), points(), meta, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +303,7 @@ func TestEmitRefusesOtherSweeps(t *testing.T) {
 	for _, p := range w1 {
 		first[p], _ = os.ReadFile(p)
 	}
-	if _, err := Emit(Slurm, j, []byte("name: x\n"), points(), meta); err != nil {
+	if _, err := Emit(Slurm, j, []byte("name: x\n"), points(), meta, nil); err != nil {
 		t.Fatalf("emitting again: %v", err)
 	}
 	for p, data := range first {
@@ -311,16 +311,16 @@ func TestEmitRefusesOtherSweeps(t *testing.T) {
 			t.Errorf("%s changed when emitted again", p)
 		}
 	}
-	if _, err := Emit(Slurm, j, []byte("name: y\n"), points(), meta); err == nil || !strings.Contains(err.Error(), "different scenario.yaml") {
+	if _, err := Emit(Slurm, j, []byte("name: y\n"), points(), meta, nil); err == nil || !strings.Contains(err.Error(), "different scenario.yaml") {
 		t.Errorf("another scenario: %v", err)
 	}
-	if _, err := Emit(Slurm, j, []byte("name: x\n"), points()[:3], meta); err == nil || !strings.Contains(err.Error(), "different sweep") {
+	if _, err := Emit(Slurm, j, []byte("name: x\n"), points()[:3], meta, nil); err == nil || !strings.Contains(err.Error(), "different sweep") {
 		t.Errorf("other points: %v", err)
 	}
 	other := t.TempDir()
 	os.WriteFile(filepath.Join(other, "notes.txt"), []byte("mine"), 0o644)
 	j.Dir = other
-	if _, err := Emit(Slurm, j, []byte("name: x\n"), points(), meta); err == nil || !strings.Contains(err.Error(), "not empty") {
+	if _, err := Emit(Slurm, j, []byte("name: x\n"), points(), meta, nil); err == nil || !strings.Contains(err.Error(), "not empty") {
 		t.Errorf("unrelated directory: %v", err)
 	}
 }

@@ -71,11 +71,11 @@ func (s State) encode() []byte {
 // it writes sweep.json (or checks that an existing one holds this very
 // sweep) and points/. Every task then resumes into dir, and the emitted
 // files can sit beside sweep.json.
-func Prepare(dir string, points []sweep.Point, meta map[string]string) error {
+func Prepare(dir string, points []sweep.Point, meta, inputs map[string]string) error {
 	// sweep.Run writes or checks sweep.json before it runs its shard; shard
 	// len(points) of len(points)+1 holds no point of an Expand-ed list
 	// (indices 0..len-1), so it runs nothing. The run function is a guard.
-	opts := sweep.Options{Dir: dir, Jobs: 1, Resume: true, Shard: len(points), Shards: len(points) + 1, Meta: meta}
+	opts := sweep.Options{Dir: dir, Jobs: 1, Resume: true, Shard: len(points), Shards: len(points) + 1, Meta: meta, Inputs: inputs}
 	_, err := sweep.Run(context.Background(), points, opts, func(_ context.Context, p sweep.Point) (map[string][]byte, error) {
 		return nil, fmt.Errorf("batch.Prepare runs no point, but was given point %s with index %d", p.ID, p.Index)
 	})
@@ -88,7 +88,7 @@ func Prepare(dir string, points []sweep.Point, meta map[string]string) error {
 // directory that holds another sweep or another scenario.yaml, so points of
 // two sweeps never mix; emitting again with the same inputs rewrites the
 // same files and keeps finished points. It returns the paths it wrote.
-func Emit(s Scheduler, j Job, scenario []byte, points []sweep.Point, meta map[string]string) ([]string, error) {
+func Emit(s Scheduler, j Job, scenario []byte, points []sweep.Point, meta, inputs map[string]string) ([]string, error) {
 	if j.Points == 0 {
 		j.Points = len(points)
 	}
@@ -114,7 +114,7 @@ func Emit(s Scheduler, j Job, scenario []byte, points []sweep.Point, meta map[st
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	if err := Prepare(j.Dir, points, meta); err != nil {
+	if err := Prepare(j.Dir, points, meta, inputs); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(filepath.Join(j.Dir, LogDir), 0o755); err != nil {

@@ -181,11 +181,13 @@ func Defaults() Config {
 	}
 }
 
-// Validate reports every problem of c, one per line, each with its key.
+// Validate reports every problem of c, one per line, each with its key
+// (a units.FieldError, so that the scenario loader places it at the key's
+// own line).
 func (c Config) Validate() error {
-	var p []string
+	var p []error
 	add := func(key, format string, args ...any) {
-		p = append(p, key+": "+fmt.Sprintf(format, args...))
+		p = append(p, units.Invalid(key, format, args...))
 	}
 	if c.Jobs == nil && strings.TrimSpace(c.Trace) == "" {
 		add("trace", "empty; name a trace file, e.g. %s", OpenBPods)
@@ -290,10 +292,50 @@ func (c Config) Validate() error {
 	if c.MigrationCost < 0 || math.IsNaN(c.MigrationCost) || math.IsInf(c.MigrationCost, 0) {
 		add("migration_cost", "%v; want a finite value >= 0", c.MigrationCost)
 	}
-	if len(p) == 0 {
-		return nil
+	c.validateMemory(add)
+	return errors.Join(p...)
+}
+
+// Memory a replay needs, from bench/scale.sh on one core (README): 10^6
+// synthetic jobs on 1,024 GPUs peak at 163 MB of heap and 10^4 at 12 MB,
+// about 152 B per job (the jobs alive and the exact JCT and queueing
+// samples); 10^6 jobs on 102,400 GPUs peak at 314 MB, about 1.5 KB per
+// GPU. Rounded up, so that the estimate bounds the run.
+const (
+	bytesPerJob = 256
+	bytesPerGPU = 2048
+	// MemoryLimit is the largest estimated replay accepted: past it a run
+	// would die with Go's out-of-memory error after minutes, with no
+	// result; 8 GiB leaves room on CI's 24 GiB for the replays of other
+	// seeds running beside it.
+	MemoryLimit = 8 << 30
+)
+
+// validateMemory refuses declared GPUs and synthetic jobs whose replay
+// would need more than MemoryLimit (a trace's jobs and a node list's
+// servers are bounded by their files).
+func (c Config) validateMemory(add func(key, format string, args ...any)) {
+	gpus := 0.0
+	for _, g := range c.GPUs {
+		gpus += float64(max(g.Count, 0))
 	}
-	return errors.New(strings.Join(p, "\n"))
+	jobs := float64(max(c.Synthetic.Jobs-max(c.Window.Skip, 0), 0))
+	if c.Window.Jobs > 0 {
+		jobs = min(jobs, float64(c.Window.Jobs))
+	}
+	est := gpus*bytesPerGPU + jobs*bytesPerJob
+	if est <= MemoryLimit {
+		return
+	}
+	gib := func(b float64) string { return fmt.Sprintf("%.3g GiB", b/(1<<30)) }
+	switch {
+	case gpus*bytesPerGPU > MemoryLimit/2:
+		add("gpus", "%.4g GPUs (%.0f B each) and %.4g synthetic jobs (%.0f B each) need about %s, over the %s limit; declare fewer GPUs (%.4g fit alone)",
+			gpus, float64(bytesPerGPU), jobs, float64(bytesPerJob), gib(est), gib(MemoryLimit), float64(MemoryLimit/bytesPerGPU))
+	default:
+		add("synthetic.jobs", "%.4g synthetic jobs (%.0f B each) and %.4g GPUs (%.0f B each) need about %s, over the %s limit; replay fewer jobs, or cut them with window.jobs (%.4g fit alone)",
+			jobs, float64(bytesPerJob), gpus, float64(bytesPerGPU), gib(est), gib(MemoryLimit), float64(MemoryLimit/bytesPerJob))
+	}
 }
 
 // baseline returns the policy the others are compared with: Baseline, or

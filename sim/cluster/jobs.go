@@ -78,6 +78,14 @@ func importInput(env Env, key, path string, opt trace.Options) (trace.Result, er
 	if errors.Is(err, fs.ErrNotExist) {
 		return r, NotFound(key, path)
 	}
+	var fe *trace.FormatError
+	if errors.As(err, &fe) {
+		how := "set cluster.trace_format"
+		if key == "cluster.nodes" {
+			how = "a node list is an openb node list (header sn,cpu_milli,memory_mib,gpu,model) or Alibaba v2020's pai_machine_spec.csv"
+		}
+		return r, &InputError{fmt.Errorf("%s: %w; %s", key, err, how)}
+	}
 	if err != nil {
 		if re := (*trace.RowError)(nil); opt.Strict && errors.As(err, &re) && re.Row > 1 { // a data row, not the header
 			err = fmt.Errorf("%w (cluster.bad_rows: skip leaves bad rows out and reports them)", err)

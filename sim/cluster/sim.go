@@ -246,6 +246,58 @@ func Run(cfg Config, seed uint64, env Env) (*Result, error) {
 	return res, nil
 }
 
+// Check reads the inputs and prepares every seed's replay as Run does
+// (trace and node list read and checked, each seed's cluster built, its
+// jobs windowed or synthesised and planned on that cluster), without
+// simulating anything: a scenario that passes Check can fail Run only in
+// a policy's own decisions. The validate command runs it, so that it
+// finds what a run would refuse before any time is spent.
+func Check(cfg Config, seed uint64, env Env) error {
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("cluster config:\n%w", err)
+	}
+	tm, _ := gpu.ParseTraceTypeMap(cfg.TypeMap)
+	nodes, nodesRead, err := readNodes(cfg, env)
+	if err != nil {
+		return err
+	}
+	jobs, _, err := readJobs(cfg, env)
+	if err != nil {
+		return err
+	}
+	for s := range cfg.Seeds {
+		if err := prepareSeed(cfg, nodes, nodesRead, jobs, seed+uint64(s), tm); err != nil {
+			if cfg.Seeds > 1 {
+				return fmt.Errorf("seed %d: %w", seed+uint64(s), err)
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// prepareSeed is the part of runSeed before any replay.
+func prepareSeed(cfg Config, nodes []trace.Node, nodesRead *InputReport, raw []workloads.Job, seed uint64, tm gpu.TraceTypeMap) error {
+	types, _, _, _, err := buildCluster(cfg, nodes, nodesRead, seed, tm)
+	if err != nil {
+		return err
+	}
+	_, src, _, err := prepareJobs(cfg, raw, seed)
+	if err != nil {
+		return err
+	}
+	pl, err := newPlanner(cfg, types, tm)
+	if err != nil {
+		return err
+	}
+	for k := range src {
+		if _, err := pl.plan(k, &src[k]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // progressTicker returns the function runSeed calls after each policy's
 // replay: it counts them and tells report, one call at a time.
 func progressTicker(report func(done, total int), total int) func() {

@@ -579,7 +579,7 @@ func TestBadRows(t *testing.T) {
 		want              []string
 	}{
 		{"9 GPUs on a server", nodeHead + "n1,96000,786432,9,G2\n", "", []string{"row 2, column gpu", "9 GPUs on one server; at most 8"}},
-		{"negative CPU", nodeHead + "n0,96000,786432,8,G2\nn1,-5,786432,8,G2\n", "", []string{":3:2: cpu_milli", "outside 0..", "bad_rows: skip"}},
+		{"negative CPU", nodeHead + "n0,96000,786432,8,G2\nn1,-5,786432,8,G2\n", "", []string{":3:2: cpu_milli", "outside 1..", "bad_rows: skip"}},
 		{"missing column", "sn,cpu_milli,memory_mib,gpu\nn1,96000,786432,8\n", "", []string{"header lacks column(s) model", "want sn,cpu_milli,memory_mib,gpu,model"}},
 		{"unknown GPU model", nodeHead + "n1,96000,786432,8,H999\n", "", []string{":2:5: model", `"H999" is not one of`}},
 		{"fraction above 1", "", podHead + "p0,1000,1024,1,1000,,LS,Running,0,100,0\np1,1000,1024,1,1200,,LS,Running,0,100,0\n", []string{":3:5: gpu_milli", "outside 0..1000"}},

@@ -365,6 +365,11 @@ func (c Config) Validate() error {
 const (
 	bytesPerRequest         = 16
 	bytesPerRecordedRequest = 1100
+	// bytesPerGPU is the memory a GPU instance costs a run (its queues,
+	// stage resources and counters on every path): 4.6-4.9 KB allocated
+	// per instance over four paths, measured at 1e3 and 1e5 instances;
+	// rounded up.
+	bytesPerGPU = 8192
 	// MemoryLimit is the largest estimated run accepted: a run past it
 	// would die with Go's out-of-memory fatal error (a stack trace, no
 	// result) on most workstations; 8 GiB leaves room on CI's 24 GiB.
@@ -382,7 +387,21 @@ func (c Config) EstimateMemory() float64 {
 	return n * per
 }
 
+// gpuInstances is the number of GPU instances c declares (a float, so
+// that a count of 1e9 in several groups cannot overflow).
+func (c Config) gpuInstances() float64 {
+	n := 0.0
+	for _, g := range c.GPUs {
+		n += float64(max(g.Count, 0))
+	}
+	return n
+}
+
 func (c Config) validateMemory(p *problems) {
+	if gpus := c.gpuInstances(); gpus*bytesPerGPU > MemoryLimit {
+		p.addf("gpus", "%.4g GPU instances need about %s of memory (%d KiB each), over the %s limit; a server holds 8 to 16 GPUs (up to 7 MIG instances each): give the GPUs of one server",
+			gpus, fmtBytes(gpus*bytesPerGPU), bytesPerGPU>>10, fmtBytes(MemoryLimit))
+	}
 	if c.Clients.Count < 1 || c.Clients.Requests < 1 || len(c.Paths) == 0 {
 		return
 	}
@@ -482,6 +501,9 @@ func (h HostConfig) validate(p *problems) {
 		p.addf("host.cores", "%d must be at least 1", h.Cores)
 	}
 	positive(p, "host.clock", float64(h.Clock), "a frequency above 0Hz, e.g. 3GHz")
+	if float64(h.Clock) > maxClockHz {
+		p.addf("host.clock", "%v is above %v: the fastest shipping x86 cores boost to 6.2 GHz (Intel Core i9-14900KS, 2024) and the overclocking record under liquid helium is about 9.1 GHz; give the core clock, e.g. 2.3GHz for the xeon-8380", h.Clock, units.Frequency(maxClockHz))
+	}
 	if !(h.BackgroundLoad >= 0 && h.BackgroundLoad < 1) {
 		p.addf("host.background_load", "%v is outside [0%%, 100%%): at 100%% the foreground never runs", float64(h.BackgroundLoad))
 	}
@@ -590,6 +612,20 @@ func (c Config) validateCapacity(p *problems) {
 		p.addf("smartnic.buffer", "%v cannot hold one request of %v (request.batch x request.input_bytes_per_item); use at least %v",
 			c.SmartNIC.BufferBytes, units.Bytes(in), units.Bytes(in))
 	}
+	if c.Clients.Mode == ModeOpen && c.Clients.Count >= 1 && float64(c.Clients.Rate) > 0 && float64(c.Network.LineRate) > 0 {
+		// Every request crosses the server's port (tcp, host-rdma and
+		// gpudirect through the NIC, conspirator through the SmartNIC's):
+		// past its line rate no path can be stable, whatever else it does.
+		offered := float64(c.Clients.Rate) * float64(c.Clients.Count) * float64(in) // B/s, as Bandwidth
+		port := float64(c.Network.LineRate)
+		if slices.Contains(c.Paths, PathConspirator) && float64(c.SmartNIC.LineRate) > 0 {
+			port = min(port, float64(c.SmartNIC.LineRate))
+		}
+		if offered > port {
+			p.addf("clients.rate", "%v/s per client x %d clients x %v per request offers %.4g Gbit/s, above the %.4g Gbit/s the server's port carries: every path's queues would grow without bound; use at most %.4g/s per client (and see paper/soc-capacity for where each path saturates below that)",
+				float64(c.Clients.Rate), c.Clients.Count, units.Bytes(in), 8*offered/1e9, 8*port/1e9, port/(float64(in)*float64(c.Clients.Count)))
+		}
+	}
 	if c.Network.MaxQPs >= 1 && c.Clients.Count > c.Network.MaxQPs {
 		p.addf("clients.count", "%d clients need %d queue pairs, above network.max_qps = %d", c.Clients.Count, c.Clients.Count, c.Network.MaxQPs)
 	}
@@ -624,6 +660,10 @@ func positive(p *problems, key string, v float64, want string) {
 
 // maxInterference bounds host.interference (see HostConfig.validate).
 const maxInterference = 10
+
+// maxClockHz bounds host.clock: above every CPU that exists (see
+// HostConfig.validate), so a value past it is a unit slip or a typo.
+const maxClockHz = 10e9
 
 func nonNegative(p *problems, key string, v float64) {
 	if !(v >= 0) || math.IsInf(v, 0) {

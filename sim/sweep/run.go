@@ -33,6 +33,10 @@ type Options struct {
 	// Meta identifies the sweep beyond its points (scenario name, config
 	// hash); it is stored in sweep.json and must match on resume.
 	Meta map[string]string
+	// Inputs are the resolved inputs common to all points (Spec.Inputs),
+	// stored in sweep.json; with the points' digests (Point.Inputs) they
+	// must match on resume, and a mismatch names the keys that differ.
+	Inputs map[string]string
 	// Progress receives a progress bar (IsTerminal) or one log line per
 	// finished point; nil discards progress.
 	Progress   io.Writer
@@ -70,10 +74,10 @@ func Run(ctx context.Context, points []Point, opts Options, run RunFunc) (Summar
 		opts.fs = atomicfs.OS
 	}
 	if opts.Dir == "" {
-		return Summary{}, errors.New("sweep: no output directory given")
+		return Summary{}, refusedf("sweep: no output directory given")
 	}
 	if opts.Jobs < 0 {
-		return Summary{}, fmt.Errorf("sweep: -j %d: the number of jobs must be at least 1 (0 means one per CPU)", opts.Jobs)
+		return Summary{}, refusedf("sweep: -j %d: the number of jobs must be at least 1 (0 means one per CPU)", opts.Jobs)
 	}
 	if opts.Jobs == 0 {
 		opts.Jobs = runtime.NumCPU()
@@ -82,15 +86,15 @@ func Run(ctx context.Context, points []Point, opts Options, run RunFunc) (Summar
 		opts.Shards = 1
 	}
 	if err := checkShard(opts.Shard, opts.Shards); err != nil {
-		return Summary{}, err
+		return Summary{}, &RefusedError{err.Error()}
 	}
 	if len(points) == 0 {
-		return Summary{}, errors.New("sweep: no points to run: give at least one seed and one value per parameter")
+		return Summary{}, refusedf("sweep: no points to run: give at least one seed and one value per parameter")
 	}
 	if err := checkPoints(points); err != nil {
-		return Summary{}, err
+		return Summary{}, &RefusedError{err.Error()}
 	}
-	spec := newSpec(points, opts.Meta)
+	spec := newSpec(points, opts.Meta, opts.Inputs)
 	if err := prepareDir(opts.fs, opts.Dir, spec, opts.Resume); err != nil {
 		return Summary{}, err
 	}
@@ -136,7 +140,7 @@ func Run(ctx context.Context, points []Point, opts Options, run RunFunc) (Summar
 		}
 	}
 	if len(already) > 0 {
-		return sum, fmt.Errorf("sweep: %s already holds %d finished points of this sweep (%s): rerun with --resume to keep them and run the rest, or choose a new directory",
+		return sum, refusedf("sweep: %s already holds %d finished points of this sweep (%s): rerun with --resume to keep them and run the rest, or choose a new directory",
 			opts.Dir, len(already), firstFew(already))
 	}
 
@@ -178,22 +182,25 @@ func prepareDir(fsys fileSystem, dir string, spec Spec, resume bool) error {
 		if err != nil {
 			return fmt.Errorf("sweep: %w", err)
 		}
-		if d := stored.diff(spec); d != "" {
-			if resume {
-				return fmt.Errorf("sweep: cannot resume in %s: it holds a different sweep: %s", dir, d)
-			}
-			return fmt.Errorf("sweep: %s already holds a different sweep (%s): choose a new directory", dir, d)
+		if err := sameSweep(dir, stored, spec, resume); err != nil {
+			return err
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("sweep: %w", err)
 	} else if len(entries) > 0 {
-		return fmt.Errorf("sweep: output directory %s is not empty and holds no %s: choose an empty or new directory", dir, SpecFile)
-	} else if err := atomicfs.WriteFile(fsys, filepath.Join(dir, SpecFile), spec.encode()); err != nil {
-		// Another shard may have written the same spec at the same moment
-		// and cleaned our temporary (below): then the spec is in place.
-		stored, rerr := ReadSpec(dir)
-		if !errors.Is(err, fs.ErrNotExist) || rerr != nil || stored.diff(spec) != "" {
+		return refusedf("sweep: output directory %s is not empty and holds no %s: choose an empty or new directory", dir, SpecFile)
+	} else if created, err := createOnce(fsys, filepath.Join(dir, SpecFile), spec.encode()); err != nil {
+		return fmt.Errorf("sweep: %w", err)
+	} else if !created {
+		// Another process (a shard of this sweep, or another sweep)
+		// created it first: the directory is this sweep only if the spec
+		// it wrote is this one.
+		stored, err := ReadSpec(dir)
+		if err != nil {
 			return fmt.Errorf("sweep: %w", err)
+		}
+		if err := sameSweep(dir, stored, spec, resume); err != nil {
+			return err
 		}
 	}
 	// With sweep.json in place, a temporary of it is a leftover of a
@@ -206,6 +213,56 @@ func prepareDir(fsys fileSystem, dir string, spec Spec, resume bool) error {
 		return fmt.Errorf("sweep: cannot create %s: %w", filepath.Join(dir, "points"), err)
 	}
 	return nil
+}
+
+// sameSweep refuses a directory whose stored spec is not spec.
+func sameSweep(dir string, stored, spec Spec, resume bool) error {
+	d := stored.diff(spec)
+	switch {
+	case d == "":
+		return nil
+	case resume:
+		return refusedf("sweep: cannot resume in %s: it holds a different sweep: %s; run this one into a new directory, or restore the inputs it was started with", dir, d)
+	default:
+		return refusedf("sweep: %s already holds a different sweep (%s): choose a new directory", dir, d)
+	}
+}
+
+// createOnce writes data to path only if nothing is there, in one atomic
+// step: the bytes go to a temporary file, which is then hard-linked to
+// path (link fails if path exists, so of two processes racing to create
+// it exactly one succeeds, and its file is whole). It reports whether
+// this call created path.
+func createOnce(fsys fileSystem, path string, data []byte) (bool, error) {
+	tmp := atomicfs.TempName(path)
+	if err := fsys.WriteFile(tmp, data); err != nil {
+		fsys.RemoveAll(tmp)
+		return false, fmt.Errorf("write %s: %w", path, err)
+	}
+	err := fsys.Link(tmp, path)
+	fsys.RemoveAll(tmp)
+	if errors.Is(err, fs.ErrExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := fsys.SyncDir(filepath.Dir(path)); err != nil {
+		return true, fmt.Errorf("write %s: sync directory: %w", path, err)
+	}
+	return true, nil
+}
+
+// RefusedError is a sweep the runner will not start as asked: a directory
+// that holds another sweep or other files, finished points without
+// --resume, a resume over other inputs, a bad shard or point list. It is
+// a matter of configuration (the command line exits 2), not a failed run.
+type RefusedError struct{ msg string }
+
+func (e *RefusedError) Error() string { return e.msg }
+
+func refusedf(format string, args ...any) error {
+	return &RefusedError{fmt.Sprintf(format, args...)}
 }
 
 func isComplete(pointsDir, id string) (bool, error) {

@@ -248,10 +248,11 @@ func TestAtomicPointWritesUnderFaults(t *testing.T) {
 		}
 		calls[f] = fsys.Calls()
 	}
-	// 3 points x (3 files + marker) + sweep.json = 13 writes; mkdir of
-	// the sweep, points/, and per point its tmp dir and plots/.
-	if calls[atomicfs.FaultWrite] != 13 || calls[atomicfs.FaultRename] != 4 {
-		t.Fatalf("calls per step %v, want 13 writes and 4 renames", calls)
+	// 3 points x (3 files + marker) + sweep.json = 13 writes; a rename
+	// per point; sweep.json is linked into place (created only if absent);
+	// mkdir of the sweep, points/, and per point its tmp dir and plots/.
+	if calls[atomicfs.FaultWrite] != 13 || calls[atomicfs.FaultRename] != 3 || calls[atomicfs.FaultLink] != 1 {
+		t.Fatalf("calls per step %v, want 13 writes, 3 renames and 1 link", calls)
 	}
 	for _, f := range atomicfs.Faults {
 		for n := 1; n <= calls[f]; n++ {
@@ -327,7 +328,7 @@ func TestSpecRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := s.diff(newSpec(pts, map[string]string{"scenario": "x"})); d != "" {
+	if d := s.diff(newSpec(pts, map[string]string{"scenario": "x"}, nil)); d != "" {
 		t.Errorf("spec read back differs: %s", d)
 	}
 	if len(s.Params) != 2 || strings.Join(s.Params[0].Values, ",") != "0,0.4,0.8" || len(s.Seeds) != 3 {

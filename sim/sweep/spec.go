@@ -15,7 +15,9 @@ import (
 // SpecFile is the name of the spec inside a sweep directory.
 const SpecFile = "sweep.json"
 
-const specFormat = "conspirator-sweep/1"
+// specFormat 2 adds each point's inputs digest and the base inputs;
+// a format-1 directory (written before) is refused with a message.
+const specFormat = "conspirator-sweep/2"
 
 // Spec is what sweep.json records: enough to tell whether a directory holds
 // this sweep, and to find every point's parameters without the scenario.
@@ -24,6 +26,11 @@ type Spec struct {
 	// Meta is free-form identity given by the caller (scenario name, a hash
 	// of the base config); two sweeps with different Meta are different.
 	Meta map[string]string `json:"meta,omitempty"`
+	// Inputs are the resolved inputs common to every point (the scenario
+	// before its swept keys and seed are applied, flattened to key path
+	// -> value), given by the caller: on a resume that meets other
+	// inputs, the keys that differ are named from here.
+	Inputs map[string]string `json:"inputs,omitempty"`
 	// Params and Seeds are derived from Points (values in first-seen order),
 	// for readers and for messages that say which parameter differs.
 	Params []Param  `json:"params"`
@@ -33,12 +40,15 @@ type Spec struct {
 
 // newSpec builds the spec of a point list, sorted by Index so the file does
 // not depend on the order the caller listed the points in.
-func newSpec(points []Point, meta map[string]string) Spec {
+func newSpec(points []Point, meta, inputs map[string]string) Spec {
 	ps := append([]Point(nil), points...)
 	sort.Slice(ps, func(i, j int) bool { return ps[i].Index < ps[j].Index })
-	s := Spec{Format: specFormat, Meta: meta, Points: ps, Params: []Param{}, Seeds: []uint64{}}
+	s := Spec{Format: specFormat, Meta: meta, Inputs: inputs, Points: ps, Params: []Param{}, Seeds: []uint64{}}
 	if len(meta) == 0 {
 		s.Meta = nil
+	}
+	if len(inputs) == 0 {
+		s.Inputs = nil
 	}
 	keyAt := map[string]int{}
 	seenVal := map[string]map[string]bool{}
@@ -91,7 +101,7 @@ func ReadSpec(dir string) (Spec, error) {
 		return Spec{}, fmt.Errorf("%s: %w", p, err)
 	}
 	if s.Format != specFormat {
-		return Spec{}, fmt.Errorf("%s: format %q, want %q", p, s.Format, specFormat)
+		return Spec{}, fmt.Errorf("%s: format %q, want %q (a sweep written by another version of conspirator: run it again into a new directory)", p, s.Format, specFormat)
 	}
 	if err := checkPoints(s.Points); err != nil {
 		return Spec{}, fmt.Errorf("%s: %w", p, err)
@@ -131,7 +141,58 @@ func (stored Spec) diff(now Spec) string {
 	if stored.Format != now.Format {
 		return fmt.Sprintf("format differs: stored %q, now %q", stored.Format, now.Format)
 	}
+	if d := diffInputs(stored.Inputs, now.Inputs); d != "" {
+		return "the resolved inputs differ (an edited scenario file, environment variable, calibration profile or data file): " + d
+	}
+	for i := range stored.Points {
+		if a, b := stored.Points[i], now.Points[i]; a.Inputs != b.Inputs {
+			return fmt.Sprintf("point %s computes something else now: its inputs digest was %s, now %s", a, short(a.Inputs), short(b.Inputs))
+		}
+	}
 	return ""
+}
+
+// diffInputs names the keys whose values differ between two flattened
+// input maps, at most five of them with their values.
+func diffInputs(stored, now map[string]string) string {
+	var keys []string
+	for _, k := range unionKeys(stored, now) {
+		sv, sok := stored[k]
+		nv, nok := now[k]
+		if sok != nok || sv != nv {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return ""
+	}
+	show := func(v string, ok bool) string {
+		if !ok {
+			return "(not set)"
+		}
+		return v
+	}
+	parts := make([]string, 0, 5)
+	for _, k := range keys[:min(5, len(keys))] {
+		sv, sok := stored[k]
+		nv, nok := now[k]
+		parts = append(parts, fmt.Sprintf("%s (stored %s, now %s)", k, show(sv, sok), show(nv, nok)))
+	}
+	out := strings.Join(parts, "; ")
+	if len(keys) > 5 {
+		out += fmt.Sprintf("; and %d more keys", len(keys)-5)
+	}
+	return out
+}
+
+func short(digest string) string {
+	if digest == "" {
+		return "(none)"
+	}
+	if len(digest) > 12 {
+		return digest[:12] + "…"
+	}
+	return digest
 }
 
 func unionKeys(a, b map[string]string) []string {

@@ -32,6 +32,10 @@ type csvTable struct {
 	b    *builder
 	r    *csv.Reader
 	want []string // required columns
+	// width is the number of columns the header (or the fixed list of a
+	// headerless file) names: a row with more fields is malformed (its
+	// values would be read under the wrong names), never read by position.
+	width int
 }
 
 // openCSV reads the header (or takes names for a headerless file) and
@@ -51,6 +55,7 @@ func openCSV(r io.Reader, b *builder, names, required []string, comment bool) (*
 		for i, n := range names {
 			b.header[n] = i
 		}
+		t.width = len(names)
 		return t, nil
 	}
 	hdr, err := cr.Read()
@@ -67,6 +72,7 @@ func openCSV(r io.Reader, b *builder, names, required []string, comment bool) (*
 		}
 		b.header[h] = i
 	}
+	t.width = len(hdr)
 	var missing []string
 	for _, w := range required {
 		if _, ok := b.header[w]; !ok {
@@ -107,6 +113,12 @@ func (t *csvTable) each(fn func(rec []string, line int) error) error {
 		t.b.res.Read++
 		if len(rec) < need {
 			if e := t.b.reject(line, "", "malformed row", fmt.Sprintf("row has %d fields; want at least %d", len(rec), need), false); e != nil {
+				return e
+			}
+			continue
+		}
+		if t.width > 0 && len(rec) > t.width {
+			if e := t.b.rejectAt(line, t.width+1, "malformed row", fmt.Sprintf("row has %d fields but the header names %d columns; a value holding a comma must be quoted", len(rec), t.width)); e != nil {
 				return e
 			}
 			continue

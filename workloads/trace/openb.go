@@ -148,8 +148,11 @@ func addNode(b *builder, f *fields, line int, c nodeCols, cpuScale, memScale int
 	if n.Name == "" {
 		f.bad(c.name, "node name is empty")
 	}
-	cpu := f.int(c.cpu, 0, math.MaxInt32/cpuScale)
-	mem := f.int(c.mem, 0, math.MaxInt64/memScale)
+	// A server without CPU or memory can host no pod: a zero here is a
+	// broken row, not a way to leave CPU unmodelled (a node list without
+	// those columns, or cluster.gpus, does that).
+	cpu := f.int(c.cpu, 1, math.MaxInt32/cpuScale)
+	mem := f.int(c.mem, 1, math.MaxInt64/memScale)
 	gpus := f.int(c.gpus, 0, maxCountInFile)
 	n.CPUMilli, n.MemoryMiB, n.NumGPU = int(cpu*cpuScale), mem*memScale, int(gpus)
 	typeCol := c.gpuType

@@ -258,13 +258,17 @@ func resolveFormat(name string, head []byte, given string) (string, bool, error)
 	if len(trimmed) > 0 && trimmed[0] == '[' {
 		return FormatPhilly, true, nil
 	}
-	// The header is the first line that is not a '#' comment (generic CSV).
+	// The header is the first line that is neither blank nor a '#'
+	// comment (generic CSV).
 	var line []byte
+	first, _, _ := bytes.Cut(head, []byte("\n"))
 	for rest := head; len(rest) > 0; {
 		line, rest, _ = bytes.Cut(rest, []byte("\n"))
-		if !bytes.HasPrefix(bytes.TrimLeft(line, " \t\ufeff"), []byte("#")) {
+		t := bytes.TrimSpace(bytes.TrimLeft(line, "\ufeff"))
+		if len(t) > 0 && t[0] != '#' {
 			break
 		}
+		line = nil
 	}
 	cols := map[string]bool{}
 	for _, c := range strings.Split(strings.TrimSpace(strings.TrimPrefix(string(line), "\ufeff")), ",") {
@@ -292,8 +296,25 @@ func resolveFormat(name string, head []byte, given string) (string, bool, error)
 	case has("id", "arrival_s", "num_gpu"):
 		return FormatGeneric, true, nil
 	}
-	return "", false, fmt.Errorf("%s: cannot detect the trace format from the file name or the header %q; "+
-		"set the format to one of %s", name, truncate(string(line), 120), strings.Join(Formats(), ", "))
+	return "", false, &FormatError{File: name, First: truncate(strings.TrimRight(string(first), "\r"), 120), Header: truncate(strings.TrimRight(string(line), "\r"), 120)}
+}
+
+// FormatError is a file whose trace format can be told neither from its
+// name nor from its header. Callers add how to give the format (a
+// scenario key, a flag).
+type FormatError struct {
+	File   string
+	First  string // the file's first line
+	Header string // the first line that is neither blank nor a '#' comment
+}
+
+func (e *FormatError) Error() string {
+	seen := fmt.Sprintf("its first line is %q", e.First)
+	if e.Header != e.First {
+		seen += fmt.Sprintf(" and its first line that is not a comment %q", e.Header)
+	}
+	return fmt.Sprintf("%s: cannot detect the trace format from the file name or the header: %s; is it a trace? Give its format, one of %s (workloads/trace/FORMATS.md has each format's columns)",
+		e.File, seen, strings.Join(Formats(), ", "))
 }
 
 func truncate(s string, n int) string {
@@ -368,6 +389,19 @@ func (b *builder) reject(row int, column, kind, reason string, skip bool) error 
 	b.res.RejectCounts[kind]++
 	if len(b.res.Rejected) < b.opt.MaxRejections {
 		b.res.Rejected = append(b.res.Rejected, Rejection{Row: row, Column: column, Kind: kind, Reason: reason})
+	}
+	return nil
+}
+
+// rejectAt is reject for a problem at a column the header does not name
+// (a field past the header's last column), given by its 1-based number.
+func (b *builder) rejectAt(row, col int, kind, reason string) error {
+	if b.opt.Strict {
+		return &RowError{File: b.file, Row: row, Col: col, Reason: reason}
+	}
+	b.res.RejectCounts[kind]++
+	if len(b.res.Rejected) < b.opt.MaxRejections {
+		b.res.Rejected = append(b.res.Rejected, Rejection{Row: row, Column: fmt.Sprintf("column %d", col), Kind: kind, Reason: reason})
 	}
 	return nil
 }

@@ -1,0 +1,38 @@
+//go:build unix
+
+package dirlock
+
+import (
+	"errors"
+	"os"
+	"syscall"
+)
+
+func lock(f *os.File, exclusive bool) error {
+	how := syscall.LOCK_SH
+	if exclusive {
+		how = syscall.LOCK_EX
+	}
+	for {
+		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, syscall.EINTR):
+			continue
+		case errors.Is(err, syscall.EWOULDBLOCK):
+			return errBusy
+		default:
+			return &os.PathError{Op: "flock", Path: f.Name(), Err: err}
+		}
+	}
+}
+
+func unlock(f *os.File) { syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }
+
+// alive says whether a process with this PID exists (signal 0 checks
+// without sending; EPERM means it exists under another user).
+func alive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
