@@ -290,10 +290,10 @@ func seedsCSV(r *cluster.Result) []byte {
 // jobsCSV writes one row per job and policy (the first seed's).
 func jobsCSV(r *cluster.Result) []byte {
 	var b bytes.Buffer
-	b.WriteString("policy,id,arrival_s,queue_s,jct_s,gpu_type,profile,speed,migrations\n")
+	b.WriteString("policy,id,kind,censored,arrival_s,queue_s,jct_s,gpu_type,profile,speed,migrations\n")
 	for _, p := range r.Policies {
 		for _, j := range p.Jobs {
-			fmt.Fprintf(&b, "%s,%s,%s,%s,%s,%s,%s,%s,%d\n", p.Name, csvField(j.ID), num(j.ArrivalS), num(j.QueueS), num(j.JCTS),
+			fmt.Fprintf(&b, "%s,%s,%s,%t,%s,%s,%s,%s,%s,%s,%d\n", p.Name, csvField(j.ID), j.Kind, j.Censored, num(j.ArrivalS), num(j.QueueS), num(j.JCTS),
 				csvField(j.GPUType), csvField(j.Profile), num(j.Speed), j.Migrations)
 		}
 	}

@@ -133,6 +133,8 @@ func printSummary(w io.Writer, s *sim.Summary, timing *sim.Timing) {
 		fmt.Fprintln(w)
 		printTable(w, usage)
 		fmt.Fprintln(w, "* wall-clock mean per policy call on this machine (timing.json); not part of the deterministic summary")
+		printKinds(w, s.Policies)
+		printTail(w, s.Policies, vsHead)
 		printPods(w, s.Policies)
 		printHorizon(w, s.Policies)
 		for _, p := range s.Policies {
@@ -280,4 +282,77 @@ func printHorizon(w io.Writer, ps []cluster.PolicyResult) {
 			fmt.Fprintf(w, "  above it: %s\n", strings.Join(above, "; "))
 		}
 	}
+}
+
+// printKinds prints each policy's jobs by kind (services hold their time,
+// batch jobs their work): counts, held GPU-hours and times.
+func printKinds(w io.Writer, ps []cluster.PolicyResult) {
+	rows := [][]string{{"policy", "kind", "jobs", "completed", "censored", "unscheduled", "held GPU-h", "JCT mean s", "queue mean s"}}
+	kinds := map[string]bool{}
+	for _, p := range ps {
+		for _, k := range p.ByKind {
+			kinds[k.Kind] = true
+			rows = append(rows, []string{p.Name, k.Kind, count(k.Jobs), count(k.Completed), count(k.Censored), count(k.Unscheduled),
+				fmt.Sprintf("%.1f", k.HeldGPUHours), fmt.Sprintf("%.0f", k.JCT.Mean), fmt.Sprintf("%.1f", k.Queue.Mean)})
+		}
+	}
+	if len(rows) == 1 {
+		return
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "by kind (cluster.job_kind): a service holds its placement for its trace duration, a batch job holds its work; held GPU-h: the GPU time their shares held")
+	printTable(w, rows)
+	for _, p := range ps {
+		for _, k := range p.ByKind {
+			if k.Unscheduled > 0 && k.FirstUnscheduled != "" {
+				fmt.Fprintf(w, "%s: %s %s job(s) never ran, e.g. %s: no GPU of the cluster has the room (a service may need more than a whole GPU of every type it may use)\n", p.Name, count(k.Unscheduled), k.Kind, k.FirstUnscheduled)
+				break
+			}
+		}
+	}
+}
+
+// printTail prints how heavy the tail is: the share of the held GPU time
+// the ten largest jobs held, the jobs censored at the trace's end, and the
+// saving without the longest jobs (cluster.leave_out_longest).
+func printTail(w io.Writer, ps []cluster.PolicyResult, vsHead string) {
+	head := []string{"policy", "top-10 jobs' share", "censored"}
+	var entries []string
+	for _, p := range ps {
+		if len(p.LeftOut) > len(entries) {
+			entries = nil
+			for _, lo := range p.LeftOut {
+				entries = append(entries, lo.Entry)
+			}
+		}
+	}
+	for k, e := range entries {
+		n := ps[0].LeftOut[k].Jobs
+		head = append(head, fmt.Sprintf("%s w/o %s longest (%d)", vsHead, e, n))
+	}
+	rows := [][]string{head}
+	for _, p := range ps {
+		if p.Horizon != nil {
+			continue
+		}
+		r := []string{p.Name, fmt.Sprintf("%.1f%%", 100*p.Top10Share), count(p.Censored)}
+		for k := range entries {
+			cell := ""
+			if k < len(p.LeftOut) {
+				if v := p.LeftOut[k].VsBaseline; v != nil {
+					cell = fmt.Sprintf("%+.1f%%", v.Pct)
+					if v.CI95 != nil {
+						cell += fmt.Sprintf(" ± %.1f", *v.CI95)
+					}
+				} else if p.LeftOut[k].VsBaseline == nil {
+					cell = "(baseline)"
+				}
+			}
+			r = append(r, cell)
+		}
+		rows = append(rows, r)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "the heavy tail: the ten jobs that held the most GPU time, the jobs stopped at the trace's end (censored: no JCT), and the saving without the longest jobs (cluster.leave_out_longest)")
+	printTable(w, rows)
 }

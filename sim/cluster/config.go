@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/conspirator-sim/conspirator/engine"
@@ -24,6 +25,39 @@ const (
 	TenantsTrace    = "trace"
 	TenantsPerJob   = "per-job"
 	TenantsSingle   = "single"
+)
+
+// Job kinds (Config.JobKind): how a trace job's duration is read.
+const (
+	// JobKindByQoS reads the kind from the trace's QoS: LS, Guaranteed and
+	// Burstable pods are services, BE pods batch jobs, a job without a
+	// QoS (training traces: Philly, Helios, PAI) a batch job.
+	JobKindByQoS = "by-qos"
+	// JobKindAllBatch makes every job a batch job (fixed work).
+	JobKindAllBatch = "all-batch"
+	// JobKindAllService makes every job a service (fixed time).
+	JobKindAllService = "all-service"
+)
+
+// Readings of a censored job (Config.Censored).
+const (
+	CensoredRecorded = "recorded"
+	CensoredKind     = "kind"
+)
+
+// ServiceQoS and BatchQoS are the service classes JobKindByQoS knows:
+// Alibaba's v2023 README defines qos as the pod's Quality of Service,
+// "Burstable, Best Effort (BE), Latency Sensitive (LS)", linking
+// Kubernetes' pod QoS classes (Guaranteed, Burstable, BestEffort).
+// Latency-sensitive pods are online services and best-effort pods batch
+// work, as in Alibaba's colocation traces (v2018: "online services (aka
+// long running applications) and batch workloads"); Guaranteed and
+// Burstable pods have resource requests set, as long-running deployments
+// do, and are read as services here (this project's reading: the FGD
+// paper does not tell their run times apart).
+var (
+	ServiceQoS = []string{"LS", "Guaranteed", "Burstable"}
+	BatchQoS   = []string{"BE"}
 )
 
 // MIG option modes (Config.MIGOptions).
@@ -57,6 +91,17 @@ type Config struct {
 	// are about 1% busy under its own trace, so packing never binds.
 	NodeFraction float64    `yaml:"node_fraction" doc:"share of each GPU model's servers of the node list kept, the first in node_order (at least one per model); 1 keeps them all" default:"1"`
 	GPUs         []GPUGroup `yaml:"gpus" doc:"the cluster's GPUs when nodes is empty, in servers of per_server GPUs, in GPU-ID order" default:"[]"`
+
+	// JobKind says what a trace job's duration is: the time a service
+	// holds its placement, or the work of a batch job (see the package
+	// documentation).
+	JobKind string `yaml:"job_kind" doc:"what a trace job's duration is: by-qos (LS, Guaranteed and Burstable pods are services that hold their placement for their duration and need less of a faster GPU; BE pods and jobs without a QoS are batch jobs whose work runs faster on a faster GPU), all-batch (every job fixed work: the model before issue 31) or all-service" default:"by-qos" source:"choice: Alibaba's v2023 README defines qos as Kubernetes-style QoS with LS = Latency Sensitive and BE = Best Effort; latency-sensitive pods are online services, best-effort ones batch work (Alibaba's colocation traces); Guaranteed and Burstable read as services is this project's reading"`
+	// Censored says how a job still running when the trace ended is read
+	// (trace.Job.Censored).
+	Censored string `yaml:"censored" doc:"jobs still running when the trace ended (openb: 32 pods with deletion_time 12902960): recorded (each holds its placement for the time the trace recorded, wherever it runs, as the trace knows nothing after; no JCT; counted as censored) or kind (each runs as a job of its kind with that duration as its whole: the model before issue 31)" default:"recorded" source:"choice: a censored duration is a lower bound; holding exactly the recorded time charges what the trace saw and nothing it did not, and keeps the horizon bound a bound (a deadline at the trace's end would let a job that waits hold less)"`
+	// LeaveOutLongest reruns every policy without the longest jobs, to
+	// show how much of a saving rests on the heavy tail.
+	LeaveOutLongest []string `yaml:"leave_out_longest" doc:"also replay every policy without the k longest jobs of the trace (by duration), for each entry: a count (10) or a share of the jobs (1%); summary.json and the table give the saving against the baseline without them, with its 95% CI over seeds; [] for none (each entry is one more replay of every policy and seed; not with synthetic jobs)" default:"[]"`
 
 	TypeMap      string `yaml:"gpu_type_map" doc:"trace GPU codes to catalog names, CODE=gpu pairs over the defaults (G2=a100-40gb, G3=a100-80gb, ...)"`
 	ReferenceGPU string `yaml:"reference_gpu" doc:"GPU type on which an unconstrained job's trace run time was measured; empty = the cluster's most common type"`
@@ -165,6 +210,8 @@ func Defaults() Config {
 		Window:            Window{Compress: 1},
 		SpeedModel:        "resnet50",
 		Tenants:           TenantsTrace,
+		JobKind:           JobKindByQoS,
+		Censored:          CensoredRecorded,
 		MIGOptions:        MIGOptionsFitting,
 		NodeOrder:         NodeOrderSeeded,
 		NodeFraction:      1,
@@ -247,6 +294,20 @@ func (c Config) Validate() error {
 	}
 	if c.Seeds < 1 || c.Seeds > 1000 {
 		add("seeds", "%d; want 1 to 1000 runs per policy", c.Seeds)
+	}
+	if !slices.Contains([]string{JobKindByQoS, JobKindAllBatch, JobKindAllService}, c.JobKind) {
+		add("job_kind", "%q; use %s, %s or %s", c.JobKind, JobKindByQoS, JobKindAllBatch, JobKindAllService)
+	}
+	if c.Censored != CensoredRecorded && c.Censored != CensoredKind {
+		add("censored", "%q; use %s or %s", c.Censored, CensoredRecorded, CensoredKind)
+	}
+	for i, lo := range c.LeaveOutLongest {
+		if _, err := parseLeaveOut(lo); err != nil {
+			add(fmt.Sprintf("leave_out_longest[%d]", i), "%v", err)
+		}
+	}
+	if len(c.LeaveOutLongest) > 0 && c.Synthetic.Jobs > 0 {
+		add("leave_out_longest", "not with synthetic jobs (they are drawn as the replay goes, not a list whose longest can be left out); use [] or replay the trace")
 	}
 	if !slices.Contains([]string{TenantsTrace, TenantsPerJob, TenantsSingle}, c.Tenants) {
 		add("tenants", "%q; use %s, %s or %s", c.Tenants, TenantsTrace, TenantsPerJob, TenantsSingle)
@@ -336,6 +397,59 @@ func (c Config) validateMemory(add func(key, format string, args ...any)) {
 		add("synthetic.jobs", "%.4g synthetic jobs (%.0f B each) and %.4g GPUs (%.0f B each) need about %s, over the %s limit; replay fewer jobs, or cut them with window.jobs (%.4g fit alone)",
 			jobs, float64(bytesPerJob), gpus, float64(bytesPerGPU), gib(est), gib(MemoryLimit), float64(MemoryLimit/bytesPerJob))
 	}
+}
+
+// leaveOut is one entry of Config.LeaveOutLongest: a count of jobs or a
+// share of them.
+type leaveOut struct {
+	label string
+	count int     // jobs, when share is 0
+	share float64 // of the jobs, in (0, 1)
+}
+
+// parseLeaveOut reads "10" or "1%".
+func parseLeaveOut(s string) (leaveOut, error) {
+	t := strings.TrimSpace(s)
+	if strings.HasSuffix(t, "%") {
+		v, err := strconv.ParseFloat(strings.TrimSuffix(t, "%"), 64)
+		if err != nil || !(v > 0 && v < 100) {
+			return leaveOut{}, fmt.Errorf("%q; want a share above 0%% and below 100%%, e.g. 1%%", s)
+		}
+		return leaveOut{label: t, share: v / 100}, nil
+	}
+	n, err := strconv.Atoi(t)
+	if err != nil || n < 1 {
+		return leaveOut{}, fmt.Errorf("%q; want a count of jobs (at least 1, e.g. 10) or a share (e.g. 1%%)", s)
+	}
+	return leaveOut{label: t, count: n}, nil
+}
+
+// jobs is how many of n jobs the entry leaves out (a share rounds up: 1%
+// of 50 jobs is one).
+func (l leaveOut) jobs(n int) int {
+	if l.share > 0 {
+		return min(n, int(math.Ceil(l.share*float64(n))))
+	}
+	return min(n, l.count)
+}
+
+// knownQoS is what the trace importer accepts under JobKind (nil: any).
+func (c Config) knownQoS() []string {
+	if c.JobKind != JobKindByQoS {
+		return nil
+	}
+	return append(slices.Clone(ServiceQoS), BatchQoS...)
+}
+
+// isService reads a job's kind under JobKind.
+func (c Config) isService(j *workloads.Job) bool {
+	switch c.JobKind {
+	case JobKindAllService:
+		return true
+	case JobKindByQoS:
+		return slices.Contains(ServiceQoS, j.QoS)
+	}
+	return false
 }
 
 // baseline returns the policy the others are compared with: Baseline, or

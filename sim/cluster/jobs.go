@@ -150,7 +150,7 @@ func readJobs(cfg Config, env Env) ([]workloads.Job, *InputReport, error) {
 	if cfg.Jobs != nil {
 		return cfg.Jobs, nil, nil
 	}
-	r, err := importInput(env, "cluster.trace", cfg.Trace, trace.Options{Format: cfg.TraceFormat, KeepCPUOnly: cfg.replaysPods(), Strict: cfg.BadRows == BadRowsError})
+	r, err := importInput(env, "cluster.trace", cfg.Trace, trace.Options{Format: cfg.TraceFormat, KeepCPUOnly: cfg.replaysPods(), Strict: cfg.BadRows == BadRowsError, KnownQoS: cfg.knownQoS()})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -537,11 +537,33 @@ func mostCommon(types []gpuType, allowed []int) int {
 // jobPlan is what the simulator works out for one job when it arrives:
 // its tasks' options in both MIG modes, its tenant and its work.
 type jobPlan struct {
-	src                *workloads.Job
-	tenant             string
-	work               engine.Time // reference run time
+	src    *workloads.Job
+	tenant string
+	// work is the reference run time of a batch job, and the time a
+	// service holds its placement (its options all run at speed 1).
+	work engine.Time
+	// service: the job holds its placement for work whatever its GPU
+	// (Config.JobKind). censored: the trace stopped recording the job
+	// while it ran, so its duration is all the trace knows of it: it
+	// holds its placement for that duration (speed 1 everywhere, as a
+	// service) and has no completion time.
+	service, censored  bool
 	optsMIG, optsWhole []snapshot.Option
 }
+
+// kind names the job's kind in results: "service" or "batch".
+func (p *jobPlan) kind() string {
+	if p.service {
+		return KindService
+	}
+	return KindBatch
+}
+
+// Job kinds as results name them (PolicyResult.ByKind, jobs.csv).
+const (
+	KindService = "service"
+	KindBatch   = "batch"
+)
 
 // taskCPUMem returns what task t of the job takes of its server: the job's
 // CPU and memory split evenly over its tasks, the remainder on the first
@@ -564,6 +586,7 @@ type planner struct {
 	tm     gpu.TraceTypeMap
 	index  map[string]int
 	refRel float64
+	refMem float64 // the reference GPU's memory, bytes
 	// Jobs with equal options share one slice: the policies' pack.View
 	// then knows them for one shape and skips the rest of a shape that
 	// found no room (PlacePending), the main cost on a loaded cluster.
@@ -574,8 +597,9 @@ type planner struct {
 }
 
 type optsKey struct {
-	milli   int
-	allowed string
+	milli             int
+	allowed           string
+	service, censored bool
 }
 
 func newPlanner(cfg Config, types []gpuType, tm gpu.TraceTypeMap) (*planner, error) {
@@ -589,12 +613,14 @@ func newPlanner(cfg Config, types []gpuType, tm gpu.TraceTypeMap) (*planner, err
 		if err != nil {
 			return nil, fmt.Errorf("cluster.reference_gpu: %w", err)
 		}
-		s, _ := gpu.Lookup(n) // a type outside the cluster is fine: only its speed is used
+		s, _ := gpu.Lookup(n) // a type outside the cluster is fine: only its speed and memory are used
 		if pl.refRel = s.RelSpeed[cfg.SpeedModel]; !(pl.refRel > 0) {
 			return nil, fmt.Errorf("cluster.reference_gpu: %s has no relative speed for model %q", n, cfg.SpeedModel)
 		}
+		pl.refMem = float64(s.MemoryBytes)
 	} else {
-		pl.refRel = types[mostCommon(types, nil)].rel
+		t := &types[mostCommon(types, nil)]
+		pl.refRel, pl.refMem = t.rel, float64(t.spec.MemoryBytes)
 	}
 	return pl, nil
 }
@@ -636,7 +662,8 @@ func (pl *planner) plan(k int, j *workloads.Job) (jobPlan, error) {
 		}
 		slices.Sort(allowed)
 	}
-	key := optsKey{milli: j.GPUMilli, allowed: fmt.Sprint(allowed)}
+	p.service, p.censored = cfg.isService(j), j.Censored && cfg.Censored == CensoredRecorded
+	key := optsKey{milli: j.GPUMilli, allowed: fmt.Sprint(allowed), service: p.service, censored: p.censored}
 	if allowed == nil {
 		key.allowed = "any"
 	}
@@ -644,10 +671,10 @@ func (pl *planner) plan(k int, j *workloads.Job) (jobPlan, error) {
 		p.optsWhole, p.optsMIG = o[0], o[1]
 		return p, nil
 	}
-	rel := pl.refRel
+	rel, mem := pl.refRel, pl.refMem
 	if allowed != nil {
 		if t := mostCommon(types, allowed); t >= 0 {
-			rel = types[t].rel
+			rel, mem = types[t].rel, float64(types[t].spec.MemoryBytes)
 		} else {
 			// No allowed type in the cluster: the job never runs.
 			pl.byKey[key] = [2][]snapshot.Option{}
@@ -655,36 +682,98 @@ func (pl *planner) plan(k int, j *workloads.Job) (jobPlan, error) {
 		}
 	}
 	share := float64(j.GPUMilli) / workloads.MaxGPUMilli
-	demand := share * rel
 	for t := range types {
 		if allowed != nil && !slices.Contains(allowed, t) {
 			continue
 		}
-		ty := &types[t]
-		// A job never runs faster than its requested share of the GPU
-		// type allows: more slices than it asked for do not help it.
-		top := ty.rel / rel
-		p.optsWhole = append(p.optsWhole, snapshot.Option{GPUType: ty.name, Fraction: share, Speed: top})
-		if ty.spec.MIG == nil {
-			p.optsMIG = append(p.optsMIG, p.optsWhole[len(p.optsWhole)-1])
-			continue
+		if p.service {
+			pl.serviceOptions(&p, &types[t], share, rel, mem)
+		} else {
+			pl.batchOptions(&p, &types[t], share, rel)
 		}
-		for k := range ty.spec.MIG.Profiles { // smallest first
-			pr := &ty.spec.MIG.Profiles[k]
-			if !ty.spec.MIG.Covers(pr, share) {
-				continue
-			}
-			c := gpu.SpeedFraction(ty.spec, pr.Compute, cfg.SpeedModel) * ty.rel
-			p.optsMIG = append(p.optsMIG, snapshot.Option{GPUType: ty.name, Profile: pr.Name, Speed: min(top, c/demand),
-				Fraction: shareOfInstance(ty.spec.MIG, pr, share)})
-			if cfg.MIGOptions == MIGOptionsSmallest {
-				break
-			}
-		}
+	}
+	if p.censored {
+		// A censored job holds its place for the time the trace recorded
+		// whatever its speed: a faster GPU shortens nothing.
+		p.optsWhole, p.optsMIG = withSpeed1(p.optsWhole), withSpeed1(p.optsMIG)
 	}
 	p.optsWhole, p.optsMIG = pl.intern(p.optsWhole), pl.intern(p.optsMIG)
 	pl.byKey[key] = [2][]snapshot.Option{p.optsWhole, p.optsMIG}
 	return p, nil
+}
+
+// batchOptions adds a batch job's options on type ty: on a GPU run whole
+// (or without MIG) the trace's share of whichever GPU it lands on, at the
+// speed of that GPU relative to the reference's (rel); on a MIG GPU every
+// profile that covers the share in compute and memory (k/7 and m/8 at
+// least the share), at the speed its slices give.
+func (pl *planner) batchOptions(p *jobPlan, ty *gpuType, share, rel float64) {
+	demand := share * rel
+	// A job never runs faster than its requested share of the GPU type
+	// allows: more slices than it asked for do not help it.
+	top := ty.rel / rel
+	p.optsWhole = append(p.optsWhole, snapshot.Option{GPUType: ty.name, Fraction: share, Speed: top})
+	if ty.spec.MIG == nil {
+		p.optsMIG = append(p.optsMIG, p.optsWhole[len(p.optsWhole)-1])
+		return
+	}
+	for k := range ty.spec.MIG.Profiles { // smallest first
+		pr := &ty.spec.MIG.Profiles[k]
+		if !ty.spec.MIG.Covers(pr, share) {
+			continue
+		}
+		c := gpu.SpeedFraction(ty.spec, pr.Compute, pl.cfg.SpeedModel) * ty.rel
+		p.optsMIG = append(p.optsMIG, snapshot.Option{GPUType: ty.name, Profile: pr.Name, Speed: min(top, c/demand),
+			Fraction: shareOfInstance(ty.spec.MIG, pr, share)})
+		if pl.cfg.MIGOptions == MIGOptionsSmallest {
+			break
+		}
+	}
+}
+
+// serviceOptions adds a service's options on type ty. A service serves
+// the load it served on its reference GPU (throughput rel, memory mem
+// bytes) with the trace's share of it: it needs the capacity
+// D = share x rel and the memory share x mem. On a GPU run whole it takes
+// the larger of D / RelSpeed(ty) and its memory over the GPU's (a faster
+// GPU: less of it; a slower one: more, or none when that is above the
+// whole GPU); on a MIG GPU every profile whose slices give D (SpeedFraction
+// x RelSpeed) and whose memory holds it. It runs at speed 1 everywhere:
+// it holds its placement for its duration.
+func (pl *planner) serviceOptions(p *jobPlan, ty *gpuType, share, rel, mem float64) {
+	const tol = 1e-9 // a service on its own reference type fits exactly
+	d, m := share*rel, share*mem
+	f := max(d/ty.rel, m/float64(ty.spec.MemoryBytes))
+	if f <= 1+tol {
+		p.optsWhole = append(p.optsWhole, snapshot.Option{GPUType: ty.name, Fraction: min(1, f), Speed: 1})
+		if ty.spec.MIG == nil {
+			p.optsMIG = append(p.optsMIG, p.optsWhole[len(p.optsWhole)-1])
+		}
+	}
+	if ty.spec.MIG == nil {
+		return
+	}
+	for k := range ty.spec.MIG.Profiles { // smallest first
+		pr := &ty.spec.MIG.Profiles[k]
+		c := gpu.SpeedFraction(ty.spec, pr.Compute, pl.cfg.SpeedModel) * ty.rel
+		if c < d*(1-tol) || float64(pr.MemoryBytes) < m*(1-tol) {
+			continue
+		}
+		p.optsMIG = append(p.optsMIG, snapshot.Option{GPUType: ty.name, Profile: pr.Name, Speed: 1,
+			Fraction: min(1, max(d/c, m/float64(pr.MemoryBytes)))})
+		if pl.cfg.MIGOptions == MIGOptionsSmallest {
+			break
+		}
+	}
+}
+
+// withSpeed1 is opts with every speed 1 (a copy).
+func withSpeed1(opts []snapshot.Option) []snapshot.Option {
+	out := slices.Clone(opts)
+	for k := range out {
+		out[k].Speed = 1
+	}
+	return out
 }
 
 // shareOfInstance is the share of an instance of pr that a job asking for

@@ -34,6 +34,8 @@ type JobRecord struct {
 	Profile    string  `json:"profile"`  // MIG profile there; "" for a fraction
 	Speed      float64 `json:"speed"`    // at the first placement
 	Migrations int     `json:"migrations"`
+	Kind       string  `json:"kind"`     // service or batch (Config.JobKind)
+	Censored   bool    `json:"censored"` // still running at the end of the trace: held its recorded time, no JCT
 }
 
 // PolicyResult holds one policy's metrics (see the package documentation).
@@ -54,6 +56,19 @@ type PolicyResult struct {
 	// Migrations and Unscheduled are counts per run (means over seeds).
 	Migrations  float64 `json:"migrations"`
 	Unscheduled float64 `json:"unscheduled"`
+	// Censored counts the jobs still running when the trace ended: each
+	// held its placement for the time the trace recorded (the end of the
+	// trace, had it started on arrival), wherever it ran, and is left out
+	// of JCT; its GPU time counts.
+	Censored float64 `json:"censored"`
+	// ByKind splits the jobs by kind (Config.JobKind).
+	ByKind []KindResult `json:"by_kind,omitempty"`
+	// Top10Share is the share of the GPU time held (gpu_hours_fractional)
+	// that the ten jobs holding the most held: how heavy the tail is.
+	Top10Share float64 `json:"top10_share"`
+	// LeftOut is the saving against the baseline with the longest jobs
+	// left out, one entry per Config.LeaveOutLongest (absent without).
+	LeftOut []LeftOut `json:"left_out_longest,omitempty"`
 	// Seeds is the number of runs the metrics average; GPUHoursCI95 the
 	// half-width of the 95% CI of GPUHours over them (absent with one).
 	Seeds        int      `json:"seeds"`
@@ -100,6 +115,16 @@ type Saving struct {
 	CI95     *float64 `json:"ci95,omitempty"`
 	Min      float64  `json:"min_pct"`
 	Max      float64  `json:"max_pct"`
+}
+
+// LeftOut is a policy's saving against the baseline in a replay without
+// the longest jobs of the trace (Config.LeaveOutLongest): Jobs of them,
+// by duration.
+type LeftOut struct {
+	Entry      string  `json:"entry"`
+	Jobs       int     `json:"jobs"`
+	GPUHours   float64 `json:"gpu_hours"`
+	VsBaseline *Saving `json:"vs_baseline,omitempty"`
 }
 
 // SeedCluster is the cluster one seed ran on: its GPUs by model (with
@@ -236,6 +261,7 @@ func merge(cfg Config, runs []seedRun) *Result {
 		if base >= 0 && k != base {
 			m.VsBaseline = saving(runs, k, base, name)
 		}
+		m.LeftOut = leftOut(runs, k, base, name)
 		res.Policies = append(res.Policies, m)
 	}
 	return res
@@ -269,6 +295,9 @@ func mean(runs []seedRun, k int, m PolicyResult) PolicyResult {
 	m.QueuedPct = avg(func(p *PolicyResult) float64 { return p.QueuedPct })
 	m.Migrations = avg(func(p *PolicyResult) float64 { return p.Migrations })
 	m.Unscheduled = avg(func(p *PolicyResult) float64 { return p.Unscheduled })
+	m.Censored = avg(func(p *PolicyResult) float64 { return p.Censored })
+	m.Top10Share = avg(func(p *PolicyResult) float64 { return p.Top10Share })
+	m.ByKind = meanByKind(runs, k)
 	if m.OptimalityGap != nil {
 		g := avg(func(p *PolicyResult) float64 { return *p.OptimalityGap })
 		m.OptimalityGap = &g
@@ -311,6 +340,72 @@ func mean(runs []seedRun, k int, m PolicyResult) PolicyResult {
 		m.VsHorizon = &g
 	}
 	return m
+}
+
+// meanByKind averages policy k's ByKind over the seeds, kind by kind (a
+// kind missing in a seed counts as zero there); FirstUnscheduled is the
+// first seed's that has one.
+func meanByKind(runs []seedRun, k int) []KindResult {
+	var out []KindResult
+	at := map[string]int{}
+	for s := range runs {
+		for _, kr := range runs[s].policies[k].ByKind {
+			i, ok := at[kr.Kind]
+			if !ok {
+				i = len(out)
+				at[kr.Kind] = i
+				out = append(out, KindResult{Kind: kr.Kind})
+			}
+			o := &out[i]
+			o.Jobs += kr.Jobs
+			o.Completed += kr.Completed
+			o.Censored += kr.Censored
+			o.Unscheduled += kr.Unscheduled
+			o.HeldGPUHours += kr.HeldGPUHours
+			o.JCT.Mean += kr.JCT.Mean
+			o.JCT.P99 += kr.JCT.P99
+			o.Queue.Mean += kr.Queue.Mean
+			o.Queue.P99 += kr.Queue.P99
+			if o.FirstUnscheduled == "" {
+				o.FirstUnscheduled = kr.FirstUnscheduled
+			}
+		}
+	}
+	n := float64(len(runs))
+	for i := range out {
+		o := &out[i]
+		o.Jobs, o.Completed, o.Censored, o.Unscheduled, o.HeldGPUHours = o.Jobs/n, o.Completed/n, o.Censored/n, o.Unscheduled/n, o.HeldGPUHours/n
+		o.JCT = Summary{Mean: o.JCT.Mean / n, P99: o.JCT.P99 / n}
+		o.Queue = Summary{Mean: o.Queue.Mean / n, P99: o.Queue.P99 / n}
+	}
+	return out
+}
+
+// leftOut is policy k's GPU-hours in the replays without the longest
+// jobs, per entry, with the saving against the baseline b seed by seed
+// (none for the baseline itself, or without one).
+func leftOut(runs []seedRun, k, b int, name string) []LeftOut {
+	var out []LeftOut
+	for e := range runs[0].leftOut {
+		lo := LeftOut{Entry: runs[0].leftOut[e].entry, Jobs: runs[0].leftOut[e].jobs}
+		pct := make([]float64, 0, len(runs))
+		for s := range runs {
+			h := runs[s].leftOut[e].gpuHours
+			lo.GPUHours += h[k] / float64(len(runs))
+			if b >= 0 && h[b] > 0 {
+				pct = append(pct, 100*(h[k]-h[b])/h[b])
+			}
+		}
+		if b >= 0 && k != b && len(pct) == len(runs) {
+			mean, hw := stats.MeanCI(pct, 0.95)
+			lo.VsBaseline = &Saving{Baseline: name, Pct: mean, Min: slices.Min(pct), Max: slices.Max(pct)}
+			if len(runs) > 1 {
+				lo.VsBaseline.CI95 = &hw
+			}
+		}
+		out = append(out, lo)
+	}
+	return out
 }
 
 // saving compares policy k with the baseline b seed by seed.

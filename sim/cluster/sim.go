@@ -47,12 +47,20 @@ type jobState struct {
 	hasEv     bool
 	placed    bool // placed at least once
 	rec       JobRecord
+	// held is the GPU time the job's tasks held, in GPU-seconds of their
+	// shares (attributed GPU-hours: the heavy tail's measure).
+	held float64
 }
 
 type taskState struct {
 	job int
 	gpu int // -1 when not placed
 	pl  snapshot.Placement
+	// since and share: when the task took its place and the share of
+	// the GPU it holds there (fraction, or compute slices of its MIG
+	// instance over the GPU's), for jobState.held.
+	since engine.Time
+	share float64
 }
 
 // instance is one MIG instance of a GPU: n tasks run on it (0: idle; more
@@ -160,6 +168,9 @@ type run struct {
 	gpuHours, fracHour float64
 	migrations         int
 	jct, queue         stats.Tally
+	kinds              [2]kindTally // batch, service
+	censored           int          // jobs stopped at the end of the trace
+	heavy              topHeld      // the jobs that held the most GPU time
 	decisions          stats.Tally
 	decisionTotal      time.Duration
 	timing             callLog
@@ -213,7 +224,7 @@ func Run(cfg Config, seed uint64, env Env) (*Result, error) {
 	}
 	var wg sync.WaitGroup
 	next := make(chan int)
-	tick := progressTicker(env.Progress, cfg.Seeds*len(cfg.Policies))
+	tick := progressTicker(env.Progress, cfg.Seeds*len(cfg.Policies)*(1+len(cfg.LeaveOutLongest)))
 	for range workers {
 		wg.Add(1)
 		go func() {
@@ -334,6 +345,15 @@ type seedRun struct {
 	nodes    *InputReport
 	policies []PolicyResult
 	timing   []Timing
+	// leftOut holds, per Config.LeaveOutLongest entry, the jobs left out
+	// and every policy's GPU-hours without them.
+	leftOut []leftOutRun
+}
+
+type leftOutRun struct {
+	entry    string
+	jobs     int
+	gpuHours []float64 // in Config.Policies order
 }
 
 // runSeed simulates every policy of cfg under one seed.
@@ -355,44 +375,26 @@ func runSeed(cfg Config, nodes []trace.Node, nodesRead *InputReport, raw []workl
 			return seedRun{}, err
 		}
 	}
-	var classes []snapshot.WorkloadClass // FGD's target workload, when asked
 	sr := seedRun{seed: seed, nodes: nodesRep, cluster: SeedCluster{Seed: seed, GPUs: len(gpus), ByModel: map[string]int{}}}
 	for _, t := range types {
 		sr.cluster.ByModel[t.name] = t.count
 	}
-	for _, name := range cfg.Policies {
-		pol, err := snapshot.New(name, cfg.PolicyArgs[name])
+	replay := replayer{cfg: cfg, types: types, gpus: gpus, servers: servers, pl: pl, pods: pods, now: now, tick: tick}
+	if sr.policies, sr.timing, err = replay.all(feed); err != nil {
+		return seedRun{}, err
+	}
+	for _, e := range cfg.LeaveOutLongest {
+		lo, _ := parseLeaveOut(e) // checked by Validate
+		kept, n := withoutLongest(src, lo.jobs(len(src)))
+		prs, _, err := replay.all(func() jobFeed { return &sliceFeed{jobs: kept} })
 		if err != nil {
-			return seedRun{}, err
+			return seedRun{}, fmt.Errorf("leave_out_longest %s: %w", e, err)
 		}
-		caps := snapshot.CapabilitiesOf(pol)
-		if w := caps.Workload; w != nil {
-			if classes == nil {
-				if classes, err = workloadClasses(feed(), pl); err != nil {
-					return seedRun{}, err
-				}
-			}
-			w.SetWorkload(classes)
+		run := leftOutRun{entry: lo.label, jobs: n}
+		for _, pr := range prs {
+			run.gpuHours = append(run.gpuHours, pr.GPUHours)
 		}
-		var pr PolicyResult
-		var tm Timing
-		if caps.Offline != nil {
-			pr, tm, err = horizon(caps.Offline, caps.UsesMIG, types, gpus, feed(), pl, now)
-		} else {
-			pr, tm, err = simulate(cfg, pol, types, gpus, servers, feed(), pl, pods, now)
-		}
-		if err != nil {
-			return seedRun{}, fmt.Errorf("policy %s: %w", name, err)
-		}
-		pr.Name, tm.Name = name, name
-		if rep := caps.Solves; rep != nil {
-			st := rep.SolveStats()
-			pr.Solves = &st
-		}
-		pr.usesMIG, pr.sharesInstances = caps.UsesMIG, caps.SharesInstances
-		sr.policies = append(sr.policies, pr)
-		sr.timing = append(sr.timing, tm)
-		tick()
+		sr.leftOut = append(sr.leftOut, run)
 	}
 	compareHorizon(sr.policies)
 	if opt := slices.IndexFunc(sr.policies, func(p PolicyResult) bool { return p.Name == "optimal" }); opt >= 0 && sr.policies[opt].GPUHours > 0 {
@@ -403,6 +405,91 @@ func runSeed(cfg Config, nodes []trace.Node, nodesRead *InputReport, raw []workl
 		}
 	}
 	return sr, nil
+}
+
+// replayer replays every policy of cfg on one seed's cluster.
+type replayer struct {
+	cfg     Config
+	types   []gpuType
+	gpus    []clusterGPU
+	servers []clusterServer
+	pl      *planner
+	pods    []workloads.Job
+	now     func() time.Time
+	tick    func()
+}
+
+// all replays every policy on the jobs of feed (each replay takes a fresh
+// one), in cfg.Policies order.
+func (rp *replayer) all(feed func() jobFeed) ([]PolicyResult, []Timing, error) {
+	var classes []snapshot.WorkloadClass // FGD's target workload, when asked
+	var prs []PolicyResult
+	var tms []Timing
+	for _, name := range rp.cfg.Policies {
+		pol, err := snapshot.New(name, rp.cfg.PolicyArgs[name])
+		if err != nil {
+			return nil, nil, err
+		}
+		caps := snapshot.CapabilitiesOf(pol)
+		if w := caps.Workload; w != nil {
+			if classes == nil {
+				if classes, err = workloadClasses(feed(), rp.pl); err != nil {
+					return nil, nil, err
+				}
+			}
+			w.SetWorkload(classes)
+		}
+		var pr PolicyResult
+		var tm Timing
+		if caps.Offline != nil {
+			pr, tm, err = horizon(caps.Offline, caps.UsesMIG, rp.types, rp.gpus, feed(), rp.pl, rp.now)
+		} else {
+			pr, tm, err = simulate(rp.cfg, pol, rp.types, rp.gpus, rp.servers, feed(), rp.pl, rp.pods, rp.now)
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("policy %s: %w", name, err)
+		}
+		pr.Name, tm.Name = name, name
+		if rep := caps.Solves; rep != nil {
+			st := rep.SolveStats()
+			pr.Solves = &st
+		}
+		pr.usesMIG, pr.sharesInstances = caps.UsesMIG, caps.SharesInstances
+		prs = append(prs, pr)
+		tms = append(tms, tm)
+		rp.tick()
+	}
+	return prs, tms, nil
+}
+
+// withoutLongest is jobs without the n of longest duration (ties: the
+// later in the list goes first), in their order, and how many it left
+// out.
+func withoutLongest(jobs []workloads.Job, n int) ([]workloads.Job, int) {
+	idx := make([]int, len(jobs))
+	for k := range idx {
+		idx[k] = k
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		switch da, db := jobs[a].Duration, jobs[b].Duration; {
+		case da > db:
+			return -1
+		case da < db:
+			return 1
+		}
+		return b - a
+	})
+	drop := map[int]bool{}
+	for _, k := range idx[:n] {
+		drop[k] = true
+	}
+	kept := make([]workloads.Job, 0, len(jobs)-n)
+	for k, j := range jobs {
+		if !drop[k] {
+			kept = append(kept, j)
+		}
+	}
+	return kept, n
 }
 
 // workloadClasses is FGD's target workload: the per-task demand and allowed
@@ -474,6 +561,10 @@ func simulate(cfg Config, pol snapshot.Policy, types []gpuType, gpus []clusterGP
 		r.sess = caps.Incremental.Begin(r.cluster())
 	}
 	r.jct.KeepSamples(true)
+	for k := range r.kinds {
+		r.kinds[k].jct.KeepSamples(true)
+		r.kinds[k].queue.KeepSamples(true)
+	}
 	if err := r.pull(); err != nil {
 		return PolicyResult{}, Timing{}, err
 	}
@@ -507,6 +598,16 @@ func simulate(cfg Config, pol snapshot.Policy, types []gpuType, gpus []clusterGP
 		pr.CapacityUsed = r.gpuHours / (float64(len(r.gpus)) * span)
 	}
 	pr.Unscheduled = float64(r.neverRan + len(r.live))
+	pr.Censored = float64(r.censored)
+	for _, k := range r.alive { // never finished: their time so far counts
+		js := r.live[k]
+		for t := range js.tasks {
+			r.settle(&js.tasks[t])
+		}
+		r.heavy.add(js.held, &r.kinds[btoi(js.plan.service)])
+	}
+	pr.ByKind = r.kindResults()
+	pr.Top10Share = r.heavy.top10Share()
 	pr.waited, pr.unfinished = r.queued+r.preempted, len(r.live)
 	if r.next > 0 {
 		pr.QueuedPct = 100 * float64(r.queued) / float64(r.next)
@@ -566,12 +667,20 @@ func (r *run) arrive() {
 		return
 	}
 	js.plan, js.remaining = p, p.work
-	js.rec = JobRecord{ID: js.job.ID, ArrivalS: js.job.Arrival.Seconds(), QueueS: -1, JCTS: -1}
+	js.rec = JobRecord{ID: js.job.ID, ArrivalS: js.job.Arrival.Seconds(), QueueS: -1, JCTS: -1, Kind: p.kind(), Censored: p.censored}
 	if r.cfg.RecordJobs {
 		r.records = append(r.records, js.rec)
 	}
-	if len(p.optsWhole) == 0 && len(p.optsMIG) == 0 {
-		r.neverRan++ // no GPU type of the cluster is allowed: never runs
+	kt := &r.kinds[btoi(p.service)]
+	kt.jobs++
+	if len(r.options(&p)) == 0 {
+		// No GPU of the cluster can run it: no type allowed, or a
+		// service that needs more than a whole GPU of every allowed type.
+		r.neverRan++
+		kt.neverRan++
+		if kt.firstNever == "" {
+			kt.firstNever = fmt.Sprintf("%s (row %d)", js.job.ID, js.job.Row)
+		}
 		return
 	}
 	if p.work <= 0 {
@@ -989,19 +1098,43 @@ func (r *run) startRunning(k int) {
 	js.ev, js.hasEv = r.sim.MustAfter(left, func() { r.complete(k) }), true
 }
 
-// complete finishes job k.
+// complete finishes job k: its work is done, or a service's (or a
+// censored job's) time is up. A censored job has no completion time: the
+// trace stopped recording it while it ran, so it is counted as censored
+// and left out of JCT.
 func (r *run) complete(k int) {
 	js := r.job(k)
 	js.hasEv = false
 	js.remaining = 0
+	r.finish(k)
+	kt := &r.kinds[btoi(js.plan.service)]
+	if js.plan.censored {
+		r.censored++
+		kt.censored++
+	} else {
+		js.rec.JCTS = (r.sim.Now() - js.plan.src.Arrival).Seconds()
+		r.jct.Add(js.rec.JCTS)
+		kt.completed++
+		kt.jct.Add(js.rec.JCTS)
+	}
+	if r.cfg.RecordJobs {
+		r.records[k] = js.rec
+	}
+}
+
+// finish takes job k, which has finished, off its GPUs and drops it.
+func (r *run) finish(k int) {
+	js := r.job(k)
 	js.state = stateDone
 	r.advance()
 	touched := r.touched[:0]
 	for t := range js.plan.src.NumGPU {
 		id := js.firstTask + t
-		touched = append(touched, r.task(id).gpu)
-		if r.sess == nil || r.cfg.VerifyDecisions {
-			r.freed = append(r.freed, r.task(id).gpu) // for the snapshot's Freed
+		if g := r.task(id).gpu; g >= 0 {
+			touched = append(touched, g)
+			if r.sess == nil || r.cfg.VerifyDecisions {
+				r.freed = append(r.freed, g) // for the snapshot's Freed
+			}
 		}
 		if r.sess != nil {
 			r.sess.Finish(id)
@@ -1013,11 +1146,7 @@ func (r *run) complete(k int) {
 	r.touched = touched
 	r.noteActive()
 	r.gpuEnd = r.sim.Now()
-	js.rec.JCTS = (r.sim.Now() - js.plan.src.Arrival).Seconds()
-	r.jct.Add(js.rec.JCTS)
-	if r.cfg.RecordJobs {
-		r.records[k] = js.rec
-	}
+	r.heavy.add(js.held, &r.kinds[btoi(js.plan.service)])
 	delete(r.live, k) // finished: only its record and the tallies remain
 	i, _ := slices.BinarySearch(r.alive, k)
 	r.alive = slices.Delete(r.alive, i, i+1)
@@ -1030,6 +1159,7 @@ func (r *run) release(id int) {
 	if ts.gpu < 0 {
 		return
 	}
+	r.settle(ts)
 	g := &r.gpus[ts.gpu]
 	r.alloc -= g.share()
 	g.tasks--
@@ -1159,7 +1289,23 @@ func (r *run) acquire(id int, p snapshot.Placement, tenant string) (engine.Time,
 	r.alloc += g.share()
 	ts := r.task(id)
 	ts.gpu, ts.pl = p.GPU, p
+	ts.since, ts.share = r.sim.Now(), p.Fraction
+	if p.Profile != "" {
+		pr, _ := m.Profile(p.Profile)
+		ts.share = float64(pr.Compute) / float64(m.MIG.ComputeSlices)
+	}
 	return delay, nil
+}
+
+// settle adds the GPU time task ts held since it was last settled to its
+// job's held time.
+func (r *run) settle(ts *taskState) {
+	if ts.gpu < 0 {
+		return
+	}
+	now := r.sim.Now()
+	r.live[ts.job].held += ts.share * (now - ts.since).Seconds()
+	ts.since = now
 }
 
 // instanceShare is the share of its MIG instance task id takes at p where
@@ -1326,6 +1472,7 @@ func (r *run) apply(c snapshot.Changes) error {
 			js.placed = true
 			js.rec.QueueS = (r.sim.Now() - js.plan.src.Arrival).Seconds()
 			r.queue.Add(js.rec.QueueS)
+			r.kinds[btoi(js.plan.service)].queue.Add(js.rec.QueueS)
 			if js.rec.QueueS > 0 {
 				r.queued++
 			}
@@ -1360,6 +1507,12 @@ func (r *run) apply(c snapshot.Changes) error {
 // the policy shares instances) slow a task, by the same rule with shares
 // of the instance.
 func (r *run) jobSpeed(js *jobState) float64 {
+	if js.plan.service || js.plan.censored {
+		// It holds its placement for a time, not a quantity of work: its
+		// co-runners slow its requests, not its end (how much latency it
+		// loses is not modelled).
+		return 1
+	}
 	opts := r.options(&js.plan)
 	speed := math.Inf(1)
 	for t := range js.plan.src.NumGPU {

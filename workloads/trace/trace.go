@@ -68,6 +68,11 @@ type Options struct {
 	// KeepOrigin keeps the trace's own time origin instead of shifting the
 	// earliest arrival to 0.
 	KeepOrigin bool
+	// KnownQoS, when not nil, lists the service classes a job's QoS may
+	// take; a job with another non-empty QoS is a bad row (column qos),
+	// an error under Strict. The cluster's job_kind by-qos reads the kind
+	// of a job from its QoS and sets it; nil accepts any.
+	KnownQoS []string
 	// KeepCPUOnly keeps jobs that request no GPU (NumGPU 0) instead of
 	// skipping them: experiments where CPU and memory bind (the FGD
 	// allocation experiment) need them.
@@ -448,6 +453,10 @@ func (b *builder) addJob(j workloads.Job, typeCol string) error {
 	if j.NumGPU > b.maxGPUs {
 		return b.reject(j.Row, "", "too many GPUs", fmt.Sprintf(
 			"job asks for %d GPUs; no server holds more than %d (raise MaxGPUsPerJob for multi-server jobs)", j.NumGPU, b.maxGPUs), false)
+	}
+	if b.opt.KnownQoS != nil && j.QoS != "" && !slices.Contains(b.opt.KnownQoS, j.QoS) {
+		return b.reject(j.Row, "qos", "unknown qos", fmt.Sprintf("qos %q is none of %s, which cluster.job_kind by-qos reads as a job's kind; set cluster.job_kind to all-batch or all-service to replay a trace with other classes",
+			j.QoS, strings.Join(b.opt.KnownQoS, ", ")), false)
 	}
 	types, fe := b.checkTypes(j.GPUTypes)
 	if fe != nil {
