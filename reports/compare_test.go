@@ -145,7 +145,7 @@ func TestGPUHoursFigureCI(t *testing.T) {
 	if len(e.XYs) != 2 || e.XYs[1] != (plotter.XY{X: 1, Y: 60}) || e.YErrors[1].Low != 2 || e.YErrors[1].High != 2 {
 		t.Errorf("error bars %+v %+v; want 2, the second at (1, 60) ± 2", e.XYs, e.YErrors)
 	}
-	if _, err := gpuHours(pols); err != nil {
+	if _, err := gpuHoursBars(pols); err != nil {
 		t.Fatal(err)
 	}
 	pols[0].GPUHoursCI95, pols[1].GPUHoursCI95 = 0, 0

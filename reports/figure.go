@@ -164,6 +164,8 @@ type figure struct {
 	panels  []*plot.Plot
 	legend  *legend
 	w, h    vg.Length
+	// cols lays the panels out in rows of cols (row-major; 0: one row).
+	cols int
 }
 
 func (f *figure) draw(c draw.Canvas) {
@@ -180,10 +182,22 @@ func (f *figure) draw(c draw.Canvas) {
 		drawPanel(f.panels[0], dc)
 		return
 	}
-	tiles := draw.Tiles{Rows: 1, Cols: len(f.panels), PadX: vg.Points(18), PadRight: vg.Points(4), PadTop: vg.Points(2)}
-	cs := plot.Align([][]*plot.Plot{f.panels}, tiles, dc)
+	cols := f.cols
+	if cols <= 0 {
+		cols = len(f.panels)
+	}
+	rows := (len(f.panels) + cols - 1) / cols
+	grid := make([][]*plot.Plot, rows)
 	for i, p := range f.panels {
-		drawPanel(p, cs[0][i])
+		grid[i/cols] = append(grid[i/cols], p)
+	}
+	for len(grid[rows-1]) < cols {
+		grid[rows-1] = append(grid[rows-1], nil) // an empty tile
+	}
+	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(18), PadY: vg.Points(6), PadRight: vg.Points(4), PadTop: vg.Points(2)}
+	cs := plot.Align(grid, tiles, dc)
+	for i, p := range f.panels {
+		drawPanel(p, cs[i/cols][i%cols])
 	}
 }
 

@@ -114,6 +114,8 @@ type PolicyResult struct {
 	QueuedPct    Num `json:"jobs_queued_pct"`
 	Seeds        int `json:"seeds"`
 	GPUHoursCI95 Num `json:"gpu_hours_ci95"`
+	Censored     Num `json:"censored"`
+	Top10Share   Num `json:"top10_share"`
 	VsBaseline   *struct {
 		Baseline string `json:"baseline"`
 		Pct      Num    `json:"pct"`
@@ -465,6 +467,39 @@ func ReadJobs(path string) ([]Series, error) {
 		ss[k].X, ss[k].Y = x, y
 	}
 	return ss, nil
+}
+
+// JobRow is one row of jobs.csv as the figures read it: the policy, the
+// job's kind ("" in results written before kinds) and its completion time
+// (-1: never completed, or censored).
+type JobRow struct {
+	Policy, Kind string
+	Arrival, JCT float64
+}
+
+// ReadJobRows reads jobs.csv row by row.
+func ReadJobRows(path string) ([]JobRow, error) {
+	t, err := readTable(path, "policy", "arrival_s", "jct_s")
+	if err != nil {
+		return nil, err
+	}
+	_, hasKind := t.col["kind"]
+	out := make([]JobRow, len(t.rows))
+	for i := range t.rows {
+		a, err := t.float(i, "arrival_s")
+		if err != nil {
+			return nil, err
+		}
+		j, err := t.float(i, "jct_s")
+		if err != nil {
+			return nil, err
+		}
+		out[i] = JobRow{Policy: t.str(i, "policy"), Arrival: a, JCT: j}
+		if hasKind {
+			out[i].Kind = t.str(i, "kind")
+		}
+	}
+	return out, nil
 }
 
 // ReadDecisions reads decisions.csv: per policy, wall-clock decision time

@@ -107,8 +107,26 @@ func runFigures(dir string, r Result) ([]*figure, error) {
 		}
 	}
 	if len(r.Policies) > 0 {
-		if err := add(gpuHours(r.Policies)); err != nil {
+		if err := add(gpuHoursBars(r.Policies)); err != nil {
 			return nil, err
+		}
+	}
+	// The span of the trace (its last arrival) clips the GPUs-in-use
+	// figure; the completion times are drawn per kind.
+	span := 0.0
+	jobs, err := ReadJobRows(filepath.Join(dir, JobsFile))
+	switch {
+	case err == nil:
+		for _, j := range jobs {
+			span = math.Max(span, j.Arrival)
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, err
+	}
+	baseline := ""
+	for _, q := range r.Policies {
+		if q.VsBaseline != nil {
+			baseline = q.VsBaseline.Baseline
 		}
 	}
 	optional := []struct {
@@ -116,9 +134,8 @@ func runFigures(dir string, r Result) ([]*figure, error) {
 		read func(string) ([]Series, error)
 		draw func([]Series) (*figure, error)
 	}{
-		{ActiveGPUsFile, ReadActiveGPUs, activeGPUs},
-		{JobsFile, ReadJobs, jctCDF},
-		{DecisionsFile, ReadDecisions, decisionTime},
+		{ActiveGPUsFile, ReadActiveGPUs, func(s []Series) (*figure, error) { return activeGPUs(s, baseline, span) }},
+		{DecisionsFile, ReadDecisions, decisionBoxes},
 		{AllocationFile, ReadAllocation, allocationCurve},
 	}
 	for _, o := range optional {
@@ -135,6 +152,17 @@ func runFigures(dir string, r Result) ([]*figure, error) {
 		if err := add(o.draw(s)); err != nil {
 			return nil, err
 		}
+		if o.file == ActiveGPUsFile && len(jobs) > 0 {
+			if err := add(jctByKind(jobs)); err != nil {
+				return nil, err
+			}
+			jobs = nil
+		}
+	}
+	if len(jobs) > 0 { // no active_gpus.csv to put it after
+		if err := add(jctByKind(jobs)); err != nil {
+			return nil, err
+		}
 	}
 	return figs, nil
 }
@@ -144,9 +172,9 @@ var figureCaptions = map[string]string{
 	"stage_breakdown": "Mean time per pipeline stage, stacked: which stage dominates each path.",
 	"cost_power":      "Cost-effectiveness (throughput per price, normalized) and power efficiency (throughput per watt) of the scheduler hardware.",
 	"gpu_hours":       "GPU-hours per policy: lower is better for the same trace.",
-	"active_gpus":     "GPUs in use over time per policy.",
-	"jct_cdf":         "Job completion time CDF per policy.",
-	"decision_time":   "Mean scheduling decision time against problem size (log scale): heuristic vs exact optimum.",
+	"active_gpus":     "GPUs in use over the trace's span, one panel per policy with the baseline behind it in grey; right: the busiest window (a fortieth of the span, where the baseline holds the most GPU time).",
+	"jct_cdf":         "Job completion time CDF per policy, one panel per kind of job (a service holds its placement for its trace duration, a batch job its work), log axis; censored jobs have no completion time.",
+	"decision_time":   "Wall-clock decision time per policy call (box: quartiles and median; whiskers 1.5 IQR; log axis): heuristic vs exact optimum. Measured on the machine that ran it, not part of the deterministic results.",
 	"allocation":      "GPU allocation ratio against the GPU request arrived, per policy (mean over seeds): higher is better; the gap to the arrived line is GPU fragmentation and pods that found no server.",
 }
 
@@ -390,13 +418,8 @@ func addTiming(dir string, r *Result) error {
 	if err != nil {
 		return err
 	}
-	var t struct {
-		Policies []struct {
-			Name       string  `json:"name"`
-			DecisionUS MeanP99 `json:"decision_us"`
-		} `json:"policies"`
-	}
-	if err := json.Unmarshal(b, &t); err != nil {
+	t, err := parseTiming(b)
+	if err != nil {
 		return fmt.Errorf("%s: %v", filepath.Join(dir, TimingFile), err)
 	}
 	for _, tp := range t.Policies {
@@ -407,6 +430,21 @@ func addTiming(dir string, r *Result) error {
 		}
 	}
 	return nil
+}
+
+// timingFile is timing.json as the reports read it.
+type timingFile struct {
+	Policies []struct {
+		Name       string  `json:"name"`
+		DecisionUS MeanP99 `json:"decision_us"`
+		Decisions  int     `json:"decisions"`
+	} `json:"policies"`
+}
+
+func parseTiming(b []byte) (timingFile, error) {
+	var t timingFile
+	err := json.Unmarshal(b, &t)
+	return t, err
 }
 
 // HorizonHolds says which runs a horizon bound of the given relaxation

@@ -46,8 +46,9 @@ var policyMetrics = []metric{
 	{field: "utilization", label: "GPU utilization (fraction)"},
 	{field: "migrations", label: "migrations"},
 	{field: "unscheduled", label: "unscheduled jobs"},
-	{field: "decision_us.mean", label: "mean decision time (µs)", title: "Scheduling decision time", logY: true, plot: true},
-	{field: "decision_us.p99", label: "p99 decision time (µs)"},
+	{field: "vs_baseline.pct", label: "GPU-hours vs the baseline (%)", title: "GPU-hours against the baseline", plot: true},
+	{field: "top10_share", label: "top-10 jobs' share of held GPU time (fraction)"},
+	{field: "censored", label: "censored jobs (still running at the trace's end)"},
 	{field: "optimality_gap", label: "optimality gap (fraction)"},
 	{field: "vs_horizon.pct", label: "GPU-hours above the horizon bound (%)"},
 	{field: "vs_horizon.covered", label: "the horizon bound covers the run (1 = yes)"},
@@ -78,9 +79,13 @@ func policyValues(q PolicyResult) []float64 {
 			fromArrival = 1
 		}
 	}
+	vsBase := math.NaN()
+	if v := q.VsBaseline; v != nil {
+		vsBase = float64(v.Pct)
+	}
 	return []float64{float64(q.GPUHours), float64(q.GPUHoursFractional), float64(q.JCTS.Mean), float64(q.JCTS.P99),
 		float64(q.QueueS.Mean), float64(q.QueueS.P99), float64(q.Utilization), float64(q.Migrations), float64(q.Unscheduled),
-		float64(q.DecisionUS.Mean), float64(q.DecisionUS.P99), float64(q.OptimalityGap),
+		vsBase, float64(q.Top10Share), float64(q.Censored), float64(q.OptimalityGap),
 		vsHorizon, covered, proven, fromArrival}
 }
 
@@ -199,6 +204,9 @@ func renderSweep(fsys atomicfs.FS, dir string) error {
 	}
 	sweepTable(&md, agg, "paths", agg.Paths, pathMetrics)
 	sweepTable(&md, agg, "policies", agg.Policies, policyMetrics)
+	if err := sweepTiming(&md, dir); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
 	figs, err := sweepFigures(agg)
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
@@ -540,4 +548,55 @@ func shortDigest(d string) string {
 		return d[:12] + "…"
 	}
 	return d
+}
+
+// sweepTiming adds the policies' wall-clock decision times, read from
+// each complete point's timing.json: they are measurements of the machine
+// that ran the point, kept out of summary.json and so out of the
+// aggregate (whose decision times would all be 0), and said to be so.
+func sweepTiming(md *strings.Builder, dir string) error {
+	spec, err := sweep.ReadSpec(dir)
+	if err != nil {
+		return err
+	}
+	means := map[string][]float64{}
+	var names []string
+	for _, p := range spec.Points {
+		if ok, _ := sweep.IsComplete(dir, p); !ok {
+			continue
+		}
+		b, err := sweep.ReadPointFile(sweep.PointDir(dir, p), TimingFile)
+		if err != nil {
+			continue // a data-path point has none
+		}
+		t, err := parseTiming(b)
+		if err != nil {
+			return fmt.Errorf("point %s: %w", p.ID, err)
+		}
+		for _, q := range t.Policies {
+			if q.Decisions == 0 {
+				continue
+			}
+			if _, ok := means[q.Name]; !ok {
+				names = append(names, q.Name)
+			}
+			means[q.Name] = append(means[q.Name], float64(q.DecisionUS.Mean))
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	md.WriteString("\n## Decision time (wall clock)\n\n")
+	md.WriteString("Measured on the machine that ran each point (its `timing.json`), not simulated: not in aggregate.json, and not reproducible. Per policy, over the points: the median and the range of the mean time per call.\n\n")
+	md.WriteString("| policy | points | median of the means (µs) | range (µs) |\n|---|---:|---:|---:|\n")
+	for _, n := range names {
+		v := slices.Clone(means[n])
+		slices.Sort(v)
+		med := v[len(v)/2]
+		if len(v)%2 == 0 {
+			med = (v[len(v)/2-1] + v[len(v)/2]) / 2
+		}
+		fmt.Fprintf(md, "| %s | %d | %s | %s to %s |\n", n, len(v), fmtSig(med), fmtSig(v[0]), fmtSig(v[len(v)-1]))
+	}
+	return nil
 }

@@ -327,8 +327,11 @@ func printTail(w io.Writer, ps []cluster.PolicyResult, vsHead string) {
 		}
 	}
 	for k, e := range entries {
-		n := ps[0].LeftOut[k].Jobs
-		head = append(head, fmt.Sprintf("%s w/o %s longest (%d)", vsHead, e, n))
+		h := fmt.Sprintf("%s w/o %s longest", vsHead, e)
+		if n := ps[0].LeftOut[k].Jobs; strings.HasSuffix(e, "%") {
+			h += fmt.Sprintf(" (%d jobs)", n)
+		}
+		head = append(head, h)
 	}
 	rows := [][]string{head}
 	for _, p := range ps {
