@@ -356,6 +356,6 @@ func printTail(w io.Writer, ps []cluster.PolicyResult, vsHead string) {
 		rows = append(rows, r)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "the heavy tail: the ten jobs that held the most GPU time, the jobs stopped at the trace's end (censored: no JCT), and the saving without the longest jobs (cluster.leave_out_longest)")
+	fmt.Fprintln(w, "the heavy tail: the share of the GPU time held that the ten largest jobs held; jobs still running at the trace's end (censored: each holds its recorded time, no JCT); the saving without the longest jobs (cluster.leave_out_longest)")
 	printTable(w, rows)
 }

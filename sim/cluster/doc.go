@@ -46,6 +46,24 @@
 // (reference nanoseconds) drains at that speed. A gang runs at its slowest
 // task's speed.
 //
+// Kinds of job (Config.JobKind). What is above is a batch job: fixed
+// work. A service holds its placement for its Duration whatever GPU it
+// gets (speed 1 on every option, no interference on its time: what its
+// requests lose to co-runners is not modelled). It serves the load it
+// served on R with its share there, so it needs the capacity
+// D = GPUMilli/1000 x RelSpeed(R) and the memory GPUMilli/1000 x
+// Memory(R): on a GPU run whole the fraction max(D / RelSpeed(G),
+// memory / Memory(G)), an option only where that is at most 1; on a MIG
+// GPU the profiles whose slices give D (SpeedFraction x RelSpeed(G)) and
+// whose memory holds it. by-qos (the default) makes LS, Guaranteed and
+// Burstable pods services and BE pods (and jobs without a QoS) batch jobs;
+// all-batch and all-service make every job one kind. A censored job
+// (still running when the trace ended; Config.Censored "recorded") holds
+// its placement for the time the trace recorded, at speed 1, and has no
+// completion time; "kind" runs it as its kind with that duration. The
+// policies, the exact program and the horizon bound see a job only
+// through its options, which carry all of this.
+//
 // Options (the R_it of the paper's program). On a non-MIG GPU (or a MIG GPU
 // under a policy that does not use MIG, which then runs it whole) a task
 // takes the fraction GPUMilli/1000 of whichever GPU it lands on, the
