@@ -376,3 +376,39 @@ func tickLabel(v float64) string {
 	m := v / math.Pow10(e)
 	return strconv.FormatFloat(math.Round(m*10)/10, 'g', -1, 64) + "e" + strconv.Itoa(e)
 }
+
+// linearTicks labels round values (1, 2 or 5 times a power of ten) in
+// [min, max], at most most of them (0: 10), written without trailing
+// zeros: gonum's default ticker labels two values with a fixed two
+// decimals ("2500.00").
+type linearTicks struct{ most int }
+
+func (t linearTicks) Ticks(min, max float64) []plot.Tick {
+	most := float64(t.most)
+	if most <= 0 {
+		most = 10
+	}
+	if !(max > min) || math.IsInf(max-min, 0) {
+		return plot.DefaultTicks{}.Ticks(min, max)
+	}
+	span := max - min
+	step := math.Pow10(int(math.Floor(math.Log10(span))))
+	for _, m := range []float64{0.1, 0.2, 0.5, 1} {
+		if span/(step*m) <= most {
+			step *= m
+			break
+		}
+	}
+	var ticks []plot.Tick
+	for i := math.Ceil(min/step - 1e-9); i*step <= max*(1+1e-12)+1e-300; i++ {
+		v := i * step
+		if math.Abs(v) < step*1e-9 {
+			v = 0
+		}
+		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', 10, 64)})
+		if h := v + step/2; h < max {
+			ticks = append(ticks, plot.Tick{Value: h}) // an unlabelled minor tick
+		}
+	}
+	return ticks
+}

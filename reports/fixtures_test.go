@@ -27,6 +27,9 @@ var fixtureRuns = []struct {
 	// The FGD allocation experiment on a small generated pod and node list.
 	{"run-allocation", "paper/fgd-allocation", []string{"allocation.trace=reports/testdata/alloc-input/pods.csv",
 		"allocation.nodes=reports/testdata/alloc-input/nodes.csv", "allocation.seeds=3"}},
+	// Training jobs on a small rack under memory pressure: 12 jobs, 2 seeds.
+	{"run-training", "paper/ina", []string{"training.jobs.synthetic.jobs=12", "training.cluster.servers=8", "training.seeds=2",
+		"training.jobs.synthetic.gpus=[2, 4]", "training.jobs.synthetic.max_iterations=400"}},
 }
 
 var wallClockFiles = map[string]bool{"decisions.csv": true, "timing.json": true}

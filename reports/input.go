@@ -190,6 +190,7 @@ type Result struct {
 	Cost       []CostRow          `json:"cost,omitempty"`
 	Policies   []PolicyResult     `json:"policies,omitempty"`
 	Allocation []AllocationResult `json:"allocation,omitempty"`
+	Training   *TrainingResult    `json:"training,omitempty"`
 }
 
 // AllocationResult is one policy of an allocation experiment: the GPU
@@ -229,8 +230,8 @@ func ParseResult(name string, b []byte) (Result, error) {
 		}
 		return Result{}, fmt.Errorf("%s: %v", name, err)
 	}
-	if len(r.Paths) == 0 && len(r.Policies) == 0 && len(r.Cost) == 0 && len(r.Allocation) == 0 {
-		return Result{}, fmt.Errorf("%s: no \"paths\", \"cost\", \"policies\" or \"allocation\": not a conspirator result", name)
+	if len(r.Paths) == 0 && len(r.Policies) == 0 && len(r.Cost) == 0 && len(r.Allocation) == 0 && r.Training == nil {
+		return Result{}, fmt.Errorf("%s: no \"paths\", \"cost\", \"policies\", \"allocation\" or \"training\": not a conspirator result", name)
 	}
 	check := func(kind string, names []string) error {
 		seen := map[string]bool{}
@@ -263,6 +264,15 @@ func ParseResult(name string, b []byte) (Result, error) {
 	}
 	if err := check("policies", qn); err != nil {
 		return Result{}, err
+	}
+	if r.Training != nil {
+		var tn []string
+		for _, p := range r.Training.Policies {
+			tn = append(tn, p.Name)
+		}
+		if err := check("training.policies", tn); err != nil {
+			return Result{}, err
+		}
 	}
 	return r, nil
 }

@@ -164,18 +164,26 @@ func runFigures(dir string, r Result) ([]*figure, error) {
 			return nil, err
 		}
 	}
+	if r.Training != nil {
+		if err := trainingFigures(dir, r.Training, add); err != nil {
+			return nil, err
+		}
+	}
 	return figs, nil
 }
 
 var figureCaptions = map[string]string{
-	"latency_cdf":     "Latency CDF per data path: further left is faster; a long tail to the right is queueing.",
-	"stage_breakdown": "Mean time per pipeline stage, stacked: which stage dominates each path.",
-	"cost_power":      "Cost-effectiveness (throughput per price, normalized) and power efficiency (throughput per watt) of the scheduler hardware.",
-	"gpu_hours":       "GPU-hours per policy: lower is better for the same trace.",
-	"active_gpus":     "GPUs in use over the trace's span, one panel per policy with the baseline behind it in grey; right: the busiest window (a fortieth of the span, where the baseline holds the most GPU time).",
-	"jct_cdf":         "Job completion time CDF per policy, one panel per kind of job (a service holds its placement for its trace duration, a batch job its work), log axis; censored jobs have no completion time.",
-	"decision_time":   "Wall-clock decision time per policy call (box: quartiles and median; whiskers 1.5 IQR; log axis): heuristic vs exact optimum. Measured on the machine that ran it, not part of the deterministic results.",
-	"allocation":      "GPU allocation ratio against the GPU request arrived, per policy (mean over seeds): higher is better; the gap to the arrived line is GPU fragmentation and pods that found no server.",
+	"latency_cdf":      "Latency CDF per data path: further left is faster; a long tail to the right is queueing.",
+	"stage_breakdown":  "Mean time per pipeline stage, stacked: which stage dominates each path.",
+	"cost_power":       "Cost-effectiveness (throughput per price, normalized) and power efficiency (throughput per watt) of the scheduler hardware.",
+	"gpu_hours":        "GPU-hours per policy: lower is better for the same trace.",
+	"active_gpus":      "GPUs in use over the trace's span, one panel per policy with the baseline behind it in grey; right: the busiest window (a fortieth of the span, where the baseline holds the most GPU time).",
+	"jct_cdf":          "Job completion time CDF per policy, one panel per kind of job (a service holds its placement for its trace duration, a batch job its work), log axis; censored jobs have no completion time.",
+	"decision_time":    "Wall-clock decision time per policy call (box: quartiles and median; whiskers 1.5 IQR; log axis): heuristic vs exact optimum. Measured on the machine that ran it, not part of the deterministic results.",
+	"training_jct_cdf": "Completion time CDF of the training jobs per aggregator memory policy (first seed): further left is faster.",
+	"iteration_split":  "A policy's mean iteration split into compute, communication and waiting for aggregators, over every iteration of every seed. Waiting is the share of a synchronisation's time that its grant added over the job's whole window (fewer slots: atp's collisions sent to the parameter server, esa's preemption), the phase timed alone under each; link contention slows both alike and counts as communication. A job without a static partition runs its host all-reduce, which is communication.",
+	"occupancy":        "Aggregator slots held over time, stacked by job (a colour per job), a panel per policy that uses the pool (first seed), as time averages over 200 bins; a fast-forwarded job's slots are its average over its iterations.",
+	"allocation":       "GPU allocation ratio against the GPU request arrived, per policy (mean over seeds): higher is better; the gap to the arrived line is GPU fragmentation and pods that found no server.",
 }
 
 func renderRun(fsys atomicfs.FS, dir string) error {
@@ -395,6 +403,7 @@ func writeTables(md *strings.Builder, r Result) {
 			}
 		}
 	}
+	writeTrainingTable(md, r.Training)
 }
 
 func fmtPct(v float64) string {

@@ -51,6 +51,7 @@ func TestRenderRunFixtures(t *testing.T) {
 		{"run-datapath", []string{"latency_cdf", "stage_breakdown", "cost_power"}},
 		{"run-cluster", []string{"gpu_hours", "active_gpus", "jct_cdf", "decision_time"}},
 		{"run-allocation", []string{"allocation"}},
+		{"run-training", []string{"training_jct_cdf", "iteration_split", "occupancy"}},
 	}
 	g4 := func(v float64) string {
 		if v >= 1e4 {
@@ -82,6 +83,14 @@ func TestRenderRunFixtures(t *testing.T) {
 					Mean float64 `json:"mean"`
 				} `json:"alloc_pct"`
 			} `json:"allocation"`
+			Training *struct {
+				Policies []struct {
+					Name string `json:"name"`
+					JCT  struct {
+						Mean float64 `json:"mean"`
+					} `json:"jct_s"`
+				} `json:"policies"`
+			} `json:"training"`
 			Policies []struct {
 				Name   string  `json:"name"`
 				Hours  float64 `json:"gpu_hours"`
@@ -112,6 +121,11 @@ func TestRenderRunFixtures(t *testing.T) {
 			tableHas = append(tableHas, "| "+q.Name+" | "+g4(q.Hours)+" | "+g4(q.Frac)+" |")
 			if q.Solves != nil && q.Solves.Unproven == 0 {
 				tableHas = append(tableHas, q.Name+": all "+strconv.Itoa(q.Solves.Total)+" solves proven optimal.")
+			}
+		}
+		if sum.Training != nil {
+			for _, q := range sum.Training.Policies {
+				tableHas = append(tableHas, "| "+q.Name+" | "+g4(q.JCT.Mean)+" |")
 			}
 		}
 		if len(tableHas) < 2 {

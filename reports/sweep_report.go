@@ -22,6 +22,12 @@ type metric struct {
 	title string
 	logY  bool
 	plot  bool
+	// ratio: a ratio to the baseline, drawn with the baseline's line at 1.
+	ratio bool
+	// ci names the metric that holds this one's own 95% CI half-width
+	// over the scenario's seeds (a multi-seed cluster or training run):
+	// a sweep of one seed shows that one, as it has no spread of its own.
+	ci string
 }
 
 var pathMetrics = []metric{
@@ -37,7 +43,7 @@ var pathMetrics = []metric{
 }
 
 var policyMetrics = []metric{
-	{field: "gpu_hours", label: "GPU-hours (GPU h)", title: "GPU-hours consumed", plot: true},
+	{field: "gpu_hours", label: "GPU-hours (GPU h)", title: "GPU-hours consumed", plot: true, ci: "gpu_hours.ci95"},
 	{field: "gpu_hours_fractional", label: "fraction-weighted GPU-hours (GPU h)"},
 	{field: "jct_s.mean", label: "mean job completion time (s)", title: "Mean job completion time", plot: true},
 	{field: "jct_s.p99", label: "p99 job completion time (s)"},
@@ -46,7 +52,7 @@ var policyMetrics = []metric{
 	{field: "utilization", label: "GPU utilization (fraction)"},
 	{field: "migrations", label: "migrations"},
 	{field: "unscheduled", label: "unscheduled jobs"},
-	{field: "vs_baseline.pct", label: "GPU-hours vs the baseline (%)", title: "GPU-hours against the baseline", plot: true},
+	{field: "vs_baseline.pct", label: "GPU-hours vs the baseline (%)", title: "GPU-hours against the baseline", plot: true, ci: "vs_baseline.ci95"},
 	{field: "top10_share", label: "top-10 jobs' share of held GPU time (fraction)"},
 	{field: "censored", label: "censored jobs (still running at the trace's end)"},
 	{field: "optimality_gap", label: "optimality gap (fraction)"},
@@ -54,6 +60,8 @@ var policyMetrics = []metric{
 	{field: "vs_horizon.covered", label: "the horizon bound covers the run (1 = yes)"},
 	{field: "solves.proven_share", label: "share of exact solves proven optimal"},
 	{field: "horizon.from_arrival", label: "the horizon bound is the optimum from arrival (1) or lets jobs wait (0)"},
+	{field: "gpu_hours.ci95", label: "95% CI half-width of GPU-hours over the scenario's seeds (GPU h)"},
+	{field: "vs_baseline.ci95", label: "95% CI half-width of GPU-hours vs the baseline over the scenario's seeds (%)"},
 }
 
 func pathValues(p PathResult) []float64 {
@@ -79,14 +87,14 @@ func policyValues(q PolicyResult) []float64 {
 			fromArrival = 1
 		}
 	}
-	vsBase := math.NaN()
+	vsBase, vsCI := math.NaN(), math.NaN()
 	if v := q.VsBaseline; v != nil {
-		vsBase = float64(v.Pct)
+		vsBase, vsCI = float64(v.Pct), float64(v.CI95)
 	}
 	return []float64{float64(q.GPUHours), float64(q.GPUHoursFractional), float64(q.JCTS.Mean), float64(q.JCTS.P99),
 		float64(q.QueueS.Mean), float64(q.QueueS.P99), float64(q.Utilization), float64(q.Migrations), float64(q.Unscheduled),
 		vsBase, float64(q.Top10Share), float64(q.Censored), float64(q.OptimalityGap),
-		vsHorizon, covered, proven, fromArrival}
+		vsHorizon, covered, proven, fromArrival, float64(q.GPUHoursCI95), vsCI}
 }
 
 // Metrics flattens a result into the scalar metrics a sweep aggregates.
@@ -102,7 +110,32 @@ func Metrics(r Result) map[string]float64 {
 			m["policies/"+q.Name+"/"+policyMetrics[i].field] = v
 		}
 	}
+	if r.Training != nil {
+		for _, q := range r.Training.Policies {
+			for i, v := range trainingValues(q) {
+				m["training/"+q.Name+"/"+trainingMetrics[i].field] = v
+			}
+		}
+	}
 	return m
+}
+
+// metricKind is one kind of entity a sweep aggregates, with its names and
+// metrics.
+type metricKind struct {
+	kind    string
+	title   string
+	names   []string
+	metrics []metric
+}
+
+// metricKinds lists the kinds of agg in report order.
+func metricKinds(agg SweepAggregate) []metricKind {
+	return []metricKind{
+		{"paths", "Data path", agg.Paths, pathMetrics},
+		{"policies", "Cluster scheduling", agg.Policies, policyMetrics},
+		{"training", "Training (aggregator memory policies)", agg.Training, trainingMetrics},
+	}
 }
 
 // SweepAggregate is aggregate.json: every parameter combination's metrics,
@@ -114,6 +147,7 @@ type SweepAggregate struct {
 	Seeds    []uint64      `json:"seeds"`
 	Paths    []string      `json:"paths,omitempty"`
 	Policies []string      `json:"policies,omitempty"`
+	Training []string      `json:"training,omitempty"`
 	Groups   []sweep.Group `json:"groups"`
 }
 
@@ -125,7 +159,7 @@ func AggregateSweep(dir string) (SweepAggregate, error) {
 		return SweepAggregate{}, err
 	}
 	agg := SweepAggregate{Total: len(spec.Points), Params: spec.Params, Seeds: spec.Seeds}
-	seenPath, seenPol := map[string]bool{}, map[string]bool{}
+	seenPath, seenPol, seenTrain := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	var samples []sweep.Sample
 	for _, p := range spec.Points {
 		ok, err := sweep.IsComplete(dir, p)
@@ -159,6 +193,14 @@ func AggregateSweep(dir string) (SweepAggregate, error) {
 			if !seenPol[x.Name] {
 				seenPol[x.Name] = true
 				agg.Policies = append(agg.Policies, x.Name)
+			}
+		}
+		if r.Training != nil {
+			for _, x := range r.Training.Policies {
+				if !seenTrain[x.Name] {
+					seenTrain[x.Name] = true
+					agg.Training = append(agg.Training, x.Name)
+				}
 			}
 		}
 		samples = append(samples, sweep.Sample{Point: p, Metrics: Metrics(r)})
@@ -198,12 +240,17 @@ func renderSweep(fsys atomicfs.FS, dir string) error {
 	if agg.Complete < agg.Total {
 		md.WriteString(" (**incomplete**: rerun the sweep with `--resume` to finish it)")
 	}
-	fmt.Fprintf(&md, "; seeds %v. Means across seeds with 95%% confidence intervals (Student t).\n\n", agg.Seeds)
+	fmt.Fprintf(&md, "; seeds %v. Means across seeds with 95%% confidence intervals (Student t)", agg.Seeds)
+	if len(agg.Seeds) == 1 {
+		md.WriteString("; with one sweep seed, the ± of GPU-hours, JCT and savings is each run's own CI over the scenario's seeds (cluster.seeds, training.seeds), where it has several")
+	}
+	md.WriteString(".\n\n")
 	for _, p := range agg.Params {
 		fmt.Fprintf(&md, "- `%s`: %s\n", p.Key, strings.Join(p.Values, ", "))
 	}
-	sweepTable(&md, agg, "paths", agg.Paths, pathMetrics)
-	sweepTable(&md, agg, "policies", agg.Policies, policyMetrics)
+	for _, k := range metricKinds(agg) {
+		sweepTable(&md, agg, k)
+	}
 	if err := sweepTiming(&md, dir); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
@@ -233,11 +280,7 @@ func writeAggregateCSV(fsys atomicfs.FS, path string, agg SweepAggregate) error 
 	header = append(header, "kind", "name", "metric", "mean", "ci95_half_width", "n")
 	var rows [][]string
 	for _, g := range agg.Groups {
-		for _, kind := range []struct {
-			kind    string
-			names   []string
-			metrics []metric
-		}{{"paths", agg.Paths, pathMetrics}, {"policies", agg.Policies, policyMetrics}} {
+		for _, kind := range metricKinds(agg) {
 			for _, name := range kind.names {
 				for _, m := range kind.metrics {
 					e, ok := g.Metrics[kind.kind+"/"+name+"/"+m.field]
@@ -257,19 +300,34 @@ func writeAggregateCSV(fsys atomicfs.FS, path string, agg SweepAggregate) error 
 	return WriteCSVAtomic(fsys, path, header, rows)
 }
 
+// halfWidth is the 95% CI half-width shown for metric m of entity name in
+// group g: across the sweep's seeds where it has several, else the
+// scenario's own CI over its seeds (m.ci) where it has one; NaN when
+// neither.
+func halfWidth(g sweep.Group, kind, name string, m metric) float64 {
+	e := g.Metrics[kind+"/"+name+"/"+m.field]
+	if !math.IsNaN(e.HalfWidth) || m.ci == "" {
+		return e.HalfWidth
+	}
+	if c, ok := g.Metrics[kind+"/"+name+"/"+m.ci]; ok && c.N == 1 && c.Mean > 0 {
+		return c.Mean
+	}
+	return e.HalfWidth
+}
+
 // sweepTable lists the plotted metrics of every combination and entity.
-func sweepTable(md *strings.Builder, agg SweepAggregate, kind string, names []string, metrics []metric) {
+func sweepTable(md *strings.Builder, agg SweepAggregate, k metricKind) {
+	kind, names := k.kind, k.names
 	if len(names) == 0 {
 		return
 	}
 	var shown []metric
-	for _, m := range metrics {
+	for _, m := range k.metrics {
 		if m.plot {
 			shown = append(shown, m)
 		}
 	}
-	title := map[string]string{"paths": "Data path", "policies": "Cluster scheduling"}[kind]
-	fmt.Fprintf(md, "\n## %s\n\n|", title)
+	fmt.Fprintf(md, "\n## %s\n\n|", k.title)
 	for _, p := range agg.Params {
 		fmt.Fprintf(md, " %s |", p.Key)
 	}
@@ -294,13 +352,13 @@ func sweepTable(md *strings.Builder, agg SweepAggregate, kind string, names []st
 			fmt.Fprintf(md, " %s |", n)
 			for _, m := range shown {
 				e, ok := g.Metrics[kind+"/"+n+"/"+m.field]
+				hw := halfWidth(g, kind, n, m)
 				switch {
 				case !ok:
 					md.WriteString(" - |")
-				case math.IsNaN(e.HalfWidth):
+				case math.IsNaN(hw):
 					fmt.Fprintf(md, " %s |", fmtSig(e.Mean))
 				default:
-					hw := e.HalfWidth
 					// Seeds that agree up to rounding give a half-width of
 					// 1e-13: print it as the 0 it is.
 					if math.Abs(hw) < 1e-9*math.Max(math.Abs(e.Mean), 1e-300) {
@@ -364,6 +422,7 @@ func sweepFigures(agg SweepAggregate) ([]*figure, error) {
 				xs[i] = float64(i)
 			}
 		}
+		geometric := numeric && slices.Min(xs) > 0 && slices.Max(xs) >= 16*slices.Min(xs)
 		xLabel := axisName(xp.Key)
 		if unit != "" {
 			xLabel += " (" + unit + ")"
@@ -389,11 +448,7 @@ func sweepFigures(agg SweepAggregate) ([]*figure, error) {
 			byFixed[k] = append(byFixed[k], g)
 		}
 		for fi, fixed := range fixedKeys {
-			for _, kind := range []struct {
-				kind    string
-				names   []string
-				metrics []metric
-			}{{"paths", agg.Paths, pathMetrics}, {"policies", agg.Policies, policyMetrics}} {
+			for _, kind := range metricKinds(agg) {
 				for _, m := range kind.metrics {
 					if !m.plot {
 						continue
@@ -408,7 +463,7 @@ func sweepFigures(agg SweepAggregate) ([]*figure, error) {
 							}
 							ln.X = append(ln.X, xAt[g.Params[xi].Value])
 							ln.Y = append(ln.Y, e.Mean)
-							ln.HalfWidth = append(ln.HalfWidth, e.HalfWidth)
+							ln.HalfWidth = append(ln.HalfWidth, halfWidth(g, kind.kind, n, m))
 						}
 						if len(ln.X) > 0 {
 							lines = append(lines, ln)
@@ -418,6 +473,9 @@ func sweepFigures(agg SweepAggregate) ([]*figure, error) {
 						continue
 					}
 					name := slug(strings.ReplaceAll(m.field, "_us", "")) + "_vs_" + slug(xp.Key)
+					if kind.kind == "training" { // jct_s.mean is a cluster metric too
+						name = "training_" + name
+					}
 					caption := fmt.Sprintf("%s against `%s`, one line per %s; error bars: 95%% CI across seeds.", m.title, xp.Key, singular(kind.kind))
 					if len(fixedKeys) > 1 || fixed != "" {
 						name += fmt.Sprintf("__%02d", fi+1)
@@ -426,6 +484,17 @@ func sweepFigures(agg SweepAggregate) ([]*figure, error) {
 					f, err := metricVsParam(name, xLabel, m.label, lines, m.logY, ticks)
 					if err != nil {
 						return nil, err
+					}
+					if geometric {
+						// Values such as 1,400 .. 44,800 slots are spread
+						// evenly on a log axis, not crowded at its left.
+						setLog(&f.panels[0].X)
+						f.panels[0].X.Label.Text += " (log scale)"
+					}
+					if m.ratio {
+						if err := baselineAt1(f, xs); err != nil {
+							return nil, err
+						}
 					}
 					f.caption = caption
 					figs = append(figs, f)
@@ -534,7 +603,7 @@ func axisName(key string) string {
 // singular names one entry of a result group ("paths" -> "path",
 // "policies" -> "policy").
 func singular(kind string) string {
-	if kind == "policies" {
+	if kind == "policies" || kind == "training" {
 		return "policy"
 	}
 	return strings.TrimSuffix(kind, "s")

@@ -9,6 +9,7 @@ import (
 	"github.com/conspirator-sim/conspirator/sim/alloc"
 	"github.com/conspirator-sim/conspirator/sim/cluster"
 	"github.com/conspirator-sim/conspirator/sim/datapath"
+	"github.com/conspirator-sim/conspirator/sim/training"
 )
 
 // Scenario is the top level of a scenario file: the one config struct of a
@@ -23,6 +24,10 @@ type Scenario struct {
 	DataPath    *datapath.Config `yaml:"datapath" json:"datapath,omitempty" doc:"request-level simulation of the four data paths (tcp, gpudirect, host-rdma, conspirator); absent means not simulated"`
 	Cluster     *cluster.Config  `yaml:"cluster" json:"cluster,omitempty" doc:"job-level simulation of GPU scheduling policies over a trace on MIG-partitioned, heterogeneous GPUs; absent means not simulated"`
 	Allocation  *alloc.Config    `yaml:"allocation" json:"allocation,omitempty" doc:"the FGD paper's allocation experiment: pods of an openb pod list (CPU-only ones included) resampled to a multiple of the GPU capacity and placed one by one, never leaving, on the servers of a node list by node-level policies; absent means not simulated"`
+	// Training is omitted from the resolved inputs when absent (omitempty),
+	// so that adding it left the identity (inputs_sha256) of every
+	// scenario without it as it was.
+	Training    *training.Config `yaml:"training,omitempty" json:"training,omitempty" doc:"distributed training that communicates: jobs iterating compute and gradient synchronisation on a rack's links, with in-network aggregation whose scarce aggregator memory (switch or SmartNIC) is shared by a policy (static, atp, esa, none); absent means not simulated"`
 	Cost        *Cost            `yaml:"cost" json:"cost,omitempty" doc:"cost and power table of the control-plane processors; absent means: compare the simulated host CPU and SmartNIC on the same control work"`
 	Calibration string           `yaml:"calibration" json:"calibration,omitempty" doc:"calibration profile (YAML written by 'conspirator calibrate') whose fitted values override the defaults; a relative path is relative to the scenario file; --set still wins"`
 	Sweep       []string         `yaml:"sweep,omitempty" json:"sweep,omitempty" doc:"the scenario's own sweep, one swept key per entry as --param writes it (key=v1,v2,...): 'conspirator sweep' runs it when given no --param; 'run' ignores it"`
@@ -59,8 +64,8 @@ type CalibratedValue struct {
 // (an empty or name-only file would otherwise pass validate and fail only
 // when its report is drawn).
 func (s *Scenario) Validate() error {
-	if s.DataPath == nil && s.Cluster == nil && s.Cost == nil && s.Allocation == nil {
-		return errors.New("nothing to simulate: the scenario has no datapath, cluster, allocation or cost section; add one (start from 'conspirator scenarios show paper/e2e', 'paper/gpu-hours' or 'paper/fgd-allocation')")
+	if s.DataPath == nil && s.Cluster == nil && s.Cost == nil && s.Allocation == nil && s.Training == nil {
+		return errors.New("nothing to simulate: the scenario has no datapath, cluster, allocation, training or cost section; add one (start from 'conspirator scenarios show paper/e2e', 'paper/gpu-hours', 'paper/fgd-allocation' or 'paper/ina')")
 	}
 	if _, err := SweepParams(s.Sweep); err != nil {
 		return fmt.Errorf("sweep: %w", err)

@@ -18,7 +18,7 @@ import (
 // main CSVs. timing.json and decisions.csv hold wall-clock decision times
 // and are left out; plots and report.md are derived from these files
 // (and checked byte-stable by the reports tests).
-var goldenFiles = []string{"summary.json", "requests.csv", "jobs.csv", "active_gpus.csv", "allocation.csv", "seeds.csv"}
+var goldenFiles = []string{"summary.json", "requests.csv", "jobs.csv", "active_gpus.csv", "allocation.csv", "seeds.csv", "training_jobs.csv", "occupancy.csv"}
 
 // Every built-in scenario, run as `conspirator run NAME` runs it from the
 // repository root, gives exactly the bytes under testdata/golden/NAME/. A

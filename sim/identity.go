@@ -38,7 +38,7 @@ func InputFiles(sc *scenarios.Scenario) ([]InputFile, error) {
 	for i, k := range keys {
 		sum, n, err := fileDigest(paths[i])
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, cluster.NotFound(k, paths[i])
+			return nil, missingInput(k, paths[i])
 		}
 		if err != nil {
 			return nil, &cluster.InputError{Err: fmt.Errorf("%s: %w", k, err)}
@@ -55,6 +55,10 @@ func dataFiles(sc *scenarios.Scenario) (keys, paths []string) {
 	}
 	if sc.Allocation != nil {
 		k, p := sc.Allocation.Files()
+		keys, paths = append(keys, k...), append(paths, p...)
+	}
+	if sc.Training != nil {
+		k, p := sc.Training.Files()
 		keys, paths = append(keys, k...), append(paths, p...)
 	}
 	return keys, paths

@@ -18,6 +18,7 @@ import (
 	"github.com/conspirator-sim/conspirator/sim/alloc"
 	"github.com/conspirator-sim/conspirator/sim/cluster"
 	"github.com/conspirator-sim/conspirator/sim/datapath"
+	"github.com/conspirator-sim/conspirator/sim/training"
 	"github.com/conspirator-sim/conspirator/workloads/trace"
 	"go.yaml.in/yaml/v3"
 )
@@ -75,6 +76,11 @@ type Summary struct {
 	// InputRows says what became of the rows of the trace and the node
 	// list: read, used, and left out with the first reasons.
 	InputRows []cluster.InputReport `json:"input_rows,omitempty"`
+	// Training is the training section's result: mean JCT per aggregator
+	// policy with its 95% CI, the speedup over the baseline, the time of
+	// an iteration split into compute, communication and waiting for
+	// aggregators, and what the replay cost.
+	Training *TrainingSummary `json:"training,omitempty"`
 }
 
 // ClusterEnv is what the assembly gives the cluster model: the trace
@@ -95,9 +101,13 @@ func CheckFiles(sc *scenarios.Scenario) error {
 		k, p := sc.Allocation.Files()
 		keys, paths = append(keys, k...), append(paths, p...)
 	}
+	if sc.Training != nil {
+		k, p := sc.Training.Files()
+		keys, paths = append(keys, k...), append(paths, p...)
+	}
 	for i, p := range paths {
 		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
-			return cluster.NotFound(keys[i], p)
+			return missingInput(keys[i], p)
 		} else if err != nil {
 			return &cluster.InputError{Err: fmt.Errorf("%s: %w", keys[i], err)}
 		}
@@ -129,6 +139,19 @@ func Check(sc *scenarios.Scenario) error {
 	}
 	if sc.Allocation != nil {
 		if _, _, err := allocationInput(*sc.Allocation); err != nil {
+			return err
+		}
+	}
+	if sc.Training != nil {
+		env := trainingEnv(*sc.Training)
+		var err error
+		switch sc.Training.Jobs.Source {
+		case training.SourceList:
+			_, err = env.ReadList(sc.Training.Jobs.List)
+		case training.SourceTrace:
+			_, err = env.ReadTrace(sc.Training.Jobs.Trace)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -231,6 +254,13 @@ func RunWith(sc *scenarios.Scenario, opts Options) (*Output, error) {
 		sum.Allocation = alloc.Summarize(res)
 		sum.InputRows = append(sum.InputRows, reps...)
 		files["allocation.csv"] = alloc.CSV(res)
+	}
+	if sc.Training != nil {
+		ts, err := runTraining(*sc.Training, sc.Seed, files)
+		if err != nil {
+			return nil, fmt.Errorf("training: %w", err)
+		}
+		sum.Training = ts
 	}
 	if rows := costRows(sc); len(rows) > 0 {
 		table, err := datapath.CostTable(rows)

@@ -135,6 +135,7 @@ func printSummary(w io.Writer, s *sim.Summary, timing *sim.Timing) {
 		fmt.Fprintln(w, "* wall-clock mean per policy call on this machine (timing.json); not part of the deterministic summary")
 		printKinds(w, s.Policies)
 		printTail(w, s.Policies, vsHead)
+		printSpanned(w, s.Policies)
 		printPods(w, s.Policies)
 		printHorizon(w, s.Policies)
 		for _, p := range s.Policies {
@@ -150,6 +151,7 @@ func printSummary(w io.Writer, s *sim.Summary, timing *sim.Timing) {
 			fmt.Fprintln(w, r.Summary()) // rows left out are never silent; all reasons in summary.json
 		}
 	}
+	printTraining(w, s)
 	if len(s.Cost) > 0 {
 		fmt.Fprintln(w)
 		switch s.CostSource {
@@ -358,4 +360,62 @@ func printTail(w io.Writer, ps []cluster.PolicyResult, vsHead string) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "the heavy tail: the share of the GPU time held that the ten largest jobs held; jobs still running at the trace's end (censored: each holds its recorded time, no JCT); the saving without the longest jobs (cluster.leave_out_longest)")
 	printTable(w, rows)
+}
+
+// printTraining prints the training section: mean JCT per aggregator
+// memory policy with its CI, the speedup over the baseline seed by seed,
+// the iteration split and what the replay cost.
+func printTraining(w io.Writer, s *sim.Summary) {
+	t := s.Training
+	if t == nil || len(t.Policies) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\ntraining: %d jobs; aggregating device %s, a pool of %d slots, a window of %d per job\n", t.Jobs, t.Device, t.Slots, t.Window)
+	if n := t.Policies[0].Seeds; n > 1 {
+		fmt.Fprintf(w, "means over %d seeds (%d .. %d; each its own jobs and hashing), ± the 95%% CI; speedup: the baseline's mean JCT over the policy's, seed by seed\n", n, s.Seed, s.Seed+uint64(n)-1)
+	}
+	vsHead := "speedup"
+	if t.Baseline != "" {
+		vsHead = "vs " + t.Baseline
+	}
+	rows := [][]string{{"policy", "JCT mean s", "JCT p99 s", vsHead, "compute ms/iter", "comm ms/iter", "wait ms/iter", "slots held", "unscheduled", "events", "fast-forwarded"}}
+	for _, p := range t.Policies {
+		jct := fmt.Sprintf("%.1f", p.JCT.Mean)
+		if p.JCTCI != nil {
+			jct += fmt.Sprintf(" ± %.1f", *p.JCTCI)
+		}
+		vs := ""
+		switch {
+		case p.Speedup != nil:
+			vs = fmt.Sprintf("%.3fx", p.Speedup.X)
+			if p.Speedup.CI95 != nil {
+				vs += fmt.Sprintf(" ± %.3f", *p.Speedup.CI95)
+			}
+		case p.Name == t.Baseline:
+			vs = "(baseline)"
+		}
+		ff := "-"
+		if all := p.SteppedIterations + p.FastForwarded; all > 0 {
+			ff = fmt.Sprintf("%.0f%%", 100*float64(p.FastForwarded)/float64(all))
+		}
+		rows = append(rows, []string{p.Name, jct, fmt.Sprintf("%.1f", p.JCT.P99), vs,
+			fmt.Sprintf("%.1f", 1e3*p.Iteration.ComputeS), fmt.Sprintf("%.1f", 1e3*p.Iteration.CommS), fmt.Sprintf("%.1f", 1e3*p.Iteration.WaitS),
+			fmt.Sprintf("%.0f", p.MeanSlots), count(p.Unscheduled), strconv.FormatInt(p.Events, 10), ff})
+	}
+	printTable(w, rows)
+	for _, p := range t.Policies {
+		if p.Unscheduled > 0 {
+			fmt.Fprintf(w, "WARNING: %s: %s jobs asked for more GPUs than the rack has and never ran (training_jobs.csv: start_s -1)\n", p.Name, count(p.Unscheduled))
+		}
+	}
+}
+
+// printSpanned prints the batch gangs that ran across servers and how much
+// their communication slowed them (cluster.gang_comm).
+func printSpanned(w io.Writer, ps []cluster.PolicyResult) {
+	for _, p := range ps {
+		if sp := p.Spanned; sp != nil {
+			fmt.Fprintf(w, "%s: %s batch gangs ran across servers, at %.3f of their speed on one server (mean; cluster.gang_comm)\n", p.Name, count(sp.Jobs), sp.MeanSpeed)
+		}
+	}
 }

@@ -103,3 +103,11 @@ func resetTW(w *stats.TimeWeighted, now engine.Time, stopped bool) {
 	}
 	w.Reset(now)
 }
+
+// TransferTime is how long bytes take at rate bytes per second, rounded
+// to the nanosecond as every resource here rounds its completions: a
+// closed form that must match a simulated transfer to the nanosecond uses
+// it.
+func TransferTime(bytes, bytesPerSec float64) engine.Time {
+	return delayFor(bytes/bytesPerSec, bytes <= 0)
+}

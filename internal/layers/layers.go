@@ -7,7 +7,8 @@
 //	2  hw/...                                hardware models, parts, GPUs and MIG, units
 //	3  workloads/...                         jobs and trace importers
 //	4  policies/...                          scheduling policies over a snapshot
-//	5  sim/datapath, sim/cluster, sim/alloc  the simulation models
+//	5  sim/datapath, sim/cluster, sim/alloc, sim/training
+//	                                         the simulation models
 //	6  scenarios, sim, sim/sweep, sim/batch, realhw/...
 //	                                         assembly: scenario to run, sweeps, job arrays,
 //	                                         real-hardware backends and calibration
@@ -31,7 +32,7 @@ var order = []struct {
 	{"hw", 2},
 	{"workloads", 3},
 	{"policies", 4},
-	{"sim/datapath", 5}, {"sim/cluster", 5}, {"sim/alloc", 5},
+	{"sim/datapath", 5}, {"sim/cluster", 5}, {"sim/alloc", 5}, {"sim/training", 5},
 	{"scenarios", 6}, {"sim", 6}, {"realhw", 6},
 	{"reports", 7},
 	{"cmd", 8}, {"bench", 8},

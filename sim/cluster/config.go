@@ -9,11 +9,13 @@ import (
 	"strings"
 
 	"github.com/conspirator-sim/conspirator/engine"
+	"github.com/conspirator-sim/conspirator/hw"
 	"github.com/conspirator-sim/conspirator/hw/gpu"
 	"github.com/conspirator-sim/conspirator/hw/mig"
 	"github.com/conspirator-sim/conspirator/hw/units"
 	"github.com/conspirator-sim/conspirator/policies/snapshot"
 	"github.com/conspirator-sim/conspirator/workloads"
+	"github.com/conspirator-sim/conspirator/workloads/train"
 
 	_ "github.com/conspirator-sim/conspirator/policies/builtin" // registers every policy
 )
@@ -120,10 +122,11 @@ type Config struct {
 	// place GPU jobs) as Kubernetes' default scoring does.
 	CPUPods bool `yaml:"cpu_pods" doc:"replay the trace's CPU-only pods: each holds CPU and memory of the least allocated server that fits it (Kubernetes' default NodeResourcesLeastAllocated score), waiting while none does; GPU jobs then find less CPU and memory. Dropped with synthetic jobs" default:"true" source:"choice: the FGD paper's workload includes them (issue 12); least allocated is kube-scheduler's default score"`
 
-	// GangSpan lets a multi-GPU job's tasks land on several servers. Its
-	// cost is not modelled (no cross-server communication): a spanning
-	// gang runs as fast as one on one server, which flatters spanning.
-	GangSpan bool `yaml:"gang_span" doc:"let a multi-GPU job (a gang) span servers; its cost is not modelled (it runs as fast as on one server, an upper bound); false keeps each gang on one server" default:"false"`
+	// GangSpan lets a multi-GPU job's tasks land on several servers; a
+	// batch job that spans them then synchronises its gradients over the
+	// servers' NICs (GangComm), which slows its iterations.
+	GangSpan bool     `yaml:"gang_span" doc:"let a multi-GPU job (a gang) span servers; a batch job that does runs slower by its communication (gang_comm); false keeps each gang on one server" default:"false"`
+	GangComm GangComm `yaml:"gang_comm" doc:"the communication of a batch gang that spans servers (with gang_span): every iteration computes, then all-reduces the gradient of model over the servers' NICs"`
 
 	Seeds    int    `yaml:"seeds" doc:"runs of every policy, seeds seed .. seed+seeds-1, each with its own node order (and node sample, synthetic jobs); metrics are means over them, with 95% CIs" default:"1"`
 	Baseline string `yaml:"baseline" doc:"policy the others are compared with (vs_baseline: GPU-hours against it seed by seed, mean and 95% CI); it must be among policies; empty compares with naive-share when it runs, else with nothing" default:""`
@@ -201,6 +204,23 @@ func (g GPUGroup) perServer() int {
 	return DefaultGPUsPerServer
 }
 
+// GangComm is how a batch gang spread over servers communicates. The
+// trace names no model, so one model stands for every multi-GPU batch
+// job (a stated rule): its compute time on the job's GPU type and its
+// gradient size give an iteration on one server, C + T_1 (its ring on the
+// GPU link), and spread over servers, C + T_k (train.SyncSeconds); the
+// job's work then runs at (C + T_1)/(C + T_k) of its speed. Each spanning
+// gang has its servers' NICs to itself: contention between gangs is the
+// training model's (sim/training), not this one's.
+type GangComm struct {
+	Model         string          `yaml:"model" doc:"model a multi-GPU batch job trains (the trace names none); none: spanning costs nothing (an upper bound, the model before issue 30)" default:"bert-large" source:"choice: 98% of the 5,335 jobs of the public Alibaba-derived list of SwitchML-omnetpp train BERT-large"`
+	NIC           units.Bandwidth `yaml:"nic" doc:"each server's NIC, each direction" default:"100Gbps" source:"measured: SwitchML and ATP evaluate with 100 Gb/s NICs"`
+	NetLatency    units.Duration  `yaml:"net_latency" doc:"alpha: one step of a ring across servers" default:"hw:nic.connectx6.one_way_latency"`
+	Intra         string          `yaml:"intra" doc:"GPU link inside a server: nvlink3, nvlink2 or pcie4" default:"nvlink3"`
+	AllReduce     string          `yaml:"all_reduce" doc:"ring, hierarchical or ps (as training.sync.all_reduce)" default:"hierarchical"`
+	BytesPerValue float64         `yaml:"bytes_per_value" doc:"bytes of one gradient value (4: FP32, 2: FP16)" default:"4"`
+}
+
 // Defaults returns the configuration of the paper/gpu-hours scenario: the
 // openb default trace on its own node list, every heuristic policy.
 func Defaults() Config {
@@ -225,7 +245,14 @@ func Defaults() Config {
 		BadRows:           BadRowsError,
 		RecordJobs:        true,
 		RecordSeries:      true,
+		GangComm:          DefaultGangComm(),
 	}
+}
+
+// DefaultGangComm is GangComm's defaults.
+func DefaultGangComm() GangComm {
+	nic, _ := hw.LookupNIC("connectx6")
+	return GangComm{Model: "bert-large", NIC: units.Bandwidth(100e9 / 8), NetLatency: units.Duration(nic.OneWayLatency), Intra: "nvlink3", AllReduce: "hierarchical", BytesPerValue: 4}
 }
 
 // Validate reports every problem of c, one per line, each with its key
@@ -354,6 +381,26 @@ func (c Config) Validate() error {
 		add("migration_cost", "%v; want a finite value >= 0", c.MigrationCost)
 	}
 	c.validateMemory(add)
+	if gc := c.GangComm; gc.Model != "none" {
+		if _, err := train.Lookup(gc.Model); err != nil {
+			add("gang_comm.model", "%v; or none (spanning is free)", err)
+		}
+		if !(float64(gc.NIC) > 0) || float64(gc.NIC) > 1e13 {
+			add("gang_comm.nic", "%v; want a line rate above 0, e.g. 100Gbps", gc.NIC)
+		}
+		if gc.NetLatency < 0 {
+			add("gang_comm.net_latency", "%v is negative", gc.NetLatency)
+		}
+		if _, err := hw.LookupIntraServerLink(gc.Intra); err != nil {
+			add("gang_comm.intra", "%v", err)
+		}
+		if _, err := train.SyncSeconds(gc.AllReduce, 1, []int{1, 1}, train.Links{NICBytesPerSec: 1, IntraBytesPerSec: 1}); err != nil {
+			add("gang_comm.all_reduce", "%q; use ring, hierarchical or ps", gc.AllReduce)
+		}
+		if !(gc.BytesPerValue > 0 && gc.BytesPerValue <= 8) {
+			add("gang_comm.bytes_per_value", "%v; want 1 to 8 bytes (4: FP32, 2: FP16)", gc.BytesPerValue)
+		}
+	}
 	return errors.Join(p...)
 }
 

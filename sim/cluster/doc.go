@@ -18,8 +18,11 @@
 // given). A job's CPUMilli and MemoryMiB (openb's cpu_milli, memory_mib)
 // are split evenly over its tasks; the tasks on a server's GPUs must fit
 // its CPU and memory. A gang's tasks share one server unless
-// Config.GangSpan, whose cost is not modelled (a spanning gang runs as fast
-// as one on one server). The simulator refuses a decision that breaks these
+// Config.GangSpan; a batch gang spread over servers then synchronises its
+// gradients over their NICs every iteration and runs at (C + T_1)/(C +
+// T_k) of its speed (Config.GangComm: one model stands for every
+// multi-GPU job, as the trace names none; a service holds its time
+// wherever it runs). The simulator refuses a decision that breaks these
 // rules (an error, not a silent fix); the policies keep them through
 // policies/internal/pack (the exact policy through rows of its program). A
 // gang larger than every server never runs and counts as unscheduled.

@@ -61,6 +61,9 @@ type PolicyResult struct {
 	// trace, had it started on arrival), wherever it ran, and is left out
 	// of JCT; its GPU time counts.
 	Censored float64 `json:"censored"`
+	// Spanned counts the batch gangs that ran across servers (gang_span)
+	// and their mean speed there under gang_comm (absent when none did).
+	Spanned *Spanned `json:"spanned,omitempty"`
 	// ByKind splits the jobs by kind (Config.JobKind).
 	ByKind []KindResult `json:"by_kind,omitempty"`
 	// Top10Share is the share of the GPU time held (gpu_hours_fractional)
@@ -296,6 +299,7 @@ func mean(runs []seedRun, k int, m PolicyResult) PolicyResult {
 	m.Migrations = avg(func(p *PolicyResult) float64 { return p.Migrations })
 	m.Unscheduled = avg(func(p *PolicyResult) float64 { return p.Unscheduled })
 	m.Censored = avg(func(p *PolicyResult) float64 { return p.Censored })
+	m.Spanned = meanSpanned(runs, k)
 	m.Top10Share = avg(func(p *PolicyResult) float64 { return p.Top10Share })
 	m.ByKind = meanByKind(runs, k)
 	if m.OptimalityGap != nil {
@@ -450,3 +454,28 @@ func (r *Result) WithTiming() *Result {
 
 // JSON returns the deterministic summary, indented.
 func (r *Result) JSON() ([]byte, error) { return json.MarshalIndent(r, "", "  ") }
+
+// Spanned is the batch gangs that ran across servers: how many, and their
+// mean speed factor from communication at their placements (1: free).
+type Spanned struct {
+	Jobs      float64 `json:"jobs"`
+	MeanSpeed float64 `json:"mean_speed"`
+}
+
+// meanSpanned averages policy k's Spanned over the seeds (a seed without
+// spanning gangs counts 0 jobs).
+func meanSpanned(runs []seedRun, k int) *Spanned {
+	var jobs, speed float64
+	n := 0
+	for s := range runs {
+		if sp := runs[s].policies[k].Spanned; sp != nil {
+			jobs += sp.Jobs
+			speed += sp.MeanSpeed
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	return &Spanned{Jobs: jobs / float64(len(runs)), MeanSpeed: speed / float64(n)}
+}

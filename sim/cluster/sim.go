@@ -50,6 +50,8 @@ type jobState struct {
 	// held is the GPU time the job's tasks held, in GPU-seconds of their
 	// shares (attributed GPU-hours: the heavy tail's measure).
 	held float64
+	// spanned: a batch gang that ran across servers at least once.
+	spanned bool
 }
 
 type taskState struct {
@@ -175,6 +177,13 @@ type run struct {
 	decisionTotal      time.Duration
 	timing             callLog
 	series             []SeriesPoint
+
+	// comm slows batch gangs that span servers (GangComm); spanned counts
+	// the batch jobs that ever ran so, and spanSpeed sums their speed
+	// factor at each such placement (spanPlaced of them).
+	comm                *gangComm
+	spanned, spanPlaced int
+	spanSpeed           float64
 
 	// CPU-only pods, placed by the simulator (pods.go).
 	pods    []podState
@@ -532,6 +541,11 @@ func workloadClasses(feed jobFeed, pl *planner) ([]snapshot.WorkloadClass, error
 func simulate(cfg Config, pol snapshot.Policy, types []gpuType, gpus []clusterGPU, servers []clusterServer, feed jobFeed, pl *planner, pods []workloads.Job, now func() time.Time) (PolicyResult, Timing, error) {
 	r := &run{now: now, cfg: cfg, sim: engine.New(nil), pol: pol, mig: true, types: types, feed: feed, planner: pl,
 		live: map[int]*jobState{}, gpus: make([]gpuState, len(gpus)), servers: make([]serverState, len(servers))}
+	comm, err := newGangComm(cfg.GangComm)
+	if err != nil {
+		return PolicyResult{}, Timing{}, err
+	}
+	r.comm = comm
 	caps := snapshot.CapabilitiesOf(pol)
 	r.mig = caps.UsesMIG
 	r.share = caps.SharesInstances && caps.UsesMIG
@@ -599,6 +613,9 @@ func simulate(cfg Config, pol snapshot.Policy, types []gpuType, gpus []clusterGP
 	}
 	pr.Unscheduled = float64(r.neverRan + len(r.live))
 	pr.Censored = float64(r.censored)
+	if r.spanned > 0 {
+		pr.Spanned = &Spanned{Jobs: float64(r.spanned), MeanSpeed: r.spanSpeed / float64(r.spanPlaced)}
+	}
 	for _, k := range r.alive { // never finished: their time so far counts
 		js := r.live[k]
 		for t := range js.tasks {
@@ -1465,6 +1482,16 @@ func (r *run) apply(c snapshot.Changes) error {
 			continue
 		}
 		js.speed = r.jobSpeed(js)
+		if !js.plan.service && !js.plan.censored {
+			if f := r.spreadSpeed(js); f != 1 {
+				if !js.spanned {
+					js.spanned = true
+					r.spanned++
+				}
+				r.spanPlaced++
+				r.spanSpeed += f
+			}
+		}
 		if !c.wasPlaced {
 			r.pendingTasks -= js.plan.src.NumGPU
 		}
@@ -1528,7 +1555,43 @@ func (r *run) jobSpeed(js *jobState) float64 {
 		}
 		speed = min(speed, v)
 	}
-	return speed
+	// A gang spread over servers synchronises over their NICs.
+	return speed * r.spreadSpeed(js)
+}
+
+// spreadSpeed is the speed factor of job js's communication where its
+// tasks are: 1 on one server (or not placed yet), else GangComm's.
+func (r *run) spreadSpeed(js *jobState) float64 {
+	n := js.plan.src.NumGPU
+	if n < 2 || r.comm == nil || r.comm.off {
+		return 1
+	}
+	var srv, on []int
+	typ := -1
+	for t := range n {
+		ts := r.task(js.firstTask + t)
+		if ts.gpu < 0 {
+			return 1
+		}
+		g := &r.gpus[ts.gpu]
+		if typ < 0 {
+			typ = g.typ
+		}
+		if i := slices.Index(srv, g.srv); i >= 0 {
+			on[i]++
+		} else {
+			srv, on = append(srv, g.srv), append(on, 1)
+		}
+	}
+	if len(srv) < 2 {
+		return 1
+	}
+	v, err := r.comm.speed(r.types[typ].name, on)
+	if err != nil {
+		r.fail(fmt.Errorf("job %s: %w", js.plan.src.ID, err))
+		return 1
+	}
+	return v
 }
 
 // respeed brings the jobs time-sharing the given GPUs to their new speed

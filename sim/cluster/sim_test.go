@@ -18,6 +18,7 @@ import (
 	"github.com/conspirator-sim/conspirator/hw/units"
 	"github.com/conspirator-sim/conspirator/internal/shareddata"
 	"github.com/conspirator-sim/conspirator/workloads"
+	"github.com/conspirator-sim/conspirator/workloads/train"
 )
 
 // job builds a one-GPU trace job.
@@ -471,18 +472,39 @@ func TestServersInReplay(t *testing.T) {
 	policies := []string{"exclusive", "naive-share", "first-fit", "best-fit", "conspirator"}
 	gang := job("gang", 0, 100, 1000)
 	gang.NumGPU = 5
-	for _, span := range []bool{false, true} {
+	// Spread as 4 + 1 over two servers, BERT-large's 1.36 GB gradient
+	// (340 M values of 4 B) crosses the NICs: on one server an iteration
+	// is C + T_1, T_1 = 8 alpha_nv + 8/5 S/B_nv (a ring of 5 GPUs on
+	// NVLink 3, 300 GB/s, alpha_nv 2 us); spread, C + T_2, T_2 = 6 alpha_nv
+	// + 6/4 S/B_nv (the server of 4's ring) + 2 alpha + S/B (a ring of two
+	// servers on 12.5 GB/s NICs). The job's 100 s of work take
+	// 100 (C + T_2)/(C + T_1); gang_comm.model none keeps it at 100 s.
+	bert, _ := train.Lookup("bert-large")
+	C, _ := bert.ComputeSeconds("v100")
+	S := 340e6 * 4.0
+	alpha := DefaultGangComm().NetLatency.Time().Seconds()
+	T1 := 8*2e-6 + 8.0/5*S/300e9
+	T2 := 6*2e-6 + 6.0/4*S/300e9 + 2*alpha + S/12.5e9
+	for _, tc := range []struct {
+		span  bool
+		model string
+		secs  float64
+	}{{false, "bert-large", 0}, {true, "none", 100}, {true, "bert-large", 100 * (C + T2) / (C + T1)}} {
 		c := small([]workloads.Job{gang}, "v100", 8, policies...)
 		c.GPUs[0].PerServer = 4
-		c.GangSpan = span
+		c.GangSpan = tc.span
+		c.GangComm.Model = tc.model
 		r := mustRun(t, c)
 		for _, p := range r.Policies {
 			wantUnsched, wantH := 1.0, 0.0
-			if span {
-				wantUnsched, wantH = 0, 5*100.0/3600
+			if tc.span {
+				wantUnsched, wantH = 0, 5*tc.secs/3600
 			}
 			if p.Unscheduled != wantUnsched || math.Abs(p.GPUHours-wantH) > 1e-9 {
-				t.Errorf("gang_span %v, %s: unscheduled %v, %v GPU-hours; want %v and %v", span, p.Name, p.Unscheduled, p.GPUHours, wantUnsched, wantH)
+				t.Errorf("gang_span %v, model %s, %s: unscheduled %v, %v GPU-hours; want %v and %v", tc.span, tc.model, p.Name, p.Unscheduled, p.GPUHours, wantUnsched, wantH)
+			}
+			if tc.span && tc.model != "none" && (p.Spanned == nil || p.Spanned.Jobs != 1 || math.Abs(p.Spanned.MeanSpeed-(C+T1)/(C+T2)) > 1e-12) {
+				t.Errorf("%s: spanned %+v, want 1 job at speed %v", p.Name, p.Spanned, (C+T1)/(C+T2))
 			}
 		}
 	}

@@ -1,0 +1,593 @@
+package resource
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/conspirator-sim/conspirator/engine"
+)
+
+// LinkID names a link of a Network.
+type LinkID int
+
+// Network is a set of links (NIC ports in each direction, an SoC's
+// summation engine, a switch port) whose capacities in bytes per second
+// are shared max-min fairly among flows, each crossing a path of links and
+// optionally capped: SimGrid's flow-level model over many links, of which
+// Bandwidth is the one-link case. Rates are found by progressive filling:
+// every unfrozen flow's rate rises together until a link saturates or a
+// flow reaches its cap, which freezes the flows concerned, until all are
+// frozen.
+//
+// Flows that share no link (directly or through other flows) do not affect
+// each other, so a start, an end or a cap change recomputes only the
+// connected component of links and flows it touches: a rack of jobs on
+// their own servers costs per event the size of one job, not of the rack.
+// Each flow has its own completion event, moved when its rate changes.
+// No map is iterated: the order of every pass follows from the events
+// so far, so results are deterministic.
+type Network struct {
+	sim    *engine.Simulator
+	links  []netLink
+	flows  map[FlowID]*netFlow
+	lastID FlowID
+
+	// scratch for a component: reused so that an event allocates nothing
+	// in steady state.
+	compFlows []*netFlow
+	compLinks []LinkID
+	mark      []uint64 // per link: the component pass that visited it
+	pass      uint64
+	stack     []LinkID
+	seeds     []LinkID
+	heap      []fillEntry
+	spare     []*netFlow // finished flows, reused
+
+	// Flows that ended at this instant, their rates recomputed and done
+	// functions run together by flush.
+	ended, endedSpare []*netFlow
+	flushing          bool
+	flushFn           func()
+}
+
+type netLink struct {
+	capacity float64
+	flows    []*netFlow // crossing it, in start order
+	left     float64    // scratch: capacity left during filling
+	unfrozen int        // scratch: its flows not yet frozen
+	hpos     int        // scratch: its place in fillByHeap's heap, -1 when out
+}
+
+type netFlow struct {
+	id        FlowID
+	path      []LinkID
+	cap       float64 // +Inf when uncapped
+	remaining float64 // bytes at time at
+	at        engine.Time
+	rate      float64
+	fill      float64 // scratch: the rate being filled
+	frozen    bool    // scratch
+	mark      uint64  // scratch: the component pass that collected it
+	ev        engine.Handle
+	hasEv     bool
+	done      func()
+	finishFn  func() // f.finish, bound once
+	net       *Network
+}
+
+// Transfer is one flow for StartAll: bytes over path (kept, not copied:
+// it must not change while the flow runs), at most Cap bytes per second
+// (<= 0: uncapped), then Done (may be nil).
+type Transfer struct {
+	Bytes float64
+	Path  []LinkID
+	Cap   float64
+	Done  func()
+}
+
+// NewNetwork returns an empty network on sim.
+func NewNetwork(sim *engine.Simulator) (*Network, error) {
+	if sim == nil {
+		return nil, fmt.Errorf("resource: NewNetwork needs a simulator, got nil")
+	}
+	n := &Network{sim: sim, flows: map[FlowID]*netFlow{}}
+	n.flushFn = n.flush
+	return n, nil
+}
+
+// AddLink adds a link of the given capacity (> 0 bytes per second).
+func (n *Network) AddLink(bytesPerSec float64) (LinkID, error) {
+	if err := checkRate("link capacity (bytes per second)", bytesPerSec, false); err != nil {
+		return -1, err
+	}
+	n.links = append(n.links, netLink{capacity: bytesPerSec})
+	n.mark = append(n.mark, 0)
+	return LinkID(len(n.links) - 1), nil
+}
+
+// Capacity is link l's capacity in bytes per second.
+func (n *Network) Capacity(l LinkID) float64 { return n.links[l].capacity }
+
+// Start begins a transfer of bytes over path (at least one link, none
+// twice; kept, not copied: it must not change while the flow runs), at
+// most capBytesPerSec (<= 0: uncapped); done (may be nil) runs when the
+// last byte has crossed. A transfer of zero bytes finishes at the current
+// time, from an event. Bad arguments are model bugs and panic.
+func (n *Network) Start(bytes float64, path []LinkID, capBytesPerSec float64, done func()) FlowID {
+	f := n.add(Transfer{Bytes: bytes, Path: path, Cap: capBytesPerSec, Done: done})
+	n.recompute(f.path)
+	return f.id
+}
+
+// StartAll starts the transfers at once, with one recomputation of the
+// rates for all of them (the flows of a synchronisation start together:
+// started one by one, k flows would recompute a growing component k
+// times), and appends their IDs to ids.
+func (n *Network) StartAll(ts []Transfer, ids []FlowID) []FlowID {
+	seeds := n.seeds[:0]
+	for _, t := range ts {
+		f := n.add(t)
+		ids = append(ids, f.id)
+		seeds = append(seeds, f.path...)
+	}
+	n.seeds = seeds
+	if len(ts) > 0 {
+		n.recompute(seeds)
+	}
+	return ids
+}
+
+// add checks t and puts its flow on its links, without recomputing.
+func (n *Network) add(t Transfer) *netFlow {
+	bytes, path, capBytesPerSec := t.Bytes, t.Path, t.Cap
+	if !(bytes >= 0) || math.IsInf(bytes, 1) {
+		panic(fmt.Sprintf("resource: network flow of %v bytes: bytes must be a finite number >= 0", bytes))
+	}
+	if math.IsNaN(capBytesPerSec) {
+		panic("resource: network flow cap is NaN")
+	}
+	if len(path) == 0 {
+		panic("resource: network flow with an empty path")
+	}
+	for i, l := range path {
+		if l < 0 || int(l) >= len(n.links) {
+			panic(fmt.Sprintf("resource: network flow over unknown link %d", l))
+		}
+		if slices.Contains(path[:i], l) {
+			panic(fmt.Sprintf("resource: network flow crosses link %d twice", l))
+		}
+	}
+	if capBytesPerSec <= 0 {
+		capBytesPerSec = math.Inf(1)
+	}
+	n.lastID++
+	var f *netFlow
+	if k := len(n.spare); k > 0 {
+		f = n.spare[k-1]
+		n.spare = n.spare[:k-1]
+	} else {
+		f = &netFlow{net: n}
+		f.finishFn = f.finish
+	}
+	f.id, f.path, f.cap, f.remaining, f.at, f.done = n.lastID, path, capBytesPerSec, bytes, n.sim.Now(), t.Done
+	f.rate, f.fill, f.frozen, f.hasEv = 0, 0, false, false
+	n.flows[f.id] = f
+	for _, l := range f.path {
+		n.links[l].flows = append(n.links[l].flows, f)
+	}
+	return f
+}
+
+// SetCap changes flow id's cap from now on (<= 0: uncapped); bytes sent so
+// far are kept. Unknown or finished flows are ignored.
+func (n *Network) SetCap(id FlowID, capBytesPerSec float64) {
+	f := n.flows[id]
+	if f == nil {
+		return
+	}
+	if math.IsNaN(capBytesPerSec) {
+		panic("resource: network flow cap is NaN")
+	}
+	if capBytesPerSec <= 0 {
+		capBytesPerSec = math.Inf(1)
+	}
+	f.cap = capBytesPerSec
+	n.recompute(f.path)
+}
+
+// Cancel stops flow id without running its done function and returns the
+// bytes it had left (0 for an unknown or finished flow).
+func (n *Network) Cancel(id FlowID) float64 {
+	f := n.flows[id]
+	if f == nil {
+		return 0
+	}
+	left := n.remainingAt(f, n.sim.Now())
+	n.drop(f)
+	n.recompute(f.path)
+	f.done, f.path = nil, nil
+	n.spare = append(n.spare, f)
+	return left
+}
+
+// Rate is flow id's rate now (0 when finished or unknown).
+func (n *Network) Rate(id FlowID) float64 {
+	if f := n.flows[id]; f != nil {
+		return f.rate
+	}
+	return 0
+}
+
+// Remaining is what flow id has left to send now (0 when finished or
+// unknown).
+func (n *Network) Remaining(id FlowID) float64 {
+	if f := n.flows[id]; f != nil {
+		return n.remainingAt(f, n.sim.Now())
+	}
+	return 0
+}
+
+// Flows is the number of flows in progress.
+func (n *Network) Flows() int { return len(n.flows) }
+
+func (n *Network) remainingAt(f *netFlow, now engine.Time) float64 {
+	return max(0, f.remaining-f.rate*(now-f.at).Seconds())
+}
+
+// drop takes f off its links (it finished or was cancelled).
+func (n *Network) drop(f *netFlow) {
+	if f.hasEv {
+		n.sim.Cancel(f.ev)
+		f.hasEv = false
+	}
+	delete(n.flows, f.id)
+	for _, l := range f.path {
+		fl := n.links[l].flows
+		i := slices.Index(fl, f)
+		n.links[l].flows = slices.Delete(fl, i, i+1)
+	}
+}
+
+// component collects the links and flows reachable from the links of
+// seed, in the order a depth-first walk meets them: from the seeds in
+// their order, each link's flows in start order. That order is a
+// function of the events so far, so results are deterministic without
+// sorting (which cost a tenth of a replay).
+func (n *Network) component(seed []LinkID) {
+	n.pass++
+	links := n.compLinks[:0]
+	flows := n.compFlows[:0]
+	stack := n.stack[:0]
+	for _, l := range seed {
+		if n.mark[l] != n.pass {
+			n.mark[l] = n.pass
+			stack = append(stack, l)
+		}
+	}
+	for len(stack) > 0 {
+		l := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		links = append(links, l)
+		for _, f := range n.links[l].flows {
+			if f.mark != n.pass {
+				f.mark = n.pass
+				flows = append(flows, f)
+			}
+			for _, m := range f.path {
+				if n.mark[m] != n.pass {
+					n.mark[m] = n.pass
+					stack = append(stack, m)
+				}
+			}
+		}
+	}
+	n.compLinks, n.compFlows, n.stack = links, flows, stack
+}
+
+// recompute finds the max-min fair rates of the flows of the component
+// of seed by progressive filling; a flow whose rate changed is brought up
+// to now and its completion event moved. One whose rate did not keeps its
+// event: its end is where it was, and a component of many flows (every
+// job's flows through one SmartNIC) costs a reschedule only for those that
+// changed.
+func (n *Network) recompute(seed []LinkID) {
+	now := n.sim.Now()
+	n.component(seed)
+	flows, links := n.compFlows, n.compLinks
+	n.fill(flows, links)
+	for _, f := range flows {
+		f.frozen = false
+		if f.fill == f.rate && (f.hasEv || !(f.rate > 0)) {
+			continue
+		}
+		f.remaining = n.remainingAt(f, now)
+		f.at = now
+		f.rate = f.fill
+		n.schedule(f, now)
+	}
+	// The component's scratch slices are reused; the flows keep nothing of
+	// them.
+	clear(n.compFlows)
+}
+
+// fill finds the max-min fair rates of a component's flows (into fill):
+// by passes (fillByLevels) for a small component, by a heap of links
+// (fillByHeap) for a large one, where a pass per level over every link
+// and flow costs more than the heap's bookkeeping. The two are the same
+// rule; a test holds them to the same rates.
+func (n *Network) fill(flows []*netFlow, links []LinkID) {
+	if len(flows)+len(links) > heapFillAbove {
+		n.fillByHeap(flows, links)
+		return
+	}
+	n.fillByLevels(flows, links)
+}
+
+// heapFillAbove is the component size (flows + links) above which fill
+// uses the heap: on the 5,335-job replay the passes alone were faster on
+// the small components of a job's servers, the heap alone slower overall.
+const heapFillAbove = 64
+
+// fillByLevels is progressive filling by passes: every unfrozen flow's
+// rate rises by the tightest increment (a link's fair share of what it
+// has left, or a flow's distance to its cap), which freezes the flows
+// concerned, until all are frozen.
+func (n *Network) fillByLevels(flows []*netFlow, links []LinkID) {
+	for _, f := range flows {
+		f.fill, f.frozen = 0, false
+	}
+	for _, l := range links {
+		lk := &n.links[l]
+		lk.left = lk.capacity
+		lk.unfrozen = len(lk.flows)
+	}
+	left := len(flows)
+	for left > 0 {
+		inc := math.Inf(1)
+		for _, l := range links {
+			if lk := &n.links[l]; lk.unfrozen > 0 {
+				inc = min(inc, lk.left/float64(lk.unfrozen))
+			}
+		}
+		for _, f := range flows {
+			if !f.frozen {
+				inc = min(inc, f.cap-f.fill)
+			}
+		}
+		if math.IsInf(inc, 1) {
+			break // cannot happen: every flow crosses a finite link
+		}
+		for _, f := range flows {
+			if f.frozen {
+				continue
+			}
+			f.fill += inc
+			for _, l := range f.path {
+				n.links[l].left -= inc
+			}
+		}
+		// Freeze the flows at their caps and those on saturated links.
+		const eps = 1e-9
+		for _, f := range flows {
+			if f.frozen {
+				continue
+			}
+			saturated := f.fill >= f.cap*(1-eps)
+			for _, l := range f.path {
+				if lk := &n.links[l]; lk.left <= lk.capacity*eps {
+					saturated = true
+				}
+			}
+			if saturated {
+				f.frozen = true
+				left--
+				for _, l := range f.path {
+					n.links[l].unfrozen--
+				}
+			}
+		}
+	}
+}
+
+// fillByHeap is the bottleneck form of progressive filling: all unfrozen
+// flows share one level; the next link to saturate is the one whose
+// capacity left over its unfrozen flows is least (a flow's cap is a link
+// of its own), and its flows freeze at that level. Each flow freezes
+// once, and a freeze moves the links on its path in an indexed heap, so a
+// component of F flows on paths of P links costs O(F P log L) instead of
+// a pass over every link and flow per level.
+func (n *Network) fillByHeap(flows []*netFlow, links []LinkID) {
+	h := fillHeap{e: n.heap[:0], links: n.links}
+	for _, l := range links {
+		lk := &n.links[l]
+		lk.left = lk.capacity
+		lk.unfrozen = len(lk.flows)
+		lk.hpos = -1
+		if lk.unfrozen > 0 {
+			lk.hpos = len(h.e)
+			h.e = append(h.e, fillEntry{key: lk.left / float64(lk.unfrozen), at: int32(l)})
+		}
+	}
+	for i, f := range flows {
+		f.fill, f.frozen = 0, false
+		if !math.IsInf(f.cap, 1) {
+			h.e = append(h.e, fillEntry{key: f.cap, at: ^int32(i)})
+		}
+	}
+	for i := len(h.e)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+	freeze := func(f *netFlow, level float64) {
+		f.fill, f.frozen = level, true
+		for _, l := range f.path {
+			lk := &n.links[l]
+			lk.left -= level
+			lk.unfrozen--
+			if lk.unfrozen == 0 {
+				h.remove(lk.hpos)
+				continue
+			}
+			h.e[lk.hpos].key = lk.left / float64(lk.unfrozen)
+			h.fix(lk.hpos)
+		}
+	}
+	for len(h.e) > 0 {
+		e := h.e[0]
+		if e.at < 0 {
+			h.remove(0)
+			if f := flows[^e.at]; !f.frozen {
+				freeze(f, f.cap)
+			}
+			continue
+		}
+		level := max(e.key, 0)
+		for _, f := range n.links[e.at].flows {
+			if !f.frozen {
+				freeze(f, level) // the last one takes the link out
+			}
+		}
+	}
+	n.heap = h.e[:0]
+}
+
+// fillEntry is an entry of fillByHeap's heap: a link (at >= 0) or a
+// flow's cap (at = ^index into the component's flows), keyed by share.
+type fillEntry struct {
+	key float64
+	at  int32
+}
+
+// fillHeap is a binary min-heap of entries by (key, at); a link's entry
+// knows its place (netLink.hpos), so its key moves in place.
+type fillHeap struct {
+	e     []fillEntry
+	links []netLink
+}
+
+func (h *fillHeap) less(i, j int) bool {
+	if h.e[i].key != h.e[j].key {
+		return h.e[i].key < h.e[j].key
+	}
+	return h.e[i].at < h.e[j].at
+}
+
+func (h *fillHeap) swap(i, j int) {
+	h.e[i], h.e[j] = h.e[j], h.e[i]
+	if a := h.e[i].at; a >= 0 {
+		h.links[a].hpos = i
+	}
+	if a := h.e[j].at; a >= 0 {
+		h.links[a].hpos = j
+	}
+}
+
+func (h *fillHeap) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			return
+		}
+		h.swap(i, p)
+		i = p
+	}
+}
+
+func (h *fillHeap) down(i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h.e) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h.e) && h.less(r, l) {
+			m = r
+		}
+		if !h.less(m, i) {
+			return
+		}
+		h.swap(i, m)
+		i = m
+	}
+}
+
+// fix restores the heap after entry i's key changed.
+func (h *fillHeap) fix(i int) {
+	h.up(i)
+	h.down(i)
+}
+
+// remove takes entry i out.
+func (h *fillHeap) remove(i int) {
+	last := len(h.e) - 1
+	if a := h.e[i].at; a >= 0 {
+		h.links[a].hpos = -1
+	}
+	if i != last {
+		h.e[i] = h.e[last]
+		if a := h.e[i].at; a >= 0 {
+			h.links[a].hpos = i
+		}
+	}
+	h.e = h.e[:last]
+	if i < last {
+		h.fix(i)
+	}
+}
+
+// schedule moves f's completion event to when it finishes at its rate.
+func (n *Network) schedule(f *netFlow, now engine.Time) {
+	if f.hasEv {
+		n.sim.Cancel(f.ev)
+		f.hasEv = false
+	}
+	done := f.remaining <= f.rate*completionSlack
+	if !done && !(f.rate > 0) {
+		return // stalled: moved again when its share changes
+	}
+	secs := 0.0
+	if !done {
+		secs = f.remaining / f.rate
+	}
+	f.ev, f.hasEv = n.sim.MustAfter(delayFor(secs, done), f.finishFn), true
+}
+
+// finish takes f off its links. The rates of the rest of its component
+// are recomputed once for all flows that end at this instant, from an
+// event after theirs (flush): the flows of a synchronisation often end
+// together, and each recomputing the component cost most of a replay.
+// Their done functions run there, in the order they ended.
+func (f *netFlow) finish() {
+	n := f.net
+	f.hasEv = false
+	n.drop(f)
+	n.ended = append(n.ended, f)
+	if !n.flushing {
+		n.flushing = true
+		n.sim.MustAfter(0, n.flushFn)
+	}
+}
+
+// flush recomputes the components of the flows that ended and runs their
+// done functions.
+func (n *Network) flush() {
+	n.flushing = false
+	ended := n.ended
+	n.ended = n.endedSpare[:0]
+	seeds := n.seeds[:0]
+	for _, f := range ended {
+		seeds = append(seeds, f.path...)
+	}
+	n.seeds = seeds
+	n.recompute(seeds)
+	for i, f := range ended {
+		d := f.done
+		f.done, f.path = nil, nil
+		n.spare = append(n.spare, f)
+		ended[i] = nil
+		if d != nil {
+			d()
+		}
+	}
+	n.endedSpare = ended[:0]
+}

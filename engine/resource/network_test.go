@@ -1,0 +1,242 @@
+package resource
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/conspirator-sim/conspirator/engine"
+)
+
+func newNet(t *testing.T, caps ...float64) (*engine.Simulator, *Network, []LinkID) {
+	t.Helper()
+	sim := engine.New(nil)
+	n, err := NewNetwork(sim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ls []LinkID
+	for _, c := range caps {
+		l, err := n.AddLink(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, l)
+	}
+	return sim, n, ls
+}
+
+// Max-min shares derived by hand. Links of 10 and 4 B/s; flow A crosses
+// both, B only the first, C only the second. Progressive filling: the
+// second link's fair share (4/2) is the tightest, so A and C stop at 2;
+// B takes what the first link has left, 10 - 2 = 8. With A capped at 1,
+// C takes 3 of the second link and B 9 of the first.
+func TestNetworkMaxMinByHand(t *testing.T) {
+	sim, n, l := newNet(t, 10, 4)
+	a := n.Start(1000, []LinkID{l[0], l[1]}, 0, nil)
+	b := n.Start(1000, []LinkID{l[0]}, 0, nil)
+	c := n.Start(1000, []LinkID{l[1]}, 0, nil)
+	for _, w := range []struct {
+		id   FlowID
+		want float64
+	}{{a, 2}, {b, 8}, {c, 2}} {
+		if got := n.Rate(w.id); math.Abs(got-w.want) > 1e-9 {
+			t.Errorf("flow %d: rate %v, want %v", w.id, got, w.want)
+		}
+	}
+	n.SetCap(a, 1)
+	for _, w := range []struct {
+		id   FlowID
+		want float64
+	}{{a, 1}, {b, 9}, {c, 3}} {
+		if got := n.Rate(w.id); math.Abs(got-w.want) > 1e-9 {
+			t.Errorf("capped: flow %d: rate %v, want %v", w.id, got, w.want)
+		}
+	}
+	_ = sim
+}
+
+// Completion times by hand: two 100-byte flows share a 10 B/s link at 5
+// each; at t=20 s both finish. A third, alone on another link, is not
+// touched by them (no event moves it).
+func TestNetworkCompletionByHand(t *testing.T) {
+	sim, n, l := newNet(t, 10, 10)
+	var ends []engine.Time
+	rec := func() { ends = append(ends, sim.Now()) }
+	n.Start(100, []LinkID{l[0]}, 0, rec)
+	n.Start(60, []LinkID{l[0]}, 0, rec) // 5 B/s until t=12, then the first gets 10
+	n.Start(30, []LinkID{l[1]}, 0, rec) // alone: 3 s
+	sim.Run()
+	// First: 60 bytes by t=12 (5 B/s), 40 left at 10 B/s: 4 s more, t=16.
+	want := []engine.Time{engine.Seconds(3), engine.Seconds(12), engine.Seconds(16)}
+	if len(ends) != 3 || ends[0] != want[0] || ends[1] != want[1] || ends[2] != want[2] {
+		t.Errorf("completions at %v, want %v", ends, want)
+	}
+}
+
+// On one link the network is the Bandwidth resource: random flows with
+// random caps and starts finish at the same nanoseconds on both (a second
+// implementation of the same max-min rule).
+func TestNetworkMatchesBandwidthOnOneLink(t *testing.T) {
+	r := engine.NewStream(11, "test/network")
+	type job struct {
+		at         engine.Time
+		bytes, cap float64
+	}
+	var jobs []job
+	for range 200 {
+		c := 0.0
+		if r.Float64() < 0.4 {
+			c = 1 + 30*r.Float64()
+		}
+		jobs = append(jobs, job{engine.Time(r.IntN(int(engine.Seconds(50)))), 1 + 500*r.Float64(), c})
+	}
+	run := func(useNet bool) []engine.Time {
+		sim := engine.New(nil)
+		ends := make([]engine.Time, len(jobs))
+		var start func(k int, bytes, cap float64)
+		if useNet {
+			n, _ := NewNetwork(sim)
+			l, _ := n.AddLink(40)
+			start = func(k int, bytes, cap float64) { n.Start(bytes, []LinkID{l}, cap, func() { ends[k] = sim.Now() }) }
+		} else {
+			b, _ := NewBandwidth(sim, 40)
+			start = func(k int, bytes, cap float64) { b.Start(bytes, cap, func() { ends[k] = sim.Now() }) }
+		}
+		for k, j := range jobs {
+			sim.MustAt(j.at, func() { start(k, j.bytes, j.cap) })
+		}
+		sim.Run()
+		return ends
+	}
+	a, b := run(true), run(false)
+	for k := range a {
+		if d := a[k] - b[k]; d > 1 || d < -1 {
+			t.Fatalf("flow %d: network ends at %v, bandwidth at %v", k, a[k], b[k])
+		}
+	}
+}
+
+// Cancel returns what was left and frees the share at once.
+func TestNetworkCancel(t *testing.T) {
+	sim, n, l := newNet(t, 10)
+	a := n.Start(100, []LinkID{l[0]}, 0, func() { t.Error("a cancelled flow ran its done function") })
+	b := n.Start(100, []LinkID{l[0]}, 0, nil)
+	sim.MustAt(engine.Seconds(4), func() {
+		if left := n.Cancel(a); math.Abs(left-80) > 1e-9 {
+			t.Errorf("cancelled with %v bytes left, want 80", left)
+		}
+		if r := n.Rate(b); r != 10 {
+			t.Errorf("after the cancel the other flow runs at %v, want 10", r)
+		}
+	})
+	sim.Run()
+	if sim.Now() != engine.Seconds(12) {
+		t.Errorf("b ends at %v, want 12 s (80 bytes at 10 B/s after t=4)", sim.Now())
+	}
+}
+
+// StartAll is Start of each transfer at the same instant, with one
+// recomputation: random flows over random paths of 6 links, started in
+// groups at random instants, end at the same nanoseconds either way, and
+// flows reused after they finish keep nothing of their past.
+func TestNetworkStartAllEqualsStart(t *testing.T) {
+	caps := []float64{10, 7, 12, 5, 9, 11}
+	r := engine.NewStream(3, "startall")
+	type tr struct {
+		at    engine.Time
+		bytes float64
+		path  []LinkID
+		cap   float64
+	}
+	var groups [][]tr
+	for g := range 40 {
+		var grp []tr
+		for range 1 + r.IntN(4) {
+			a, b := LinkID(r.IntN(6)), LinkID(r.IntN(6))
+			path := []LinkID{a}
+			if b != a {
+				path = append(path, b)
+			}
+			capv := 0.0
+			if r.IntN(3) == 0 {
+				capv = 1 + 5*r.Float64()
+			}
+			grp = append(grp, tr{at: engine.Seconds(float64(g) * 3 * r.Float64()), bytes: 1 + 100*r.Float64(), path: path, cap: capv})
+		}
+		groups = append(groups, grp)
+	}
+	run := func(all bool) []engine.Time {
+		sim, n, _ := newNet(t, caps...)
+		var ends []engine.Time
+		for gi, grp := range groups {
+			at := grp[0].at
+			sim.MustAt(at, func() {
+				if all {
+					var ts []Transfer
+					for i, x := range grp {
+						i := i
+						ts = append(ts, Transfer{Bytes: x.bytes, Path: x.path, Cap: x.cap, Done: func() { ends[gi*4+i] = sim.Now() }})
+					}
+					n.StartAll(ts, nil)
+					return
+				}
+				for i, x := range grp {
+					i := i
+					n.Start(x.bytes, x.path, x.cap, func() { ends[gi*4+i] = sim.Now() })
+				}
+			})
+		}
+		ends = make([]engine.Time, 4*len(groups))
+		sim.Run()
+		return ends
+	}
+	one, all := run(false), run(true)
+	for i := range one {
+		if d := one[i] - all[i]; d < -1 || d > 1 {
+			t.Fatalf("transfer %d ends at %v started one by one, %v started together", i, one[i], all[i])
+		}
+	}
+}
+
+// The two forms of progressive filling give the same rates: random
+// components of up to 40 flows over up to 12 links, some capped, filled
+// by passes and by the heap, agree to 1e-9 of each rate.
+func TestFillByLevelsEqualsFillByHeap(t *testing.T) {
+	r := engine.NewStream(9, "fill")
+	for trial := range 300 {
+		_, n, ls := newNet(t)
+		nl := 1 + r.IntN(12)
+		for range nl {
+			l, _ := n.AddLink(1 + 20*r.Float64())
+			ls = append(ls, l)
+		}
+		var flows []*netFlow
+		for range 1 + r.IntN(40) {
+			var path []LinkID
+			for range 1 + r.IntN(4) {
+				if l := ls[r.IntN(nl)]; !slices.Contains(path, l) {
+					path = append(path, l)
+				}
+			}
+			capv := 0.0
+			if r.IntN(3) == 0 {
+				capv = 0.5 + 10*r.Float64()
+			}
+			flows = append(flows, n.add(Transfer{Bytes: 100, Path: path, Cap: capv}))
+		}
+		n.component(ls)
+		fl, lk := slices.Clone(n.compFlows), slices.Clone(n.compLinks)
+		n.fillByLevels(fl, lk)
+		a := make([]float64, len(flows))
+		for i, f := range flows {
+			a[i] = f.fill
+		}
+		n.fillByHeap(fl, lk)
+		for i, f := range flows {
+			if math.Abs(f.fill-a[i]) > 1e-9*math.Max(1, a[i]) {
+				t.Fatalf("trial %d flow %d: %v by levels, %v by heap", trial, i, a[i], f.fill)
+			}
+		}
+	}
+}

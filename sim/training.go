@@ -1,0 +1,105 @@
+package sim
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/conspirator-sim/conspirator/sim/cluster"
+	"github.com/conspirator-sim/conspirator/sim/training"
+	"github.com/conspirator-sim/conspirator/workloads/trace"
+	"github.com/conspirator-sim/conspirator/workloads/train"
+)
+
+// TrainingSummary is summary.json's training section.
+type TrainingSummary struct {
+	// Device is the aggregating device; Slots its pool and Window the
+	// slots a job's window asks for, as used.
+	Device   string                  `json:"device"`
+	Slots    int                     `json:"slots"`
+	Window   int                     `json:"window"`
+	Jobs     int                     `json:"jobs"`
+	Baseline string                  `json:"baseline,omitempty"`
+	Policies []training.PolicyResult `json:"policies"`
+}
+
+// trainingEnv reads the training section's files for the model, turning
+// a missing file into the usual message naming its key.
+func trainingEnv(cfg training.Config) training.Env {
+	notFound := func(key, path string, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return missingInput(key, path)
+		}
+		return &cluster.InputError{Err: fmt.Errorf("%s: %w", key, err)}
+	}
+	return training.Env{
+		ReadList: func(p string) ([]train.Job, error) {
+			jobs, err := train.ReadJobList(p)
+			if err != nil {
+				return nil, notFound("training.jobs.list", p, err)
+			}
+			return jobs, nil
+		},
+		ReadTrace: func(p string) ([]train.Job, error) {
+			r, err := trace.ImportFile(p, trace.Options{Strict: true})
+			if err != nil {
+				return nil, notFound("training.jobs.trace", p, err)
+			}
+			jobs, err := train.FromTrace(r.Jobs, cfg.Jobs.Model, cfg.Cluster.GPU)
+			if err != nil {
+				return nil, notFound("training.jobs.trace", p, err)
+			}
+			return jobs, nil
+		},
+	}
+}
+
+// missingInput is the error for an input file that is not there, with
+// where to get one: a job list is not an Alibaba trace.
+func missingInput(key, path string) error {
+	if key != "training.jobs.list" {
+		return cluster.NotFound(key, path)
+	}
+	return &cluster.InputError{Err: fmt.Errorf("%s: file %s not found (a relative path is relative to the working directory); a job list is a CSV with num_gpu,submit_time,iterations,model, such as the 5,335-job alibaba.csv of github.com/ChenYuHo/SwitchML-omnetpp; or set training.jobs.source: synthetic", key, path)}
+}
+
+// runTraining runs the training section and adds its files.
+func runTraining(cfg training.Config, seed uint64, files map[string][]byte) (*TrainingSummary, error) {
+	res, err := training.Run(cfg, seed, trainingEnv(cfg))
+	if err != nil {
+		return nil, err
+	}
+	files["training_jobs.csv"] = trainingJobsCSV(res)
+	files["occupancy.csv"] = occupancyCSV(res)
+	return &TrainingSummary{Device: res.Device, Slots: res.Slots, Window: res.Window, Jobs: res.Jobs, Baseline: res.Baseline, Policies: res.Policies}, nil
+}
+
+// trainingJobsCSV writes one row per job and policy (the first seed's).
+func trainingJobsCSV(r *training.Result) []byte {
+	var b bytes.Buffer
+	b.WriteString("policy,id,model,gpus,servers,iterations,arrival_s,start_s,end_s,jct_s,compute_s,comm_s,wait_s\n")
+	for _, p := range r.Policies {
+		for _, j := range p.JobRecords {
+			jct := -1.0
+			if j.EndS >= 0 {
+				jct = j.EndS - j.ArrivalS
+			}
+			fmt.Fprintf(&b, "%s,%s,%s,%d,%d,%d,%s,%s,%s,%s,%s,%s,%s\n", csvField(p.Name), csvField(j.ID), j.Model, j.GPUs, j.Servers, j.Iterations,
+				num(j.ArrivalS), num(j.StartS), num(j.EndS), num(jct), num(j.ComputeS), num(j.CommS), num(j.WaitS))
+		}
+	}
+	return b.Bytes()
+}
+
+// occupancyCSV writes the aggregator slots each job held over time.
+func occupancyCSV(r *training.Result) []byte {
+	var b bytes.Buffer
+	b.WriteString("policy,time_s,job,slots\n")
+	for _, p := range r.Policies {
+		for _, o := range p.Occupancy {
+			fmt.Fprintf(&b, "%s,%s,%d,%s\n", csvField(p.Name), num(o.T), o.Job, num(o.Slots))
+		}
+	}
+	return b.Bytes()
+}

@@ -1,0 +1,347 @@
+package training
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/conspirator-sim/conspirator/hw"
+	"github.com/conspirator-sim/conspirator/hw/gpu"
+	"github.com/conspirator-sim/conspirator/hw/units"
+	"github.com/conspirator-sim/conspirator/policies/ina"
+	"github.com/conspirator-sim/conspirator/workloads/train"
+)
+
+// Sources of jobs (JobsConfig.Source).
+const (
+	SourceList      = "list"
+	SourceTrace     = "trace"
+	SourceSynthetic = "synthetic"
+)
+
+// All-reduce forms (SyncConfig.AllReduce).
+const (
+	AllReduceRing         = "ring"
+	AllReduceHierarchical = "hierarchical"
+	AllReducePS           = "ps"
+)
+
+// Config is the training section of a scenario: jobs that train models
+// on a rack of GPU servers, synchronising their gradients over the
+// modelled links, with an aggregating device whose memory the policies
+// share.
+type Config struct {
+	Jobs    JobsConfig    `yaml:"jobs" doc:"the training jobs"`
+	Cluster ClusterConfig `yaml:"cluster" doc:"the rack: servers of GPUs behind one top-of-rack switch"`
+	Sync    SyncConfig    `yaml:"sync" doc:"how a job sums its gradients when it does not aggregate in the network"`
+	INA     INAConfig     `yaml:"ina" doc:"the aggregating device and its memory"`
+
+	Policies   []string                     `yaml:"policies" doc:"aggregator memory policies to compare, each on the same jobs: static (SwitchML), atp (ATP), esa (ESA), none (host all-reduce only); NAME/LABEL runs NAME with policy_args of its own" default:"[static, atp, esa, none]"`
+	PolicyArgs map[string]map[string]string `yaml:"policy_args" doc:"arguments per policy entry, e.g. {static: {partition: \"1024\"}, esa: {priority: fifo}}" default:"{}"`
+	Baseline   string                       `yaml:"baseline" doc:"policy the others' mean JCT is compared with, seed by seed (ESA's yardstick is ATP-style sharing); empty: none" default:"atp"`
+	Seeds      int                          `yaml:"seeds" doc:"runs of every policy, seeds seed .. seed+seeds-1 (synthetic jobs and atp's hashing per seed); metrics are means with 95% CIs" default:"1"`
+	RecordJobs bool                         `yaml:"record_jobs" doc:"keep one record per job (training_jobs.csv)" default:"true"`
+
+	// stepAll simulates every iteration phase by phase (no fast-forward):
+	// the tests compare the two.
+	stepAll bool
+}
+
+// JobsConfig says where the jobs come from.
+type JobsConfig struct {
+	Source string `yaml:"source" doc:"list (a job list file), trace (the GPU jobs of a cluster trace, given a model by rule) or synthetic" default:"synthetic"`
+	List   string `yaml:"list" doc:"list: a CSV with num_gpu,submit_time,iterations,model (the format of the Alibaba-derived 5,335-job list of the SwitchML-omnetpp simulator; other columns ignored); relative to the working directory"`
+	Trace  string `yaml:"trace" doc:"trace: a cluster trace (any format of workloads/trace); each GPU job trains model with one worker per GPU for as many iterations as its duration holds at that model's compute time on cluster.gpu (a stated rule: the trace names no model)"`
+	Model  string `yaml:"model" doc:"trace: the model every job trains" default:"resnet50"`
+
+	Synthetic SynthConfig `yaml:"synthetic" doc:"synthetic: jobs drawn per seed"`
+	// Skip and Limit window the jobs by arrival; IterationScale divides
+	// their iterations, as SwitchML-omnetpp's shrink_iter_factor does.
+	Skip           int     `yaml:"skip" doc:"jobs to drop from the start (by arrival)" default:"0"`
+	Limit          int     `yaml:"limit" doc:"jobs to keep after skip; 0 = all" default:"0"`
+	IterationScale float64 `yaml:"iteration_scale" doc:"divide every job's iterations by this (at least one is kept), as SwitchML-omnetpp's shrink_iter_factor does; 1 keeps them" default:"1"`
+	Compress       float64 `yaml:"compress" doc:"divide arrival times by this factor (>1 raises the load)" default:"1"`
+}
+
+// SynthConfig draws jobs: GPU counts and models by weight, iterations
+// log-uniform, Poisson arrivals.
+type SynthConfig struct {
+	Jobs          int        `yaml:"jobs" doc:"number of jobs" default:"16"`
+	Rate          units.Rate `yaml:"rate" doc:"Poisson arrival rate; 0/s: all arrive at 0" default:"0/s"`
+	GPUs          []int      `yaml:"gpus" doc:"GPU counts a job may ask for" default:"[4, 8]"`
+	GPUWeights    []float64  `yaml:"gpu_weights" doc:"weight of each gpus entry; empty: equal" default:"[]"`
+	Models        []string   `yaml:"models" doc:"models a job may train, equally likely" default:"[resnet50, vgg16, bert-large]"`
+	MinIterations int        `yaml:"min_iterations" doc:"fewest iterations of a job" default:"200"`
+	MaxIterations int        `yaml:"max_iterations" doc:"most iterations of a job (log-uniform between)" default:"2000"`
+}
+
+// ClusterConfig is the rack.
+type ClusterConfig struct {
+	Servers       int             `yaml:"servers" doc:"GPU servers on the top-of-rack switch" default:"16"`
+	GPUsPerServer int             `yaml:"gpus_per_server" doc:"GPUs per server; a job of more spans servers" default:"1" source:"choice: one worker per server, as the SwitchML and ATP testbeds have"`
+	GPU           string          `yaml:"gpu" doc:"GPU type of every server (catalog name)" default:"a100-80gb"`
+	NIC           units.Bandwidth `yaml:"nic" doc:"each server's NIC line rate, each direction" default:"100Gbps" source:"measured: SwitchML and ATP evaluate with 100 Gb/s NICs"`
+	NetLatency    units.Duration  `yaml:"net_latency" doc:"alpha of the alpha-beta cost: one step of a ring across servers (NIC, wire, switch)" default:"hw:nic.connectx6.one_way_latency"`
+	Intra         string          `yaml:"intra" doc:"GPU-to-GPU link inside a server: nvlink3 (A100), nvlink2 (V100) or pcie4" default:"nvlink3"`
+}
+
+// SyncConfig is the host all-reduce.
+type SyncConfig struct {
+	AllReduce     string  `yaml:"all_reduce" doc:"ring (one ring over every GPU: 2(n-1) alpha + 2(n-1)/n S/B), hierarchical (reduce inside each server over its GPU link, a ring of the servers over their NICs, broadcast back) or ps (a parameter server on the job's first server: every other server pushes its gradient there and pulls the sum)" default:"hierarchical"`
+	BytesPerValue float64 `yaml:"bytes_per_value" doc:"bytes of one gradient value on the wire (4: FP32, 2: FP16)" default:"4"`
+	Overlap       string  `yaml:"overlap" doc:"none (an iteration computes, then synchronises) or full (an iteration's synchronisation overlaps the next iteration's compute; synchronisations stay one at a time)" default:"none"`
+}
+
+// INAConfig is the aggregating device.
+type INAConfig struct {
+	Device    string          `yaml:"device" doc:"aggregating device: tofino-switchml, tofino-atp (a Tofino switch with SwitchML's or ATP's pool and chunk) or bluefield3 (a BlueField-3 on the switch that sums in its DRAM with its Arm cores)" default:"tofino-switchml"`
+	Slots     OrDevice        `yaml:"slots" doc:"aggregator slots in the pool: a count, or device for the device's (tofino-switchml 8,192; tofino-atp 20,000; bluefield3 1,048,576)" default:"device"`
+	Window    OrDevice        `yaml:"window" doc:"slots a job's window asks for: a count, or device for the device's per-job figure (SwitchML-omnetpp 512, ATP 2,800)" default:"device"`
+	ChunkRTT  units.Duration  `yaml:"chunk_rtt" doc:"a chunk's round trip through the device, which holds its slot that long; 0s: the device's" default:"0s"`
+	SlotBytes units.Bytes     `yaml:"slot_bytes" doc:"payload of one chunk; 0B: the device's (256 B SwitchML, 248 B ATP)" default:"0B"`
+	SumRate   units.Bandwidth `yaml:"sum_rate" doc:"a SmartNIC aggregator's summation rate, the bytes of contributions its Arm cores add per second, shared by every job; 0B/s: the device's (bluefield3: 30 GB/s, an estimate, plausible 10 to 60 GB/s); a switch sums at line rate and takes no value" default:"0B/s"`
+}
+
+// OrDevice is a count that can defer to the aggregating device's own
+// figure: YAML "device" or an integer. It is not 0 for "the device's", so
+// that a pool of 0 slots is refused rather than read as the default.
+type OrDevice int
+
+// FromDevice is "device": the device's own figure.
+const FromDevice OrDevice = -1
+
+// UnmarshalText reads "device" or an integer.
+func (o *OrDevice) UnmarshalText(b []byte) error {
+	s := strings.TrimSpace(string(b))
+	if s == "device" {
+		*o = FromDevice
+		return nil
+	}
+	n, err := strconv.Atoi(strings.ReplaceAll(s, "_", ""))
+	if err != nil {
+		return fmt.Errorf("%q is neither a count of slots nor device", s)
+	}
+	if n < 0 {
+		return fmt.Errorf("%d is negative; want a count of slots, or device", n)
+	}
+	*o = OrDevice(n)
+	return nil
+}
+
+// MarshalText writes "device" or the count.
+func (o OrDevice) MarshalText() ([]byte, error) {
+	if o == FromDevice {
+		return []byte("device"), nil
+	}
+	return []byte(strconv.Itoa(int(o))), nil
+}
+
+// Defaults returns the paper/ina configuration.
+func Defaults() Config {
+	lat, _ := hw.LookupNIC("connectx6")
+	return Config{
+		Jobs: JobsConfig{Source: SourceSynthetic, Model: "resnet50", IterationScale: 1, Compress: 1,
+			Synthetic: SynthConfig{Jobs: 16, GPUs: []int{4, 8}, GPUWeights: []float64{}, Models: []string{"resnet50", "vgg16", "bert-large"}, MinIterations: 200, MaxIterations: 2000}},
+		Cluster:    ClusterConfig{Servers: 16, GPUsPerServer: 1, GPU: "a100-80gb", NIC: units.Bandwidth(100e9 / 8), NetLatency: units.Duration(lat.OneWayLatency), Intra: "nvlink3"},
+		Sync:       SyncConfig{AllReduce: AllReduceHierarchical, BytesPerValue: 4, Overlap: "none"},
+		INA:        INAConfig{Device: "tofino-switchml", Slots: FromDevice, Window: FromDevice},
+		Policies:   []string{"static", "atp", "esa", "none"},
+		PolicyArgs: map[string]map[string]string{},
+		Baseline:   "atp",
+		Seeds:      1,
+		RecordJobs: true,
+	}
+}
+
+// Files lists the input files c reads, with the key naming each.
+func (c Config) Files() (keys, paths []string) {
+	switch c.Jobs.Source {
+	case SourceList:
+		return []string{"training.jobs.list"}, []string{c.Jobs.List}
+	case SourceTrace:
+		return []string{"training.jobs.trace"}, []string{c.Jobs.Trace}
+	}
+	return nil, nil
+}
+
+// device resolves the aggregating device with the config's overrides.
+func (c Config) device() (hw.AggregatorSpec, error) {
+	d, err := hw.LookupAggregator(c.INA.Device)
+	if err != nil {
+		return d, err
+	}
+	if c.INA.Slots != FromDevice {
+		d.Slots = int(c.INA.Slots)
+	}
+	if c.INA.Window != FromDevice {
+		d.PerJobSlots = int(c.INA.Window)
+	}
+	if c.INA.ChunkRTT > 0 {
+		d.ChunkRTT = c.INA.ChunkRTT.Time()
+	}
+	if c.INA.SlotBytes > 0 {
+		d.SlotBytes = float64(c.INA.SlotBytes)
+	}
+	if c.INA.SumRate > 0 {
+		d.SumBytesPerSec = float64(c.INA.SumRate)
+	}
+	return d, nil
+}
+
+// Validate reports every problem of c, each at its key.
+func (c Config) Validate() error {
+	var p []error
+	add := func(key, format string, a ...any) { p = append(p, units.Invalid(key, format, a...)) }
+	switch c.Jobs.Source {
+	case SourceList:
+		if strings.TrimSpace(c.Jobs.List) == "" {
+			add("jobs.list", "empty; name a job list (num_gpu,submit_time,iterations,model)")
+		}
+	case SourceTrace:
+		if strings.TrimSpace(c.Jobs.Trace) == "" {
+			add("jobs.trace", "empty; name a cluster trace")
+		}
+		if _, err := train.Lookup(c.Jobs.Model); err != nil {
+			add("jobs.model", "%v", err)
+		}
+	case SourceSynthetic:
+		s := c.Jobs.Synthetic
+		if s.Jobs < 1 || s.Jobs > 10_000_000 {
+			add("jobs.synthetic.jobs", "%d; want 1 to 10,000,000 jobs", s.Jobs)
+		}
+		if r := float64(s.Rate); !(r >= 0) || r > 1e6 {
+			add("jobs.synthetic.rate", "%v/s; want 0/s (all at once) to 1e6/s", r)
+		}
+		if len(s.GPUs) == 0 {
+			add("jobs.synthetic.gpus", "empty; give the GPU counts a job may ask for, e.g. [4, 8]")
+		}
+		for i, n := range s.GPUs {
+			if n < 1 {
+				add(fmt.Sprintf("jobs.synthetic.gpus[%d]", i), "%d; want at least 1 GPU", n)
+			}
+		}
+		if len(s.GPUWeights) > 0 && len(s.GPUWeights) != len(s.GPUs) {
+			add("jobs.synthetic.gpu_weights", "%d weights for %d GPU counts; give one per entry of gpus, or none", len(s.GPUWeights), len(s.GPUs))
+		}
+		sum := 0.0
+		for i, w := range s.GPUWeights {
+			if !(w >= 0) || w > 1e12 {
+				add(fmt.Sprintf("jobs.synthetic.gpu_weights[%d]", i), "%v; want a weight >= 0", w)
+			}
+			sum += w
+		}
+		if len(s.GPUWeights) > 0 && sum == 0 {
+			add("jobs.synthetic.gpu_weights", "every weight is 0; give at least one a weight above 0")
+		}
+		if len(s.Models) == 0 {
+			add("jobs.synthetic.models", "empty; name at least one of %s", strings.Join(train.Models(), ", "))
+		}
+		for i, m := range s.Models {
+			if _, err := train.Lookup(m); err != nil {
+				add(fmt.Sprintf("jobs.synthetic.models[%d]", i), "%v", err)
+			}
+		}
+		if s.MinIterations < 1 {
+			add("jobs.synthetic.min_iterations", "%d; want at least 1 iteration", s.MinIterations)
+		}
+		if s.MaxIterations < s.MinIterations {
+			add("jobs.synthetic.max_iterations", "%d is below min_iterations %d", s.MaxIterations, s.MinIterations)
+		}
+	default:
+		add("jobs.source", "%q; use %s, %s or %s", c.Jobs.Source, SourceList, SourceTrace, SourceSynthetic)
+	}
+	if c.Jobs.Skip < 0 || c.Jobs.Limit < 0 {
+		add("jobs", "skip %d, limit %d; want both >= 0", c.Jobs.Skip, c.Jobs.Limit)
+	}
+	if !(c.Jobs.IterationScale >= 1) || c.Jobs.IterationScale > 1e9 {
+		add("jobs.iteration_scale", "%v; want a factor >= 1", c.Jobs.IterationScale)
+	}
+	if !(c.Jobs.Compress >= 1) || c.Jobs.Compress > 1e9 {
+		add("jobs.compress", "%v; want a factor >= 1", c.Jobs.Compress)
+	}
+	cl := c.Cluster
+	if cl.Servers < 1 || cl.Servers > 4096 {
+		add("cluster.servers", "%d; want 1 to 4096 servers", cl.Servers)
+	}
+	if cl.GPUsPerServer < 1 || cl.GPUsPerServer > 16 {
+		add("cluster.gpus_per_server", "%d; want 1 to 16", cl.GPUsPerServer)
+	}
+	if s, err := gpu.Lookup(cl.GPU); err != nil {
+		add("cluster.gpu", "%v", err)
+	} else if !(s.RelSpeed["resnet50"] > 0) {
+		add("cluster.gpu", "%s has no sourced speed to time training on", s.Name)
+	}
+	if !(float64(cl.NIC) > 0) || float64(cl.NIC) > 1e13 {
+		add("cluster.nic", "%v; want a line rate above 0, e.g. 100Gbps", cl.NIC)
+	}
+	if cl.NetLatency < 0 {
+		add("cluster.net_latency", "%v is negative", cl.NetLatency)
+	}
+	if _, err := hw.LookupIntraServerLink(cl.Intra); err != nil {
+		add("cluster.intra", "%v", err)
+	}
+	if !slices.Contains([]string{AllReduceRing, AllReduceHierarchical, AllReducePS}, c.Sync.AllReduce) {
+		add("sync.all_reduce", "%q; use %s, %s or %s", c.Sync.AllReduce, AllReduceRing, AllReduceHierarchical, AllReducePS)
+	}
+	if !(c.Sync.BytesPerValue > 0 && c.Sync.BytesPerValue <= 8) {
+		add("sync.bytes_per_value", "%v; want 1 to 8 bytes (4: FP32, 2: FP16)", c.Sync.BytesPerValue)
+	}
+	if c.Sync.Overlap != "none" && c.Sync.Overlap != "full" {
+		add("sync.overlap", "%q; use none or full", c.Sync.Overlap)
+	}
+	d, err := c.device()
+	if err != nil {
+		add("ina.device", "%v", err)
+	} else {
+		if d.Ports > 0 && cl.Servers > d.Ports {
+			add("cluster.servers", "%d servers, but the %s switch has %d ports: one worker server per port; use at most %d", cl.Servers, d.Name, d.Ports, d.Ports)
+		}
+		if d.Ports > 0 && c.INA.SumRate > 0 {
+			add("ina.sum_rate", "%v, but %s is a switch, which sums at line rate on every port; sum_rate is a SmartNIC's (bluefield3)", c.INA.SumRate, d.Name)
+		}
+	}
+	if float64(c.INA.SumRate) > 1e13 {
+		add("ina.sum_rate", "%v; want at most 10 TB/s", c.INA.SumRate)
+	}
+	if c.INA.Slots != FromDevice && (c.INA.Slots < 1 || c.INA.Slots > 1<<30) {
+		add("ina.slots", "%d; a pool aggregates nothing without slots: want 1 to 2^30 slots, or device for the device's own (to run without in-network aggregation, use the policy none)", int(c.INA.Slots))
+	}
+	if c.INA.Window != FromDevice && (c.INA.Window < 1 || c.INA.Window > 1<<30) {
+		add("ina.window", "%d; want 1 to 2^30 slots, or device for the device's per-job figure", int(c.INA.Window))
+	}
+	if c.INA.ChunkRTT < 0 {
+		add("ina.chunk_rtt", "%v is negative", c.INA.ChunkRTT)
+	}
+	if c.INA.SlotBytes < 0 {
+		add("ina.slot_bytes", "%v is negative", c.INA.SlotBytes)
+	}
+	if len(c.Policies) == 0 {
+		add("policies", "empty; list some of %s", strings.Join(ina.Names(), ", "))
+	}
+	seen := map[string]bool{}
+	for i, name := range c.Policies {
+		if seen[name] {
+			add(fmt.Sprintf("policies[%d]", i), "%q listed twice", name)
+		}
+		seen[name] = true
+		if err == nil {
+			if _, perr := ina.New(name, ina.Pool{Slots: max(d.Slots, 1), PerJob: max(d.PerJobSlots, 1)}, c.PolicyArgs[name]); perr != nil {
+				add(fmt.Sprintf("policies[%d]", i), "%v", perr)
+			}
+		}
+	}
+	for name := range c.PolicyArgs {
+		if !seen[name] {
+			add("policy_args."+name, "arguments for a policy that is not in policies (%s)", strings.Join(c.Policies, ", "))
+		}
+	}
+	if c.Baseline != "" && !seen[c.Baseline] {
+		add("baseline", "%q is not among policies (%s); list it there, or leave baseline empty", c.Baseline, strings.Join(c.Policies, ", "))
+	}
+	if c.Seeds < 1 || c.Seeds > 1000 {
+		add("seeds", "%d; want 1 to 1000", c.Seeds)
+	}
+	return errors.Join(p...)
+}

@@ -1,0 +1,378 @@
+package training
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/conspirator-sim/conspirator/engine"
+	"github.com/conspirator-sim/conspirator/engine/stats"
+	"github.com/conspirator-sim/conspirator/hw"
+	"github.com/conspirator-sim/conspirator/policies/ina"
+	"github.com/conspirator-sim/conspirator/workloads/train"
+)
+
+// OccupancyPoint is job Job holding Slots aggregator slots from time T
+// (seconds) until its next point; a fast-forwarded job's Slots are its
+// slots averaged over its iterations.
+type OccupancyPoint struct {
+	T     float64 `json:"t_s"`
+	Job   int     `json:"job"`
+	Slots float64 `json:"slots"`
+}
+
+// Summary is a mean with percentiles.
+type Summary struct {
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P99  float64 `json:"p99"`
+}
+
+// Split is the time of an average iteration, over the jobs' iterations:
+// computing, communicating, and waiting for aggregators: the share of a
+// synchronisation's time that its grant (fewer slots than its window,
+// chunks sent to its parameter server) added over its whole window, with
+// link contention counted as communication (see waitShare).
+type Split struct {
+	ComputeS float64 `json:"compute_s"`
+	CommS    float64 `json:"comm_s"`
+	WaitS    float64 `json:"wait_s"`
+}
+
+// Speedup is a policy's mean JCT against the baseline's, seed by seed:
+// X = baseline JCT / policy JCT (above 1: faster), its 95% CI and range.
+type Speedup struct {
+	Baseline string   `json:"baseline"`
+	X        float64  `json:"x"`
+	CI95     *float64 `json:"ci95,omitempty"`
+	Min      float64  `json:"min"`
+	Max      float64  `json:"max"`
+}
+
+// PolicyResult is one aggregation policy's outcome (means over seeds).
+type PolicyResult struct {
+	Name    string   `json:"name"`
+	JCT     Summary  `json:"jct_s"`
+	JCTCI   *float64 `json:"jct_mean_ci95,omitempty"`
+	Speedup *Speedup `json:"vs_baseline,omitempty"`
+	// MakespanS is when the last job ended.
+	MakespanS float64 `json:"makespan_s"`
+	Jobs      float64 `json:"jobs"`
+	// Unscheduled counts jobs asking for more GPUs than the rack has.
+	Unscheduled float64 `json:"unscheduled"`
+	Iteration   Split   `json:"iteration"`
+	// MeanSlots is the pool's time-averaged occupancy (slots held).
+	MeanSlots float64 `json:"mean_slots_held"`
+	// Events, SteppedIterations and FastForwarded say what the replay
+	// cost: engine events, iterations simulated phase by phase, and
+	// iterations run at a fixed pace in one event.
+	Events            int64 `json:"events"`
+	SteppedIterations int64 `json:"stepped_iterations"`
+	FastForwarded     int64 `json:"fast_forwarded_iterations"`
+	Seeds             int   `json:"seeds"`
+
+	JobRecords []JobRecord      `json:"-"`
+	Occupancy  []OccupancyPoint `json:"-"`
+}
+
+// JobRecord is one job under one policy (the first seed's).
+type JobRecord struct {
+	ID         string
+	Model      string
+	GPUs       int
+	Servers    int
+	Iterations int
+	ArrivalS   float64
+	StartS     float64 // -1: never ran
+	EndS       float64
+	ComputeS   float64
+	CommS      float64
+	WaitS      float64
+}
+
+// Result is the outcome of Run.
+type Result struct {
+	Policies []PolicyResult
+	Baseline string
+	// PerSeed holds every policy's result under each seed.
+	PerSeed [][]PolicyResult
+	// Device is the aggregating device, with the pool and window used.
+	Device string
+	Slots  int
+	Window int
+	Jobs   int
+}
+
+// Env is what the assembly gives the model: the readers of job lists and
+// traces (the model reads no file itself).
+type Env struct {
+	ReadList  func(path string) ([]train.Job, error)
+	ReadTrace func(path string) ([]train.Job, error)
+}
+
+// Run replays every policy of cfg on the same jobs, under cfg.Seeds seeds
+// (synthetic jobs and atp's hashing are drawn per seed).
+func Run(cfg Config, seed uint64, env Env) (*Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("training config:\n%w", err)
+	}
+	dev, err := cfg.device()
+	if err != nil {
+		return nil, err
+	}
+	var listed []train.Job
+	switch cfg.Jobs.Source {
+	case SourceList:
+		if env.ReadList == nil {
+			return nil, fmt.Errorf("training.jobs.list: no reader given (the assembly sets training.Env)")
+		}
+		if listed, err = env.ReadList(cfg.Jobs.List); err != nil {
+			return nil, err
+		}
+	case SourceTrace:
+		if env.ReadTrace == nil {
+			return nil, fmt.Errorf("training.jobs.trace: no reader given (the assembly sets training.Env)")
+		}
+		if listed, err = env.ReadTrace(cfg.Jobs.Trace); err != nil {
+			return nil, err
+		}
+	}
+	runs := make([][]PolicyResult, cfg.Seeds)
+	errs := make([]error, cfg.Seeds)
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(cfg.Seeds, runtime.GOMAXPROCS(0)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for s := range next {
+				runs[s], errs[s] = runSeed(cfg, dev, listed, seed+uint64(s))
+			}
+		}()
+	}
+	for s := range cfg.Seeds {
+		next <- s
+	}
+	close(next)
+	wg.Wait()
+	for s, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("seed %d: %w", seed+uint64(s), err)
+		}
+	}
+	res := &Result{PerSeed: runs, Device: dev.Name, Slots: dev.Slots, Window: dev.PerJobSlots, Baseline: cfg.Baseline}
+	res.Jobs = int(runs[0][0].Jobs)
+	for k := range cfg.Policies {
+		res.Policies = append(res.Policies, mergePolicy(cfg, runs, k))
+	}
+	return res, nil
+}
+
+// jobsOf is one seed's jobs: the list or trace windowed and scaled, or
+// synthetic ones drawn from the seed.
+func jobsOf(cfg Config, listed []train.Job, seed uint64) ([]train.Job, error) {
+	jobs := slices.Clone(listed)
+	if cfg.Jobs.Source == SourceSynthetic {
+		s := cfg.Jobs.Synthetic
+		gap := 0.0
+		if float64(s.Rate) > 0 {
+			gap = 1 / float64(s.Rate)
+		}
+		var w []float64
+		if len(s.GPUWeights) > 0 {
+			w = s.GPUWeights
+		}
+		var err error
+		jobs, err = train.Synthesize(s.Jobs, train.Mix{GPUs: s.GPUs, GPUWeights: w, Models: s.Models,
+			MinIterations: s.MinIterations, MaxIterations: s.MaxIterations, MeanGapS: gap}, engine.NewStream(seed, "training/synthetic"))
+		if err != nil {
+			return nil, err
+		}
+	}
+	// Jobs of one arrival are ordered by what they are, not by where they
+	// stood in the list, so that permuting them changes nothing (placement
+	// is first come, first served, and atp hashes by position).
+	slices.SortStableFunc(jobs, func(a, b train.Job) int {
+		switch {
+		case a.Arrival != b.Arrival:
+			return cmpInt(int64(a.Arrival), int64(b.Arrival))
+		case a.GPUs != b.GPUs:
+			return cmpInt(int64(a.GPUs), int64(b.GPUs))
+		case a.Iterations != b.Iterations:
+			return cmpInt(int64(a.Iterations), int64(b.Iterations))
+		}
+		return strings.Compare(a.Model, b.Model)
+	})
+	if cfg.Jobs.Skip > 0 {
+		if cfg.Jobs.Skip >= len(jobs) {
+			return nil, fmt.Errorf("training.jobs.skip: %d skips every one of the %d jobs; use at most %d", cfg.Jobs.Skip, len(jobs), len(jobs)-1)
+		}
+		jobs = jobs[cfg.Jobs.Skip:]
+	}
+	if cfg.Jobs.Limit > 0 && cfg.Jobs.Limit < len(jobs) {
+		jobs = jobs[:cfg.Jobs.Limit]
+	}
+	if len(jobs) > 0 {
+		t0 := jobs[0].Arrival
+		for i := range jobs {
+			jobs[i].Arrival = engine.Time(float64(jobs[i].Arrival-t0) / cfg.Jobs.Compress)
+			if cfg.Jobs.IterationScale > 1 {
+				jobs[i].Iterations = max(1, int(float64(jobs[i].Iterations)/cfg.Jobs.IterationScale))
+			}
+		}
+	}
+	return jobs, nil
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// runSeed replays every policy on one seed's jobs.
+func runSeed(cfg Config, dev hw.AggregatorSpec, listed []train.Job, seed uint64) ([]PolicyResult, error) {
+	jobs, err := jobsOf(cfg, listed, seed)
+	if err != nil {
+		return nil, err
+	}
+	var out []PolicyResult
+	for _, name := range cfg.Policies {
+		pol, err := ina.New(name, ina.Pool{Slots: dev.Slots, PerJob: dev.PerJobSlots, Seed: seed}, cfg.PolicyArgs[name])
+		if err != nil {
+			return nil, err
+		}
+		r, err := newRack(cfg, dev, jobs, pol, name)
+		if err != nil {
+			return nil, err
+		}
+		pr, err := r.run()
+		if err != nil {
+			return nil, fmt.Errorf("policy %s: %w", name, err)
+		}
+		pr.Name = name
+		out = append(out, pr)
+	}
+	return out, nil
+}
+
+// result sums one replay up.
+func (r *rack) result() PolicyResult {
+	pr := PolicyResult{Jobs: float64(len(r.jobs)), Seeds: 1, Events: int64(r.sim.Fired()), SteppedIterations: r.stepped, FastForwarded: r.ffIters}
+	if r.jct.Count() > 0 {
+		pr.JCT = Summary{Mean: r.jct.Mean(), P50: r.jct.Quantile(0.5), P99: r.jct.Quantile(0.99)}
+	}
+	var iters float64
+	var end engine.Time
+	for _, j := range r.jobs {
+		if j.state != done {
+			pr.Unscheduled++
+			continue
+		}
+		end = max(end, j.finished)
+		iters += float64(j.spec.Iterations)
+		pr.Iteration.ComputeS += j.computeS
+		pr.Iteration.CommS += j.commS
+		pr.Iteration.WaitS += j.waitS
+	}
+	if iters > 0 {
+		pr.Iteration.ComputeS /= iters
+		pr.Iteration.CommS /= iters
+		pr.Iteration.WaitS /= iters
+	}
+	pr.MakespanS = end.Seconds()
+	// Time-averaged occupancy, over the makespan.
+	if end > 0 {
+		held := map[int]float64{}
+		var last, integral float64
+		total := 0.0
+		for _, o := range r.occupancy {
+			integral += total * (o.T - last)
+			last = o.T
+			total += o.Slots - held[o.Job]
+			held[o.Job] = o.Slots
+		}
+		integral += total * (end.Seconds() - last)
+		pr.MeanSlots = integral / end.Seconds()
+	}
+	if r.cfg.RecordJobs {
+		for _, j := range r.jobs {
+			rec := JobRecord{ID: j.spec.ID, Model: j.model.Name, GPUs: j.spec.GPUs, Servers: len(j.servers), Iterations: j.spec.Iterations,
+				ArrivalS: j.spec.Arrival.Seconds(), StartS: -1, EndS: -1, ComputeS: j.computeS, CommS: j.commS, WaitS: j.waitS}
+			if j.state != queued {
+				rec.StartS = j.started.Seconds()
+			}
+			if j.state == done {
+				rec.EndS = j.finished.Seconds()
+			}
+			pr.JobRecords = append(pr.JobRecords, rec)
+		}
+		pr.Occupancy = r.occupancy
+	}
+	return pr
+}
+
+// mergePolicy averages policy k over the seeds, with the CI of its mean
+// JCT and its speedup over the baseline seed by seed.
+func mergePolicy(cfg Config, runs [][]PolicyResult, k int) PolicyResult {
+	m := runs[0][k]
+	m.Seeds = len(runs)
+	col := func(f func(*PolicyResult) float64) []float64 {
+		out := make([]float64, len(runs))
+		for s := range runs {
+			out[s] = f(&runs[s][k])
+		}
+		return out
+	}
+	avg := func(f func(*PolicyResult) float64) float64 {
+		v := col(f)
+		var sum float64
+		for _, x := range v {
+			sum += x
+		}
+		return sum / float64(len(v))
+	}
+	if len(runs) > 1 {
+		m.JCT = Summary{Mean: avg(func(p *PolicyResult) float64 { return p.JCT.Mean }), P50: avg(func(p *PolicyResult) float64 { return p.JCT.P50 }), P99: avg(func(p *PolicyResult) float64 { return p.JCT.P99 })}
+		_, hw := stats.MeanCI(col(func(p *PolicyResult) float64 { return p.JCT.Mean }), 0.95)
+		m.JCTCI = &hw
+		m.MakespanS = avg(func(p *PolicyResult) float64 { return p.MakespanS })
+		m.Jobs = avg(func(p *PolicyResult) float64 { return p.Jobs })
+		m.Unscheduled = avg(func(p *PolicyResult) float64 { return p.Unscheduled })
+		m.MeanSlots = avg(func(p *PolicyResult) float64 { return p.MeanSlots })
+		m.Iteration = Split{ComputeS: avg(func(p *PolicyResult) float64 { return p.Iteration.ComputeS }), CommS: avg(func(p *PolicyResult) float64 { return p.Iteration.CommS }), WaitS: avg(func(p *PolicyResult) float64 { return p.Iteration.WaitS })}
+		var ev, st, ff int64
+		for s := range runs {
+			ev += runs[s][k].Events
+			st += runs[s][k].SteppedIterations
+			ff += runs[s][k].FastForwarded
+		}
+		m.Events, m.SteppedIterations, m.FastForwarded = ev/int64(len(runs)), st/int64(len(runs)), ff/int64(len(runs))
+	}
+	b := slices.Index(cfg.Policies, cfg.Baseline)
+	if b >= 0 && b != k {
+		x := make([]float64, len(runs))
+		ok := true
+		for s := range runs {
+			if !(runs[s][k].JCT.Mean > 0) {
+				ok = false
+				break
+			}
+			x[s] = runs[s][b].JCT.Mean / runs[s][k].JCT.Mean
+		}
+		if ok {
+			mean, hw := stats.MeanCI(x, 0.95)
+			m.Speedup = &Speedup{Baseline: cfg.Baseline, X: mean, Min: slices.Min(x), Max: slices.Max(x)}
+			if len(runs) > 1 {
+				m.Speedup.CI95 = &hw
+			}
+		}
+	}
+	return m
+}

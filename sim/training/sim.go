@@ -1,0 +1,327 @@
+package training
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/conspirator-sim/conspirator/engine"
+	"github.com/conspirator-sim/conspirator/engine/resource"
+	"github.com/conspirator-sim/conspirator/engine/stats"
+	"github.com/conspirator-sim/conspirator/hw"
+	"github.com/conspirator-sim/conspirator/policies/ina"
+	"github.com/conspirator-sim/conspirator/workloads/train"
+)
+
+// Job states.
+const (
+	queued = iota
+	running
+	done
+)
+
+// phase of a running job in stepped mode.
+const (
+	phaseCompute = iota
+	phaseSync
+)
+
+// server is one GPU server: its free GPUs, the links of its NIC (each
+// direction) and the jobs with GPUs on it.
+type server struct {
+	free   int
+	tx, rx resource.LinkID
+	jobs   []int
+	ina    []resource.LinkID // the path of its in-network flows
+}
+
+// jobState is one job of one replay.
+type jobState struct {
+	spec    train.Job
+	model   train.Model
+	compute engine.Time // one iteration's forward and backward
+	grad    float64     // bytes of one worker's gradient
+	state   int
+
+	servers []int // placement: distinct servers, ascending
+	gpusOn  []int // GPUs on each of them
+	gpus    int
+	local   engine.Time // the sync inside one server (single-server job), or the intra part of a spanning one
+
+	started, finished engine.Time
+	iters             int // iterations finished
+
+	// Stepped mode: the phase in flight.
+	phase    int
+	inaFlows []resource.FlowID // the stage's in-network flows, by server
+	stages   [][]flowSpec      // the phase's plan, run from stage on
+	stage    int
+	pending  int // flows of the stage in flight
+	ringPlan syncPlan
+	psPaths  [][]resource.LinkID
+	// buffers reused from phase to phase
+	specBuf   []flowSpec
+	stageBuf  [][]flowSpec
+	transfers []resource.Transfer
+	ids       []resource.FlowID
+	// callbacks bound once per job (a closure per event would allocate)
+	onCompute, onEndSync, onFlow, onBegin func()
+	grant                                 ina.Grant
+	onPS                                  bool // the phase fell back to the parameter server
+	syncStart                             engine.Time
+	ideal                                 engine.Time // the phase with its whole window, links as they were
+	tail                                  engine.Time // fixed latency after the flows
+	computeEnd                            bool        // overlap full: the next compute is done
+	syncBusy                              bool        // overlap full: a synchronisation is in flight
+
+	// Fast-forward: an isolated job runs whole iterations of a fixed
+	// length from ffStart, from ffIter on.
+	isolated bool
+	ffStart  engine.Time
+	ffIter   int
+	ffLen    engine.Time
+	ffComm   engine.Time // one fast-forwarded iteration's communication
+	ffWait   engine.Time // and its waiting for aggregators
+	ffEv     engine.Handle
+	hasFF    bool
+
+	// Time split of the finished iterations, and of the synchronisation
+	// in flight: waiting accrued, since waitMark at share waitNow (see
+	// waitShare), with the shares by grant cached.
+	computeS, commS, waitS float64
+	waitMark               engine.Time
+	waitNow                float64
+	waitAcc                engine.Time
+	shares                 map[int]float64
+}
+
+// rack is one policy's replay of one seed.
+type rack struct {
+	cfg     Config
+	dev     hw.AggregatorSpec
+	intra   hw.IntraServerLinkSpec
+	sim     *engine.Simulator
+	net     *resource.Network
+	pol     ina.Policy
+	polName string
+	servers []server
+	nicRate float64
+	// The SmartNIC aggregator's links: its port in and out and its
+	// summation engine, crossed by every in-network flow (none for a
+	// switch, which sums at line rate on every port).
+	nicIn, nicSum, nicOut resource.LinkID
+	smartNIC              bool
+
+	jobs    []jobState
+	queue   []int // arrived, not placed, in arrival order
+	next    int   // the next arrival
+	netJobs []int // running jobs that span servers, ascending
+
+	occupancy []OccupancyPoint
+	held      map[int]float64 // job -> slots held now (occupancy)
+	stepped   int64           // iterations simulated phase by phase
+	ffIters   int64           // iterations fast-forwarded
+	jct       stats.Tally
+}
+
+// newRack builds the rack of cfg for one replay of jobs under policy.
+func newRack(cfg Config, dev hw.AggregatorSpec, jobs []train.Job, pol ina.Policy, name string) (*rack, error) {
+	intra, err := hw.LookupIntraServerLink(cfg.Cluster.Intra)
+	if err != nil {
+		return nil, err
+	}
+	sim := engine.New(nil)
+	net, err := resource.NewNetwork(sim)
+	if err != nil {
+		return nil, err
+	}
+	r := &rack{cfg: cfg, dev: dev, intra: intra, sim: sim, net: net, pol: pol, polName: name, nicRate: float64(cfg.Cluster.NIC), held: map[int]float64{}}
+	for range cfg.Cluster.Servers {
+		tx, err := net.AddLink(r.nicRate)
+		if err != nil {
+			return nil, err
+		}
+		rx, _ := net.AddLink(r.nicRate)
+		r.servers = append(r.servers, server{free: cfg.Cluster.GPUsPerServer, tx: tx, rx: rx})
+	}
+	if dev.Ports == 0 {
+		r.smartNIC = true
+		port := dev.PortBitsPerSec / 8
+		r.nicIn, _ = net.AddLink(port)
+		r.nicOut, _ = net.AddLink(port)
+		sum := dev.SumBytesPerSec
+		if !(sum > 0) {
+			sum = port
+		}
+		r.nicSum, _ = net.AddLink(sum)
+	}
+	for _, j := range jobs {
+		m, err := train.Lookup(j.Model)
+		if err != nil {
+			return nil, fmt.Errorf("job %s: %w", j.ID, err)
+		}
+		c, err := m.ComputeSeconds(cfg.Cluster.GPU)
+		if err != nil {
+			return nil, err
+		}
+		r.jobs = append(r.jobs, jobState{spec: j, model: m, compute: max(1, engine.Seconds(c)), grad: m.GradientBytes(cfg.Sync.BytesPerValue)})
+	}
+	return r, nil
+}
+
+// run replays every job and returns the policy's result.
+func (r *rack) run() (PolicyResult, error) {
+	if len(r.jobs) > 0 {
+		r.sim.MustAt(r.jobs[0].spec.Arrival, r.arrive)
+	}
+	r.sim.Run()
+	return r.result(), nil
+}
+
+// arrive queues the next job and tries to place the queue.
+func (r *rack) arrive() {
+	k := r.next
+	r.next++
+	r.queue = append(r.queue, k)
+	if r.next < len(r.jobs) {
+		r.sim.MustAt(r.jobs[r.next].spec.Arrival, r.arrive)
+	}
+	r.place()
+}
+
+// place starts queued jobs in arrival order while the head fits (FIFO,
+// no backfilling: a large job at the head holds the ones behind it, as a
+// gang scheduler without reservations does); a job larger than the rack
+// never runs.
+func (r *rack) place() {
+	total := len(r.servers) * r.cfg.Cluster.GPUsPerServer
+	for len(r.queue) > 0 {
+		k := r.queue[0]
+		j := &r.jobs[k]
+		if j.spec.GPUs > total {
+			r.queue = r.queue[1:] // reported as never run
+			continue
+		}
+		servers, gpus, ok := r.fit(j.spec.GPUs)
+		if !ok {
+			return
+		}
+		r.queue = r.queue[1:]
+		r.start(k, servers, gpus)
+	}
+}
+
+// fit chooses servers for n GPUs: the fullest single server that holds
+// them all (best fit); else the servers with the most free GPUs first, so
+// that a job spans as few servers as it can; ties to the lower index.
+func (r *rack) fit(n int) ([]int, []int, bool) {
+	best := -1
+	for s := range r.servers {
+		if f := r.servers[s].free; f >= n && (best < 0 || f < r.servers[best].free) {
+			best = s
+		}
+	}
+	if best >= 0 {
+		return []int{best}, []int{n}, true
+	}
+	order := make([]int, len(r.servers))
+	for s := range order {
+		order[s] = s
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return r.servers[b].free - r.servers[a].free })
+	var ss, gs []int
+	left := n
+	for _, s := range order {
+		if left == 0 || r.servers[s].free == 0 {
+			break
+		}
+		take := min(left, r.servers[s].free)
+		ss, gs = append(ss, s), append(gs, take)
+		left -= take
+	}
+	if left > 0 {
+		return nil, nil, false
+	}
+	// Ascending server order: the ring's order and a stable PS.
+	idx := make([]int, len(ss))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int { return ss[a] - ss[b] })
+	so, g := make([]int, len(ss)), make([]int, len(ss))
+	for i, x := range idx {
+		so[i], g[i] = ss[x], gs[x]
+	}
+	return so, g, true
+}
+
+// start runs job k on the given servers.
+func (r *rack) start(k int, servers, gpus []int) {
+	j := &r.jobs[k]
+	j.state, j.started, j.servers, j.gpusOn, j.gpus = running, r.sim.Now(), servers, gpus, j.spec.GPUs
+	for i, s := range servers {
+		r.servers[s].free -= gpus[i]
+		r.servers[s].jobs = append(r.servers[s].jobs, k)
+	}
+	j.local = r.intraTime(j)
+	j.onCompute = func() { r.computeDone(k) }
+	j.onEndSync = func() { r.endSync(k) }
+	j.onFlow = func() { r.flowDone(k) }
+	j.onBegin = func() { r.beginIteration(k) }
+	if len(servers) > 1 {
+		r.netJobs = append(r.netJobs, k)
+		slices.Sort(r.netJobs)
+		r.pol.Start(k)
+		r.holdReserved()
+	}
+	r.reviewIsolation()
+	// From an event at the same instant: the jobs placed at this instant
+	// (arrivals at one time, or those a finishing job made room for) are
+	// all placed before any of them decides whether it runs alone.
+	r.sim.MustAfter(0, j.onBegin)
+}
+
+// intraTime is the part of a synchronisation inside the servers: for a
+// single-server job its whole ring over the GPU link, 2(g-1) alpha +
+// 2(g-1)/g S/B; for a spanning one (hierarchical, in-network, parameter
+// server) the reduce before and the broadcast after, on its largest
+// server; 0 for a flat ring, whose GPU-link steps run in step with the
+// NIC's.
+func (r *rack) intraTime(j *jobState) engine.Time {
+	g := slices.Max(j.gpusOn)
+	if g < 2 || (len(j.servers) > 1 && r.cfg.Sync.AllReduce == AllReduceRing) {
+		return 0
+	}
+	steps := engine.Time(2 * (g - 1))
+	return steps*r.intra.Latency + resource.TransferTime(2*float64(g-1)/float64(g)*j.grad, r.intra.BytesPerSec)
+}
+
+// ringBytes is what each inter-server edge of job j's ring carries in one
+// all-reduce: 2(n-1)/n S over n GPUs (flat) or 2(k-1)/k S over k servers
+// (hierarchical), and its latency 2(n-1) or 2(k-1) alphas.
+func (r *rack) ringBytes(j *jobState) (float64, engine.Time) {
+	n := float64(j.gpus)
+	if r.cfg.Sync.AllReduce == AllReduceHierarchical || r.cfg.Sync.AllReduce == AllReducePS {
+		n = float64(len(j.servers))
+	}
+	return 2 * (n - 1) / n * j.grad, engine.Time(2*(n-1)) * r.cfg.Cluster.NetLatency.Time()
+}
+
+// finish ends job k.
+func (r *rack) finish(k int) {
+	j := &r.jobs[k]
+	j.state, j.finished = done, r.sim.Now()
+	r.jct.Add((j.finished - j.spec.Arrival).Seconds())
+	for i, s := range j.servers {
+		r.servers[s].free += j.gpusOn[i]
+		r.servers[s].jobs = slices.DeleteFunc(r.servers[s].jobs, func(x int) bool { return x == k })
+	}
+	if len(j.servers) > 1 {
+		r.pol.End(k)
+		r.setHeldAvg(k, 0)
+		i, _ := slices.BinarySearch(r.netJobs, k)
+		r.netJobs = slices.Delete(r.netJobs, i, i+1)
+		r.holdReserved()
+	}
+	r.place()
+	r.reviewIsolation()
+}
