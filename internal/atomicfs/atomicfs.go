@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 )
@@ -105,7 +106,38 @@ func TempName(path string) string { return tempName(path) }
 
 func tempName(path string) string {
 	dir, base := filepath.Split(path)
-	return filepath.Join(dir, "."+base+TmpInfix+strconv.Itoa(os.Getpid())+"-"+strconv.FormatUint(seq.Add(1), 10))
+	name := filepath.Join(dir, "."+base+TmpInfix+strconv.Itoa(os.Getpid())+"-"+strconv.FormatUint(seq.Add(1), 10))
+	liveTemps.Store(name, struct{}{})
+	return name
+}
+
+// liveTemps holds the temporaries this process is writing now (from
+// TempName until ReleaseTemp), which CleanTemps leaves alone: shards of
+// one sweep share its directory, and one that starts must not remove
+// another's sweep.json on its way in (seen in TestShardsShareDirectory).
+var liveTemps sync.Map
+
+// ReleaseTemp says that the writer of tmp (a TempName) is done with it,
+// whether it renamed it, removed it, or failed.
+func ReleaseTemp(tmp string) { liveTemps.Delete(tmp) }
+
+// stale says whether the temporary named name in dir was left by a writer
+// that is gone: not one this process is writing, and not one of a
+// process that is alive (its PID is in the name).
+func stale(dir, name string) bool {
+	if _, live := liveTemps.Load(filepath.Join(dir, name)); live {
+		return false
+	}
+	rest := name[strings.Index(name, TmpInfix)+len(TmpInfix):]
+	pidText, _, _ := strings.Cut(rest, "-")
+	pid, err := strconv.Atoi(pidText)
+	if err != nil || pid <= 0 || pid == os.Getpid() {
+		return true
+	}
+	// Signal 0 checks that the process exists; EPERM: it exists, owned by
+	// another user.
+	err = syscall.Kill(pid, 0)
+	return err != nil && !errors.Is(err, syscall.EPERM)
 }
 
 // IsTemp says whether a directory entry's name is a temporary of this
@@ -120,6 +152,7 @@ func IsTemp(name string) bool {
 // effort: a failing RemoveAll is not reported over the first error).
 func WriteFile(fsys FS, path string, data []byte) error {
 	tmp := tempName(path)
+	defer ReleaseTemp(tmp)
 	if err := fsys.WriteFile(tmp, data); err != nil {
 		fsys.RemoveAll(tmp)
 		return fmt.Errorf("write %s: %w", path, hideTemp(err, tmp))
@@ -172,6 +205,7 @@ func (r renamed) Unwrap() error { return r.err }
 func WriteDir(fsys FS, dir string, files map[string][]byte, replace bool, fill func(tmp string) error) error {
 	dir = filepath.Clean(dir)
 	tmp := tempName(dir)
+	defer ReleaseTemp(tmp)
 	fail := func(err error) error {
 		fsys.RemoveAll(tmp)
 		// Errors from inside the temporary name the directory the caller
@@ -223,6 +257,7 @@ func Replace(fsys FS, tmp, dir string) error {
 	switch {
 	case errors.Is(err, ErrNoExchange):
 		old = tempName(dir)
+		defer ReleaseTemp(old)
 		if err := fsys.Rename(dir, old); err != nil {
 			return fmt.Errorf("replace %s: move the old directory aside: %w", dir, err)
 		}
@@ -258,6 +293,7 @@ func Replace(fsys FS, tmp, dir string) error {
 func Rewrite(fsys FS, dir string, edit func(tmp string) error) error {
 	dir = filepath.Clean(dir)
 	tmp := tempName(dir)
+	defer ReleaseTemp(tmp)
 	fail := func(err error) error {
 		fsys.RemoveAll(tmp)
 		return renamed{strings.ReplaceAll(err.Error(), tmp, dir), err}
@@ -379,7 +415,7 @@ func CleanTemps(fsys FS, dir string, bases ...string) error {
 				match = true
 			}
 		}
-		if match {
+		if match && stale(dir, e.Name()) {
 			if err := fsys.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
 				return fmt.Errorf("remove stale %s: %w", filepath.Join(dir, e.Name()), err)
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 )
 
@@ -311,4 +312,33 @@ func TestRewrite(t *testing.T) {
 			}
 		}
 	}
+}
+
+// CleanTemps removes a killed writer's temporaries and keeps those being
+// written: by this process now (TempName until ReleaseTemp) or by another
+// process that is alive (its PID in the name). Shards of one sweep start
+// in one directory at once; one must not remove another's file on its way
+// in.
+func TestCleanTempsKeepsLiveWriters(t *testing.T) {
+	dir := t.TempDir()
+	live := TempName(filepath.Join(dir, "a"))
+	released := TempName(filepath.Join(dir, "b"))
+	ReleaseTemp(released)
+	parent := filepath.Join(dir, ".c"+TmpInfix+strconv.Itoa(os.Getppid())+"-1") // alive: the test's parent
+	dead := filepath.Join(dir, ".d"+TmpInfix+"999999999-1")
+	for _, p := range []string{live, released, parent, dead} {
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := CleanTemps(OS, dir); err != nil {
+		t.Fatal(err)
+	}
+	for p, keep := range map[string]bool{live: true, released: false, parent: true, dead: false} {
+		_, err := os.Stat(p)
+		if got := err == nil; got != keep {
+			t.Errorf("%s: kept %v, want %v", filepath.Base(p), got, keep)
+		}
+	}
+	ReleaseTemp(live)
 }

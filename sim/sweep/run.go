@@ -235,6 +235,7 @@ func sameSweep(dir string, stored, spec Spec, resume bool) error {
 // this call created path.
 func createOnce(fsys fileSystem, path string, data []byte) (bool, error) {
 	tmp := atomicfs.TempName(path)
+	defer atomicfs.ReleaseTemp(tmp)
 	if err := fsys.WriteFile(tmp, data); err != nil {
 		fsys.RemoveAll(tmp)
 		return false, fmt.Errorf("write %s: %w", path, err)
