@@ -34,6 +34,9 @@ type InputFile struct {
 // cannot be read is an error naming its key (CheckFiles says more).
 func InputFiles(sc *scenarios.Scenario) ([]InputFile, error) {
 	keys, paths := dataFiles(sc)
+	if err := checkFiles(keys, paths); err != nil {
+		return nil, err
+	}
 	out := make([]InputFile, 0, len(keys))
 	for i, k := range keys {
 		sum, n, err := fileDigest(paths[i])
@@ -48,6 +51,11 @@ func InputFiles(sc *scenarios.Scenario) ([]InputFile, error) {
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out, nil
 }
+
+// DataFiles lists the data files sc reads (traces, node lists, job
+// lists), each with the key that names it, as the scenario gives them
+// (relative to the working directory).
+func DataFiles(sc *scenarios.Scenario) (keys, paths []string) { return dataFiles(sc) }
 
 func dataFiles(sc *scenarios.Scenario) (keys, paths []string) {
 	if sc.Cluster != nil {

@@ -93,26 +93,23 @@ var ClusterEnv = cluster.Env{Import: trace.ImportFile, Now: time.Now}
 // be read: `validate` calls it, so that a missing file is found before a
 // run.
 func CheckFiles(sc *scenarios.Scenario) error {
-	var keys, paths []string
-	if sc.Cluster != nil {
-		keys, paths = sc.Cluster.Files()
-	}
-	if sc.Allocation != nil {
-		k, p := sc.Allocation.Files()
-		keys, paths = append(keys, k...), append(paths, p...)
-	}
-	if sc.Training != nil {
-		k, p := sc.Training.Files()
-		keys, paths = append(keys, k...), append(paths, p...)
-	}
+	keys, paths := dataFiles(sc)
+	return checkFiles(keys, paths)
+}
+
+// checkFiles reports every data file that is not there, all at once (a
+// user fixes two paths in one round, not two), each naming its key and
+// where its path led.
+func checkFiles(keys, paths []string) error {
+	var errs []error
 	for i, p := range paths {
 		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
-			return missingInput(keys[i], p)
+			errs = append(errs, missingInput(keys[i], p))
 		} else if err != nil {
-			return &cluster.InputError{Err: fmt.Errorf("%s: %w", keys[i], err)}
+			errs = append(errs, &cluster.InputError{Err: fmt.Errorf("%s: %w", keys[i], err)})
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // Check finds, without simulating, every problem of sc that a run would

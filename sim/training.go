@@ -61,7 +61,7 @@ func missingInput(key, path string) error {
 	if key != "training.jobs.list" {
 		return cluster.NotFound(key, path)
 	}
-	return &cluster.InputError{Err: fmt.Errorf("%s: file %s not found (a relative path is relative to the working directory); a job list is a CSV with num_gpu,submit_time,iterations,model, such as the 5,335-job alibaba.csv of github.com/ChenYuHo/SwitchML-omnetpp; or set training.jobs.source: synthetic", key, path)}
+	return &cluster.InputError{Err: fmt.Errorf("%s: file %s not found%s; a job list is a CSV with num_gpu,submit_time,iterations,model, such as the 5,335-job alibaba.csv of github.com/ChenYuHo/SwitchML-omnetpp; or set training.jobs.source: synthetic", key, path, cluster.Resolved(path))}
 }
 
 // runTraining runs the training section and adds its files.

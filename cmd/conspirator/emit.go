@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
+	"github.com/conspirator-sim/conspirator/internal/atomicfs"
 	"github.com/conspirator-sim/conspirator/scenarios"
 	"github.com/conspirator-sim/conspirator/sim"
 	"github.com/conspirator-sim/conspirator/sim/batch"
@@ -95,12 +98,18 @@ func (a *app) emitBatch(e emitFlags, scenarioArg string, f scenarioFlags, params
 			bin = batch.DefaultK8sBinary
 		}
 	}
+	// Every data file a point reads, where the tasks will read it: they run
+	// in DIR, not here, so a relative path would point elsewhere.
+	inputSets, params, resolved, err := a.resolveEmitInputs(sched, abs, scenarioArg, f, base, params)
+	if err != nil {
+		return err
+	}
 	var sweepArgs []string
 	for _, p := range params {
 		sweepArgs = append(sweepArgs, "--param", p.Key+"="+strings.Join(p.Values, ","))
 	}
 	sweepArgs = append(sweepArgs, "--seeds", fmt.Sprint(seeds))
-	for _, s := range f.sets {
+	for _, s := range append(append([]string{}, f.sets...), inputSets...) {
 		sweepArgs = append(sweepArgs, "--set", s)
 	}
 	if f.seed != "" {
@@ -117,13 +126,23 @@ func (a *app) emitBatch(e emitFlags, scenarioArg string, f scenarioFlags, params
 	}
 	again = append(again, "-o", abs)
 	j := batch.Job{Name: base.Name, Binary: bin, Dir: abs, SweepArgs: sweepArgs, Shards: shards, Throttle: e.throttle,
-		Jobs: jobs, Points: len(points), Version: sim.Version, Image: e.image, Command: again}
+		Jobs: jobs, Points: len(points), Version: sim.Version, Image: e.image, Command: again, Inputs: resolved}
 	if err := j.Validate(sched); err != nil {
 		return usageError{err}
 	}
 	// The tasks run `sweep scenario.yaml` in dir: the same identity here.
-	if _, err := batch.Emit(sched, j, text, points, sweepMeta(batch.ScenarioFile, f.sets), inputs); err != nil {
+	taskSets := append(append([]string{}, f.sets...), inputSets...) // as the tasks' --set
+	if _, err := batch.Emit(sched, j, text, points, sweepMeta(batch.ScenarioFile, taskSets), inputs); err != nil {
 		return err
+	}
+	if sched == batch.K8s {
+		// The pods read copies on the volume, beside the sweep.
+		for _, in := range resolved {
+			dst := filepath.Join(abs, batch.InputsDir, filepath.Base(in.Task))
+			if err := copyInput(in.Given, dst); err != nil {
+				return fmt.Errorf("--emit k8s: %s: copying %s into %s: %w", in.Key, in.Given, filepath.Dir(dst), err)
+			}
+		}
 	}
 	missing, err := batch.MissingShards(abs)
 	if err != nil {
@@ -153,4 +172,100 @@ func (a *app) emitBatch(e emitFlags, scenarioArg string, f scenarioFlags, params
 // points; a run and an emitted array of the same sweep must agree on it.
 func sweepMeta(scenarioArg string, sets []string) map[string]string {
 	return map[string]string{"scenario": scenarioArg, "sets": strings.Join(sets, "\n"), "version": sim.Version}
+}
+
+// resolveEmitInputs finds every data file the sweep's points read (the
+// base scenario's, and each value of a swept file key) and says where the
+// tasks read it: for Slurm its absolute path, checked to exist (the tasks
+// share this file system); for Kubernetes a copy under DIR/inputs, read at
+// /sweep/inputs in the pod. It returns --set values for the base's files,
+// the params with swept paths rewritten, and the list for the README. A
+// file that is not there is an error naming its key, the path given, the
+// path it resolved to and the working directory, all of them at once.
+func (a *app) resolveEmitInputs(sched batch.Scheduler, dir, scenarioArg string, f scenarioFlags, base *scenarios.Scenario, params []sweep.Param) (sets []string, out []sweep.Param, inputs []batch.Input, err error) {
+	wd, _ := os.Getwd()
+	var missing []string
+	resolve := func(key, given string) string {
+		abs, err := filepath.Abs(given)
+		if err != nil {
+			abs = given
+		}
+		if _, err := os.Stat(abs); err != nil {
+			missing = append(missing, fmt.Sprintf("%s: %s (resolved to %s from the working directory %s): %v", key, given, abs, wd, err))
+			return ""
+		}
+		task := abs
+		if sched == batch.K8s {
+			name := safeName(strings.ReplaceAll(key, ".", "-")) + "-" + filepath.Base(abs)
+			task = batch.K8sMount + "/" + batch.InputsDir + "/" + name
+		}
+		inputs = append(inputs, batch.Input{Key: key, Given: abs, Task: task})
+		return task
+	}
+	swept := map[string]bool{}
+	for _, p := range params {
+		swept[p.Key] = true
+	}
+	keys, paths := sim.DataFiles(base)
+	for i, k := range keys {
+		if swept[k] {
+			continue
+		}
+		if t := resolve(k, paths[i]); t != "" {
+			sets = append(sets, k+"="+t)
+		}
+	}
+	out = make([]sweep.Param, len(params))
+	for pi, p := range params {
+		out[pi] = sweep.Param{Key: p.Key, Values: append([]string{}, p.Values...)}
+		for vi, v := range p.Values {
+			sc, err := a.loadLate(scenarioArg, f, "--param", []string{p.Key + "=" + v})
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			ks, ps := sim.DataFiles(sc)
+			if at := slices.Index(ks, p.Key); at >= 0 {
+				if t := resolve(p.Key, ps[at]); t != "" {
+					out[pi].Values[vi] = t
+				}
+			}
+		}
+	}
+	if len(missing) > 0 {
+		return nil, nil, nil, usagef("--emit %s: the array's tasks read these files where they run, and they are not there:\n  %s\ngive paths that exist (on the cluster's shared file system), with --set KEY=PATH", sched, strings.Join(missing, "\n  "))
+	}
+	return sets, out, inputs, nil
+}
+
+// copyInput puts a data file into a Kubernetes sweep's inputs folder: a
+// hard link where the two share a file system, else a copy written
+// atomically (a file already there with the same bytes is kept).
+func copyInput(src, dst string) error {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	if same, err := sameBytes(src, dst); err == nil && same {
+		return nil
+	}
+	_ = os.Remove(dst)
+	if err := os.Link(src, dst); err == nil {
+		return nil
+	}
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return atomicfs.WriteFile(atomicfs.OS, dst, b)
+}
+
+func sameBytes(a, b string) (bool, error) {
+	x, err := os.ReadFile(a)
+	if err != nil {
+		return false, err
+	}
+	y, err := os.ReadFile(b)
+	if err != nil {
+		return false, err
+	}
+	return bytes.Equal(x, y), nil
 }

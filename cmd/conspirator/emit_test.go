@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -123,6 +124,86 @@ func TestEmitK8s(t *testing.T) {
 		"- " + batch.DefaultK8sBinary + "\n", "value: \"3\"\n", "NOT TESTED"} {
 		if !strings.Contains(string(m), want) {
 			t.Errorf("manifest lacks %q:\n%s", want, m)
+		}
+	}
+}
+
+// An emitted cluster sweep runs where it is sent (issue 34): its trace is
+// given relative to the directory the emit ran in, and the task, run by
+// bash from the emitted script exactly as Slurm would (another working
+// directory, SLURM_ARRAY_TASK_ID set), finds it by the absolute path the
+// emit resolved and checked. A k8s emit copies the trace into the sweep's
+// inputs/ and gives the pods its path there; a missing trace fails the
+// emit at once, naming the key, the resolved path and the directory.
+func TestEmittedClusterSweepRunsWhereItIsSent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the emitted task as a process")
+	}
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash to run the Slurm script")
+	}
+	work := t.TempDir()
+	t.Chdir(work)
+	pods := "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n" +
+		"p1,1000,1024,1,500,,BE,Running,10,500,10\np2,1000,1024,1,1000,,BE,Running,20,900,20\n" +
+		"p3,1000,1024,2,1000,,LS,Running,30,700,30\np4,1000,1024,1,250,,BE,Running,40,400,40\n"
+	if err := os.WriteFile("pods.csv", []byte(pods), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wrapper := filepath.Join(work, "conspirator")
+	if err := os.WriteFile(wrapper, []byte("#!/bin/sh\nSIM_TEST_AS_CLI=1 exec "+os.Args[0]+" \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sweepArgs := []string{"sweep", "paper/heuristic-vs-optimal", "--param", "cluster.window.jobs=3,4", "--set", "cluster.trace=pods.csv",
+		"--set", "cluster.policies=[conspirator, naive-share]", "--set", "cluster.policy_args={}", "--set", "cluster.baseline=naive-share", "--set", "cluster.window.skip=0"}
+	dir := filepath.Join(t.TempDir(), "sw")
+	code, stdout, stderr := cli(t, nil, append(sweepArgs, "--emit", "slurm", "--binary", wrapper, "-o", dir)...)
+	if code != exitOK {
+		t.Fatalf("emit: exit %d\n%s%s", code, stdout, stderr)
+	}
+	script, _ := os.ReadFile(filepath.Join(dir, batch.SlurmFile))
+	abs := filepath.Join(work, "pods.csv")
+	if !strings.Contains(string(script), "--set cluster.trace="+abs) {
+		t.Errorf("the script does not give the tasks the trace's absolute path %s:\n%s", abs, script)
+	}
+	readme, _ := os.ReadFile(filepath.Join(dir, batch.ReadmeFile))
+	if !strings.Contains(string(readme), "`cluster.trace`: `"+abs+"`") {
+		t.Errorf("README.md does not list the data file:\n%s", readme)
+	}
+	elsewhere := t.TempDir()
+	for task := range 2 {
+		cmd := exec.Command("bash", filepath.Join(dir, batch.SlurmFile))
+		cmd.Dir = elsewhere
+		cmd.Env = append(os.Environ(), fmt.Sprintf("SLURM_ARRAY_TASK_ID=%d", task))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("task %d from %s: %v\n%s", task, elsewhere, err, out)
+		}
+	}
+	if missing, err := batch.MissingShards(dir); err != nil || len(missing) != 0 {
+		t.Fatalf("after both tasks, unfinished tasks %v, %v", missing, err)
+	}
+	if code, out, serr := cli(t, nil, "report", dir); code != exitOK {
+		t.Fatalf("report: exit %d\n%s%s", code, out, serr)
+	}
+
+	kdir := filepath.Join(t.TempDir(), "k")
+	if code, out, serr := cli(t, nil, append(sweepArgs, "--emit", "k8s", "-o", kdir)...); code != exitOK {
+		t.Fatalf("emit k8s: exit %d\n%s%s", code, out, serr)
+	}
+	copied, err := os.ReadFile(filepath.Join(kdir, batch.InputsDir, "cluster-trace-pods.csv"))
+	if err != nil || string(copied) != pods {
+		t.Errorf("k8s: the trace was not copied into inputs/: %v", err)
+	}
+	m, _ := os.ReadFile(filepath.Join(kdir, batch.K8sFile))
+	if !strings.Contains(string(m), "cluster.trace="+batch.K8sMount+"/inputs/cluster-trace-pods.csv") {
+		t.Errorf("k8s: the pods are not given the copy's path:\n%s", m)
+	}
+
+	os.Remove("pods.csv")
+	code, _, stderr = cli(t, nil, append(sweepArgs, "--emit", "slurm", "--binary", wrapper, "-o", filepath.Join(t.TempDir(), "x"))...)
+	for _, want := range []string{"cluster.trace: file pods.csv not found (resolved to " + abs + " from the working directory " + work + ")"} {
+		if code != exitUsage || !strings.Contains(stderr, want) {
+			t.Errorf("emit with a missing trace: exit %d, stderr %q; want exit 2 with %q", code, stderr, want)
 		}
 	}
 }

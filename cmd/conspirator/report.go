@@ -51,7 +51,11 @@ that finishes it.`,
 					// Missing points: say how to finish the sweep.
 					hint := fmt.Sprintf("finish it with 'conspirator sweep ... -o %s --resume'", dir)
 					if ids, berr := batch.MissingShards(dir); berr == nil && len(ids) > 0 {
-						hint = fmt.Sprintf("rerun the unfinished tasks with 'sbatch --array=%s %s'", batch.ArrayList(ids), filepath.Join(dir, "sweep.sbatch"))
+						hint = fmt.Sprintf("rerun the unfinished tasks with 'sbatch --array=%s %s'", batch.ArrayList(ids), filepath.Join(dir, batch.SlurmFile))
+						if st, serr := batch.ReadState(dir); serr == nil && st.Scheduler == batch.K8s {
+							hint = fmt.Sprintf("the indices %s of the Kubernetes Job have unfinished points: copy the volume back into %s when the Job is done, or rerun those indices (the emit command again prints how; %s)",
+								batch.ArrayList(ids), dir, filepath.Join(dir, batch.ReadmeFile))
+						}
 					}
 					return fmt.Errorf("%w; %s", err, hint)
 				}

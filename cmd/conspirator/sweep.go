@@ -241,6 +241,7 @@ func (a *app) sweepIdentity(scenarioArg string, f scenarioFlags, source string, 
 	}
 	for _, fl := range files {
 		flat["data file "+fl.Key+" sha256"] = fl.SHA256
+		delete(flat, fl.Key) // the bytes count, not the path (an emitted task reads another)
 	}
 	return flat, nil
 }

@@ -87,7 +87,22 @@ type Job struct {
 	// Command is the command line that emitted the files, shown in the
 	// README as the way to list unfinished tasks.
 	Command []string
+	// Inputs are the data files the points read (traces, node lists, job
+	// lists), resolved where the tasks run (for the README).
+	Inputs []Input
 }
+
+// Input is a data file of the sweep: the key that names it, its absolute
+// path where the emit ran, and where the tasks read it (an absolute path on the
+// shared file system for Slurm; a copy under InputsDir, read at
+// K8sMount/InputsDir/..., for Kubernetes).
+type Input struct {
+	Key, Given, Task string
+}
+
+// InputsDir is where Kubernetes sweeps keep copies of their data files,
+// inside the sweep directory (on the shared volume with it).
+const InputsDir = "inputs"
 
 // unsafeSlurmPath matches what an #SBATCH line cannot carry: it is not
 // parsed by a shell (no quoting), and '%' starts a file-name pattern.

@@ -47,8 +47,8 @@ func TestEmittedFiles(t *testing.T) {
 	for _, want := range []string{
 		"#SBATCH --array=0-3%2\n", // 4 shards -> indices 0..3, throttle 2
 		"#SBATCH --cpus-per-task=1\n",
-		"#SBATCH --output=/scratch/alice/e2e-sweep/logs/task-%a.out\n",
-		"#SBATCH --error=/scratch/alice/e2e-sweep/logs/task-%a.err\n",
+		"#SBATCH --output=/scratch/alice/e2e-sweep/logs/task-%A_%a.out\n",
+		"#SBATCH --error=/scratch/alice/e2e-sweep/logs/task-%A_%a.err\n",
 		`--resume --no-report --shard "${SLURM_ARRAY_TASK_ID}/4" -o /scratch/alice/e2e-sweep` + "\n",
 	} {
 		if !strings.Contains(string(script), want) {

@@ -14,6 +14,14 @@ import (
 // for by editing the manifest.
 const PodMemory = "512Mi"
 
+// ExitConfig is the exit code of a configuration error (a bad scenario,
+// a missing file): the same on every retry.
+const ExitConfig = 2
+
+// TTLAfterFinished is how long a finished Job stays (a week): long enough
+// to read its pods' logs, not forever.
+const TTLAfterFinished = 7 * 24 * 3600
+
 // ClaimName is the PersistentVolumeClaim the Kubernetes manifest mounts at
 // K8sMount: a ReadWriteMany volume holding the sweep directory.
 const ClaimName = "conspirator-sweep"
@@ -37,8 +45,30 @@ type (
 		Parallelism    int    `yaml:"parallelism"`
 		// BackoffLimitPerIndex retries each index on its own (Kubernetes
 		// 1.29+), so one bad shard cannot use up the others' retries.
-		BackoffLimitPerIndex int         `yaml:"backoffLimitPerIndex"`
-		Template             k8sTemplate `yaml:"template"`
+		BackoffLimitPerIndex int `yaml:"backoffLimitPerIndex"`
+		// MaxFailedIndexes fails the whole Job once that many indices have
+		// failed: a sweep whose every task fails stops early.
+		MaxFailedIndexes int `yaml:"maxFailedIndexes"`
+		// PodFailurePolicy fails an index at once when its pod exits 2 (a
+		// configuration error, the same on every retry) instead of
+		// retrying it.
+		PodFailurePolicy k8sFailurePolicy `yaml:"podFailurePolicy"`
+		// TTLSecondsAfterFinished removes the finished Job (its results are
+		// on the volume).
+		TTLSecondsAfterFinished int         `yaml:"ttlSecondsAfterFinished"`
+		Template                k8sTemplate `yaml:"template"`
+	}
+	k8sFailurePolicy struct {
+		Rules []k8sFailureRule `yaml:"rules"`
+	}
+	k8sFailureRule struct {
+		Action      string       `yaml:"action"`
+		OnExitCodes k8sExitCodes `yaml:"onExitCodes"`
+	}
+	k8sExitCodes struct {
+		ContainerName string `yaml:"containerName"`
+		Operator      string `yaml:"operator"`
+		Values        []int  `yaml:"values"`
 	}
 	k8sTemplate struct {
 		Metadata k8sMeta    `yaml:"metadata"`
@@ -109,8 +139,14 @@ func K8sManifest(j Job) ([]byte, error) {
 			Completions:    j.Shards,
 			Parallelism:    par,
 			// A failed pod is retried, twice per index; it resumes, keeping
-			// its finished points.
+			// its finished points. Exit 2 is a configuration error, which a
+			// retry repeats: that index fails at once. A Job with more than
+			// a quarter of its indices failed stops.
 			BackoffLimitPerIndex: 2,
+			MaxFailedIndexes:     max(1, j.Shards/4),
+			PodFailurePolicy: k8sFailurePolicy{Rules: []k8sFailureRule{{Action: "FailIndex",
+				OnExitCodes: k8sExitCodes{ContainerName: "sweep", Operator: "In", Values: []int{ExitConfig}}}}},
+			TTLSecondsAfterFinished: TTLAfterFinished,
 			Template: k8sTemplate{
 				Metadata: k8sMeta{Labels: map[string]string{"app.kubernetes.io/name": "conspirator"}},
 				Spec: k8sPodSpec{

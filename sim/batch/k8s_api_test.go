@@ -58,6 +58,22 @@ func TestK8sManifestDecodesIntoUpstreamTypes(t *testing.T) {
 	if s.BackoffLimitPerIndex == nil || *s.BackoffLimitPerIndex != 2 {
 		t.Errorf("backoffLimitPerIndex %v, want 2", s.BackoffLimitPerIndex)
 	}
+	// Exit 2 (a configuration error) fails its index at once; the Job
+	// stops after a quarter of its indices failed and is removed a week
+	// after it finished.
+	pfp := s.PodFailurePolicy
+	if pfp == nil || len(pfp.Rules) != 1 || pfp.Rules[0].Action != batchv1.PodFailurePolicyActionFailIndex ||
+		pfp.Rules[0].OnExitCodes == nil || pfp.Rules[0].OnExitCodes.Operator != batchv1.PodFailurePolicyOnExitCodesOpIn ||
+		len(pfp.Rules[0].OnExitCodes.Values) != 1 || pfp.Rules[0].OnExitCodes.Values[0] != ExitConfig ||
+		pfp.Rules[0].OnExitCodes.ContainerName == nil || *pfp.Rules[0].OnExitCodes.ContainerName != "sweep" {
+		t.Errorf("podFailurePolicy %+v, want FailIndex on exit code 2 of container sweep", pfp)
+	}
+	if s.MaxFailedIndexes == nil || *s.MaxFailedIndexes != 1 {
+		t.Errorf("maxFailedIndexes %v, want 1 (a quarter of 4 indices)", s.MaxFailedIndexes)
+	}
+	if s.TTLSecondsAfterFinished == nil || *s.TTLSecondsAfterFinished != TTLAfterFinished {
+		t.Errorf("ttlSecondsAfterFinished %v, want %d", s.TTLSecondsAfterFinished, TTLAfterFinished)
+	}
 	pod := s.Template.Spec
 	if pod.RestartPolicy != corev1.RestartPolicyNever || len(pod.Containers) != 1 {
 		t.Fatalf("pod spec %+v", pod)

@@ -34,6 +34,29 @@ func Readme(s Scheduler, j Job) []byte {
 		example = "0,2"
 	}
 
+	inputs := func() {
+		if len(j.Inputs) == 0 {
+			return
+		}
+		w("")
+		w("## Data files")
+		w("")
+		if s == K8s {
+			w("The points read these files, copied into `%s/` of this directory; the pods", InputsDir)
+			w("read them there, so copy `%s/` onto the volume with the rest:", InputsDir)
+		} else {
+			w("The points read these files by absolute path: they must stay there, readable")
+			w("from every node (a shared file system):")
+		}
+		w("")
+		for _, in := range j.Inputs {
+			if in.Task == in.Given {
+				w("- `%s`: `%s`", in.Key, in.Task)
+			} else {
+				w("- `%s`: `%s` (a copy of `%s`)", in.Key, in.Task, in.Given)
+			}
+		}
+	}
 	switch s {
 	case Slurm:
 		script := filepath.Join(j.Dir, SlurmFile)
@@ -48,7 +71,8 @@ func Readme(s Scheduler, j Job) []byte {
 		w("    sbatch %s", script)
 		w("    squeue --me                     # running and pending tasks")
 		w("")
-		w("Task I writes `logs/task-I.out` and `logs/task-I.err`. Add your cluster's")
+		w("Task I of array job J writes `logs/task-J_I.out` and `.err` (a rerun writes")
+		w("new ones beside the failed attempt's). Add your cluster's")
 		w("`#SBATCH` lines (partition, time limit, account) to `%s` first.", SlurmFile)
 		w("")
 		w("## A task failed")
@@ -83,7 +107,11 @@ func Readme(s Scheduler, j Job) []byte {
 		w("3. `kubectl apply -f %s`; `kubectl get pods -l app.kubernetes.io/name=conspirator`.", K8sFile)
 		w("")
 		w("A failed pod is retried, twice per index (`backoffLimitPerIndex`,")
-		w("Kubernetes 1.29 or later), and resumes: finished points are kept. Copy")
+		w("Kubernetes 1.29 or later), and resumes: finished points are kept. A pod")
+		w("that exits 2 (a configuration error, which a retry repeats) fails its")
+		w("index at once (`podFailurePolicy`); the Job stops when %d indices have", max(1, j.Shards/4))
+		w("failed (`maxFailedIndexes`) and is removed a week after it finished")
+		w("(`ttlSecondsAfterFinished`; the results are on the volume). Copy")
 		w("the volume back into this directory when the Job completes.")
 		w("To list the indices with unfinished points, run the emit command again:")
 		w("")
@@ -103,7 +131,13 @@ func Readme(s Scheduler, j Job) []byte {
 	w("writes the same `sweep.json` and byte-identical `points/` at any `-j`.")
 	w("")
 	w("Files: `%s` (the sweep's points), `%s` (the scenario, copied so no task", "sweep.json", ScenarioFile)
-	w("depends on where it was submitted from), `%s` (the shard count).", StateFile)
+	if len(j.Inputs) > 0 {
+		w("depends on where it was submitted from; its data files, below, are given")
+		w("to the tasks resolved), `%s` (the shard count).", StateFile)
+	} else {
+		w("depends on where it was submitted from), `%s` (the shard count).", StateFile)
+	}
+	inputs()
 	return []byte(b.String())
 }
 

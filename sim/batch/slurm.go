@@ -42,8 +42,10 @@ func SlurmScript(j Job) ([]byte, error) {
 	w("#SBATCH --ntasks=1")
 	w("#SBATCH --cpus-per-task=%d", j.Jobs)
 	w("#SBATCH --chdir=%s", j.Dir)
-	w("#SBATCH --output=%s", filepath.Join(logs, "task-%a.out"))
-	w("#SBATCH --error=%s", filepath.Join(logs, "task-%a.err"))
+	// %A_%a: the array job and the task, so that a rerun of a task
+	// writes new logs beside the failed attempt's instead of over them.
+	w("#SBATCH --output=%s", filepath.Join(logs, "task-%A_%a.out"))
+	w("#SBATCH --error=%s", filepath.Join(logs, "task-%A_%a.err"))
 	w("")
 	w("set -euo pipefail")
 	w(`: "${SLURM_ARRAY_TASK_ID:?submit this script with sbatch: each run is one task of a job array}"`)

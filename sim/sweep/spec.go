@@ -153,10 +153,16 @@ func (stored Spec) diff(now Spec) string {
 }
 
 // diffInputs names the keys whose values differ between two flattened
-// input maps, at most five of them with their values.
+// input maps, at most five of them with their values. A data file's path
+// is not compared where its digest is ("data file KEY sha256"): a file
+// counts by its bytes, not by where it lies (an emitted task reads it by
+// another path; sweep.json of earlier versions still holds the path).
 func diffInputs(stored, now map[string]string) string {
 	var keys []string
 	for _, k := range unionKeys(stored, now) {
+		if _, ok := now["data file "+k+" sha256"]; ok {
+			continue
+		}
 		sv, sok := stored[k]
 		nv, nok := now[k]
 		if sok != nok || sv != nv {
