@@ -83,6 +83,37 @@ func (ps *problems) add(file string, line int, path, format string, args ...any)
 	ps.list = append(ps.list, Problem{File: file, Line: line, Path: path, Msg: fmt.Sprintf(format, args...)})
 }
 
+// dropConsequences removes, from the problems after the first n, those
+// at a key that one of the first n is at, inside or above it (a value
+// that failed to decode, checked again at its default).
+func (ps *problems) dropConsequences(n int) {
+	if n == 0 {
+		return
+	}
+	bad := ps.list[:n]
+	overlaps := func(a, b string) bool {
+		if a == "" || b == "" {
+			return false
+		}
+		return a == b || strings.HasPrefix(a, b+".") || strings.HasPrefix(a, b+"[") ||
+			strings.HasPrefix(b, a+".") || strings.HasPrefix(b, a+"[")
+	}
+	keep := ps.list[:n]
+	for _, p := range ps.list[n:] {
+		consequence := false
+		for _, b := range bad {
+			if overlaps(p.Path, b.Path) {
+				consequence = true
+				break
+			}
+		}
+		if !consequence {
+			keep = append(keep, p)
+		}
+	}
+	ps.list = keep
+}
+
 func (ps *problems) err() error {
 	if len(ps.list) == 0 {
 		return nil

@@ -54,6 +54,11 @@ type Input struct {
 	// Late are settings applied after Overrides, each naming its source
 	// in messages: a sweep point's --param values, which win over --set.
 	Late []Override
+	// Check, if set, runs after validation on the decoded value (as far
+	// as it decoded), and its problems are reported with the others, each
+	// at its key's line when it names one (ConfigField): the assembly
+	// checks the data files here, so that one pass reports them too.
+	Check func(into any) error
 }
 
 // Override is one key=value setting and where it came from, e.g.
@@ -98,15 +103,18 @@ func Decode(in Input, into any) error {
 	rv.Elem().SetZero()
 	d.defaults(rv.Elem(), "")
 	d.value(root, rv.Elem(), "", 0)
-	if len(probs.list) == 0 {
-		// Part resolution and validation assume well-typed values, so they
-		// run only on a clean decode; otherwise they would report
-		// consequences of the problems already listed.
-		d.resolveParts(rv.Elem(), "", 0)
+	// Part resolution, validation and the caller's check run even after
+	// problems of decoding, so that one pass reports every problem (a user
+	// fixed six in three rounds). A key that failed to decode keeps its
+	// default; a later problem at that key, inside it or around it is a
+	// consequence of the first, and is left out.
+	decoded := len(probs.list)
+	d.resolveParts(rv.Elem(), "", 0)
+	d.validate(rv.Elem(), "", 0)
+	if in.Check != nil {
+		d.report("", in.Check(into))
 	}
-	if len(probs.list) == 0 {
-		d.validate(rv.Elem(), "", 0)
-	}
+	probs.dropConsequences(decoded)
 	return probs.err()
 }
 

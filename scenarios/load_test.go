@@ -105,12 +105,13 @@ func TestProblems(t *testing.T) {
 			want: []string{"1||a scenario is a mapping"},
 		},
 		{
-			name: "every problem at once, sorted by line",
+			name: "every problem at once, syntax and checks, sorted by line",
 			yaml: "nmae: x\ndatapath:\n  requests: many\n  host:\n    background_load: 50\ncluster:\n  gpus:\n    - model: A100\n      count: 0\n",
 			want: []string{
 				`1|nmae|did you mean "name"?`,
 				`3|datapath.requests|expected an integer, got "many"`,
 				"5|datapath.host.background_load|missing unit",
+				"9|cluster.gpus[0].count|at least 1",
 			},
 		},
 		{

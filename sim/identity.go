@@ -240,3 +240,37 @@ func fileDigest(path string) (string, int64, error) {
 	}
 	return s, n, nil
 }
+
+// FileProblems checks sc's data files for the scenario loader
+// (scenarios.Input.Check): every file that is not there, each an error at
+// its key, so that validate reports them with the scenario's other
+// problems in one pass, at the line that names them. An empty path is the
+// config's own check to report.
+func FileProblems(into any) error {
+	sc, ok := into.(*scenarios.Scenario)
+	if !ok {
+		return nil
+	}
+	keys, paths := dataFiles(sc)
+	var errs []error
+	for i, p := range paths {
+		if strings.TrimSpace(p) == "" {
+			continue
+		}
+		if _, err := os.Stat(p); err != nil {
+			e := missingInput(keys[i], p)
+			if !errors.Is(err, fs.ErrNotExist) {
+				e = fmt.Errorf("%s: %w", keys[i], err)
+			}
+			errs = append(errs, &fileProblem{key: keys[i], msg: strings.TrimPrefix(e.Error(), keys[i]+": ")})
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// fileProblem is a data file's problem placed at its key.
+type fileProblem struct{ key, msg string }
+
+func (e *fileProblem) Error() string         { return e.key + ": " + e.msg }
+func (e *fileProblem) ConfigField() string   { return e.key }
+func (e *fileProblem) ConfigMessage() string { return e.msg }

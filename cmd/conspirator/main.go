@@ -87,6 +87,10 @@ func run(args []string, stdout, stderr io.Writer, env []string) int {
 type app struct {
 	stdout, stderr io.Writer
 	env            []string
+	// checkFilesOnLoad: load reports missing data files with the
+	// scenario's other problems (validate); the other commands check them
+	// after their own flags.
+	checkFilesOnLoad bool
 }
 
 func newRoot(stdout, stderr io.Writer, env []string) *cobra.Command {

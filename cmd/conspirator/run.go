@@ -79,6 +79,9 @@ func (a *app) loadLate(nameOrPath string, f scenarioFlags, source string, late [
 		lateOver[i] = scenarios.Override{Source: source, KV: kv}
 	}
 	in := scenarios.Input{Env: scenarioEnv(a.env), Overrides: sets, Late: lateOver}
+	if a.checkFilesOnLoad {
+		in.Check = sim.FileProblems // validate: the files with every other problem, in one pass
+	}
 	var sc scenarios.Scenario
 	if err := scenarios.LoadInput(nameOrPath, in, &sc); err != nil {
 		// Every way a scenario fails to load (unknown name, unreadable
@@ -369,6 +372,7 @@ func (a *app) validateCmd() *cobra.Command {
   conspirator validate paper/e2e --set datapath.host.background_load=95%`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
+			a.checkFilesOnLoad = true
 			sc, err := a.load(args[0], f)
 			if err != nil {
 				return err

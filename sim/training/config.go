@@ -333,8 +333,9 @@ func (c Config) Validate() error {
 		}
 	}
 	for name := range c.PolicyArgs {
-		if !seen[name] {
-			add("policy_args."+name, "arguments for a policy that is not in policies (%s)", strings.Join(c.Policies, ", "))
+		if !seen[name] && len(c.PolicyArgs[name]) > 0 { // an emptied entry ({}) is as good as none
+
+			add("policy_args."+name, "arguments for a policy that is not in policies (%s); list it there, or drop its arguments: --set %s.policy_args={} clears them all, --set '%s.policy_args.%s={}' this one's", strings.Join(c.Policies, ", "), "training", "training", name)
 		}
 	}
 	if c.Baseline != "" && !seen[c.Baseline] {
