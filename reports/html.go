@@ -81,7 +81,7 @@ func provenance(r Result) string {
 	} else {
 		parts = append(parts, "seed unknown")
 	}
-	if c := r.Inputs.Calibration; c != "" {
+	if c := r.calibration(); c != "" {
 		parts = append(parts, "calibration profile "+c)
 	} else {
 		parts = append(parts, "no calibration profile (catalog values)")

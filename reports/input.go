@@ -163,9 +163,11 @@ type Result struct {
 	Version string `json:"version,omitempty"`
 	Commit  string `json:"commit,omitempty"`
 	Seed    *int64 `json:"seed,omitempty"`
-	Inputs  struct {
-		Calibration string `json:"calibration"`
-	} `json:"inputs"`
+	// Inputs is the run's resolved scenario (every key, as run).
+	Inputs map[string]any `json:"inputs"`
+	// Gap is the data path's headline: conspirator's mean end-to-end time
+	// below host-rdma's, in percent (absent without both paths).
+	Gap *Num `json:"conspirator_vs_host_rdma_gap_pct,omitempty"`
 	// InputsSHA256 is the run's identity (sim.InputsSHA256); a sweep's
 	// aggregate refuses a point whose identity is not the one sweep.json
 	// recorded for it.
@@ -516,4 +518,10 @@ func ReadJobRows(path string) ([]JobRow, error) {
 // in microseconds against problem size (jobs in the snapshot).
 func ReadDecisions(path string) ([]Series, error) {
 	return readSeries(path, "policy", "jobs", "decision_us")
+}
+
+// calibration is the calibration profile the run used ("" for none).
+func (r Result) calibration() string {
+	c, _ := r.Inputs["calibration"].(string)
+	return c
 }

@@ -32,7 +32,11 @@ func Render(dir string) error { return RenderFS(atomicfs.OS, dir) }
 // Before writing it removes the temporaries that a render killed midway
 // left beside its outputs, so a re-render leaves the same tree as a clean
 // one.
-func RenderFS(fsys atomicfs.FS, dir string) error {
+func RenderFS(fsys atomicfs.FS, dir string) error { return RenderFSBy(fsys, dir, "conspirator report") }
+
+// RenderFSBy is RenderFS for the command by ("conspirator run"), which the
+// page's closing line names: the page says which command wrote it.
+func RenderFSBy(fsys atomicfs.FS, dir, by string) error {
 	st, err := os.Stat(dir)
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
@@ -50,10 +54,10 @@ func RenderFS(fsys atomicfs.FS, dir string) error {
 		}
 	}
 	if isSweep {
-		return renderSweep(fsys, dir)
+		return renderSweep(fsys, dir, by)
 	}
 	if isRun {
-		return renderRun(fsys, dir)
+		return renderRun(fsys, dir, by)
 	}
 	return fmt.Errorf("report: %s holds neither sweep.json (a sweep) nor %s (a run)", dir, ResultFile)
 }
@@ -186,7 +190,7 @@ var figureCaptions = map[string]string{
 	"allocation":       "GPU allocation ratio against the GPU request arrived, per policy (mean over seeds): higher is better; the gap to the arrived line is GPU fragmentation and pods that found no server.",
 }
 
-func renderRun(fsys atomicfs.FS, dir string) error {
+func renderRun(fsys atomicfs.FS, dir, by string) error {
 	r, err := ReadResult(filepath.Join(dir, ResultFile))
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
@@ -208,7 +212,7 @@ func renderRun(fsys atomicfs.FS, dir string) error {
 		title = filepath.Base(filepath.Clean(dir))
 	}
 	fmt.Fprintf(&md, "# Report: %s\n\n", title)
-	md.WriteString("Rendered from the stored results in this directory by `conspirator report`.\n")
+	writeWhatRan(&md, r)
 	writeTables(&md, r)
 	writeCalibration(&md, r)
 	if err := writeBackend(&md, dir); err != nil {
@@ -221,10 +225,16 @@ func renderRun(fsys atomicfs.FS, dir string) error {
 	if err := saveFigures(fsys, plots, &md, figs); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
+	writtenBy(&md, by)
 	if err := writeReport(fsys, dir, md.String()); err != nil {
 		return err
 	}
 	return writeHTML(fsys, dir, md.String(), r)
+}
+
+// writtenBy closes a page with the command that wrote it.
+func writtenBy(md *strings.Builder, by string) {
+	fmt.Fprintf(md, "\n---\nWritten by `%s` from the result files in this directory; `conspirator report DIR` draws it again from them.\n", by)
 }
 
 func writeReport(fsys atomicfs.FS, dir, md string) error {

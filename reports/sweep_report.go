@@ -213,7 +213,7 @@ func AggregateSweep(dir string) (SweepAggregate, error) {
 	return agg, nil
 }
 
-func renderSweep(fsys atomicfs.FS, dir string) error {
+func renderSweep(fsys atomicfs.FS, dir, by string) error {
 	agg, err := AggregateSweep(dir)
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
@@ -264,6 +264,7 @@ func renderSweep(fsys atomicfs.FS, dir string) error {
 	if err := saveFigures(fsys, plots, &md, figs); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
+	writtenBy(&md, by)
 	if err := writeReport(fsys, dir, md.String()); err != nil {
 		return err
 	}

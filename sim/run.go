@@ -368,6 +368,9 @@ func InputsDigest(sc *scenarios.Scenario) (string, error) {
 	return hex.EncodeToString(sum[:4]), nil
 }
 
+// InputsMap is sc resolved as summary.json's inputs hold it.
+func InputsMap(sc *scenarios.Scenario) (map[string]any, error) { return scenarioKeys(sc) }
+
 func scenarioKeys(sc *scenarios.Scenario) (map[string]any, error) {
 	y, err := yaml.Marshal(sc)
 	if err != nil {

@@ -165,6 +165,11 @@ func TestTwoSweepsIntoOneDirectory(t *testing.T) {
 		if out, err := command(ref, r).CombinedOutput(); err != nil {
 			t.Fatalf("clean sweep: %v\n%s", err, out)
 		}
+		// Drawn by report, as the race's directory is below (the page
+		// names the command that wrote it).
+		if code, _, stderr := cli(t, nil, "report", ref); code != 0 {
+			t.Fatalf("report %s: exit %d: %s", ref, code, stderr)
+		}
 		refs[r] = treeHash(t, ref)
 	}
 	locked, refused := 0, 0

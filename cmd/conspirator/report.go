@@ -60,7 +60,7 @@ that finishes it.`,
 					return fmt.Errorf("%w; %s", err, hint)
 				}
 			}
-			if err := renderAtomically(dir); err != nil {
+			if err := renderAtomically(dir, "conspirator report"); err != nil {
 				return err
 			}
 			fmt.Fprintf(a.stdout, "report: %s\n", filepath.Join(dir, "report.md"))
@@ -89,8 +89,8 @@ func checkResultDir(dir string) error {
 // dir's place (atomicfs.Rewrite). A kill at any moment leaves the old
 // report or the new one, never one's figures beside the other's page.
 // The caller holds dir's lock.
-func renderAtomically(dir string) error {
+func renderAtomically(dir, by string) error {
 	return atomicfs.Rewrite(atomicfs.OS, dir, func(tmp string) error {
-		return reports.RenderFS(atomicfs.OS, tmp)
+		return reports.RenderFSBy(atomicfs.OS, tmp, by)
 	})
 }

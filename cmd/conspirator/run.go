@@ -500,7 +500,7 @@ func writeResultDirFS(fsys atomicfs.FS, dir string, files map[string][]byte, rep
 			}
 		}
 		if report {
-			if err := reports.RenderFS(fsys, tmp); err != nil {
+			if err := reports.RenderFSBy(fsys, tmp, "conspirator run"); err != nil {
 				return fmt.Errorf("rendering the report: %w", err)
 			}
 		}

@@ -175,7 +175,7 @@ writes a Kubernetes Indexed Job (generated, not tested on a live cluster).`,
 			}
 			fmt.Fprintf(a.stdout, "sweep %s: %d points in this shard, %d ran, %d already done\n", dir, sum.Total, sum.Ran, sum.Skipped)
 			if !noReport && opts.Shards <= 1 {
-				if err := renderAtomically(dir); err != nil {
+				if err := renderAtomically(dir, "conspirator sweep"); err != nil {
 					return fmt.Errorf("rendering the report: %w", err)
 				}
 				fmt.Fprintf(a.stdout, "report: %s\n", filepath.Join(dir, "report.md"))
