@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 
 	"github.com/conspirator-sim/conspirator/sim/cluster"
 	"github.com/conspirator-sim/conspirator/sim/training"
@@ -59,9 +61,23 @@ func trainingEnv(cfg training.Config) training.Env {
 // where to get one: a job list is not an Alibaba trace.
 func missingInput(key, path string) error {
 	if key != "training.jobs.list" {
-		return cluster.NotFound(key, path)
+		return &cluster.InputError{Err: fmt.Errorf("%s: file %s not found%s; %s", key, path, resolved(path), cluster.DownloadHint)}
 	}
-	return &cluster.InputError{Err: fmt.Errorf("%s: file %s not found%s; a job list is a CSV with num_gpu,submit_time,iterations,model, such as the 5,335-job alibaba.csv of github.com/ChenYuHo/SwitchML-omnetpp; or set training.jobs.source: synthetic", key, path, cluster.Resolved(path))}
+	return &cluster.InputError{Err: fmt.Errorf("%s: file %s not found%s; a job list is a CSV with num_gpu,submit_time,iterations,model, such as the 5,335-job alibaba.csv of github.com/ChenYuHo/SwitchML-omnetpp; or set training.jobs.source: synthetic", key, path, resolved(path))}
+}
+
+// resolved says where a relative path led: " (resolved to ABS from the
+// working directory WD)", or "" for an absolute path. A user who sees only
+// the relative path cannot tell where the program looked.
+func resolved(path string) string {
+	if filepath.IsAbs(path) {
+		return ""
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf(" (resolved to %s from the working directory %s)", filepath.Join(wd, path), wd)
 }
 
 // runTraining runs the training section and adds its files.

@@ -6,8 +6,6 @@ import (
 	"io/fs"
 	"maps"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -67,21 +65,7 @@ func (c Config) Files() (keys, paths []string) {
 // NotFound is the error for an input file that does not exist: the key,
 // the path and where the data can be downloaded.
 func NotFound(key, path string) error {
-	return &InputError{fmt.Errorf("%s: file %s not found%s; %s", key, path, Resolved(path), DownloadHint)}
-}
-
-// Resolved says where a relative path led: " (resolved to ABS from the
-// working directory WD)", or "" for an absolute path. A user who sees only
-// the relative path cannot tell where the program looked.
-func Resolved(path string) string {
-	if filepath.IsAbs(path) {
-		return ""
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return ""
-	}
-	return fmt.Sprintf(" (resolved to %s from the working directory %s)", filepath.Join(wd, path), wd)
+	return &InputError{fmt.Errorf("%s: file %s not found; %s", key, path, DownloadHint)}
 }
 
 // importInput reads one input file through env, turning a missing file
