@@ -21,6 +21,8 @@ type Run struct {
 	Dir    string
 	Result Result
 	Inputs map[string]any
+	// Label names the run in figures (the inputs that set it apart).
+	Label string
 	// Sweep is a sweep directory's aggregate (nil for a single run); its
 	// metrics are the means over seeds of each parameter combination, with
 	// their 95% CIs.

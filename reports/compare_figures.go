@@ -43,6 +43,9 @@ func WriteComparison(fsys atomicfs.FS, dir string, c Comparison) error {
 	md.WriteString("\nDifferences are to run [0]; \"beyond CI\" means the difference exceeds the sum of both runs' 95% CI half-widths.\n\n```\n")
 	md.WriteString(text.String())
 	md.WriteString("```\n")
+	if len(figs) == 0 {
+		md.WriteString("\nNo overlaid figures: they are drawn for runs (latency CDFs, stages, GPU-hours) that share their data; sweeps are compared in the table above, and each sweep's own report draws its lines.\n")
+	}
 	if err := saveFigures(fsys, plots, &md, figs); err != nil {
 		return fmt.Errorf("compare: %w", err)
 	}
@@ -52,9 +55,42 @@ func WriteComparison(fsys atomicfs.FS, dir string, c Comparison) error {
 	return writeHTML(fsys, dir, md.String(), Result{Scenario: "comparison of " + fmt.Sprint(len(c.Runs)) + " runs"})
 }
 
-// runLabel names run i in legends and on axes.
+// runLabel names run i in legends and on axes: by the inputs that set it
+// apart (at most two, "[1] background_load=80%"), where the runs differ in
+// a few; else by its directory (a folder named by a digest says nothing).
 func runLabel(i int, r Run) string {
+	if r.Label != "" {
+		return fmt.Sprintf("[%d] %s", i, r.Label)
+	}
 	return fmt.Sprintf("[%d] %s", i, filepath.Base(filepath.Clean(r.Dir)))
+}
+
+// labelRuns sets each run's Label from the inputs that differ between
+// the runs, where they differ in one to three keys (beyond that no short
+// label says it; the table lists them all).
+func labelRuns(runs []Run) {
+	diffs := inputDiffs(runs)
+	var shown []InputDiff
+	for _, d := range diffs {
+		if d.Key == "name" || d.Key == "description" {
+			continue
+		}
+		shown = append(shown, d)
+	}
+	if len(shown) == 0 || len(shown) > 3 {
+		return
+	}
+	for i := range runs {
+		var parts []string
+		for _, d := range shown[:min(2, len(shown))] {
+			k := d.Key
+			if j := strings.LastIndex(k, "."); j >= 0 {
+				k = k[j+1:]
+			}
+			parts = append(parts, k+"="+strings.Trim(d.Values[i], `"`))
+		}
+		runs[i].Label = strings.Join(parts, ", ")
+	}
 }
 
 // compareFigures draws the overlaid figures of runs: latency CDFs per
@@ -62,6 +98,7 @@ func runLabel(i int, r Run) string {
 // policy and run. A figure is left out where fewer than two runs have its
 // data; sweeps draw none (their own reports hold the lines).
 func compareFigures(runs []Run) ([]*figure, error) {
+	labelRuns(runs)
 	var figs []*figure
 	if f, err := compareLatencyCDF(runs); err != nil {
 		return nil, err

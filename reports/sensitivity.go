@@ -54,7 +54,8 @@ func SensitivityCSV(metric string, base float64, rows []SensitivityRow) []byte {
 
 // WriteTornado draws the tornado chart of a sensitivity analysis into
 // dir/plots: one horizontal bar per parameter from its low-value to its
-// high-value metric, largest swing on top, and the baseline as a line.
+// high-value metric (two bars side by side), largest swing on top, and
+// the baseline as a line named in the legend.
 // lowLabel and highLabel say what the two ends are ("low end"); a
 // narrow legend column names the two colours (the image has no title: it
 // is the caption's job).
@@ -74,12 +75,15 @@ func WriteTornado(fsys atomicfs.FS, dir, metricLabel, lowLabel, highLabel string
 		names[n-1-i] = strings.TrimPrefix(r.Param, "datapath.") + " [" + r.Grade + "]"
 		a, b := min(r.Low, r.High), max(r.Low, r.High)
 		lo, hi = min(lo, a), max(hi, b)
+		// The two ends side by side, not one over the other: where both
+		// move the headline the same way, the longer bar hid the shorter.
 		for k, v := range []float64{r.Low, r.High} {
-			l, err := plotter.NewLine(plotter.XYs{{X: base, Y: y}, {X: v, Y: y}})
+			dy := []float64{0.17, -0.17}[k]
+			l, err := plotter.NewLine(plotter.XYs{{X: base, Y: y + dy}, {X: v, Y: y + dy}})
 			if err != nil {
 				return err
 			}
-			l.LineStyle.Width = vg.Points(9)
+			l.LineStyle.Width = vg.Points(6)
 			l.LineStyle.Color = colour(k)
 			p.Add(l)
 			if i == 0 {
@@ -93,6 +97,7 @@ func WriteTornado(fsys atomicfs.FS, dir, metricLabel, lowLabel, highLabel string
 	}
 	bl.LineStyle.Color = color.Black
 	p.Add(bl)
+	leg.add(fmt.Sprintf("as run: %s", fmtSig(base)), bl)
 	p.Y.Min, p.Y.Max = -0.6, float64(n)-0.4
 	p.NominalY(names...)
 	pad := 0.05 * (hi - lo)

@@ -477,7 +477,11 @@ func sweepFigures(agg SweepAggregate) ([]*figure, error) {
 					if kind.kind == "training" { // jct_s.mean is a cluster metric too
 						name = "training_" + name
 					}
-					caption := fmt.Sprintf("%s against `%s`, one line per %s; error bars: 95%% CI across seeds.", m.title, xp.Key, singular(kind.kind))
+					ci := "shaded bands"
+					if ticks != nil {
+						ci = "error bars"
+					}
+					caption := fmt.Sprintf("%s against `%s`, one line per %s; %s: 95%% CI (across the sweep's seeds, or the run's own over its seeds where the sweep has one).", m.title, xp.Key, singular(kind.kind), ci)
 					if len(fixedKeys) > 1 || fixed != "" {
 						name += fmt.Sprintf("__%02d", fi+1)
 						caption += " Fixed: " + fixed + "."

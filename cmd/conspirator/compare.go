@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/conspirator-sim/conspirator/internal/atomicfs"
 	"github.com/conspirator-sim/conspirator/reports"
@@ -54,7 +55,12 @@ their CIs. Each run keeps one colour in every figure.`,
 			if err := reports.WriteComparison(atomicfs.OS, outDir, c); err != nil {
 				return err
 			}
-			fmt.Fprintf(a.stdout, "\nfigures and report: %s (report.md, report.html, plots/)\n", outDir)
+			figs, _ := filepath.Glob(filepath.Join(outDir, reports.PlotsDir, "*.png"))
+			if len(figs) == 0 {
+				fmt.Fprintf(a.stdout, "\nreport: %s (report.md, report.html; no overlaid figures: sweeps are compared in the table, and each sweep's report draws its lines)\n", outDir)
+			} else {
+				fmt.Fprintf(a.stdout, "\nreport: %s (report.md, report.html, %d overlaid figures in plots/)\n", outDir, len(figs))
+			}
 			return nil
 		},
 	}

@@ -422,7 +422,7 @@ func TestCompareCommand(t *testing.T) {
 	}
 	dir := filepath.Join(t.TempDir(), "cmp")
 	code, out, stderr = cli(t, nil, "compare", fx, fx, "-o", dir)
-	if code != 0 || !strings.Contains(out, "figures and report: "+dir) {
+	if code != 0 || !strings.Contains(out, "report: "+dir+" (report.md, report.html, 2 overlaid figures in plots/)") {
 		t.Errorf("compare -o: exit %d\n%s\n%s", code, out, stderr)
 	}
 	for _, f := range []string{"report.md", "report.html", "plots/compare_stage_breakdown.pdf"} {

@@ -117,6 +117,9 @@ func printSummary(w io.Writer, s *sim.Summary, timing *sim.Timing) {
 			}
 			if p.OptimalityGap != nil {
 				gap = fmt.Sprintf("%+.2f%%", 100**p.OptimalityGap)
+				if math.Abs(100**p.OptimalityGap) < 0.005 {
+					gap = "0.00%" // not "-0.00%": a rounding's sign says nothing
+				}
 			}
 			if p.Horizon != nil {
 				// An offline bound has GPU-hours and nothing a replay measures.
@@ -140,7 +143,7 @@ func printSummary(w io.Writer, s *sim.Summary, timing *sim.Timing) {
 		printHorizon(w, s.Policies)
 		for _, p := range s.Policies {
 			if st := p.Solves; st != nil {
-				line := fmt.Sprintf("%s: %d solves, %d proven optimal", p.Name, st.Total, st.Proven)
+				line := fmt.Sprintf("%s: %d %s, %d proven optimal", p.Name, st.Total, map[bool]string{true: "solve", false: "solves"}[st.Total == 1], st.Proven)
 				if st.Unproven > 0 {
 					line = fmt.Sprintf("WARNING: %s: %d of %d solves were cut by the time limit (worst gap %.2f%%): its GPU-hours are not proven optimal", p.Name, st.Unproven, st.Total, 100*st.WorstGap)
 				}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/conspirator-sim/conspirator/realhw/swap"
@@ -244,7 +245,7 @@ the reason; queueing between requests is not re-simulated.`,
 			}
 			dir := outDir
 			if dir == "" {
-				if dir, err = a.defaultRunDir(sc); err != nil {
+				if dir, err = a.defaultRunDir(name, sc); err != nil {
 					return err
 				}
 			}
@@ -276,6 +277,14 @@ the reason; queueing between requests is not re-simulated.`,
 			}
 			var top []reports.SensitivityRow
 			var headlineLabel string
+			if noSensitivity {
+				// A result directory of the same inputs may already hold the
+				// sensitivity a run without the flag computed: it is a
+				// function of the inputs, so it is kept, not lost.
+				if keep, err := sameInputsSensitivity(dir, out.Files); err == nil && keep != nil {
+					out.Files[reports.SensitivityFile] = keep
+				}
+			}
 			if !noSensitivity {
 				rows, h, base, why, err := a.runSensitivity(name, f, sc, withSensitivity)
 				switch {
@@ -408,7 +417,7 @@ func (a *app) validateCmd() *cobra.Command {
 // other inputs (--set, --seed, environment, an edited copy of a built-in),
 // so that two runs of different inputs never overwrite each other and a
 // rerun of the same inputs replaces its own directory.
-func (a *app) defaultRunDir(sc *scenarios.Scenario) (string, error) {
+func (a *app) defaultRunDir(arg string, sc *scenarios.Scenario) (string, error) {
 	digest, err := sim.InputsDigest(sc)
 	if err != nil {
 		return "", err
@@ -417,8 +426,14 @@ func (a *app) defaultRunDir(sc *scenarios.Scenario) (string, error) {
 	var plain scenarios.Scenario
 	if err := scenarios.Load(sc.Name, nil, nil, &plain); err == nil {
 		if d, err := sim.InputsDigest(&plain); err == nil && d == digest {
+			// The built-in as it is, or a copy that computes the same.
 			return filepath.Join(a.outRoot(), base), nil
 		}
+	}
+	if !slices.Contains(scenarios.List(), arg) {
+		// A scenario file is found by its file name: my.yaml, saved from
+		// `scenarios show paper/e2e` and edited, still says name: paper/e2e.
+		base = safeName(strings.TrimSuffix(filepath.Base(arg), filepath.Ext(arg)))
 	}
 	return filepath.Join(a.outRoot(), base+"-"+digest), nil
 }
@@ -526,4 +541,21 @@ func looksLikeResult(dir string) bool {
 		}
 	}
 	return false
+}
+
+// sameInputsSensitivity returns the sensitivity.csv of the result in dir
+// when that result was computed from the same inputs (inputs_sha256) as
+// the summary about to replace it; nil otherwise.
+func sameInputsSensitivity(dir string, files map[string][]byte) ([]byte, error) {
+	old, err := os.ReadFile(filepath.Join(dir, reports.ResultFile))
+	if err != nil {
+		return nil, err
+	}
+	var a, b struct {
+		Inputs string `json:"inputs_sha256"`
+	}
+	if json.Unmarshal(old, &a) != nil || json.Unmarshal(files[reports.ResultFile], &b) != nil || a.Inputs == "" || a.Inputs != b.Inputs {
+		return nil, nil
+	}
+	return os.ReadFile(filepath.Join(dir, reports.SensitivityFile))
 }

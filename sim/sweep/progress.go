@@ -27,8 +27,8 @@ func newProgress(opts Options, todo, skipped int) progress {
 	if opts.Shards > 1 {
 		shard = fmt.Sprintf("shard %d of %d, ", opts.Shard, opts.Shards)
 	}
-	fmt.Fprintf(opts.Progress, "sweep: %d points to run in %s (%s%d already done, %d workers)\n",
-		todo, opts.Dir, shard, skipped, opts.Jobs)
+	fmt.Fprintf(opts.Progress, "sweep: %d points to run in %s (%s%d already done, %s)\n",
+		todo, opts.Dir, shard, skipped, plural(opts.Jobs, "worker"))
 	if !opts.IsTerminal {
 		return &lineProgress{w: opts.Progress, total: todo + skipped, n: skipped}
 	}
@@ -66,3 +66,11 @@ func (b barProgress) done(id string) {
 	b.bar.Add(1)
 }
 func (b barProgress) finish() { b.bar.Exit() }
+
+// plural writes "1 worker", "2 workers".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
