@@ -183,7 +183,15 @@ func newHeadline(sc *scenarios.Scenario, policy string) (headline, error) {
 		}
 		base := sc.Cluster.Baseline
 		if base == "" || base == policy {
-			return headline{}, usagef("scenario %s has no cluster.baseline other than %s to measure GPU-hours against; set one, e.g. --set cluster.baseline=naive-share", sc.Name, policy)
+			// Suggest a baseline the scenario runs; else how to add one.
+			hint := fmt.Sprintf("add one: --set 'cluster.policies=[%s, naive-share]' --set cluster.baseline=naive-share", strings.Join(sc.Cluster.Policies, ", "))
+			for _, p := range sc.Cluster.Policies {
+				if p != policy {
+					hint = fmt.Sprintf("set one of the policies it runs (%s), e.g. --set cluster.baseline=%s", strings.Join(sc.Cluster.Policies, ", "), p)
+					break
+				}
+			}
+			return headline{}, usagef("scenario %s has no cluster.baseline other than %s to measure GPU-hours against; %s", sc.Name, policy, hint)
 		}
 		return headline{
 			label:  fmt.Sprintf("%s GPU-hours vs %s", policy, base),
