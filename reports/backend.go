@@ -62,8 +62,15 @@ func writeBackend(md *strings.Builder, dir string) error {
 		fmt.Fprintf(md, "| %s | %s | %s | %s | %s | %s | %s x %d |\n", s.Path, s.Stage, s.Kind, fmtSig(s.ModelP50US), fmtSig(s.Real.P50US), fmtSig(s.Real.P99US), s.Real.Op, s.Real.Reps)
 	}
 	md.WriteString("\n| path | stages performed | model mean (µs) | with real stages (µs) |\n|---|---:|---:|---:|\n")
+	mean := map[string][2]float64{}
 	for _, p := range r.Paths {
 		fmt.Fprintf(md, "| %s | %d | %s | %s |\n", p.Path, p.Performed, fmtSig(p.ModelMeanUS), fmtSig(p.WithRealMeanUS))
+		mean[p.Path] = [2]float64{p.ModelMeanUS, p.WithRealMeanUS}
+	}
+	hr, okh := mean["host-rdma"]
+	co, okc := mean["conspirator"]
+	if okh && okc && (co[0] < hr[0]) != (co[1] < hr[1]) {
+		fmt.Fprintf(md, "\n**With these stages host-rdma and conspirator swap places against the model**: the %s backend stands in a host memcpy for the PCIe host-to-GPU copy and loopback for the network, so the swap compares this machine's stand-ins, not the paths' hardware.\n", r.Backend)
 	}
 	return nil
 }

@@ -112,6 +112,13 @@ func runMetrics(r Run) map[string]Metric {
 func metrics(r Result) map[string]Metric {
 	m := map[string]Metric{}
 	nan := math.NaN()
+	// The headline gap, and every path's against host-rdma (one seed: no
+	// CI of its own).
+	for name, vs := range derivedValues(r) {
+		for i, v := range vs {
+			m["derived/"+name+"/"+derivedMetrics[i].field] = Metric{v, nan}
+		}
+	}
 	for _, p := range r.Paths {
 		k := "path/" + p.Name + "/"
 		m[k+"mean_latency_us"] = Metric{float64(p.LatencyUS.Mean), float64(p.LatencyUS.CI95Mean)}

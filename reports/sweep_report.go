@@ -2,12 +2,14 @@ package reports
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/conspirator-sim/conspirator/internal/atomicfs"
 	"github.com/conspirator-sim/conspirator/sim/sweep"
@@ -40,6 +42,15 @@ var pathMetrics = []metric{
 	{field: "soc_utilization", label: "SoC utilization (fraction)"},
 	{field: "gpu_utilization", label: "GPU utilization (fraction)"},
 	{field: "dropped", label: "dropped requests"},
+	{field: "unstable", label: "unstable (1: offered load above capacity; its latencies are left out)"},
+}
+
+// derivedMetrics are computed from several paths of a point: the
+// headline gap (summary.json's), and every path's mean latency below
+// host-rdma's. An unstable path gives none (NaN), so a curve never
+// averages an unbounded mean in.
+var derivedMetrics = []metric{
+	{field: "gap_pct", label: "mean end-to-end time below host-rdma's (%)", title: "The headline: mean end-to-end time below host-rdma's (the paper: 15% for conspirator)", plot: true},
 }
 
 var policyMetrics = []metric{
@@ -65,8 +76,45 @@ var policyMetrics = []metric{
 }
 
 func pathValues(p PathResult) []float64 {
-	return []float64{float64(p.LatencyUS.Mean), float64(p.LatencyUS.P50), float64(p.LatencyUS.P95), float64(p.LatencyUS.P99),
-		float64(p.ThroughputRPS), float64(p.HostCPUUSPerRequest), float64(p.SoCUtilization), float64(p.GPUUtilization), float64(p.Dropped)}
+	lat := []float64{float64(p.LatencyUS.Mean), float64(p.LatencyUS.P50), float64(p.LatencyUS.P95), float64(p.LatencyUS.P99)}
+	unstable := 0.0
+	if p.Unstable {
+		// Its queue grew with the run: no latency of it means anything.
+		unstable = 1
+		for i := range lat {
+			lat[i] = math.NaN()
+		}
+	}
+	return append(lat, float64(p.ThroughputRPS), float64(p.HostCPUUSPerRequest), float64(p.SoCUtilization), float64(p.GPUUtilization), float64(p.Dropped), unstable)
+}
+
+// derivedValues are the derived metrics of r, keyed by name ("conspirator
+// vs host-rdma", "tcp vs host-rdma", ...).
+func derivedValues(r Result) map[string][]float64 {
+	out := map[string][]float64{}
+	var ref *PathResult
+	for i := range r.Paths {
+		if r.Paths[i].Name == "host-rdma" {
+			ref = &r.Paths[i]
+		}
+	}
+	if ref == nil {
+		return out
+	}
+	for _, p := range r.Paths {
+		if p.Name == "host-rdma" {
+			continue
+		}
+		v := math.NaN()
+		if !p.Unstable && !ref.Unstable && float64(ref.LatencyUS.Mean) > 0 {
+			v = 100 * (1 - float64(p.LatencyUS.Mean)/float64(ref.LatencyUS.Mean))
+		}
+		if p.Name == "conspirator" && r.Gap != nil {
+			v = float64(*r.Gap) // the summary's own, the same formula
+		}
+		out[p.Name+" vs host-rdma"] = []float64{v}
+	}
+	return out
 }
 
 func policyValues(q PolicyResult) []float64 {
@@ -117,6 +165,11 @@ func Metrics(r Result) map[string]float64 {
 			}
 		}
 	}
+	for name, vs := range derivedValues(r) {
+		for i, v := range vs {
+			m["derived/"+name+"/"+derivedMetrics[i].field] = v
+		}
+	}
 	return m
 }
 
@@ -132,6 +185,7 @@ type metricKind struct {
 // metricKinds lists the kinds of agg in report order.
 func metricKinds(agg SweepAggregate) []metricKind {
 	return []metricKind{
+		{"derived", "The headline gap", agg.Derived, derivedMetrics},
 		{"paths", "Data path", agg.Paths, pathMetrics},
 		{"policies", "Cluster scheduling", agg.Policies, policyMetrics},
 		{"training", "Training (aggregator memory policies)", agg.Training, trainingMetrics},
@@ -148,6 +202,7 @@ type SweepAggregate struct {
 	Paths    []string      `json:"paths,omitempty"`
 	Policies []string      `json:"policies,omitempty"`
 	Training []string      `json:"training,omitempty"`
+	Derived  []string      `json:"derived,omitempty"`
 	Groups   []sweep.Group `json:"groups"`
 }
 
@@ -203,9 +258,26 @@ func AggregateSweep(dir string) (SweepAggregate, error) {
 				}
 			}
 		}
+		for name := range derivedValues(r) {
+			if !slices.Contains(agg.Derived, name) {
+				agg.Derived = append(agg.Derived, name)
+			}
+		}
 		samples = append(samples, sweep.Sample{Point: p, Metrics: Metrics(r)})
 		agg.Complete++
 	}
+	// The headline first, then the others by name.
+	slices.SortFunc(agg.Derived, func(a, b string) int {
+		switch {
+		case a == b:
+			return 0
+		case a == "conspirator vs host-rdma":
+			return -1
+		case b == "conspirator vs host-rdma":
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
 	agg.Groups = sweep.Aggregate(samples, 0.95)
 	if agg.Groups == nil {
 		agg.Groups = []sweep.Group{}
@@ -611,6 +683,9 @@ func singular(kind string) string {
 	if kind == "policies" || kind == "training" {
 		return "policy"
 	}
+	if kind == "derived" {
+		return "comparison"
+	}
 	return strings.TrimSuffix(kind, "s")
 }
 
@@ -673,4 +748,65 @@ func sweepTiming(md *strings.Builder, dir string) error {
 		fmt.Fprintf(md, "| %s | %d | %s | %s to %s |\n", n, len(v), fmtSig(med), fmtSig(v[0]), fmtSig(v[len(v)-1]))
 	}
 	return nil
+}
+
+// sweepHeadlines are the headline metrics a sweep's terminal summary
+// shows, the first the sweep has: the data path's gap, the cluster
+// saving, esa's speedup.
+var sweepHeadlines = []struct {
+	kind, name string
+	m          metric
+	what       string
+}{
+	{"derived", "conspirator vs host-rdma", metricNamed(derivedMetrics, "gap_pct"), "conspirator's mean end-to-end time below host-rdma's, % (the paper: 15)"},
+	{"policies", "conspirator", metricNamed(policyMetrics, "vs_baseline.pct"), "the conspirator policy's GPU-hours against the baseline, % (the paper: -33)"},
+	{"training", "esa", metricNamed(trainingMetrics, "vs_baseline.x"), "esa's mean JCT speedup over the baseline, x (ESA: up to 1.35)"},
+}
+
+// WriteSweepHeadline prints the headline of every parameter combination
+// of agg, with its 95% CI, as a short table (nothing when the sweep has no
+// headline metric).
+func WriteSweepHeadline(w io.Writer, agg SweepAggregate) {
+	for _, h := range sweepHeadlines {
+		key := h.kind + "/" + h.name + "/" + h.m.field
+		var rows [][]string
+		for _, g := range agg.Groups {
+			e, ok := g.Metrics[key]
+			if !ok {
+				continue
+			}
+			var at []string
+			for _, kv := range g.Params {
+				at = append(at, kv.Key+"="+kv.Value)
+			}
+			v := "not defined (an unstable path)"
+			if !math.IsNaN(e.Mean) {
+				v = fmtSig(e.Mean)
+				if hw := halfWidth(g, h.kind, h.name, h.m); !math.IsNaN(hw) {
+					v += " ± " + fmtSig(hw)
+				}
+			}
+			rows = append(rows, []string{strings.Join(at, ", "), v})
+		}
+		if len(rows) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s:\n", h.what)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		for _, r := range rows {
+			fmt.Fprintf(tw, "  %s\t%s\n", r[0], r[1])
+		}
+		tw.Flush()
+		return
+	}
+}
+
+// metricNamed is the metric of ms with the given field.
+func metricNamed(ms []metric, field string) metric {
+	for _, m := range ms {
+		if m.field == field {
+			return m
+		}
+	}
+	panic("reports: no metric " + field)
 }

@@ -2,6 +2,7 @@ package reports
 
 import (
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 
@@ -49,5 +50,27 @@ func TestWriteWhatRan(t *testing.T) {
 	writeWhatRan(&md, r)
 	if !strings.Contains(md.String(), "the built-in scenario `paper/e2e` as it is") {
 		t.Errorf("an unchanged run:\n%s", md.String())
+	}
+}
+
+// A sweep point's derived gaps by hand: host-rdma 1000 µs, conspirator
+// 900 (10% below), gpudirect unstable (no gap, no latency, unstable 1):
+// an unbounded mean is never averaged into a curve.
+func TestDerivedMetricsAndUnstablePaths(t *testing.T) {
+	p := func(name string, mean float64, unstable bool) PathResult {
+		return PathResult{Name: name, LatencyUS: Latency{Mean: Num(mean), P50: Num(mean), P95: Num(mean), P99: Num(mean)}, Unstable: unstable}
+	}
+	m := Metrics(Result{Paths: []PathResult{p("host-rdma", 1000, false), p("conspirator", 900, false), p("gpudirect", 5e6, true)}})
+	if v := m["derived/conspirator vs host-rdma/gap_pct"]; math.Abs(v-10) > 1e-9 {
+		t.Errorf("conspirator's gap %v, want 10", v)
+	}
+	if v := m["derived/gpudirect vs host-rdma/gap_pct"]; !math.IsNaN(v) {
+		t.Errorf("an unstable path's gap %v, want none (NaN)", v)
+	}
+	if v := m["paths/gpudirect/latency_us.mean"]; !math.IsNaN(v) || m["paths/gpudirect/unstable"] != 1 {
+		t.Errorf("unstable path: mean %v, unstable %v; want NaN and 1", v, m["paths/gpudirect/unstable"])
+	}
+	if m["paths/conspirator/unstable"] != 0 || m["paths/conspirator/latency_us.mean"] != 900 {
+		t.Errorf("a stable path lost its values: %v", m)
 	}
 }

@@ -55,6 +55,10 @@ type Summary struct {
 	// percent, 100 * (host-rdma - conspirator) / host-rdma mean latency (the
 	// paper's 15%); absent unless both paths ran.
 	Gap *float64 `json:"conspirator_vs_host_rdma_gap_pct,omitempty"`
+	// GapUndefined says why Gap is absent although both paths ran: one of
+	// them is unstable (offered load above its capacity), so its mean
+	// grows with the run's length and a gap between means says nothing.
+	GapUndefined string `json:"gap_undefined,omitempty"`
 	// Cost is the cost and power table of the control-plane processors.
 	Cost []datapath.CostLine `json:"cost,omitempty"`
 	// CostSource says where the cost rows' inputs came from: "scenario"
@@ -207,7 +211,17 @@ func RunWith(sc *scenarios.Scenario, opts Options) (*Output, error) {
 		}
 		sum.Paths = res.Paths
 		if g, err := datapath.Gap(res); err == nil {
-			sum.Gap = &g
+			var unstable []string
+			for _, name := range []string{datapath.PathHostRDMA, datapath.PathConspirator} {
+				if p := res.Path(name); p != nil && p.Unstable {
+					unstable = append(unstable, name)
+				}
+			}
+			if len(unstable) > 0 {
+				sum.GapUndefined = fmt.Sprintf("%s unstable (offered load above capacity): the mean grows with the run, so no gap is given", strings.Join(unstable, " and ")+map[bool]string{true: " is", false: " are"}[len(unstable) == 1])
+			} else {
+				sum.Gap = &g
+			}
 		}
 		var csv bytes.Buffer
 		if err := res.WriteCSV(&csv); err != nil {

@@ -83,8 +83,18 @@ func printBackend(w io.Writer, rep *swap.Report) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%.4g\t%.4g\t%.4g\t%.2f\t%s x %d\n", r.Path, r.Stage, r.Kind, r.ModelP50US, r.Real.P50US, r.Real.P99US, r.Real.P50US/r.ModelP50US, r.Real.Op, r.Real.Reps)
 	}
 	tw.Flush()
+	mean := map[string][2]float64{}
 	for _, p := range rep.Paths {
 		fmt.Fprintf(w, "%s: mean %.4g us simulated, %.4g us with its %d performed stages' measured means (a lone request's sum; queueing not re-simulated)\n",
 			p.Path, p.ModelMeanUS, p.WithRealMeanUS, p.Performed)
+		mean[p.Path] = [2]float64{p.ModelMeanUS, p.WithRealMeanUS}
+	}
+	// The swap stands in stages this machine can perform for the ones it
+	// cannot; where that reverses the headline, the stand-ins are why.
+	hr, okh := mean["host-rdma"]
+	co, okc := mean["conspirator"]
+	if okh && okc && (co[0] < hr[0]) != (co[1] < hr[1]) {
+		fmt.Fprintf(w, "NOTE: with the %s backend's stages host-rdma (%.4g us) and conspirator (%.4g us) swap places against the model (%.4g, %.4g us): the %s backend stands in a host memcpy for the PCIe host-to-GPU copy and loopback for the network, so this compares this machine's stand-ins, not the paths' hardware\n",
+			rep.Backend, hr[1], co[1], hr[0], co[0], rep.Backend)
 	}
 }

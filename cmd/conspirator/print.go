@@ -39,6 +39,8 @@ func printSummary(w io.Writer, s *sim.Summary, timing *sim.Timing) {
 		tw.Flush()
 		if s.Gap != nil {
 			fmt.Fprintf(w, "\nconspirator vs host-rdma: %.1f%% lower mean end-to-end time (paper: 15%%)\n", *s.Gap)
+		} else if s.GapUndefined != "" {
+			fmt.Fprintf(w, "\nconspirator vs host-rdma: not defined: %s\n", s.GapUndefined)
 		}
 		for _, o := range s.Overrides {
 			fmt.Fprintf(w, "override: %s = %s (part %s has %s)\n", o.Key, o.Value, o.Part, o.PartValue)

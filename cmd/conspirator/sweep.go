@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/conspirator-sim/conspirator/reports"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -179,6 +180,11 @@ writes a Kubernetes Indexed Job (generated, not tested on a live cluster).`,
 					return fmt.Errorf("rendering the report: %w", err)
 				}
 				fmt.Fprintf(a.stdout, "report: %s\n", filepath.Join(dir, "report.md"))
+			}
+			if sum.Ran > 0 && opts.Shards <= 1 {
+				if agg, err := reports.AggregateSweep(dir); err == nil {
+					reports.WriteSweepHeadline(a.stdout, agg)
+				}
 			}
 			return nil
 		},
