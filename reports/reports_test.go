@@ -334,7 +334,7 @@ func TestNumericAxis(t *testing.T) {
 		{[]string{"0", "0.4", "0.8"}, []float64{0, 0.4, 0.8}, "", true},
 		{[]string{"0%", "40%", "80%"}, []float64{0, 40, 80}, "%", true},
 		{[]string{"25GB/s", "50GB/s"}, []float64{25, 50}, "GB/s", true},
-		{[]string{"1us", "1ms"}, nil, "", false}, // units differ: categorical
+		{[]string{"1us", "1ms"}, []float64{1e-06, 0.001}, "s", true}, // units differ: read in seconds (issue 32)
 		{[]string{"tcp", "rdma"}, nil, "", false},
 	}
 	for _, c := range cases {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/conspirator-sim/conspirator/hw/units"
 	"github.com/conspirator-sim/conspirator/internal/atomicfs"
 	"github.com/conspirator-sim/conspirator/sim/sweep"
 )
@@ -326,9 +327,23 @@ func renderSweep(fsys atomicfs.FS, dir, by string) error {
 	if err := sweepTiming(&md, dir); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	figs, err := sweepFigures(agg)
+	maps, mapNote, err := sweepHeatmaps(dir, agg)
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
+	}
+	maxFixed := 0
+	if len(maps) > 0 {
+		maxFixed = 4
+	}
+	figs, notes, err := sweepLineFigures(agg, maxFixed)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	figs = append(figs, maps...)
+	for _, n := range append(notes, mapNote) {
+		if n != "" {
+			fmt.Fprintf(&md, "\n%s\n", n)
+		}
 	}
 	if len(figs) > 0 {
 		md.WriteString("\n## Figures\n")
@@ -449,8 +464,42 @@ var leadingNumber = regexp.MustCompile(`^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]
 
 // numericAxis reads parameter values such as "0.4", "80%", "25GB/s" as
 // numbers sharing one unit; ok is false when they are not all numbers with
-// the same unit (then the axis is categorical).
+// the same unit (then the axis is categorical). Quantities of one kind in
+// mixed units ("100us", "1ms"; "16KiB", "4MiB") are read in the kind's
+// base unit (s, B, B/s), so that a log-spaced sweep is one axis.
 func numericAxis(values []string) (xs []float64, unit string, ok bool) {
+	if xs, unit, ok := plainAxis(values); ok {
+		return xs, unit, true
+	}
+	kinds := []struct {
+		unit  string
+		parse func(string) (float64, error)
+	}{
+		{"s", func(v string) (float64, error) { d, err := units.ParseDuration(v); return d.Time().Seconds(), err }},
+		{"B", func(v string) (float64, error) { b, err := units.ParseBytes(v); return float64(b), err }},
+		{"B/s", func(v string) (float64, error) { b, err := units.ParseBandwidth(v); return float64(b), err }},
+		{"/s", func(v string) (float64, error) { r, err := units.ParseRate(v); return float64(r), err }},
+	}
+	for _, k := range kinds {
+		xs = xs[:0]
+		good := true
+		for _, v := range values {
+			x, err := k.parse(strings.TrimSpace(v))
+			if err != nil {
+				good = false
+				break
+			}
+			xs = append(xs, x)
+		}
+		if good && len(xs) == len(values) {
+			return xs, k.unit, true
+		}
+	}
+	return nil, "", false
+}
+
+// plainAxis reads values that are numbers with one unit as written.
+func plainAxis(values []string) (xs []float64, unit string, ok bool) {
 	for i, v := range values {
 		m := leadingNumber.FindStringSubmatch(v)
 		if m == nil {
@@ -481,6 +530,16 @@ func slug(s string) string {
 // per path or policy. When other parameters are swept too, there is one
 // figure per combination of their values.
 func sweepFigures(agg SweepAggregate) ([]*figure, error) {
+	figs, _, err := sweepLineFigures(agg, 0)
+	return figs, err
+}
+
+// sweepLineFigures is sweepFigures, leaving out the lines against a
+// parameter that would need more than maxFixed figures (one per value of
+// the others; 0: no limit), with a note saying so: where maps are drawn,
+// 20 figures of lines per metric are not read.
+func sweepLineFigures(agg SweepAggregate, maxFixed int) ([]*figure, []string, error) {
+	var notes []string
 	var figs []*figure
 	for xi, xp := range agg.Params {
 		if len(xp.Values) < 2 {
@@ -519,6 +578,10 @@ func sweepFigures(agg SweepAggregate) ([]*figure, error) {
 				fixedKeys = append(fixedKeys, k)
 			}
 			byFixed[k] = append(byFixed[k], g)
+		}
+		if maxFixed > 0 && len(fixedKeys) > maxFixed {
+			notes = append(notes, fmt.Sprintf("Lines against `%s` are left out: one figure per value of the other parameters would be %d per metric; the maps below show them.", xp.Key, len(fixedKeys)))
+			continue
 		}
 		for fi, fixed := range fixedKeys {
 			for _, kind := range metricKinds(agg) {
@@ -560,7 +623,7 @@ func sweepFigures(agg SweepAggregate) ([]*figure, error) {
 					}
 					f, err := metricVsParam(name, xLabel, m.label, lines, m.logY, ticks)
 					if err != nil {
-						return nil, err
+						return nil, nil, err
 					}
 					if geometric {
 						// Values such as 1,400 .. 44,800 slots are spread
@@ -570,7 +633,7 @@ func sweepFigures(agg SweepAggregate) ([]*figure, error) {
 					}
 					if m.ratio {
 						if err := baselineAt1(f, xs); err != nil {
-							return nil, err
+							return nil, nil, err
 						}
 					}
 					f.caption = caption
@@ -600,7 +663,7 @@ func sweepFigures(agg SweepAggregate) ([]*figure, error) {
 	if len(names) > 0 {
 		f, err := cdfFigure("optimality_gap_cdf", "GPU-hours over the exact optimum's (%)", names, gaps)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		f.caption = "Gap to the exact policy's GPU-hours over the sweep's parameter combinations (each the mean over seeds): empirical CDF. Below 0: fewer GPU-hours than the optimum, which a per-snapshot optimum allows."
 		figs = append(figs, f)
@@ -648,7 +711,7 @@ func sweepFigures(agg SweepAggregate) ([]*figure, error) {
 	if len(names) > 0 {
 		f, err := cdfFigure("horizon_gap_cdf", "GPU-hours above the horizon lower bound (%)", names, above)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		f.caption = "GPU-hours above optimal-horizon's lower bound over the sweep's parameter combinations (each the mean over seeds): empirical CDF, a line per policy and kind of bound: 'from arrival' where the window has a schedule that starts every job on arrival (the bound is then that optimum, exact for runs in which no job waits), 'jobs may wait' elsewhere (the configuration LP, loose: it ignores integrality over time). No policy is below 0."
 		if left > 0 {
@@ -656,7 +719,7 @@ func sweepFigures(agg SweepAggregate) ([]*figure, error) {
 		}
 		figs = append(figs, f)
 	}
-	return figs, nil
+	return figs, notes, nil
 }
 
 // isHorizon reports whether a policy entry is the offline horizon bound
@@ -790,6 +853,39 @@ func WriteSweepHeadline(w io.Writer, agg SweepAggregate) {
 		}
 		if len(rows) == 0 {
 			continue
+		}
+		if len(rows) > 30 {
+			// A map's worth of combinations: its range, and where to read
+			// the rest.
+			lo, hi := math.Inf(1), math.Inf(-1)
+			var at [2]string
+			nan := 0
+			for _, g := range agg.Groups {
+				e, ok := g.Metrics[key]
+				if !ok {
+					continue
+				}
+				if math.IsNaN(e.Mean) {
+					nan++
+					continue
+				}
+				var kv []string
+				for _, p := range g.Params {
+					kv = append(kv, p.Key+"="+p.Value)
+				}
+				if e.Mean < lo {
+					lo, at[0] = e.Mean, strings.Join(kv, ", ")
+				}
+				if e.Mean > hi {
+					hi, at[1] = e.Mean, strings.Join(kv, ", ")
+				}
+			}
+			fmt.Fprintf(w, "\n%s, over %d combinations: from %s (%s) to %s (%s)", h.what, len(rows), fmtSig(lo), at[0], fmtSig(hi), at[1])
+			if nan > 0 {
+				fmt.Fprintf(w, "; %d not defined (an unstable path)", nan)
+			}
+			fmt.Fprintln(w, "; every one in aggregate.csv, the maps in report.md")
+			return
 		}
 		fmt.Fprintf(w, "\n%s:\n", h.what)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
