@@ -59,6 +59,7 @@ type Link struct {
 	cfg   LinkConfig
 	wire  *resource.Bandwidth
 	after afterPool
+	sent  float64 // bytes given to Send so far
 }
 
 // NewLink returns a link.
@@ -77,7 +78,17 @@ func NewLink(sim *engine.Simulator, cfg LinkConfig) (*Link, error) {
 // beyond the link); done runs when the last byte has arrived at the far
 // side. The serialization shares the link; overhead and latency do not.
 func (l *Link) Send(bytes, capBytesPerSec float64, done func()) {
+	l.sent += bytes
 	l.wire.Start(bytes, capBytesPerSec, l.after.get(l.cfg.PerMessage+l.cfg.Latency, done))
+}
+
+// Utilization is the share of the link's capacity the bytes sent so far
+// take over elapsed seconds.
+func (l *Link) Utilization(elapsed float64) float64 {
+	if !(elapsed > 0) {
+		return 0
+	}
+	return l.sent / (l.wire.Capacity() * elapsed)
 }
 
 // Wire exposes the shared bandwidth for its statistics (utilisation).

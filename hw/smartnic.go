@@ -12,9 +12,10 @@ import (
 // each operation pays a per-descriptor cost, then the bytes share the
 // engine's bandwidth max-min fairly with the other operations in flight.
 type DMAEngine struct {
-	bw    *resource.Bandwidth
-	perOp engine.Time
-	after afterPool
+	bw     *resource.Bandwidth
+	perOp  engine.Time
+	after  afterPool
+	copied float64 // bytes given to Copy so far
 }
 
 // NewDMAEngine returns a DMA engine of the given rate and per-op cost.
@@ -35,7 +36,18 @@ func NewDMAEngine(sim *engine.Simulator, bytesPerSec float64, perOp engine.Time)
 // Copy transfers bytes, at most capBytesPerSec (<= 0: no cap; the
 // destination's link is the usual cap); done runs when the data has landed.
 func (d *DMAEngine) Copy(bytes, capBytesPerSec float64, done func()) {
+	d.copied += bytes
 	d.bw.Start(bytes, capBytesPerSec, d.after.get(d.perOp, done))
+}
+
+// Utilization is the share of the engine's bandwidth the bytes copied so
+// far take over elapsed seconds (the per-operation cost is latency, not
+// bandwidth).
+func (d *DMAEngine) Utilization(elapsed float64) float64 {
+	if !(elapsed > 0) {
+		return 0
+	}
+	return d.copied / (d.bw.Capacity() * elapsed)
 }
 
 // CopyTime is the uncontended closed form of Copy.

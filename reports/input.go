@@ -69,6 +69,9 @@ type PathResult struct {
 	HostCPUUSPerRequest Num            `json:"host_cpu_us_per_request"`
 	SoCUtilization      Num            `json:"soc_utilization"`
 	GPUUtilization      Num            `json:"gpu_utilization"`
+	DMAUtilization      Num            `json:"dma_utilization"`
+	PortUtilization     Num            `json:"port_utilization"`
+	Bottleneck          string         `json:"bottleneck"`
 	Dropped             int64          `json:"dropped"`
 	Unstable            bool           `json:"unstable"`
 	StagesUS            map[string]Num `json:"stages_us"`

@@ -44,6 +44,8 @@ var pathMetrics = []metric{
 	{field: "gpu_utilization", label: "GPU utilization (fraction)"},
 	{field: "dropped", label: "dropped requests"},
 	{field: "unstable", label: "unstable (1: offered load above capacity; its latencies are left out)"},
+	{field: "dma_utilization", label: "SmartNIC DMA utilization (fraction)"},
+	{field: "port_utilization", label: "inbound port utilization (fraction)"},
 }
 
 // derivedMetrics are computed from several paths of a point: the
@@ -86,7 +88,8 @@ func pathValues(p PathResult) []float64 {
 			lat[i] = math.NaN()
 		}
 	}
-	return append(lat, float64(p.ThroughputRPS), float64(p.HostCPUUSPerRequest), float64(p.SoCUtilization), float64(p.GPUUtilization), float64(p.Dropped), unstable)
+	return append(lat, float64(p.ThroughputRPS), float64(p.HostCPUUSPerRequest), float64(p.SoCUtilization), float64(p.GPUUtilization), float64(p.Dropped), unstable,
+		float64(p.DMAUtilization), float64(p.PortUtilization))
 }
 
 // derivedValues are the derived metrics of r, keyed by name ("conspirator
@@ -340,6 +343,10 @@ func renderSweep(fsys atomicfs.FS, dir, by string) error {
 		return fmt.Errorf("report: %w", err)
 	}
 	figs = append(figs, maps...)
+	knees, kneeNotes := kneeFigures(agg)
+	figs = append(figs, knees...)
+	notes = append(notes, kneeNotes...)
+	sweepCapacity(&md, agg)
 	for _, n := range append(notes, mapNote) {
 		if n != "" {
 			fmt.Fprintf(&md, "\n%s\n", n)

@@ -26,15 +26,16 @@ func printSummary(w io.Writer, s *sim.Summary, timing *sim.Timing) {
 		}
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "path\tmean us\tp50 us\tp99 us\t±95% us\treq/s\thost CPU us/req\tSoC util\tGPU util\tdropped\t")
+		fmt.Fprintln(tw, "path\tmean us\tp50 us\tp99 us\t±95% us\treq/s\thost CPU us/req\tSoC util\tGPU util\tbusiest\tdropped\t")
 		for _, p := range s.Paths {
 			flag := ""
 			if p.Unstable {
 				flag = "  UNSTABLE: " + p.UnstableReason
 			}
-			fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.0f\t%.1f\t%.3f\t%.2f\t%d\t%s\n",
+			busiest := map[string]float64{"gpu": p.GPUUtilization, "soc": p.SoCUtilization, "dma": p.DMAUtilization, "port": p.PortUtilization}[p.Bottleneck]
+			fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.0f\t%.1f\t%.3f\t%.2f\t%s %.0f%%\t%d\t%s\n",
 				p.Name, p.Latency.Mean, p.Latency.P50, p.Latency.P99, p.Latency.CI95Mean,
-				p.ThroughputRPS, p.HostCPUUsPerRequest, p.SoCUtilization, p.GPUUtilization, p.Dropped, flag)
+				p.ThroughputRPS, p.HostCPUUsPerRequest, p.SoCUtilization, p.GPUUtilization, p.Bottleneck, 100*busiest, p.Dropped, flag)
 		}
 		tw.Flush()
 		if s.Gap != nil {

@@ -34,8 +34,16 @@ type PathResult struct {
 	// both over the whole run.
 	SoCUtilization float64 `json:"soc_utilization"`
 	GPUUtilization float64 `json:"gpu_utilization"`
-	Completed      int     `json:"completed"`
-	Dropped        int     `json:"dropped"`
+	// DMAUtilization is the SmartNIC DMA engine's bandwidth in use (0
+	// without one), PortUtilization the inbound port's (the SmartNIC's or
+	// the host NIC's), both over the whole run; Bottleneck names the most
+	// used of the Arm cores (soc), the DMA engine, the port and the GPUs:
+	// the resource that saturates first as the offered load grows.
+	DMAUtilization  float64 `json:"dma_utilization"`
+	PortUtilization float64 `json:"port_utilization"`
+	Bottleneck      string  `json:"bottleneck"`
+	Completed       int     `json:"completed"`
+	Dropped         int     `json:"dropped"`
 	// Unstable flags a run whose queues grew without bound (offered load
 	// above capacity); its latencies then depend on the run length and
 	// mean nothing.
@@ -226,8 +234,12 @@ func (rc *recorder) record(s *system, r *request) {
 	}
 }
 
-// scheduleHalf takes the first snapshot of the in-flight area at half the
-// expected arrival window of an open-loop run.
+// scheduleHalf takes the snapshots of the in-flight area at half and at
+// the end of the expected arrival window of an open-loop run (requests /
+// rate). The end is the expected one, not the last client's last issue:
+// with many clients the last one's Poisson tail ends a tenth later, by
+// when an overloaded path has drained its backlog and looked stable
+// (paper/soc-capacity's DMA-bound points did).
 func (rc *recorder) scheduleHalf(s *system) {
 	if s.cfg.Clients.Mode != ModeOpen {
 		return
@@ -237,20 +249,17 @@ func (rc *recorder) scheduleHalf(s *system) {
 		rc.halfArea = s.inFlightTW.Integral(s.sim.Now())
 		rc.halfTaken = true
 	})
+	s.sim.MustAt(2*rc.halfAt, func() {
+		rc.endAt = s.sim.Now()
+		rc.endArea = s.inFlightTW.Integral(rc.endAt)
+		rc.endTaken = true
+		rc.arrivedEnd = s.nextID
+		rc.finishedEnd = rc.completed
+	})
 }
 
 // arrivalsDone is called as each open-loop client issues its last request.
-func (rc *recorder) arrivalsDone(s *system) {
-	rc.clientsDone++
-	if rc.clientsDone < len(s.clients) {
-		return
-	}
-	rc.endAt = s.sim.Now()
-	rc.endArea = s.inFlightTW.Integral(rc.endAt)
-	rc.endTaken = true
-	rc.arrivedEnd = s.nextID
-	rc.finishedEnd = rc.completed
-}
+func (rc *recorder) arrivalsDone(s *system) { rc.clientsDone++ }
 
 // unstable judges an open-loop run: a stable queue holds about the same
 // number of requests in flight in both halves of the arrival window and
@@ -267,7 +276,10 @@ func (rc *recorder) unstable() (bool, string) {
 	first := rc.halfArea / rc.halfAt.Seconds()
 	second := (rc.endArea - rc.halfArea) / (rc.endAt - rc.halfAt).Seconds()
 	backlog := rc.arrivedEnd - rc.finishedEnd
-	if second > 1.5*first+1 && float64(backlog) > 0.05*float64(rc.arrivedEnd) {
+	// A stable queue's backlog at the end is about its mean in flight; a
+	// growing one's twice its first half's (and a few percent of the
+	// arrivals, where a mild overload grows slowly).
+	if second > 1.5*first+1 && float64(backlog) > math.Max(0.01*float64(rc.arrivedEnd), 2*first) {
 		return true, fmt.Sprintf("queue grew during the arrivals: mean in flight %.1f in the first half, %.1f in the second; %d of %d requests unfinished when arrivals ended",
 			first, second, backlog, rc.arrivedEnd)
 	}
@@ -308,8 +320,24 @@ func (s *system) summarize() PathResult {
 			pr.SoCUtilization = s.snic.ArmSeconds() / (float64(s.cfg.SmartNIC.ArmCores) * el)
 		}
 		pr.GPUUtilization = s.gpuBusy / (float64(len(s.gpus)) * el)
+		if s.snic != nil && s.snic.DMA != nil {
+			pr.DMAUtilization = s.snic.DMA.Utilization(el)
+		}
+		if s.inbound != nil {
+			pr.PortUtilization = s.inbound.Utilization(el)
+		}
+		best := 0.0
+		for _, u := range []struct {
+			name string
+			v    float64
+		}{{"gpu", pr.GPUUtilization}, {"soc", pr.SoCUtilization}, {"dma", pr.DMAUtilization}, {"port", pr.PortUtilization}} {
+			if u.v > best {
+				best, pr.Bottleneck = u.v, u.name
+			}
+		}
 	}
 	pr.Unstable, pr.UnstableReason = rc.unstable()
+
 	pr.ControlPlane = s.controlPlane()
 	pr.records = rc.records
 	pr.events = s.sim.Fired()
