@@ -135,7 +135,13 @@ exec %[2]s "$@"
 			t.Errorf("point %s was rewritten by the rerun (inode %d -> %d)", id, ino, after[id])
 		}
 	}
-	log1, _ := os.ReadFile(filepath.Join(dir2, batch.LogDir, "task-1.out"))
+	// Logs are task-<array job>_<task>.out: the killed attempt's log stays
+	// beside the rerun's, and the rerun is the higher array job id.
+	attempts := taskLogs(t, dir2, 1)
+	if len(attempts) != 2 {
+		t.Fatalf("task 1 has %d logs %v, want 2 (the killed attempt's kept beside the rerun's)", len(attempts), attempts)
+	}
+	log1, _ := os.ReadFile(attempts[len(attempts)-1])
 	if !regexp.MustCompile(`2 points in this shard, 1 ran, 1 already done`).Match(log1) {
 		t.Errorf("task 1's rerun log:\n%s\nwant it to run 1 point and skip the 1 finished", log1)
 	}
@@ -272,6 +278,25 @@ func pointInodes(t *testing.T, dir string) map[string]uint64 {
 		m[p.ID] = st.Sys().(*syscall.Stat_t).Ino
 	}
 	return m
+}
+
+// taskLogs returns the stdout logs of array task i in dir, oldest array
+// job first (sbatch names them task-%A_%a.out).
+func taskLogs(t *testing.T, dir string, i int) []string {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(dir, batch.LogDir, fmt.Sprintf("task-*_%d.out", i)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := func(p string) int {
+		var a, b int
+		if _, err := fmt.Sscanf(filepath.Base(p), "task-%d_%d.out", &a, &b); err != nil {
+			t.Fatalf("log %s: %v; want task-<job>_<task>.out", p, err)
+		}
+		return a
+	}
+	slices.SortFunc(paths, func(x, y string) int { return job(x) - job(y) })
+	return paths
 }
 
 func logs(dir string) string {
