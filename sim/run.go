@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/conspirator-sim/conspirator/internal/progress"
 	"io/fs"
 	"os"
 	"slices"
@@ -177,9 +178,11 @@ type Output struct {
 // Options are what a caller may add to a run without changing its
 // results.
 type Options struct {
-	// Progress is told as the cluster section's replays finish: done of
-	// total (seeds x policies); see cluster.Env.Progress.
-	Progress func(done, total int)
+	// Progress is told how far the run's replays have come: the
+	// cluster section's (seeds x policies; see cluster.Env.Progress),
+	// then the training section's (training.Env.Progress), each as its
+	// own count from 0.
+	Progress progress.Func
 }
 
 // Run simulates a validated scenario. It does no I/O: the caller writes
@@ -267,7 +270,7 @@ func RunWith(sc *scenarios.Scenario, opts Options) (*Output, error) {
 		files["allocation.csv"] = alloc.CSV(res)
 	}
 	if sc.Training != nil {
-		ts, err := runTraining(*sc.Training, sc.Seed, files)
+		ts, err := runTraining(*sc.Training, sc.Seed, files, opts.Progress)
 		if err != nil {
 			return nil, fmt.Errorf("training: %w", err)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/conspirator-sim/conspirator/internal/progress"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -81,8 +82,10 @@ func resolved(path string) string {
 }
 
 // runTraining runs the training section and adds its files.
-func runTraining(cfg training.Config, seed uint64, files map[string][]byte) (*TrainingSummary, error) {
-	res, err := training.Run(cfg, seed, trainingEnv(cfg))
+func runTraining(cfg training.Config, seed uint64, files map[string][]byte, prog progress.Func) (*TrainingSummary, error) {
+	env := trainingEnv(cfg)
+	env.Progress = prog
+	res, err := training.Run(cfg, seed, env)
 	if err != nil {
 		return nil, err
 	}

@@ -40,11 +40,18 @@ func TestRunProgress(t *testing.T) {
 	}
 	var b bytes.Buffer
 	p := runProgress(&b, true)
-	for i := 1; i <= 4; i++ {
-		p(i, 4)
+	for _, d := range []float64{0.5, 1, 2.5, 4} {
+		p(d, 4)
 	}
-	if s := b.String(); !strings.Contains(s, "run") || !strings.Contains(s, "4/4") || !strings.Contains(s, "replays") {
-		t.Errorf("bar output %q", s)
+	if s := b.String(); !strings.Contains(s, "run 4/4 replays") || !strings.Contains(s, "100%") || strings.Count(s, "\n") != 1 {
+		t.Errorf("bar output %q; want one bar reaching 4/4 replays", s)
+	}
+	// A second section (training after cluster) starts a bar of its own.
+	for _, d := range []float64{0.5, 2} {
+		p(d, 2)
+	}
+	if s := b.String(); !strings.Contains(s, "run 2/2 replays") || strings.Count(s, "\n") != 2 {
+		t.Errorf("bar output %q; want a second bar reaching 2/2", s)
 	}
 }
 

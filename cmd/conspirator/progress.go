@@ -1,35 +1,33 @@
 package main
 
 import (
-	"fmt"
 	"io"
+	"time"
 
-	"github.com/schollz/progressbar/v3"
+	"github.com/conspirator-sim/conspirator/internal/progress"
 )
 
-// runProgress is the progress bar of a single run: it appears on the
-// first finished replay of a cluster section (data-path runs take a
-// second and show none) and counts policy replays over all seeds. Only on
-// a terminal: logs and pipes get the results and nothing else.
-func runProgress(w io.Writer, terminal bool) func(done, total int) {
+// runProgress is the progress bar of a single run: it appears when the
+// first replay of a cluster or training section moves (data-path runs
+// take a second and show none) and counts replays (seeds x policies),
+// fractional within one, so a single long replay moves too. A section
+// that starts a new count (training after cluster) starts a new bar. Only
+// on a terminal: logs and pipes get the results and nothing else.
+func runProgress(w io.Writer, terminal bool) progress.Func {
 	if !terminal {
 		return nil
 	}
-	var bar *progressbar.ProgressBar
-	return func(done, total int) {
-		if bar == nil {
-			bar = progressbar.NewOptions(total,
-				progressbar.OptionSetWriter(w),
-				progressbar.OptionSetDescription("run"),
-				progressbar.OptionShowCount(),
-				progressbar.OptionShowIts(),
-				progressbar.OptionSetItsString("replays"),
-				progressbar.OptionSetPredictTime(true),
-				progressbar.OptionSetElapsedTime(true),
-				progressbar.OptionSetWidth(30),
-				progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }),
-			)
+	var bar *progress.Bar
+	var total int
+	var last float64
+	return func(done float64, n int) {
+		if bar == nil || n != total || done < last {
+			if bar != nil {
+				bar.Exit()
+			}
+			bar, total = progress.NewBar(w, "run", "replays", n, time.Now), n
 		}
-		bar.Set(done)
+		last = done
+		bar.Set(done, "")
 	}
 }

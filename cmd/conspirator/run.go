@@ -211,8 +211,11 @@ the resolved scenario: runs of different inputs never overwrite each other.
 The directory is written atomically: it appears complete or not at all. An
 existing result directory at the same place is replaced.
 
-A cluster run draws a progress bar on stderr, when stderr is a terminal,
-counting policy replays over its seeds (paper/gpu-hours: 80).
+A cluster or training run draws a progress bar on stderr, when stderr is a
+terminal: replays done (seeds x policies x leave-out variants; paper/
+gpu-hours: 240), fractional while one runs (its share of jobs arrived, or
+of training jobs finished), the rate and the time left, both averaged
+from the run's start.
 
 A data-path run also reruns itself with each unsourced parameter at both
 ends of its plausible range (about 40 reruns) and writes sensitivity.csv;

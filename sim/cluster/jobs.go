@@ -3,6 +3,7 @@ package cluster
 import (
 	"errors"
 	"fmt"
+	"github.com/conspirator-sim/conspirator/internal/progress"
 	"io/fs"
 	"maps"
 	"math"
@@ -42,12 +43,13 @@ type Env struct {
 	// Now is the wall clock that times the policies' decisions (timing.json).
 	// Nil: decision times are not measured and read 0.
 	Now func() time.Time
-	// Progress, when not nil, is told after each policy's replay under
-	// each seed: done of total (seeds x policies) finished. Calls are
-	// serialised but may come from any goroutine; it must not block for
-	// long. It is for a person watching (a progress bar) and has no
-	// effect on the results.
-	Progress func(done, total int)
+	// Progress, when not nil, is told how many of the run's replays
+	// (seeds x policies x leave-out variants) are done: fractional while
+	// a replay runs (the share of its jobs arrived; an offline policy
+	// moves at its end). Calls are serialised but may come from any
+	// goroutine; it must not block for long. It is for a person watching
+	// (a progress bar) and has no effect on the results.
+	Progress progress.Func
 }
 
 // Files lists the input files c reads, with the key naming each, so that
@@ -166,6 +168,9 @@ func readJobs(cfg Config, env Env) ([]workloads.Job, *InputReport, error) {
 type jobFeed interface {
 	// next returns the next job; false when there is none.
 	next() (workloads.Job, bool, error)
+	// size is how many jobs the feed yields in all, at most (for
+	// progress only; 0: not known).
+	size() int
 }
 
 // sliceFeed yields jobs from a slice (a trace's window).
@@ -173,6 +178,8 @@ type sliceFeed struct {
 	jobs []workloads.Job
 	k    int
 }
+
+func (f *sliceFeed) size() int { return len(f.jobs) }
 
 func (f *sliceFeed) next() (workloads.Job, bool, error) {
 	if f.k >= len(f.jobs) {
@@ -192,6 +199,13 @@ type synthFeed struct {
 	made        int
 	t0          engine.Time
 	started     bool
+}
+
+func (f *synthFeed) size() int {
+	if n := f.n - f.skip; f.lo == 0 || f.lo > n {
+		return max(n, 0)
+	}
+	return f.lo
 }
 
 func (f *synthFeed) next() (workloads.Job, bool, error) {

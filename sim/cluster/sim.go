@@ -3,6 +3,7 @@ package cluster
 import (
 	"errors"
 	"fmt"
+	"github.com/conspirator-sim/conspirator/internal/progress"
 	"math"
 	"runtime"
 	"slices"
@@ -138,12 +139,17 @@ type run struct {
 
 	// Jobs arrive from feed (next is the upcoming one, the next-th) and
 	// are planned then; live holds them until they finish.
-	feed      jobFeed
-	planner   *planner
-	upcoming  workloads.Job
-	live      map[int]*jobState
-	alive     []int // indices of arrived, unfinished, schedulable jobs, ascending
-	next      int   // jobs arrived so far
+	feed     jobFeed
+	planner  *planner
+	upcoming workloads.Job
+	live     map[int]*jobState
+	alive    []int // indices of arrived, unfinished, schedulable jobs, ascending
+	next     int   // jobs arrived so far
+	// report is told the share of the feed's size jobs arrived, each
+	// time it moves by a thousandth (nil: nobody watches).
+	report    func(frac float64)
+	size      int
+	reported  int // thousandths told
 	records   []JobRecord
 	neverRan  int // jobs with no GPU type of the cluster allowed
 	queued    int // jobs that waited before their first placement
@@ -233,13 +239,14 @@ func Run(cfg Config, seed uint64, env Env) (*Result, error) {
 	}
 	var wg sync.WaitGroup
 	next := make(chan int)
-	tick := progressTicker(env.Progress, cfg.Seeds*len(cfg.Policies)*(1+len(cfg.LeaveOutLongest)))
+	perSeed := len(cfg.Policies) * (1 + len(cfg.LeaveOutLongest))
+	parts := progress.NewParts(env.Progress, cfg.Seeds*perSeed)
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for s := range next {
-				runs[s], errs[s] = runSeed(cfg, nodes, nodesRead, jobs, seed+uint64(s), tm, env.Now, tick)
+				runs[s], errs[s] = runSeed(cfg, nodes, nodesRead, jobs, seed+uint64(s), tm, env.Now, parts, s*perSeed)
 			}
 		}()
 	}
@@ -318,22 +325,6 @@ func prepareSeed(cfg Config, nodes []trace.Node, nodesRead *InputReport, raw []w
 	return nil
 }
 
-// progressTicker returns the function runSeed calls after each policy's
-// replay: it counts them and tells report, one call at a time.
-func progressTicker(report func(done, total int), total int) func() {
-	if report == nil {
-		return func() {}
-	}
-	var mu sync.Mutex
-	done := 0
-	return func() {
-		mu.Lock()
-		defer mu.Unlock()
-		done++
-		report(done, total)
-	}
-}
-
 // anyExact reports whether a policy of cfg is an exact solver (one whose
 // result depends on a time limit).
 func anyExact(cfg Config) bool {
@@ -366,7 +357,7 @@ type leftOutRun struct {
 }
 
 // runSeed simulates every policy of cfg under one seed.
-func runSeed(cfg Config, nodes []trace.Node, nodesRead *InputReport, raw []workloads.Job, seed uint64, tm gpu.TraceTypeMap, now func() time.Time, tick func()) (seedRun, error) {
+func runSeed(cfg Config, nodes []trace.Node, nodesRead *InputReport, raw []workloads.Job, seed uint64, tm gpu.TraceTypeMap, now func() time.Time, parts *progress.Parts, item int) (seedRun, error) {
 	types, gpus, servers, nodesRep, err := buildCluster(cfg, nodes, nodesRead, seed, tm)
 	if err != nil {
 		return seedRun{}, err
@@ -388,7 +379,7 @@ func runSeed(cfg Config, nodes []trace.Node, nodesRead *InputReport, raw []workl
 	for _, t := range types {
 		sr.cluster.ByModel[t.name] = t.count
 	}
-	replay := replayer{cfg: cfg, types: types, gpus: gpus, servers: servers, pl: pl, pods: pods, now: now, tick: tick}
+	replay := replayer{cfg: cfg, types: types, gpus: gpus, servers: servers, pl: pl, pods: pods, now: now, parts: parts, item: item}
 	if sr.policies, sr.timing, err = replay.all(feed); err != nil {
 		return seedRun{}, err
 	}
@@ -425,7 +416,10 @@ type replayer struct {
 	pl      *planner
 	pods    []workloads.Job
 	now     func() time.Time
-	tick    func()
+	// parts reports progress; item is the progress item of the next
+	// replay (one per policy and variant, in order).
+	parts *progress.Parts
+	item  int
 }
 
 // all replays every policy on the jobs of feed (each replay takes a fresh
@@ -453,7 +447,7 @@ func (rp *replayer) all(feed func() jobFeed) ([]PolicyResult, []Timing, error) {
 		if caps.Offline != nil {
 			pr, tm, err = horizon(caps.Offline, caps.UsesMIG, rp.types, rp.gpus, feed(), rp.pl, rp.now)
 		} else {
-			pr, tm, err = simulate(rp.cfg, pol, rp.types, rp.gpus, rp.servers, feed(), rp.pl, rp.pods, rp.now)
+			pr, tm, err = simulate(rp.cfg, pol, rp.types, rp.gpus, rp.servers, feed(), rp.pl, rp.pods, rp.now, rp.parts.Item(rp.item))
 		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("policy %s: %w", name, err)
@@ -466,7 +460,8 @@ func (rp *replayer) all(feed func() jobFeed) ([]PolicyResult, []Timing, error) {
 		pr.usesMIG, pr.sharesInstances = caps.UsesMIG, caps.SharesInstances
 		prs = append(prs, pr)
 		tms = append(tms, tm)
-		rp.tick()
+		rp.parts.Done(rp.item)
+		rp.item++
 	}
 	return prs, tms, nil
 }
@@ -538,8 +533,8 @@ func workloadClasses(feed jobFeed, pl *planner) ([]snapshot.WorkloadClass, error
 	}
 }
 
-func simulate(cfg Config, pol snapshot.Policy, types []gpuType, gpus []clusterGPU, servers []clusterServer, feed jobFeed, pl *planner, pods []workloads.Job, now func() time.Time) (PolicyResult, Timing, error) {
-	r := &run{now: now, cfg: cfg, sim: engine.New(nil), pol: pol, mig: true, types: types, feed: feed, planner: pl,
+func simulate(cfg Config, pol snapshot.Policy, types []gpuType, gpus []clusterGPU, servers []clusterServer, feed jobFeed, pl *planner, pods []workloads.Job, now func() time.Time, report func(frac float64)) (PolicyResult, Timing, error) {
+	r := &run{now: now, cfg: cfg, sim: engine.New(nil), pol: pol, mig: true, types: types, feed: feed, planner: pl, report: report, size: feed.size(),
 		live: map[int]*jobState{}, gpus: make([]gpuState, len(gpus)), servers: make([]serverState, len(servers))}
 	comm, err := newGangComm(cfg.GangComm)
 	if err != nil {
@@ -673,6 +668,12 @@ func (r *run) pull() error {
 func (r *run) arrive() {
 	k := r.next
 	r.next++
+	if r.report != nil && r.size > 0 {
+		if pm := r.next * 1000 / r.size; pm != r.reported {
+			r.reported = pm
+			r.report(float64(r.next) / float64(r.size))
+		}
+	}
 	js := &jobState{job: r.upcoming, firstTask: taskID(k, 0)}
 	if err := r.pull(); err != nil {
 		r.fail(err)

@@ -3,8 +3,9 @@ package sweep
 import (
 	"fmt"
 	"io"
+	"time"
 
-	"github.com/schollz/progressbar/v3"
+	prog "github.com/conspirator-sim/conspirator/internal/progress"
 )
 
 // progress reports finished points to a person; it never touches result
@@ -32,20 +33,9 @@ func newProgress(opts Options, todo, skipped int) progress {
 	if !opts.IsTerminal {
 		return &lineProgress{w: opts.Progress, total: todo + skipped, n: skipped}
 	}
-	// The bar counts only the points this run executes, so its rate and ETA
-	// are not inflated by points skipped on resume.
-	bar := progressbar.NewOptions(todo,
-		progressbar.OptionSetWriter(opts.Progress),
-		progressbar.OptionSetDescription("sweep"),
-		progressbar.OptionShowCount(),
-		progressbar.OptionShowIts(),
-		progressbar.OptionSetItsString("points"),
-		progressbar.OptionSetPredictTime(true),
-		progressbar.OptionSetElapsedTime(true),
-		progressbar.OptionSetWidth(30),
-		progressbar.OptionOnCompletion(func() { fmt.Fprintln(opts.Progress) }),
-	)
-	return barProgress{bar}
+	// The bar counts only the points this run executes, so its rate and
+	// time left are not inflated by points skipped on resume.
+	return &barProgress{bar: prog.NewBar(opts.Progress, "sweep", "points", todo, time.Now)}
 }
 
 type lineProgress struct {
@@ -59,13 +49,16 @@ func (l *lineProgress) done(id string) {
 }
 func (l *lineProgress) finish() {}
 
-type barProgress struct{ bar *progressbar.ProgressBar }
-
-func (b barProgress) done(id string) {
-	b.bar.Describe("sweep " + id)
-	b.bar.Add(1)
+type barProgress struct {
+	bar *prog.Bar
+	n   int
 }
-func (b barProgress) finish() { b.bar.Exit() }
+
+func (b *barProgress) done(id string) {
+	b.n++
+	b.bar.Set(float64(b.n), id)
+}
+func (b *barProgress) finish() { b.bar.Exit() }
 
 // plural writes "1 worker", "2 workers".
 func plural(n int, noun string) string {

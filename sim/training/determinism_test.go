@@ -2,6 +2,7 @@ package training
 
 import (
 	"encoding/json"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"runtime"
@@ -58,6 +59,35 @@ func TestDeterministicAtAnyParallelism(t *testing.T) {
 	runtime.GOMAXPROCS(prev)
 	if one != many || many != again {
 		t.Fatal("results differ between runs or with parallelism")
+	}
+	// A progress function watching changes nothing; it is told of the
+	// replays as their jobs finish: growing, fractional within a
+	// replay, ending at seeds x policies (here at 4 CPUs: seeds side by
+	// side, the lock orders the calls).
+	runtime.GOMAXPROCS(max(prev, 4))
+	defer runtime.GOMAXPROCS(prev)
+	var told []float64
+	total := c.Seeds * len(c.Policies)
+	watched := snapshot(t, mustRun(t, c, Env{Progress: func(done float64, n int) {
+		if n != total {
+			t.Errorf("progress total %d, want %d", n, total)
+		}
+		told = append(told, done)
+	}}))
+	if watched != many {
+		t.Error("a progress function changed the results")
+	}
+	fractional := 0
+	for k, d := range told {
+		if k > 0 && d <= told[k-1] {
+			t.Fatalf("progress went from %g to %g", told[k-1], d)
+		}
+		if math.Abs(d-math.Round(d)) > 1e-9 {
+			fractional++
+		}
+	}
+	if len(told) == 0 || math.Abs(told[len(told)-1]-float64(total)) > 1e-9 || fractional == 0 {
+		t.Errorf("progress told %v; want growing values with fractions, ending at %d", told, total)
 	}
 }
 

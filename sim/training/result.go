@@ -2,6 +2,7 @@ package training
 
 import (
 	"fmt"
+	"github.com/conspirator-sim/conspirator/internal/progress"
 	"runtime"
 	"slices"
 	"strings"
@@ -110,6 +111,11 @@ type Result struct {
 type Env struct {
 	ReadList  func(path string) ([]train.Job, error)
 	ReadTrace func(path string) ([]train.Job, error)
+	// Progress, when not nil, is told how many of the seeds x policies
+	// replays are done, fractional while one runs (its share of jobs
+	// finished). Calls are serialised, from any goroutine; it has no
+	// effect on the results.
+	Progress progress.Func
 }
 
 // Run replays every policy of cfg on the same jobs, under cfg.Seeds seeds
@@ -143,12 +149,13 @@ func Run(cfg Config, seed uint64, env Env) (*Result, error) {
 	errs := make([]error, cfg.Seeds)
 	var wg sync.WaitGroup
 	next := make(chan int)
+	parts := progress.NewParts(env.Progress, cfg.Seeds*len(cfg.Policies))
 	for range min(cfg.Seeds, runtime.GOMAXPROCS(0)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for s := range next {
-				runs[s], errs[s] = runSeed(cfg, dev, listed, seed+uint64(s))
+				runs[s], errs[s] = runSeed(cfg, dev, listed, seed+uint64(s), parts, s*len(cfg.Policies))
 			}
 		}()
 	}
@@ -237,13 +244,13 @@ func cmpInt(a, b int64) int {
 }
 
 // runSeed replays every policy on one seed's jobs.
-func runSeed(cfg Config, dev hw.AggregatorSpec, listed []train.Job, seed uint64) ([]PolicyResult, error) {
+func runSeed(cfg Config, dev hw.AggregatorSpec, listed []train.Job, seed uint64, parts *progress.Parts, item int) ([]PolicyResult, error) {
 	jobs, err := jobsOf(cfg, listed, seed)
 	if err != nil {
 		return nil, err
 	}
 	var out []PolicyResult
-	for _, name := range cfg.Policies {
+	for i, name := range cfg.Policies {
 		pol, err := ina.New(name, ina.Pool{Slots: dev.Slots, PerJob: dev.PerJobSlots, Seed: seed}, cfg.PolicyArgs[name])
 		if err != nil {
 			return nil, err
@@ -252,10 +259,12 @@ func runSeed(cfg Config, dev hw.AggregatorSpec, listed []train.Job, seed uint64)
 		if err != nil {
 			return nil, err
 		}
+		r.report = parts.Item(item + i)
 		pr, err := r.run()
 		if err != nil {
 			return nil, fmt.Errorf("policy %s: %w", name, err)
 		}
+		parts.Done(item + i)
 		pr.Name = name
 		out = append(out, pr)
 	}

@@ -96,6 +96,12 @@ type jobState struct {
 
 // rack is one policy's replay of one seed.
 type rack struct {
+	// report is told the share of jobs finished, each time it moves by
+	// a thousandth (nil: nobody watches); nDone counts them.
+	report   func(frac float64)
+	nDone    int
+	reported int
+
 	cfg     Config
 	dev     hw.AggregatorSpec
 	intra   hw.IntraServerLinkSpec
@@ -311,6 +317,13 @@ func (r *rack) finish(k int) {
 	j := &r.jobs[k]
 	j.state, j.finished = done, r.sim.Now()
 	r.jct.Add((j.finished - j.spec.Arrival).Seconds())
+	r.nDone++
+	if r.report != nil {
+		if pm := r.nDone * 1000 / len(r.jobs); pm != r.reported {
+			r.reported = pm
+			r.report(float64(r.nDone) / float64(len(r.jobs)))
+		}
+	}
 	for i, s := range j.servers {
 		r.servers[s].free += j.gpusOn[i]
 		r.servers[s].jobs = slices.DeleteFunc(r.servers[s].jobs, func(x int) bool { return x == k })
