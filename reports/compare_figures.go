@@ -31,6 +31,11 @@ func WriteComparison(fsys atomicfs.FS, dir string, c Comparison) error {
 	if err != nil {
 		return fmt.Errorf("compare: %w", err)
 	}
+	lines, note, err := compareSweepLines(c.Runs)
+	if err != nil {
+		return fmt.Errorf("compare: %w", err)
+	}
+	figs = append(figs, lines...)
 	var text strings.Builder
 	if err := c.WriteText(&text); err != nil {
 		return err
@@ -43,8 +48,10 @@ func WriteComparison(fsys atomicfs.FS, dir string, c Comparison) error {
 	md.WriteString("\nDifferences are to run [0]; \"beyond CI\" means the difference exceeds the sum of both runs' 95% CI half-widths.\n\n```\n")
 	md.WriteString(text.String())
 	md.WriteString("```\n")
-	if len(figs) == 0 {
-		md.WriteString("\nNo overlaid figures: they are drawn for runs (latency CDFs, stages, GPU-hours) that share their data; sweeps are compared in the table above, and each sweep's own report draws its lines.\n")
+	if note != "" {
+		fmt.Fprintf(&md, "\n%s\n", note)
+	} else if len(figs) == 0 {
+		md.WriteString("\nNo overlaid figures: they are drawn for runs that share their data (latency CDFs, stages, GPU-hours) and for sweeps of one shared parameter (a line per sweep).\n")
 	}
 	if err := saveFigures(fsys, plots, &md, figs); err != nil {
 		return fmt.Errorf("compare: %w", err)
@@ -87,7 +94,11 @@ func labelRuns(runs []Run) {
 			if j := strings.LastIndex(k, "."); j >= 0 {
 				k = k[j+1:]
 			}
-			parts = append(parts, k+"="+strings.Trim(d.Values[i], `"`))
+			v := strings.Trim(d.Values[i], `"`)
+			if v == "" {
+				v = "(none)" // an empty --set list, not a missing run
+			}
+			parts = append(parts, k+"="+v)
 		}
 		runs[i].Label = strings.Join(parts, ", ")
 	}
@@ -96,7 +107,7 @@ func labelRuns(runs []Run) {
 // compareFigures draws the overlaid figures of runs: latency CDFs per
 // path, the stage breakdown of every path and run, and GPU-hours per
 // policy and run. A figure is left out where fewer than two runs have its
-// data; sweeps draw none (their own reports hold the lines).
+// data; sweeps are overlaid by compareSweepLines.
 func compareFigures(runs []Run) ([]*figure, error) {
 	labelRuns(runs)
 	var figs []*figure

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -283,6 +284,31 @@ func TestCompareSweeps(t *testing.T) {
 	if len(c.Missing) != 0 {
 		t.Errorf("missing %v", c.Missing)
 	}
+	// Overlaid: a line per sweep against the load, in x order, the
+	// second 30 µs above the first at each load, with the CI by hand;
+	// written as figures that report.md shows.
+	m := metricNamed(pathMetrics, "latency_us.mean")
+	xAt := map[string]float64{"0%": 0, "40%": 40}
+	la := sweepLine(*ra.Sweep, "paths", "conspirator", m, "host.background_load", xAt)
+	lb := sweepLine(*rb.Sweep, "paths", "conspirator", m, "host.background_load", xAt)
+	if !slices.Equal(la.X, []float64{0, 40}) || !slices.Equal(lb.X, la.X) {
+		t.Fatalf("line x %v and %v, want [0 40] each", la.X, lb.X)
+	}
+	for k := range la.Y {
+		if math.Abs(lb.Y[k]-la.Y[k]-30) > 1e-9 || math.Abs(la.HalfWidth[k]-hw) > 1e-4 {
+			t.Errorf("at x=%g: %g vs %g (CI %g); want +30, CI %.4f", la.X[k], la.Y[k], lb.Y[k], la.HalfWidth[k], hw)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "cmp")
+	if err := WriteComparison(atomicfs.OS, out, c); err != nil {
+		t.Fatal(err)
+	}
+	md, _ := os.ReadFile(filepath.Join(out, ReportFile))
+	for _, name := range []string{"compare_latency.mean_vs_host.background_load", "compare_gap_pct_vs_host.background_load"} {
+		if _, err := os.Stat(filepath.Join(out, PlotsDir, name+".png")); err != nil || !strings.Contains(string(md), name) {
+			t.Errorf("figure %s: %v; in report.md: %v", name, err, strings.Contains(string(md), name))
+		}
+	}
 	// A sweep of other values: the swept values differ, and the groups
 	// only one side has cannot be compared.
 	other := filepath.Join(t.TempDir(), "c")
@@ -297,6 +323,21 @@ func TestCompareSweeps(t *testing.T) {
 	c = Compare([]Run{ra, rc})
 	if len(c.Inputs) != 1 || c.Inputs[0].Key != "sweep.param.host.background_load" || len(c.Missing) == 0 {
 		t.Errorf("inputs %+v, missing %d", c.Inputs, len(c.Missing))
+	}
+	// A sweep of two parameters beside one of one: no overlay, and the
+	// report says what each varies.
+	two := filepath.Join(t.TempDir(), "d")
+	pts = sweep.Expand([]sweep.Param{{Key: "host.background_load", Values: []string{"0%", "80%"}}, {Key: "clients.rate", Values: []string{"100", "200"}}}, []uint64{1})
+	if _, err := sweep.Run(context.Background(), pts, sweep.Options{Dir: two, Jobs: 1, Meta: map[string]string{"scenario": "fake-sweep"}}, fakeSummary); err != nil {
+		t.Fatal(err)
+	}
+	rd, err := ReadRun(two)
+	if err != nil {
+		t.Fatal(err)
+	}
+	figs, note, err := compareSweepLines([]Run{ra, rd})
+	if err != nil || len(figs) != 0 || !strings.Contains(note, "[0] varies `host.background_load`, [1] varies `host.background_load` and `clients.rate`") {
+		t.Errorf("a one- and a two-parameter sweep: %d figures, note %q, %v", len(figs), note, err)
 	}
 	// Neither a run nor a sweep: the error names both files.
 	if _, err := ReadRun(t.TempDir()); err == nil || !strings.Contains(err.Error(), "summary.json") || !strings.Contains(err.Error(), "sweep.json") {

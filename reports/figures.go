@@ -390,6 +390,13 @@ type errPts struct {
 // on a numeric x, error bars on a categorical one.
 // ticks, when not nil, names categorical x positions 0..n-1.
 func metricVsParam(name, xLabel, yLabel string, lines []Line, logY bool, ticks []string) (*figure, error) {
+	return metricVsParamStyled(name, xLabel, yLabel, lines, nil, logY, ticks)
+}
+
+// metricVsParamStyled is metricVsParam with line i drawn in palette
+// colour and dash styles[i] (nil: i), so that a run keeps its colour in
+// every panel of a comparison whichever lines a panel lacks.
+func metricVsParamStyled(name, xLabel, yLabel string, lines []Line, styles []int, logY bool, ticks []string) (*figure, error) {
 	p := newPlot(xLabel, yLabel, ticks == nil)
 	if logY {
 		setLog(&p.Y)
@@ -402,7 +409,11 @@ func metricVsParam(name, xLabel, yLabel string, lines []Line, logY bool, ticks [
 	// Bands first, every line after them: a band drawn after a line
 	// painted over it.
 	var top []plot.Plotter
-	for i, ln := range lines {
+	for li, ln := range lines {
+		i := li
+		if styles != nil {
+			i = styles[li]
+		}
 		var e errPts
 		for j := range ln.X {
 			y := ln.Y[j]

@@ -30,7 +30,10 @@ With -o DIR it also writes DIR/report.md and DIR/report.html with the
 table and overlaid figures in DIR/plots (PNG, SVG, PDF): the latency CDF
 of each data path (one line per run; needs requests.csv), the stage
 breakdown of every path and run, and GPU-hours per policy and run with
-their CIs. Each run keeps one colour in every figure.`,
+their CIs; for sweeps that vary the same one parameter, every plotted
+metric against it, a panel per path, policy or gap and a line per sweep
+with its 95% CI (report.md says why where sweeps cannot be overlaid).
+Each run keeps one colour in every figure.`,
 		Example: `  conspirator run paper/e2e -o base
   conspirator run paper/e2e --set datapath.smartnic.model=bluefield2 -o bf2
   conspirator compare base bf2 -o base-vs-bf2
@@ -57,7 +60,7 @@ their CIs. Each run keeps one colour in every figure.`,
 			}
 			figs, _ := filepath.Glob(filepath.Join(outDir, reports.PlotsDir, "*.png"))
 			if len(figs) == 0 {
-				fmt.Fprintf(a.stdout, "\nreport: %s (report.md, report.html; no overlaid figures: sweeps are compared in the table, and each sweep's report draws its lines)\n", outDir)
+				fmt.Fprintf(a.stdout, "\nreport: %s (report.md, report.html; no overlaid figures: report.md says why)\n", outDir)
 			} else {
 				fmt.Fprintf(a.stdout, "\nreport: %s (report.md, report.html, %d overlaid figures in plots/)\n", outDir, len(figs))
 			}
