@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"cmp"
 	"fmt"
 	"image/color"
 	"math"
@@ -92,21 +93,7 @@ func kneeFigures(agg SweepAggregate) ([]*figure, []string) {
 	if !ok {
 		return nil, nil
 	}
-	var fixedKeys []string
-	byFixed := map[string][]sweep.Group{}
-	for _, g := range agg.Groups {
-		var parts []string
-		for i, kv := range g.Params {
-			if i != ri {
-				parts = append(parts, kv.Key+"="+kv.Value)
-			}
-		}
-		k := strings.Join(parts, ", ")
-		if _, seen := byFixed[k]; !seen {
-			fixedKeys = append(fixedKeys, k)
-		}
-		byFixed[k] = append(byFixed[k], g)
-	}
+	fixedKeys, byFixed := groupByOthers(agg.Groups, ri)
 	if len(fixedKeys) > 4 {
 		return nil, []string{fmt.Sprintf("Latency against throughput is drawn for at most 4 combinations of the other parameters; this sweep has %d (the capacity table has them).", len(fixedKeys))}
 	}
@@ -116,7 +103,7 @@ func kneeFigures(agg SweepAggregate) ([]*figure, []string) {
 		slices.SortFunc(groups, func(a, b sweep.Group) int {
 			x := rates[slices.Index(agg.Params[ri].Values, a.Params[ri].Value)]
 			y := rates[slices.Index(agg.Params[ri].Values, b.Params[ri].Value)]
-			return cmpFloat(x, y)
+			return cmp.Compare(x, y)
 		})
 		var panels []*plot.Plot
 		leg := newLegend()
@@ -194,14 +181,4 @@ func kneeFigures(agg SweepAggregate) ([]*figure, []string) {
 		figs = append(figs, f)
 	}
 	return figs, nil
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

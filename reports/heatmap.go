@@ -184,22 +184,7 @@ func sweepHeatmaps(dir string, agg SweepAggregate) ([]*figure, string, error) {
 	xs, _, _ := numericAxis(xp.Values)
 	ys, _, _ := numericAxis(yp.Values)
 	ownX, ownY := ownPoint(dir, agg, xi, yi)
-	// Groups by the values of the other parameters.
-	var fixedKeys []string
-	byFixed := map[string][]sweep.Group{}
-	for _, g := range agg.Groups {
-		var parts []string
-		for i, kv := range g.Params {
-			if i != xi && i != yi {
-				parts = append(parts, kv.Key+"="+kv.Value)
-			}
-		}
-		k := strings.Join(parts, ", ")
-		if _, seen := byFixed[k]; !seen {
-			fixedKeys = append(fixedKeys, k)
-		}
-		byFixed[k] = append(byFixed[k], g)
-	}
+	fixedKeys, byFixed := groupByOthers(agg.Groups, xi, yi)
 	var figs []*figure
 	for _, hm := range heatmapMetrics {
 		var names []string

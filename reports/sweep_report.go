@@ -573,22 +573,7 @@ func sweepLineFigures(agg SweepAggregate, maxFixed int) ([]*figure, []string, er
 		for i, v := range xp.Values {
 			xAt[v] = xs[i]
 		}
-		// Split groups by the values of the other parameters.
-		var fixedKeys []string
-		byFixed := map[string][]sweep.Group{}
-		for _, g := range agg.Groups {
-			var parts []string
-			for i, kv := range g.Params {
-				if i != xi {
-					parts = append(parts, kv.Key+"="+kv.Value)
-				}
-			}
-			k := strings.Join(parts, ", ")
-			if _, ok := byFixed[k]; !ok {
-				fixedKeys = append(fixedKeys, k)
-			}
-			byFixed[k] = append(byFixed[k], g)
-		}
+		fixedKeys, byFixed := groupByOthers(agg.Groups, xi)
 		if maxFixed > 0 && len(fixedKeys) > maxFixed {
 			notes = append(notes, fmt.Sprintf("Lines against `%s` are left out: one figure per value of the other parameters would be %d per metric; the maps below show them.", xp.Key, len(fixedKeys)))
 			continue
@@ -730,6 +715,29 @@ func sweepLineFigures(agg SweepAggregate, maxFixed int) ([]*figure, []string, er
 		figs = append(figs, f)
 	}
 	return figs, notes, nil
+}
+
+// groupByOthers splits groups by the values of every parameter but the
+// ones at indices axes (the axes of a figure): the keys ("k=v, k=v"; ""
+// where no other parameter varies) in first-seen order, and the groups
+// of each.
+func groupByOthers(groups []sweep.Group, axes ...int) ([]string, map[string][]sweep.Group) {
+	var keys []string
+	by := map[string][]sweep.Group{}
+	for _, g := range groups {
+		var parts []string
+		for i, kv := range g.Params {
+			if !slices.Contains(axes, i) {
+				parts = append(parts, kv.Key+"="+kv.Value)
+			}
+		}
+		k := strings.Join(parts, ", ")
+		if _, seen := by[k]; !seen {
+			keys = append(keys, k)
+		}
+		by[k] = append(by[k], g)
+	}
+	return keys, by
 }
 
 // isHorizon reports whether a policy entry is the offline horizon bound

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -141,7 +142,7 @@ func TestRunReplaceSurvivesRandomKills(t *testing.T) {
 }
 
 // Two sweeps with different inputs started together into one directory,
-// 12 times: one of them writes the directory and the other is refused
+// 12 times (CONSPIRATOR_RACE_TRIES for more): one of them writes the directory and the other is refused
 // (the lock, or the other's sweep.json), never both; the directory then
 // reports cleanly (every point's inputs match sweep.json) and equals the
 // winner's clean sweep byte for byte.
@@ -173,7 +174,8 @@ func TestTwoSweepsIntoOneDirectory(t *testing.T) {
 		refs[r] = treeHash(t, ref)
 	}
 	locked, refused := 0, 0
-	for try := 0; try < 12; try++ {
+	tries := envCount(t, "CONSPIRATOR_RACE_TRIES", 12)
+	for try := 0; try < tries; try++ {
 		dir := filepath.Join(root, fmt.Sprintf("race%d", try))
 		a, b := command(dir, "100"), command(dir, "120")
 		var ea, eb bytes.Buffer
@@ -207,5 +209,19 @@ func TestTwoSweepsIntoOneDirectory(t *testing.T) {
 			t.Errorf("try %d: the directory is not the winner's (%s) clean sweep", try, winner)
 		}
 	}
-	t.Logf("12 races: the loser met the lock %d times and the winner's sweep.json %d times", locked, refused)
+	t.Logf("%d races: the loser met the lock %d times and the winner's sweep.json %d times; 0 mixed directories", tries, locked, refused)
+}
+
+// envCount is a test's repeat count: def, or the environment variable
+// name's value for a longer run (the figures: 50 races).
+func envCount(t *testing.T, name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("%s=%q: want a positive count", name, v)
+	}
+	return n
 }

@@ -20,11 +20,11 @@ package alloc
 import (
 	"errors"
 	"fmt"
+	"github.com/conspirator-sim/conspirator/internal/parallel"
 	"math"
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/conspirator-sim/conspirator/engine"
 	"github.com/conspirator-sim/conspirator/engine/stats"
@@ -180,23 +180,10 @@ func SimulateWorkers(cfg Config, in Input, seed uint64, workers int) (*Result, e
 		}
 	}
 	res := &Result{Runs: make([]Run, len(cfg.Policies)*cfg.Seeds)}
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range max(1, min(workers, len(res.Runs))) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := range next {
-				pol, _ := nodealloc.New(cfg.Policies[k/cfg.Seeds], typical) // checked above
-				res.Runs[k] = runOne(pol, in, capacity, cfg, seed+uint64(k%cfg.Seeds))
-			}
-		}()
-	}
-	for k := range res.Runs {
-		next <- k
-	}
-	close(next)
-	wg.Wait()
+	parallel.Each(len(res.Runs), workers, func(k int) {
+		pol, _ := nodealloc.New(cfg.Policies[k/cfg.Seeds], typical) // checked above
+		res.Runs[k] = runOne(pol, in, capacity, cfg, seed+uint64(k%cfg.Seeds))
+	})
 	return res, nil
 }
 

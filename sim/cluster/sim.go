@@ -3,11 +3,11 @@ package cluster
 import (
 	"errors"
 	"fmt"
+	"github.com/conspirator-sim/conspirator/internal/parallel"
 	"github.com/conspirator-sim/conspirator/internal/progress"
 	"math"
 	"runtime"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/conspirator-sim/conspirator/engine"
@@ -237,24 +237,11 @@ func Run(cfg Config, seed uint64, env Env) (*Result, error) {
 		// seeds side by side would change which solves are cut.
 		workers = 1
 	}
-	var wg sync.WaitGroup
-	next := make(chan int)
 	perSeed := len(cfg.Policies) * (1 + len(cfg.LeaveOutLongest))
 	parts := progress.NewParts(env.Progress, cfg.Seeds*perSeed)
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for s := range next {
-				runs[s], errs[s] = runSeed(cfg, nodes, nodesRead, jobs, seed+uint64(s), tm, env.Now, parts, s*perSeed)
-			}
-		}()
-	}
-	for s := range cfg.Seeds {
-		next <- s
-	}
-	close(next)
-	wg.Wait()
+	parallel.Each(cfg.Seeds, workers, func(s int) {
+		runs[s], errs[s] = runSeed(cfg, nodes, nodesRead, jobs, seed+uint64(s), tm, env.Now, parts, s*perSeed)
+	})
 	for s, err := range errs {
 		if err != nil {
 			if cfg.Seeds > 1 {

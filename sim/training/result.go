@@ -1,12 +1,13 @@
 package training
 
 import (
+	"cmp"
 	"fmt"
+	"github.com/conspirator-sim/conspirator/internal/parallel"
 	"github.com/conspirator-sim/conspirator/internal/progress"
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/conspirator-sim/conspirator/engine"
 	"github.com/conspirator-sim/conspirator/engine/stats"
@@ -147,23 +148,10 @@ func Run(cfg Config, seed uint64, env Env) (*Result, error) {
 	}
 	runs := make([][]PolicyResult, cfg.Seeds)
 	errs := make([]error, cfg.Seeds)
-	var wg sync.WaitGroup
-	next := make(chan int)
 	parts := progress.NewParts(env.Progress, cfg.Seeds*len(cfg.Policies))
-	for range min(cfg.Seeds, runtime.GOMAXPROCS(0)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for s := range next {
-				runs[s], errs[s] = runSeed(cfg, dev, listed, seed+uint64(s), parts, s*len(cfg.Policies))
-			}
-		}()
-	}
-	for s := range cfg.Seeds {
-		next <- s
-	}
-	close(next)
-	wg.Wait()
+	parallel.Each(cfg.Seeds, runtime.GOMAXPROCS(0), func(s int) {
+		runs[s], errs[s] = runSeed(cfg, dev, listed, seed+uint64(s), parts, s*len(cfg.Policies))
+	})
 	for s, err := range errs {
 		if err != nil {
 			return nil, fmt.Errorf("seed %d: %w", seed+uint64(s), err)
@@ -204,11 +192,11 @@ func jobsOf(cfg Config, listed []train.Job, seed uint64) ([]train.Job, error) {
 	slices.SortStableFunc(jobs, func(a, b train.Job) int {
 		switch {
 		case a.Arrival != b.Arrival:
-			return cmpInt(int64(a.Arrival), int64(b.Arrival))
+			return cmp.Compare(a.Arrival, b.Arrival)
 		case a.GPUs != b.GPUs:
-			return cmpInt(int64(a.GPUs), int64(b.GPUs))
+			return cmp.Compare(a.GPUs, b.GPUs)
 		case a.Iterations != b.Iterations:
-			return cmpInt(int64(a.Iterations), int64(b.Iterations))
+			return cmp.Compare(a.Iterations, b.Iterations)
 		}
 		return strings.Compare(a.Model, b.Model)
 	})
@@ -231,16 +219,6 @@ func jobsOf(cfg Config, listed []train.Job, seed uint64) ([]train.Job, error) {
 		}
 	}
 	return jobs, nil
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // runSeed replays every policy on one seed's jobs.
