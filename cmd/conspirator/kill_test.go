@@ -142,7 +142,7 @@ func TestRunReplaceSurvivesRandomKills(t *testing.T) {
 }
 
 // Two sweeps with different inputs started together into one directory,
-// 12 times (CONSPIRATOR_RACE_TRIES for more): one of them writes the directory and the other is refused
+// 12 times (SIM_TEST_RACE_TRIES for more): one of them writes the directory and the other is refused
 // (the lock, or the other's sweep.json), never both; the directory then
 // reports cleanly (every point's inputs match sweep.json) and equals the
 // winner's clean sweep byte for byte.
@@ -174,7 +174,7 @@ func TestTwoSweepsIntoOneDirectory(t *testing.T) {
 		refs[r] = treeHash(t, ref)
 	}
 	locked, refused := 0, 0
-	tries := envCount(t, "CONSPIRATOR_RACE_TRIES", 12)
+	tries := envCount(t, "SIM_TEST_RACE_TRIES", 12)
 	for try := 0; try < tries; try++ {
 		dir := filepath.Join(root, fmt.Sprintf("race%d", try))
 		a, b := command(dir, "100"), command(dir, "120")
