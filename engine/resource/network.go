@@ -270,10 +270,13 @@ func (n *Network) component(seed []LinkID) {
 		stack = stack[:len(stack)-1]
 		links = append(links, l)
 		for _, f := range n.links[l].flows {
-			if f.mark != n.pass {
-				f.mark = n.pass
-				flows = append(flows, f)
+			if f.mark == n.pass {
+				// Its path was pushed when it was first met: every
+				// link of it is marked already.
+				continue
 			}
+			f.mark = n.pass
+			flows = append(flows, f)
 			for _, m := range f.path {
 				if n.mark[m] != n.pass {
 					n.mark[m] = n.pass
