@@ -283,8 +283,20 @@ func detectFormat(data []byte) string {
 		return "nvbandwidth"
 	case strings.Contains(s, "#bytes"):
 		return "perftest"
-	case strings.HasPrefix(strings.TrimSpace(s), "stage,"):
+	case strings.HasPrefix(firstDataLine(s), "stage,"):
 		return "csv"
+	}
+	return ""
+}
+
+// firstDataLine is the first line of s that is neither blank nor a '#'
+// comment, trimmed: the CSV's header, as calib.ParseCSV reads it (a CSV
+// that opens with a comment on where it was measured is still a CSV).
+func firstDataLine(s string) string {
+	for line := range strings.Lines(s) {
+		if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "#") {
+			return t
+		}
 	}
 	return ""
 }

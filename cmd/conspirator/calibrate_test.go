@@ -212,3 +212,20 @@ func TestBadProfileValueBlamesProfile(t *testing.T) {
 		t.Errorf("exit %d, stderr %q: want the user's --set named", code, stderr)
 	}
 }
+
+// The format is told from the text: a CSV is known by its header, also
+// after comment lines (realhw/cuda's measurements open with one).
+func TestDetectFormat(t *testing.T) {
+	for _, c := range []struct{ text, want string }{
+		{"stage,bytes,latency_us\nx,1,2\n", "csv"},
+		{"# realhw/cuda.Measure on device 0\n\n  # more\nstage,bytes,latency_us\nx,1,2\n", "csv"},
+		{"# a comment\nbytes,latency\n", ""},
+		{"#bytes #iterations BW peak[MB/sec]\n", "perftest"},
+		{"nvbandwidth Version: v0.4\n", "nvbandwidth"},
+		{"", ""},
+	} {
+		if got := detectFormat([]byte(c.text)); got != c.want {
+			t.Errorf("detectFormat(%q) = %q, want %q", c.text, got, c.want)
+		}
+	}
+}

@@ -3,11 +3,13 @@
 package cuda
 
 import (
-	"github.com/conspirator-sim/conspirator/realhw/calib"
-	"github.com/conspirator-sim/conspirator/sim/datapath"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/conspirator-sim/conspirator/realhw/calib"
+	"github.com/conspirator-sim/conspirator/sim/datapath"
 )
 
 // Bad arguments are refused before any CUDA call, with the value.
@@ -88,4 +90,40 @@ func TestCudaStageNamesKnown(t *testing.T) {
 			t.Errorf("%s: calib kind %q (known %v), want %q", name, k, ok, want)
 		}
 	}
+}
+
+// On a GPU machine, CONSPIRATOR_CUDA_CSV=PATH measures every stage over
+// sizes from 4 KiB to 256 MiB (20 copies each) and writes them in the
+// CSV that `conspirator calibrate --import` reads, so that the copies'
+// fixed cost and bandwidth are fitted as a testbed's would be. The file
+// is read back with calib.ParseCSV: what is written is what is imported.
+func TestWriteMeasurementsCSV(t *testing.T) {
+	path := os.Getenv("CONSPIRATOR_CUDA_CSV")
+	if path == "" || os.Getenv("CONSPIRATOR_CUDA_STUB") == "1" {
+		t.Skip("set CONSPIRATOR_CUDA_CSV=PATH on a GPU machine to write its measurements for calibrate --import")
+	}
+	var sizes []int64
+	for n := int64(4 << 10); n <= 256<<20; n *= 4 {
+		sizes = append(sizes, n)
+	}
+	out, err := Measure(sizes, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString("# realhw/cuda.Measure on device 0: mean of 20 copies per size (CUDA events); launches and the scale kernel host-timed\nstage,bytes,latency_us\n")
+	for _, s := range out {
+		if s.Latency <= 0 {
+			t.Errorf("%s of %d bytes: latency %v", s.Stage, s.Bytes, s.Latency)
+		}
+		fmt.Fprintf(&b, "%s,%d,%.3f\n", s.Stage, s.Bytes, s.Latency.Seconds()*1e6)
+	}
+	back, err := calib.ParseCSV(strings.NewReader(b.String()), path)
+	if err != nil || len(back) != len(out) {
+		t.Fatalf("the CSV reads back as %d samples (%v), want %d", len(back), err, len(out))
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d samples written to %s", len(out), path)
 }
