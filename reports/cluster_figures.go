@@ -334,7 +334,7 @@ func gpuHoursBars(pols []PolicyResult) (*figure, error) {
 		}
 		eb.LineStyle.Width = vg.Points(1)
 		eb.CapWidth = vg.Points(5)
-		p.Add(shiftedYErrBars{eb, b1.Offset})
+		p.Add(shifted{eb, vg.Point{Y: b1.Offset}})
 	}
 	p.X.Min = 0
 	h := max(figH, vg.Length(n)*0.9*vg.Centimeter+2*vg.Centimeter)
@@ -344,19 +344,4 @@ func gpuHoursBars(pols []PolicyResult) (*figure, error) {
 type errXPts struct {
 	plotter.XYs
 	plotter.XErrors
-}
-
-// shiftedYErrBars draws x error bars dy up, onto a horizontal bar chart
-// drawn with that Offset.
-type shiftedYErrBars struct {
-	*plotter.XErrorBars
-	dy vg.Length
-}
-
-// Plot implements plot.Plotter.
-func (s shiftedYErrBars) Plot(c draw.Canvas, p *plot.Plot) {
-	c.Push()
-	defer c.Pop()
-	c.Translate(vg.Point{Y: s.dy})
-	s.XErrorBars.Plot(c, p)
 }

@@ -307,7 +307,7 @@ func compareGPUHours(runs []Run) (*figure, error) {
 			}
 			eb.LineStyle.Width = vg.Points(1)
 			eb.CapWidth = vg.Points(4)
-			p.Add(shiftedErrBars{eb, b.Offset})
+			p.Add(shifted{eb, vg.Point{X: b.Offset}})
 		}
 		leg.add(runLabel(i, r), b)
 		k++

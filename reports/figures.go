@@ -343,19 +343,28 @@ func gpuHoursCI(pols []PolicyResult) errPts {
 	return e
 }
 
-// shiftedErrBars draws error bars dx to the side, onto a bar chart drawn
-// with that Offset (bar offsets are lengths on the page, not data).
-type shiftedErrBars struct {
-	*plotter.YErrorBars
-	dx vg.Length
+// errBars is what shifted moves: error bars (x or y), whose data range
+// and glyph boxes still size the axes.
+type errBars interface {
+	plot.Plotter
+	plot.DataRanger
+	plot.GlyphBoxer
+}
+
+// shifted draws error bars moved by a length on the page, onto a bar
+// chart drawn with that Offset (bar offsets are lengths on the page, not
+// data): sideways for vertical bars, up for horizontal ones.
+type shifted struct {
+	errBars
+	by vg.Point
 }
 
 // Plot implements plot.Plotter.
-func (s shiftedErrBars) Plot(c draw.Canvas, p *plot.Plot) {
+func (s shifted) Plot(c draw.Canvas, p *plot.Plot) {
 	c.Push()
 	defer c.Pop()
-	c.Translate(vg.Point{X: s.dx})
-	s.YErrorBars.Plot(c, p)
+	c.Translate(s.by)
+	s.errBars.Plot(c, p)
 }
 
 func nan0(v float64) float64 {

@@ -193,6 +193,22 @@ type renamed struct {
 func (r renamed) Error() string { return r.msg }
 func (r renamed) Unwrap() error { return r.err }
 
+// tempDir creates the temporary sibling of dir that WriteDir and Rewrite
+// build in, and fail, which removes it and returns err with the
+// temporary's name replaced by dir: the temporary is gone when the user
+// reads the error. The caller releases tmp (ReleaseTemp) in every case.
+func tempDir(fsys FS, dir string) (tmp string, fail func(error) error, err error) {
+	tmp = tempName(dir)
+	fail = func(err error) error {
+		fsys.RemoveAll(tmp)
+		return renamed{strings.ReplaceAll(err.Error(), tmp, dir), err}
+	}
+	if err := fsys.MkdirAll(tmp); err != nil {
+		return tmp, fail, fail(fmt.Errorf("create %s: %w", tmp, err))
+	}
+	return tmp, fail, nil
+}
+
 // WriteDir writes files (slash-separated names relative to dir) into a
 // temporary sibling directory, fsyncs every file and directory, and renames
 // it to dir, so that dir appears with all its files or not at all. When
@@ -204,16 +220,10 @@ func (r renamed) Unwrap() error { return r.err }
 // step.
 func WriteDir(fsys FS, dir string, files map[string][]byte, replace bool, fill func(tmp string) error) error {
 	dir = filepath.Clean(dir)
-	tmp := tempName(dir)
+	tmp, fail, err := tempDir(fsys, dir)
 	defer ReleaseTemp(tmp)
-	fail := func(err error) error {
-		fsys.RemoveAll(tmp)
-		// Errors from inside the temporary name the directory the caller
-		// asked for: the temporary is gone when the user reads them.
-		return renamed{strings.ReplaceAll(err.Error(), tmp, dir), err}
-	}
-	if err := fsys.MkdirAll(tmp); err != nil {
-		return fail(fmt.Errorf("create %s: %w", tmp, err))
+	if err != nil {
+		return err
 	}
 	if err := WriteTree(fsys, tmp, files); err != nil {
 		return fail(err)
@@ -292,17 +302,13 @@ func Replace(fsys FS, tmp, dir string) error {
 // of a report is written this way.
 func Rewrite(fsys FS, dir string, edit func(tmp string) error) error {
 	dir = filepath.Clean(dir)
-	tmp := tempName(dir)
+	tmp, fail, err := tempDir(fsys, dir)
 	defer ReleaseTemp(tmp)
-	fail := func(err error) error {
-		fsys.RemoveAll(tmp)
-		return renamed{strings.ReplaceAll(err.Error(), tmp, dir), err}
-	}
-	if err := fsys.MkdirAll(tmp); err != nil {
-		return fail(fmt.Errorf("create %s: %w", tmp, err))
+	if err != nil {
+		return err
 	}
 	var dirs []string
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+	err = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
