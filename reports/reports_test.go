@@ -463,9 +463,9 @@ func TestRenderUnderFaults(t *testing.T) {
 			}
 		}
 		dir := fresh()
-		os.WriteFile(filepath.Join(dir, "."+ReportFile+atomicfs.TmpInfix+deadPID+"-1"), []byte("half"), 0o644)
+		os.WriteFile(filepath.Join(dir, "."+ReportFile+atomicfs.TmpInfix+killed+"1"), []byte("half"), 0o644)
 		os.MkdirAll(filepath.Join(dir, PlotsDir), 0o755)
-		os.WriteFile(filepath.Join(dir, PlotsDir, ".x.png"+atomicfs.TmpInfix+deadPID+"-2"), []byte("half"), 0o644)
+		os.WriteFile(filepath.Join(dir, PlotsDir, ".x.png"+atomicfs.TmpInfix+killed+"2"), []byte("half"), 0o644)
 		if err := Render(dir); err != nil {
 			t.Fatal(err)
 		}
@@ -604,7 +604,6 @@ func TestSingular(t *testing.T) {
 	}
 }
 
-// deadPID is a process ID no process has (above Linux's largest
-// pid_max, 2^22): temporaries named with it are a killed writer's
-// leftovers, which CleanTemps removes (those of a live process it keeps).
-const deadPID = "999999999"
+// killed is the token of a killed writer's temporaries: nothing holds
+// their lock, so CleanTemps removes them (see internal/atomicfs).
+const killed = "killed"
