@@ -237,25 +237,29 @@ func (a *app) resolveEmitInputs(sched batch.Scheduler, dir, scenarioArg string, 
 	return sets, out, inputs, nil
 }
 
-// copyInput puts a data file into a Kubernetes sweep's inputs folder: a
-// hard link where the two share a file system, else a copy written
-// atomically (a file already there with the same bytes is kept).
+// copyInput puts a copy of a data file into a Kubernetes sweep's inputs
+// folder, never a hard link: the pods (and the user) may edit the copy,
+// and the user's own data must not change with it. A file already there
+// with the same bytes is kept, unless it is the source itself (a link an
+// earlier version made), which is replaced by a copy.
 func copyInput(src, dst string) error {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
 	}
-	if same, err := sameBytes(src, dst); err == nil && same {
+	if same, err := sameBytes(src, dst); err == nil && same && !sameInode(src, dst) {
 		return nil
 	}
-	_ = os.Remove(dst)
-	if err := os.Link(src, dst); err == nil {
-		return nil
-	}
-	b, err := os.ReadFile(src)
+	return atomicfs.CopyFile(src, dst)
+}
+
+// sameInode says whether a and b are one file (hard links of each other).
+func sameInode(a, b string) bool {
+	x, err := os.Stat(a)
 	if err != nil {
-		return err
+		return false
 	}
-	return atomicfs.WriteFile(atomicfs.OS, dst, b)
+	y, err := os.Stat(b)
+	return err == nil && os.SameFile(x, y)
 }
 
 func sameBytes(a, b string) (bool, error) {

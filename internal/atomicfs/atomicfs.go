@@ -12,6 +12,7 @@ package atomicfs
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -369,4 +370,44 @@ func hasParent(name string) bool {
 		}
 	}
 	return false
+}
+
+// CopyFile writes a copy of the file src at dst as WriteFile writes
+// (dst holds its old bytes or the whole copy, never a part), streaming
+// the bytes: dst is always a new file of its own, never a link to src,
+// so that editing one never changes the other.
+func CopyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	tmp, err := CreateTemp(dst)
+	if err != nil {
+		return fmt.Errorf("copy to %s: %w", dst, err)
+	}
+	defer ReleaseTemp(tmp)
+	fail := func(err error) error {
+		os.Remove(tmp)
+		return fmt.Errorf("copy %s to %s: %w", src, dst, hideTemp(err, tmp))
+	}
+	out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		return fail(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return fail(err)
+	}
+	if err := out.Sync(); err != nil {
+		out.Close()
+		return fail(err)
+	}
+	if err := out.Close(); err != nil {
+		return fail(err)
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		return fail(err)
+	}
+	return OS.SyncDir(filepath.Dir(dst))
 }
