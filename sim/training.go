@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"github.com/conspirator-sim/conspirator/internal/progress"
 	"io/fs"
-	"os"
-	"path/filepath"
 
 	"github.com/conspirator-sim/conspirator/sim/cluster"
 	"github.com/conspirator-sim/conspirator/sim/training"
@@ -62,24 +60,13 @@ func trainingEnv(cfg training.Config) training.Env {
 // where to get one: a job list is not an Alibaba trace.
 func missingInput(key, path string) error {
 	if key != "training.jobs.list" {
-		return &cluster.InputError{Err: fmt.Errorf("%s: file %s not found%s; %s", key, path, resolved(path), cluster.DownloadHint)}
+		return &cluster.InputError{Err: fmt.Errorf("%s: file %s not found%s; %s", key, path, resolved(path), cluster.Hint(key, path))}
 	}
 	return &cluster.InputError{Err: fmt.Errorf("%s: file %s not found%s; a job list is a CSV with num_gpu,submit_time,iterations,model, such as the 5,335-job alibaba.csv of github.com/ChenYuHo/SwitchML-omnetpp; or set training.jobs.source: synthetic", key, path, resolved(path))}
 }
 
-// resolved says where a relative path led: " (resolved to ABS from the
-// working directory WD)", or "" for an absolute path. A user who sees only
-// the relative path cannot tell where the program looked.
-func resolved(path string) string {
-	if filepath.IsAbs(path) {
-		return ""
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return ""
-	}
-	return fmt.Sprintf(" (resolved to %s from the working directory %s)", filepath.Join(wd, path), wd)
-}
+// resolved says where a relative path led (trace.Resolved).
+func resolved(path string) string { return trace.Resolved(path) }
 
 // runTraining runs the training section and adds its files.
 func runTraining(cfg training.Config, seed uint64, files map[string][]byte, prog progress.Func) (*TrainingSummary, error) {

@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"github.com/conspirator-sim/conspirator/internal/atomicfs"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,6 +23,7 @@ import (
 	"github.com/conspirator-sim/conspirator/realhw/perftest"
 	"github.com/conspirator-sim/conspirator/reports"
 	"github.com/conspirator-sim/conspirator/scenarios"
+	"github.com/conspirator-sim/conspirator/workloads/trace"
 	"github.com/spf13/cobra"
 )
 
@@ -197,6 +200,9 @@ func importSamples(paths []string, format string, bufferBytes int64) ([]realhw.S
 	var warnings []string
 	for _, p := range paths {
 		data, err := readImport(p, format)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, usagef("--import: file %s not found%s; it is the output of a testbed tool run on your machines (perftest's ib_write_bw/ib_read_bw/ib_write_lat, nvbandwidth) saved to a file, or a CSV of measurements (CONSPIRATOR_CUDA_CSV of the cuda backend writes one); see README, Calibrating against real hardware", p, trace.Resolved(p))
+		}
 		if err != nil {
 			return nil, nil, usagef("--import %s: %v", p, err)
 		}

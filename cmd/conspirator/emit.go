@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +14,7 @@ import (
 	"github.com/conspirator-sim/conspirator/scenarios"
 	"github.com/conspirator-sim/conspirator/sim"
 	"github.com/conspirator-sim/conspirator/sim/batch"
+	"github.com/conspirator-sim/conspirator/sim/cluster"
 	"github.com/conspirator-sim/conspirator/sim/sweep"
 	"github.com/spf13/cobra"
 )
@@ -190,7 +193,10 @@ func (a *app) resolveEmitInputs(sched batch.Scheduler, dir, scenarioArg string, 
 		if err != nil {
 			abs = given
 		}
-		if _, err := os.Stat(abs); err != nil {
+		if _, err := os.Stat(abs); errors.Is(err, fs.ErrNotExist) {
+			missing = append(missing, fmt.Sprintf("%s: file %s not found (resolved to %s from the working directory %s); %s", key, given, abs, wd, cluster.Hint(key, given)))
+			return ""
+		} else if err != nil {
 			missing = append(missing, fmt.Sprintf("%s: %s (resolved to %s from the working directory %s): %v", key, given, abs, wd, err))
 			return ""
 		}

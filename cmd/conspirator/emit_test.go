@@ -10,6 +10,7 @@ import (
 
 	"github.com/conspirator-sim/conspirator/realhw/calib"
 	"github.com/conspirator-sim/conspirator/sim/batch"
+	"github.com/conspirator-sim/conspirator/workloads/trace"
 )
 
 // A small sweep of the built-in paper/e2e: 2 loads x 2 seeds = 4 points.
@@ -205,7 +206,8 @@ func TestEmittedClusterSweepRunsWhereItIsSent(t *testing.T) {
 
 	os.Remove("pods.csv")
 	code, _, stderr = cli(t, nil, append(sweepArgs, "--emit", "slurm", "--binary", wrapper, "-o", filepath.Join(t.TempDir(), "x"))...)
-	for _, want := range []string{"cluster.trace: file pods.csv not found (resolved to " + abs + " from the working directory " + work + ")"} {
+	for _, want := range []string{"cluster.trace: file pods.csv not found (resolved to " + abs + " from the working directory " + work + ")",
+		trace.Source("pods.csv", "") + "; download the file there, or point cluster.trace at your copy"} {
 		if code != exitUsage || !strings.Contains(stderr, want) {
 			t.Errorf("emit with a missing trace: exit %d, stderr %q; want exit 2 with %q", code, stderr, want)
 		}

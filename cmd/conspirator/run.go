@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/conspirator-sim/conspirator/realhw/swap"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +19,7 @@ import (
 	"github.com/conspirator-sim/conspirator/reports"
 	"github.com/conspirator-sim/conspirator/scenarios"
 	"github.com/conspirator-sim/conspirator/sim"
+	"github.com/conspirator-sim/conspirator/workloads/trace"
 	"github.com/spf13/cobra"
 )
 
@@ -134,6 +136,9 @@ func calibrationOverrides(scenarioPath, profile string, sets []string) ([]string
 		}
 	}
 	prof, err := calib.LoadProfile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, usagef("calibration: file %s not found%s; a calibration profile is the profile.yaml that `conspirator calibrate -o DIR` writes into DIR (a relative path in a scenario file is taken from that file's folder); calibrate, or point calibration at that file", profile, trace.Resolved(p))
+	}
 	if err != nil {
 		return nil, nil, usagef("calibration profile: %v", err)
 	}

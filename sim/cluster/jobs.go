@@ -19,11 +19,6 @@ import (
 	"github.com/conspirator-sim/conspirator/workloads/trace"
 )
 
-// DownloadHint tells a user without the trace where it comes from.
-const DownloadHint = "the Alibaba GPU traces are at https://github.com/alibaba/clusterdata " +
-	"(openb: folder cluster-trace-gpu-v2023/csv); download the file there, or point " +
-	"cluster.trace / cluster.nodes at your copy"
-
 // InputError is a problem with the run's input files (a missing or
 // malformed trace or node list), as opposed to a failure of the
 // simulation: the command line reports it as a configuration error.
@@ -65,9 +60,17 @@ func (c Config) Files() (keys, paths []string) {
 }
 
 // NotFound is the error for an input file that does not exist: the key,
-// the path and where the data can be downloaded.
+// the path, where the data can be downloaded (trace.Source) and the key
+// to point at a copy. The assembly adds where a relative path led
+// (sim.MissingInput); the model reads no working directory.
 func NotFound(key, path string) error {
-	return &InputError{fmt.Errorf("%s: file %s not found; %s", key, path, DownloadHint)}
+	return &InputError{fmt.Errorf("%s: file %s not found; %s", key, path, Hint(key, path))}
+}
+
+// Hint is the end of every message about a missing input file: where its
+// data comes from and how to give another path.
+func Hint(key, path string) string {
+	return trace.Source(path, "") + "; download the file there, or point " + key + " at your copy"
 }
 
 // importInput reads one input file through env, turning a missing file

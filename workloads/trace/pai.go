@@ -57,8 +57,9 @@ func importPAI(files PAIFiles, opt Options) (Result, error) {
 	return Import(f, files.Tasks, opt)
 }
 
-// fillPAIFiles finds the sibling tables of one PAI table file by name.
-func fillPAIFiles(files *PAIFiles, path string) {
+// fillPAIFiles finds the sibling tables of one PAI table file by name. It
+// returns where the task table, the one required, would be.
+func fillPAIFiles(files *PAIFiles, path string) (tasks string) {
 	dir, base := filepath.Split(path)
 	suffix := ""
 	for _, p := range []string{"pai_job_table", "pai_task_table", "pai_instance_table"} {
@@ -78,6 +79,7 @@ func fillPAIFiles(files *PAIFiles, path string) {
 	find(&files.Tasks, "pai_task_table")
 	find(&files.Jobs, "pai_job_table")
 	find(&files.Instances, "pai_instance_table")
+	return filepath.Join(dir, "pai_task_table"+suffix)
 }
 
 type paiJob struct {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -171,7 +172,11 @@ func ImportFile(path string, opt Options) (Result, error) {
 	}
 	if format == FormatPAI {
 		files := opt.PAI
-		fillPAIFiles(&files, path)
+		tasks := fillPAIFiles(&files, path)
+		if files.Tasks == "" {
+			// A missing file, named: the caller says where the trace comes from.
+			return Result{}, &fs.PathError{Op: "open", Path: tasks, Err: fmt.Errorf("%w (alibaba-v2020 reads its task table, with the job and instance tables beside it)", fs.ErrNotExist)}
+		}
 		res, err := importPAI(files, opt)
 		res.Detected = detected
 		return res, err
