@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"github.com/conspirator-sim/conspirator/internal/atomicfs"
@@ -14,6 +15,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/conspirator-sim/conspirator/hw/gpu"
 	"github.com/conspirator-sim/conspirator/hw/units"
 	"github.com/conspirator-sim/conspirator/realhw"
 	"github.com/conspirator-sim/conspirator/realhw/calib"
@@ -29,6 +31,8 @@ func (a *app) calibrateCmd() *cobra.Command {
 	var imports []string
 	var validate, short, noPin bool
 	var bufferBytes int64
+	var gpuInfo calib.GPUInfo
+	var computeMode string
 	c := &cobra.Command{
 		Use:   "calibrate [--backend host] [--validate] | --import FILE...",
 		Short: "Measure real hardware (or import testbed measurements), fit the models and show their error",
@@ -110,6 +114,9 @@ bandwidth from 64 KiB on, with the worst size in between noted.`,
 				// An import's warnings go into the profile's notes (kept
 				// in profile.yaml and printed below), not only the screen.
 				prof.Notes = append(prof.Notes, warnings...)
+				if err := importCompute(prof, imports, format, gpuInfo, computeMode); err != nil {
+					return err
+				}
 				prof.Provenance.Date = date
 				prof.Provenance.Tool = "conspirator calibrate --import"
 				prof.Provenance.Sources = imports
@@ -184,7 +191,96 @@ bandwidth from 64 KiB on, with the worst size in between noted.`,
 	f.StringVar(&format, "format", "", "format of the --import files: perftest, nvbandwidth or csv (default: from the content)")
 	f.Var(bytesFlag{&bufferBytes}, "buffer-bytes", "nvbandwidth buffer size, e.g. 512MiB or 536870912 (its output does not print it; a pasted command line with -b is read instead)")
 	f.StringVarP(&outDir, "output", "o", "", "output directory (default $CONSPIRATOR_OUT/calibration)")
+	f.StringVar(&gpuInfo.Type, "gpu-type", "", "catalog GPU the imported GPU-side measurements were taken on (e.g. h200-141gb); a scenario that applies the profile must run it")
+	f.StringVar(&gpuInfo.Driver, "gpu-driver", "", "driver version of that GPU, for the provenance (e.g. 580.159.04)")
+	f.StringVar(&gpuInfo.CUDA, "gpu-cuda", "", "CUDA version, for the provenance (e.g. 13.0)")
+	f.StringVar(&computeMode, "compute-mode", calib.ModeGraph, "which measured compute rows a run applies: graph (replayed as a CUDA graph, as a tuned server runs) or eager")
 	return c
+}
+
+// importCompute reads the compute tables among the --import files
+// (realhw/torch/measure_compute.py's CSV, a PyTorch JSON) into prof, and
+// records the GPU of GPU-side measurements. The GPU must be a catalog
+// type: from --gpu-type or the CSV's gpu column, which must agree.
+func importCompute(prof *calib.Profile, paths []string, format string, info calib.GPUInfo, mode string) error {
+	if !slices.Contains(calib.ComputeModes, mode) {
+		return usagef("--compute-mode %q: use %s", mode, strings.Join(calib.ComputeModes, " or "))
+	}
+	cudaStages := false
+	for _, s := range prof.Stages {
+		cudaStages = cudaStages || strings.HasPrefix(s.Stage, "cuda-")
+	}
+	var rows []calib.ComputeRow
+	for _, p := range paths {
+		data, err := readImport(p, format)
+		if err != nil {
+			return usagef("--import %s: %v", p, err)
+		}
+		fm := format
+		if fm == "" {
+			fm = detectFormat(data)
+		}
+		var rs []calib.ComputeRow
+		var got calib.GPUInfo
+		switch fm {
+		case "compute-csv":
+			if rs, got, err = calib.ParseComputeCSV(bytes.NewReader(data), p); err != nil {
+				return usageError{err}
+			}
+		case "torch-json":
+			if info.Type == "" {
+				return usagef("--import %s: the JSON does not name the GPU's catalog type; give --gpu-type (e.g. h200-141gb)", p)
+			}
+			var notes []string
+			if rs, got, notes, err = calib.ParseTorchJSON(data, p, info.Type); err != nil {
+				return usageError{err}
+			}
+			prof.Notes = append(prof.Notes, notes...)
+		default:
+			continue
+		}
+		if info.Type == "" {
+			info.Type = got.Type
+		}
+		if got.Type != "" && canonicalGPU(got.Type) != canonicalGPU(info.Type) {
+			return usagef("--import %s: measured on %s, but --gpu-type (or an earlier file) says %s; import one GPU's measurements per profile", p, got.Type, info.Type)
+		}
+		info.Name = cmp.Or(info.Name, got.Name)
+		info.Driver = cmp.Or(info.Driver, got.Driver)
+		info.CUDA = cmp.Or(info.CUDA, got.CUDA)
+		info.Torch = cmp.Or(info.Torch, got.Torch)
+		rows = append(rows, rs...)
+	}
+	if info.Type == "" {
+		if len(rows) > 0 || cudaStages {
+			prof.Notes = append(prof.Notes, "GPU-side stages imported without --gpu-type: the profile does not say which GPU they were measured on, and a scenario of any GPU applies them")
+		}
+		return nil
+	}
+	spec, err := gpu.Lookup(info.Type)
+	if err != nil {
+		return usagef("--gpu-type: %v", err)
+	}
+	info.Type = spec.Name
+	for i := range rows {
+		rows[i].GPU = spec.Name
+	}
+	calib.SortCompute(rows)
+	prof.Provenance.GPU = &info
+	prof.Compute = rows
+	if len(rows) > 0 {
+		prof.ComputeMode = mode
+	}
+	return nil
+}
+
+// canonicalGPU is a GPU's catalog name, or the name as given when the
+// catalog does not know it (the caller reports that).
+func canonicalGPU(name string) string {
+	if s, err := gpu.Lookup(name); err == nil {
+		return s.Name
+	}
+	return name
 }
 
 // importSamples parses testbed output files into samples, with the
@@ -241,15 +337,17 @@ func importSamples(paths []string, format string, bufferBytes int64) ([]realhw.S
 				return nil, nil, usageError{err}
 			}
 			all = append(all, ss...)
+		case "compute-csv", "torch-json":
+			// Compute tables, not stage samples: importCompute reads them.
 		default:
-			return nil, nil, usagef("--import %s: cannot tell the format (perftest, nvbandwidth or csv); give --format", p)
+			return nil, nil, usagef("--import %s: cannot tell the format (perftest, nvbandwidth, csv, compute-csv or torch-json); give --format", p)
 		}
 	}
 	return all, warnings, nil
 }
 
 // importFormats are the --format values.
-var importFormats = []string{"perftest", "nvbandwidth", "csv"}
+var importFormats = []string{"perftest", "nvbandwidth", "csv", "compute-csv", "torch-json"}
 
 // maxImportBytes bounds a file given to --import: a perftest -a sweep
 // prints about 25 lines (a few KiB), an nvbandwidth run with every test a
@@ -285,6 +383,10 @@ func detectFormat(data []byte) string {
 		return "perftest"
 	case strings.HasPrefix(firstDataLine(s), "stage,"):
 		return "csv"
+	case calib.IsComputeCSV(firstDataLine(s)):
+		return "compute-csv"
+	case strings.HasPrefix(strings.TrimSpace(s), "{") && strings.Contains(s, `"p50_us"`):
+		return "torch-json"
 	}
 	return ""
 }

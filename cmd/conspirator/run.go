@@ -98,7 +98,7 @@ func (a *app) loadLate(nameOrPath string, f scenarioFlags, source string, late [
 		// fitted values replace the defaults, the user's --set still wins.
 		// Reload with its overrides placed before the user's.
 		prof := sc.Calibration
-		over, trace, err := calibrationOverrides(nameOrPath, prof, append(append([]string{}, sets...), late...))
+		over, trace, err := calibrationOverrides(nameOrPath, prof, append(append([]string{}, sets...), late...), &sc)
 		if err != nil {
 			return nil, err
 		}
@@ -126,7 +126,7 @@ func (a *app) loadLate(nameOrPath string, f scenarioFlags, source string, late [
 // proposed scenario values as --set strings, in key order, and the trace
 // of what it sets for summary.json (sets are the user's --set, which win).
 // A relative profile path is taken relative to the scenario file.
-func calibrationOverrides(scenarioPath, profile string, sets []string) ([]string, *scenarios.CalibrationTrace, error) {
+func calibrationOverrides(scenarioPath, profile string, sets []string, sc *scenarios.Scenario) ([]string, *scenarios.CalibrationTrace, error) {
 	p := profile
 	if !filepath.IsAbs(p) {
 		if st, err := os.Stat(scenarioPath); err == nil && !st.IsDir() {
@@ -136,6 +136,9 @@ func calibrationOverrides(scenarioPath, profile string, sets []string) ([]string
 	prof, err := calib.LoadProfile(p)
 	if err != nil {
 		return nil, nil, usagef("calibration profile: %v", err)
+	}
+	if err := gpuSideOverrides(prof, p, sc); err != nil {
+		return nil, nil, err
 	}
 	keys := make([]string, 0, len(prof.Scenario))
 	for k := range prof.Scenario {
@@ -150,6 +153,9 @@ func calibrationOverrides(scenarioPath, profile string, sets []string) ([]string
 		// testbed is not named in perftest or nvbandwidth output.
 		machine = "a testbed not recorded in the imported files"
 	}
+	if g := pv.GPU; g != nil && g.Type != "" {
+		machine = strings.Join(slices.DeleteFunc([]string{g.Name, g.Type, prefixed("driver ", g.Driver), prefixed("CUDA ", g.CUDA), prefixed("torch ", g.Torch)}, func(s string) bool { return s == "" }), ", ")
+	}
 	trace := &scenarios.CalibrationTrace{Profile: profile, Date: pv.Date, Tool: pv.Tool, Machine: machine, Sources: pv.Sources}
 	out := make([]string, 0, len(keys))
 	for _, k := range keys {
@@ -163,6 +169,14 @@ func calibrationOverrides(scenarioPath, profile string, sets []string) ([]string
 		trace.Values = append(trace.Values, scenarios.CalibratedValue{Key: k, Value: v, From: from, OverriddenBySet: overridden})
 	}
 	return out, trace, nil
+}
+
+// prefixed is label+v, or empty when v is.
+func prefixed(label, v string) string {
+	if v == "" {
+		return ""
+	}
+	return label + v
 }
 
 func coresText(n int) string {
