@@ -104,7 +104,9 @@ func TestShippedH200Profile(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "cal")
 	// The README's command runs from the repository root with relative
 	// paths, which the profile records as its sources.
-	rel := func(f string) string { return filepath.Join("..", "shared", "reference", "measured-h200-2026-11-27", f) }
+	rel := func(f string) string {
+		return filepath.Join("..", "shared", "reference", "measured-h200-2026-11-27", f)
+	}
 	t.Chdir(root)
 	if _, err := os.Stat(rel("resnet50-pytorch.json")); err != nil {
 		t.Skipf("../shared not beside the repository root (%s has it): %v", dir, err)

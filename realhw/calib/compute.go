@@ -56,7 +56,9 @@ const computeHeader = "gpu,model,precision,mode,batch,p50_us,p99_us,reps"
 
 // IsComputeCSV reports whether data's first line that is not a comment is
 // the compute CSV's header.
-func IsComputeCSV(first string) bool { return strings.HasPrefix(first, "gpu,model,precision,mode,batch,") }
+func IsComputeCSV(first string) bool {
+	return strings.HasPrefix(first, "gpu,model,precision,mode,batch,")
+}
 
 // ParseComputeCSV reads the compute CSV (name for messages): '#
 // key: value' comment lines carry the provenance (gpu_name, driver, cuda,
