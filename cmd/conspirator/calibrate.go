@@ -56,6 +56,20 @@ core (as stress-ng's per-core workers), and the measured client and server
 are pinned to the first core for the run (as 'taskset -c' would): unpinned,
 thread placement changes the latency from run to run (--no-pin to allow it).
 
+--backend cuda (a binary built with -tags cuda) measures GPU 0: pinned
+and pageable copies both ways from 4 KiB to 256 MiB (16 MiB with --short),
+an empty kernel's launch with and without synchronize, and a stand-in
+kernel (a scale by two over the copied bytes); it fits them as an import
+of their CSV would (pinned_h2d, memcpy_issue, pageable_factor,
+kernel_launch, sync_wait) and records the device's name and CUDA versions
+(give --gpu-type so that a scenario of another GPU refuses the profile).
+With --validate it then times every copy one by one at held-out sizes
+(between the fit's) and launches with synchronize, and writes, per stage
+and size, the model's time against the real p50 and p99 (target |p50
+error| <= 10%). A binary without the tag, or a machine without a GPU,
+exits 2 saying so. GPU compute of a real model is measured by
+realhw/torch/measure_compute.py and imported (compute-csv).
+
 --validate checks the simulator itself against this machine. It fits
 sim/datapath's loopback path (the request path a plain host can run:
 client and server threads, loopback TCP, memcpy, CPU compute): the stage
@@ -74,8 +88,15 @@ plot per level in plots/.
 ib_write_lat, ib_read_lat, ib_send_lat; MiB/s vs Gb/s from the header,
 write/send latency as half a round trip, read as a full one), NVIDIA
 nvbandwidth text output (it prints no buffer size: give --buffer-bytes,
-or keep the nvbandwidth command line with its -b in the file), or a CSV
-with the header stage,bytes,latency_us[,background_load]. A perftest -a
+or keep the nvbandwidth command line with its -b in the file), a CSV
+with the header stage,bytes,latency_us[,background_load] (the cuda
+backend's measurements among them), the compute CSV of
+realhw/torch/measure_compute.py (gpu,model,precision,mode,batch,p50_us,
+p99_us,reps: the GPU's compute table; --compute-mode picks the rows a run
+applies, graph by default) or a PyTorch JSON of the same points
+("graph_fp16_bs8": {"p50_us", "p99_us"}; give --gpu-type). A profile with a
+GPU's measurements is refused (exit 2) by a scenario whose
+datapath.gpus are of another type. A perftest -a
 sweep (2 B to 8 MiB) that no one line follows within 25% at every size is
 fitted in two regimes: the latency from the sizes up to 64 B, the
 bandwidth from 64 KiB on, with the worst size in between noted.`,
@@ -99,6 +120,7 @@ bandwidth from 64 KiB on, with the worst size in between noted.`,
 			files := map[string][]byte{}
 			var prof *calib.Profile
 			var val *calib.Validation
+			var cval *calib.CUDAValidation
 			switch {
 			case format != "" && len(imports) == 0:
 				return usagef("--format %s applies to --import files; give --import FILE", format)
@@ -135,16 +157,28 @@ bandwidth from 64 KiB on, with the worst size in between noted.`,
 						return err
 					}
 				}
-			case backend == "cuda" || backend == "rdma":
-				return usagef("--backend %s measures with the realhw/%s package, built with -tags %s; its measurements are imported with --import (see the README)", backend, backend, backend)
+			case backend == "cuda":
+				var err error
+				if prof, cval, err = calibrateCUDA(a, short, validate, date, gpuInfo); err != nil {
+					return err
+				}
+			case backend == "rdma":
+				return usagef("--backend rdma measures with the realhw/rdma package, built with -tags rdma; its measurements are imported with --import (perftest output; see the README)")
 			default:
-				return usagef("--backend %q: use host (or --import FILE for testbed measurements)", backend)
+				return usagef("--backend %q: use host or cuda (or --import FILE for testbed measurements)", backend)
 			}
 			var y bytes.Buffer
 			if err := prof.WriteYAML(&y); err != nil {
 				return err
 			}
 			files["profile.yaml"] = y.Bytes()
+			if cval != nil {
+				js, err := json.MarshalIndent(cval, "", "  ")
+				if err != nil {
+					return err
+				}
+				files["validation.json"] = append(js, '\n')
+			}
 			if val != nil {
 				js, err := json.MarshalIndent(val, "", "  ")
 				if err != nil {
@@ -178,13 +212,16 @@ bandwidth from 64 KiB on, with the worst size in between noted.`,
 				return err
 			}
 			printProfile(a, prof, val)
+			if cval != nil {
+				printCUDAValidation(a, cval)
+			}
 			fmt.Fprintf(a.stdout, "\nprofile: %s\n", filepath.Join(outDir, "profile.yaml"))
 			return nil
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&backend, "backend", "host", "real backend to measure: host")
-	f.BoolVar(&validate, "validate", false, "after calibrating at 0% and 80% load, run sim/datapath's loopback path and separate real runs at 20%, 40%, 60% and compare")
+	f.StringVar(&backend, "backend", "host", "real backend to measure: host, or cuda (a binary built with -tags cuda, on a GPU machine)")
+	f.BoolVar(&validate, "validate", false, "host: after calibrating at 0% and 80% load, run sim/datapath's loopback path and separate real runs at 20%, 40%, 60% and compare; cuda: compare the model's GPU-side stages with separate runs at held-out sizes")
 	f.BoolVar(&short, "short", false, "a CI-sized run of a few seconds (noisier)")
 	f.BoolVar(&noPin, "no-pin", false, "leave the measured threads and the load workers free to migrate between cores")
 	f.StringArrayVar(&imports, "import", nil, "testbed output to fit instead of measuring (perftest, nvbandwidth, CSV; repeatable)")

@@ -245,7 +245,14 @@ model's bytes or work, under the scenario's background load (a load
 generator at that duty cycle), and writes backend.json and a report
 section with each stage's model time beside the real one. Stages it cannot
 perform (RDMA transfers, GPU work, the SmartNIC) stay simulated, each with
-the reason; queueing between requests is not re-simulated.`,
+the reason; queueing between requests is not re-simulated.
+
+--backend cuda (a binary built with -tags cuda, on a machine with a GPU)
+also performs the GPU's stages on device 0: the host copy toward the GPU as
+a pageable cudaMemcpy, the DMA as a pinned one, the launch, the compute as
+a stand-in kernel that spins for the model's compute time (not the model's
+kernels: backend.json says so), the result as a pinned copy back; network
+and CPU stages run on the host backend as above.`,
 		Example: `  conspirator run
   conspirator run paper/e2e --set datapath.host.background_load=80% -o out/e2e-80
   conspirator run my.yaml --seed 7
@@ -285,7 +292,7 @@ the reason; queueing between requests is not re-simulated.`,
 			}
 			var swapped *swap.Report
 			if backend != "" {
-				rep, js, err := runBackend(sc, out, backendReps)
+				rep, js, err := runBackend(backend, sc, out, backendReps)
 				if err != nil {
 					return err
 				}
@@ -340,7 +347,7 @@ the reason; queueing between requests is not re-simulated.`,
 	f.add(c)
 	c.Flags().StringVarP(&outDir, "output", "o", "", "result directory (default $CONSPIRATOR_OUT/<scenario name>, CONSPIRATOR_OUT defaulting to ./results)")
 	c.Flags().BoolVar(&noReport, "no-report", false, "skip plots, report.md and report.html (summary and CSV files only)")
-	c.Flags().StringVar(&backend, "backend", "", "also perform the data-path stages this real backend can (host: loopback TCP, memcpy, CPU work, under the scenario's background load) and write their times beside the model's (backend.json)")
+	c.Flags().StringVar(&backend, "backend", "", "also perform the data-path stages this real backend can (host: loopback TCP, memcpy, CPU work, under the scenario's background load; cuda: those and the GPU's copies, launch and a stand-in kernel) and write their times beside the model's (backend.json)")
 	c.Flags().IntVar(&backendReps, "backend-reps", 200, "times each stage is performed on the --backend")
 	c.Flags().BoolVar(&noSensitivity, "no-sensitivity", false, "skip the sensitivity of a data-path run's headline (sensitivity.csv, the report's \"rests on\" list)")
 	c.Flags().BoolVar(&withSensitivity, "sensitivity", false, "compute the headline's sensitivity for a cluster run too (each of its points is a whole replay: about four more runs), or for a data-path run above 20,000 requests")
