@@ -23,10 +23,10 @@ const Built = true
 // session is device 0 opened on the calling OS thread: the PTX module and
 // buffers of up to capBytes (device, pinned and pageable host).
 type session struct {
-	k                      C.rh_k
-	dev, pinned, pageable  unsafe.Pointer
-	capBytes               int64
-	info                   Info
+	k                     C.rh_k
+	dev, pinned, pageable unsafe.Pointer
+	capBytes              int64
+	info                  Info
 }
 
 // open makes the primary context current on the calling thread (which
