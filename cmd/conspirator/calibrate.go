@@ -34,7 +34,7 @@ func (a *app) calibrateCmd() *cobra.Command {
 	var gpuInfo calib.GPUInfo
 	var computeMode string
 	c := &cobra.Command{
-		Use:   "calibrate [--backend host] [--validate] | --import FILE...",
+		Use:   "calibrate [--backend host|cuda] [--validate] | --import FILE...",
 		Short: "Measure real hardware (or import testbed measurements), fit the models and show their error",
 		Long: `Calibrate the models against real measurements and write a calibration
 profile (profile.yaml) that a scenario includes with the key
@@ -94,15 +94,17 @@ backend's measurements among them), the compute CSV of
 realhw/torch/measure_compute.py (gpu,model,precision,mode,batch,p50_us,
 p99_us,reps: the GPU's compute table; --compute-mode picks the rows a run
 applies, graph by default) or a PyTorch JSON of the same points
-("graph_fp16_bs8": {"p50_us", "p99_us"}; give --gpu-type). A profile with a
-GPU's measurements is refused (exit 2) by a scenario whose
-datapath.gpus are of another type. A perftest -a
+("graph_fp16_bs8": {"p50_us", "p99_us"}; give --gpu-type). A perftest -a
 sweep (2 B to 8 MiB) that no one line follows within 25% at every size is
 fitted in two regimes: the latency from the sizes up to 64 B, the
-bandwidth from 64 KiB on, with the worst size in between noted.`,
+bandwidth from 64 KiB on, with the worst size in between noted. A profile
+with a GPU's measurements is refused (exit 2) by a scenario whose
+datapath.gpus are of another type.`,
 		Example: `  conspirator calibrate --backend host --validate --short -o out/calib
   conspirator calibrate --import ib_write_lat.txt --import nvbandwidth.txt --buffer-bytes 512MiB -o out/testbed
-  conspirator run paper/e2e --set calibration=out/testbed/profile.yaml`,
+  conspirator run paper/e2e --set calibration=out/testbed/profile.yaml
+  conspirator calibrate --backend cuda --validate --gpu-type h200-141gb -o out/gpu   # -tags cuda, on a GPU
+  conspirator calibrate --import cuda.csv --import compute.csv --gpu-type h200-141gb -o out/h200`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if outDir == "" {
