@@ -284,7 +284,9 @@ func (b *Backend) Compute(n int64) (engine.Time, error) {
 			return 0, err
 		}
 		ptr := C.CUdeviceptr(uintptr(s.dev))
-		cnt := C.uint(n / 4)
+		// Every argument is copied as 8 bytes (launchSync): the .u32 count
+		// is read from the low half of its slot (x86-64, arm64: little-endian).
+		cnt := C.ulonglong(n / 4)
 		args := []unsafe.Pointer{unsafe.Pointer(&ptr), unsafe.Pointer(&cnt)}
 		return launchSync(s.k.scale, args, C.uint((n/4+255)/256))
 	})
@@ -316,8 +318,9 @@ func (b *Backend) Launch() (engine.Time, error) {
 	})
 }
 
-// launchSync launches f with args (copied into C memory: cgo forbids Go
-// pointers to Go pointers) and waits for it, returning the wall time.
+// launchSync launches f with args, each a pointer to an 8-byte value
+// (copied into C memory: cgo forbids passing C a Go pointer to Go
+// pointers), and waits for it, returning the wall time.
 func launchSync(f C.CUfunction, args []unsafe.Pointer, grid C.uint) (engine.Time, error) {
 	cargs := (*[8]unsafe.Pointer)(C.malloc(C.size_t(8 * unsafe.Sizeof(unsafe.Pointer(nil)))))
 	defer C.free(unsafe.Pointer(cargs))
