@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/conspirator-sim/conspirator/hw/mig"
 	"github.com/conspirator-sim/conspirator/internal/progress"
 	"io/fs"
 	"os"
@@ -91,7 +92,17 @@ type Summary struct {
 // ClusterEnv is what the assembly gives the cluster model: the trace
 // importer (the model reads no file itself) and the wall clock that times
 // the policies' decisions (timing.json).
-var ClusterEnv = cluster.Env{Import: trace.ImportFile, Now: time.Now}
+var ClusterEnv = cluster.Env{Import: trace.ImportFile, Now: time.Now, Geometry: readGeometry}
+
+// readGeometry reads a MIG geometry file of cluster.mig_geometry (a few
+// KiB as 'conspirator mig import' writes it).
+func readGeometry(path string) (*mig.Geometry, error) {
+	data, err := scenarios.ReadLimited(path, 1<<20, "MIG geometry")
+	if err != nil {
+		return nil, err
+	}
+	return mig.ReadYAML(path, data)
+}
 
 // CheckFiles reports, as a *cluster.InputError naming the key and where
 // to download the data, an input file of sc that does not exist or cannot

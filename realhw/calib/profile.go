@@ -46,6 +46,11 @@ type Profile struct {
 	// measurement tool writes and no scenario key takes (a typo in an
 	// imported CSV would otherwise be fitted and ignored without a word).
 	Notes []string `yaml:"notes,omitempty"`
+	// Compute is the measured GPU compute table (calibrate --import of
+	// realhw/torch/measure_compute.py's CSV or its JSON); ComputeMode the
+	// mode whose rows a run applies (graph unless chosen).
+	Compute     []ComputeRow `yaml:"compute,omitempty"`
+	ComputeMode string       `yaml:"compute_mode,omitempty"`
 
 	// throughput holds the median bytes/second of single-size stages
 	// (nvbandwidth), which have no line to fit.
@@ -61,6 +66,9 @@ type Provenance struct {
 	Tool    string         `yaml:"tool"`
 	Sources []string       `yaml:"sources,omitempty"`
 	Samples map[string]int `yaml:"samples"` // per stage
+	// GPU is the GPU (catalog type, device name, driver, CUDA) of GPU-side
+	// measurements; a scenario that applies them must run that type.
+	GPU *GPUInfo `yaml:"gpu,omitempty"`
 }
 
 // Machine identifies the measured machine.
@@ -392,6 +400,12 @@ func ReadProfile(r io.Reader, name string) (*Profile, error) {
 			}
 			s.fit.PerByte = 1 / bw.BytesPerSecond()
 		}
+	}
+	if err := p.readComputeTimes(name); err != nil {
+		return nil, err
+	}
+	if len(p.Compute) > 0 && (p.Provenance.GPU == nil || p.Provenance.GPU.Type == "") {
+		return nil, fmt.Errorf("%s: compute rows without provenance.gpu.type: the GPU they were measured on must be named", name)
 	}
 	if d := p.Decision; d != nil {
 		for i := range d.Sizes {

@@ -173,6 +173,7 @@ func (p *Profile) fillScenario() {
 		set["datapath.host.pinned_h2d"] = units.Bandwidth(round(bw, 4)).String()
 		from["datapath.host.pinned_h2d"] = fmt.Sprintf("nvbandwidth host_to_device_memcpy_ce, median of %d samples", p.Provenance.Samples["nvbandwidth/host_to_device_memcpy_ce"])
 	}
+	p.fillCUDA(set, from)
 	if d := p.Decision; d != nil && d.Applied {
 		set["datapath.host.decision_time"] = d.HostDecisionTime
 		from["datapath.host.decision_time"] = fmt.Sprintf("%s policy's decision time measured on the %s at %s (%s)", d.Policy, d.MeasuredOn, d.ProposedFrom, d.Rule)

@@ -218,6 +218,11 @@ func Run(cfg Config, seed uint64, env Env) (*Result, error) {
 		return nil, fmt.Errorf("cluster config:\n%w", err)
 	}
 	tm, _ := gpu.ParseTraceTypeMap(cfg.TypeMap)
+	geoms, err := readGeometries(cfg, env, tm)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Geometries = geoms
 	nodes, nodesRead, err := readNodes(cfg, env)
 	if err != nil {
 		return nil, err
@@ -271,6 +276,11 @@ func Check(cfg Config, seed uint64, env Env) error {
 		return fmt.Errorf("cluster config:\n%w", err)
 	}
 	tm, _ := gpu.ParseTraceTypeMap(cfg.TypeMap)
+	geoms, err := readGeometries(cfg, env, tm)
+	if err != nil {
+		return err
+	}
+	cfg.Geometries = geoms
 	nodes, nodesRead, err := readNodes(cfg, env)
 	if err != nil {
 		return err
