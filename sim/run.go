@@ -20,6 +20,7 @@ import (
 	"github.com/conspirator-sim/conspirator/sim/cluster"
 	"github.com/conspirator-sim/conspirator/sim/datapath"
 	"github.com/conspirator-sim/conspirator/sim/training"
+	"github.com/conspirator-sim/conspirator/workloads/train"
 	"github.com/conspirator-sim/conspirator/workloads/trace"
 	"go.yaml.in/yaml/v3"
 )
@@ -146,15 +147,23 @@ func Check(sc *scenarios.Scenario) error {
 	}
 	if sc.Training != nil {
 		env := trainingEnv(*sc.Training)
+		var listed []train.Job
 		var err error
 		switch sc.Training.Jobs.Source {
 		case training.SourceList:
-			_, err = env.ReadList(sc.Training.Jobs.List)
+			listed, err = env.ReadList(sc.Training.Jobs.List)
 		case training.SourceTrace:
-			_, err = env.ReadTrace(sc.Training.Jobs.Trace)
+			listed, err = env.ReadTrace(sc.Training.Jobs.Trace)
 		}
 		if err != nil {
 			return err
+		}
+		if sc.Training.Jobs.Source != training.SourceSynthetic {
+			// The run's preparation of the jobs (skip, limit, the
+			// horizon), so that validate refuses what the run would.
+			if _, err := training.Jobs(*sc.Training, listed, sc.Seed); err != nil {
+				return &cluster.InputError{Err: fmt.Errorf("training.jobs: %w", err)}
+			}
 		}
 	}
 	return nil

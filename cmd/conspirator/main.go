@@ -12,6 +12,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/conspirator-sim/conspirator/engine"
 	"github.com/conspirator-sim/conspirator/internal/suggest"
 	"github.com/conspirator-sim/conspirator/policies/optimal"
 	"github.com/conspirator-sim/conspirator/scenarios"
@@ -46,7 +47,8 @@ func exitCode(err error) int {
 	var ce *scenarios.ConfigError
 	var ie *cluster.InputError
 	var re *sweep.RefusedError
-	if errors.As(err, &u) || errors.As(err, &ce) || errors.As(err, &ie) || errors.As(err, &re) {
+	var he *engine.HorizonError // inputs whose run would pass the clock's horizon
+	if errors.As(err, &u) || errors.As(err, &ce) || errors.As(err, &ie) || errors.As(err, &re) || errors.As(err, &he) {
 		return exitUsage
 	}
 	// cobra's own "unknown command" error has no type of its own.

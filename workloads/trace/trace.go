@@ -463,6 +463,15 @@ func (b *builder) addJob(j workloads.Job, typeCol string) error {
 		return b.reject(j.Row, typeCol, fe.kind, fe.reason, false)
 	}
 	j.GPUTypes = types
+	if end := j.Arrival.Seconds() + j.Duration.Seconds(); end > maxSeconds {
+		col := "duration_s"
+		if _, ok := b.header[col]; !ok {
+			col = ""
+		}
+		return b.reject(j.Row, col, "past the horizon", fmt.Sprintf(
+			"arrival %.0f s plus duration %.0f s ends at %.0f s, past the simulator's horizon of %s (%.0f s); shorten the job or shift the trace's times",
+			j.Arrival.Seconds(), j.Duration.Seconds(), end, engine.HorizonText, maxSeconds), false)
+	}
 	if err := j.Validate(); err != nil {
 		return b.reject(j.Row, "", "invalid job", err.Error(), false)
 	}

@@ -1,0 +1,37 @@
+package cluster
+
+import (
+	"fmt"
+
+	"github.com/conspirator-sim/conspirator/engine"
+	"github.com/conspirator-sim/conspirator/workloads"
+)
+
+// checkHorizon refuses a job that, alone, would end past the simulator's
+// horizon (engine.Horizon) once time-sharing a GPU slows it the most
+// cluster.timeshare_slowdown allows: its arrival plus its duration
+// stretched by 1/(1-slowdown). The sum of every duration, the bound of a
+// run that ran its jobs one after another, would refuse the openb trace
+// itself (its GPU jobs hold 1.03e10 s, 3.3 horizons, but run side by
+// side); queueing past the horizon stops the run with an
+// *engine.HorizonError instead (exit 2, no result). It names the file
+// and row, or the job's index for jobs given in the scenario.
+func checkHorizon(cfg Config, jobs []workloads.Job) error {
+	stretch := 1 / (1 - cfg.TimeshareSlowdown)
+	if !(stretch >= 1) {
+		return nil // reported by Validate
+	}
+	for k, j := range jobs {
+		end := j.Arrival.Seconds() + j.Duration.Seconds()*stretch
+		if end <= engine.HorizonSeconds {
+			continue
+		}
+		where := fmt.Sprintf("cluster jobs[%d]", k)
+		if j.Row > 0 && cfg.Trace != "" {
+			where = fmt.Sprintf("cluster.trace %s:%d", cfg.Trace, j.Row)
+		}
+		return &InputError{fmt.Errorf("%s: job %q arriving at %.0f s runs %.0f s, %.0f s when time-sharing slows it by up to %.3gx (cluster.timeshare_slowdown %g): it would end at %.4g s, past the simulator's horizon of %s (%.4g s); shorten the job or lower cluster.timeshare_slowdown",
+			where, j.ID, j.Arrival.Seconds(), j.Duration.Seconds(), j.Duration.Seconds()*stretch, stretch, cfg.TimeshareSlowdown, end, engine.HorizonText, engine.HorizonSeconds)}
+	}
+	return nil
+}
