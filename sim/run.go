@@ -20,8 +20,8 @@ import (
 	"github.com/conspirator-sim/conspirator/sim/cluster"
 	"github.com/conspirator-sim/conspirator/sim/datapath"
 	"github.com/conspirator-sim/conspirator/sim/training"
-	"github.com/conspirator-sim/conspirator/workloads/train"
 	"github.com/conspirator-sim/conspirator/workloads/trace"
+	"github.com/conspirator-sim/conspirator/workloads/train"
 	"go.yaml.in/yaml/v3"
 )
 
