@@ -35,3 +35,29 @@ func checkHorizon(cfg Config, jobs []workloads.Job) error {
 	}
 	return nil
 }
+
+// maxPause bounds the pauses a replay adds to a job, each time it
+// happens (mig_reconfig_time, migration_time, batch_window): a day is
+// 700 times the 2-minute upper end of a checkpoint-copy-restore and keeps
+// a job's pauses far within the horizon.
+const maxPause = 24 * engine.Hour
+
+// maxNetLatency bounds gang_comm.net_latency: a second is 10^5 times a
+// RoCE hop (1.3 us).
+const maxNetLatency = engine.Second
+
+// validateTimes reports, at their keys, the durations of c that a replay
+// adds again and again, beyond their bounds.
+func (c Config) validateTimes(add func(key, format string, a ...any)) {
+	for _, d := range []struct {
+		key string
+		v   engine.Time
+	}{{"mig_reconfig_time", c.MIGReconfigTime.Time()}, {"migration_time", c.MigrationTime.Time()}, {"batch_window", c.BatchWindow.Time()}} {
+		if d.v > maxPause {
+			add(d.key, "%v is above %v; it is paid again at every reconfiguration, migration or decision", d.v, maxPause)
+		}
+	}
+	if c.GangComm.Model != "none" && c.GangComm.NetLatency.Time() > maxNetLatency {
+		add("gang_comm.net_latency", "%v is above %v; a step of a ring across servers takes microseconds", c.GangComm.NetLatency, maxNetLatency)
+	}
+}

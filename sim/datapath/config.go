@@ -447,6 +447,7 @@ func (c ClientsConfig) validate(p *problems) {
 	if c.Requests < 1 {
 		p.addf("clients.requests", "%d must be at least 1", c.Requests)
 	}
+	c.checkHorizon(p)
 	if c.GPUChoice != ChoiceRoundRobin && c.GPUChoice != ChoiceHash {
 		p.addf("clients.gpu_choice", "unknown choice %q; use %q or %q", c.GPUChoice, ChoiceRoundRobin, ChoiceHash)
 	}
