@@ -7,9 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/conspirator-sim/conspirator/internal/inputfile"
 	"github.com/conspirator-sim/conspirator/internal/progress"
 	"io/fs"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -109,7 +109,7 @@ func CheckFiles(sc *scenarios.Scenario) error {
 func checkFiles(keys, paths []string) error {
 	var errs []error
 	for i, p := range paths {
-		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+		if _, err := inputfile.Stat(p); errors.Is(err, fs.ErrNotExist) { // a FIFO or device is refused here, before any open
 			errs = append(errs, missingInput(keys[i], p))
 		} else if err != nil {
 			errs = append(errs, &cluster.InputError{Err: fmt.Errorf("%s: %w", keys[i], err)})

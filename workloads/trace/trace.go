@@ -4,8 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"github.com/conspirator-sim/conspirator/internal/inputfile"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -176,7 +176,7 @@ func ImportFile(path string, opt Options) (Result, error) {
 		res.Detected = detected
 		return res, err
 	}
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path)
 	if err != nil {
 		return Result{}, err
 	}
@@ -250,7 +250,7 @@ func resolveFormat(name string, head []byte, given string) (string, bool, error)
 	}
 	if head == nil {
 		// ImportFile: read the first bytes to look at the header.
-		f, err := os.Open(name)
+		f, err := inputfile.Open(name)
 		if err != nil {
 			return "", false, err
 		}

@@ -5,9 +5,9 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"github.com/conspirator-sim/conspirator/internal/inputfile"
 	"io"
 	"math"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -46,7 +46,7 @@ const MaxFileBytes = 256 << 20
 // arrives at 0. A bad row is a *trace.RowError naming the file, row and
 // column; so is a model the catalog does not know.
 func ReadJobList(path string) ([]Job, error) {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path)
 	if err != nil {
 		return nil, err
 	}
