@@ -116,6 +116,15 @@ Exit codes: 0 success, 1 a run failed, 2 usage or configuration error.`,
 		SilenceErrors: true,
 		Version:       versionString(),
 	}
+	// -o '' would otherwise mean the default directory (or the working
+	// directory, for a command that joins names onto it): a script whose
+	// variable came out empty must not write where it did not mean to.
+	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
+		if f := c.Flags().Lookup("output"); f != nil && f.Changed && strings.TrimSpace(f.Value.String()) == "" {
+			return usagef("-o %q: an empty output directory; give a directory, or leave -o out for the default", f.Value.String())
+		}
+		return nil
+	}
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
