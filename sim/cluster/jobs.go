@@ -347,6 +347,9 @@ func prepareJobs(cfg Config, all []workloads.Job, seed uint64) (feed func() jobF
 	if err := checkHorizon(cfg, jobs); err != nil {
 		return nil, nil, nil, err
 	}
+	if err := checkLeaveOut(cfg, len(jobs)); err != nil {
+		return nil, nil, nil, err
+	}
 	return func() jobFeed { return &sliceFeed{jobs: jobs} }, jobs, pods, nil
 }
 

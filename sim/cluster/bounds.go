@@ -61,3 +61,18 @@ func (c Config) validateTimes(add func(key, format string, a ...any)) {
 		add("gang_comm.net_latency", "%v is above %v; a step of a ring across servers takes microseconds", c.GangComm.NetLatency, maxNetLatency)
 	}
 }
+
+// checkLeaveOut refuses a leave_out_longest count that leaves no job of
+// the n the run replays (a share always keeps some: it is below 100%).
+func checkLeaveOut(cfg Config, n int) error {
+	for i, e := range cfg.LeaveOutLongest {
+		lo, err := parseLeaveOut(e)
+		if err != nil {
+			continue // reported by Validate
+		}
+		if lo.share == 0 && lo.count >= n {
+			return &InputError{fmt.Errorf("cluster.leave_out_longest[%d]: %s leaves out every one of the run's %d jobs; use at most %d, or a share such as 1%%", i, e, n, n-1)}
+		}
+	}
+	return nil
+}
