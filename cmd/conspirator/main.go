@@ -18,6 +18,7 @@ import (
 	"github.com/conspirator-sim/conspirator/scenarios"
 	"github.com/conspirator-sim/conspirator/sim/cluster"
 	"github.com/conspirator-sim/conspirator/sim/sweep"
+	"github.com/conspirator-sim/conspirator/workloads/trace"
 	"github.com/spf13/cobra"
 )
 
@@ -48,7 +49,8 @@ func exitCode(err error) int {
 	var ie *cluster.InputError
 	var re *sweep.RefusedError
 	var he *engine.HorizonError // inputs whose run would pass the clock's horizon
-	if errors.As(err, &u) || errors.As(err, &ce) || errors.As(err, &ie) || errors.As(err, &re) || errors.As(err, &he) {
+	var row *trace.RowError     // a data file's row, wherever it was found
+	if errors.As(err, &u) || errors.As(err, &ce) || errors.As(err, &ie) || errors.As(err, &re) || errors.As(err, &he) || errors.As(err, &row) {
 		return exitUsage
 	}
 	// cobra's own "unknown command" error has no type of its own.
