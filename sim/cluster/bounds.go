@@ -57,6 +57,13 @@ func (c Config) validateTimes(add func(key, format string, a ...any)) {
 			add(d.key, "%v is above %v; it is paid again at every reconfiguration, migration or decision", d.v, maxPause)
 		}
 	}
+	// Synthetic arrivals: the expected last one, jobs / rate, within a
+	// tenth of the horizon (the draws' spread and the jobs' durations
+	// stay far inside; a run that still crosses it stops at the horizon).
+	if r, n := float64(c.Synthetic.Rate), float64(c.Synthetic.Jobs); r > 0 && n > 0 && n/r > engine.HorizonSeconds/10 {
+		add("synthetic.rate", "%g/s: %.0f jobs arrive over %.4g s, past a tenth of the simulator's horizon of %s (%.4g s); use at least %.4g/s",
+			r, n, n/r, engine.HorizonText, engine.HorizonSeconds, n/(engine.HorizonSeconds/10))
+	}
 	if c.GangComm.Model != "none" && c.GangComm.NetLatency.Time() > maxNetLatency {
 		add("gang_comm.net_latency", "%v is above %v; a step of a ring across servers takes microseconds", c.GangComm.NetLatency, maxNetLatency)
 	}
