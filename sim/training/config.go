@@ -305,13 +305,10 @@ func (c Config) Validate() error {
 	if float64(c.INA.SumRate) > 1e13 {
 		add("ina.sum_rate", "%v; want at most 10 TB/s", c.INA.SumRate)
 	}
-	poolOK := true
 	if c.INA.Slots != FromDevice && (c.INA.Slots < 1 || c.INA.Slots > MaxSlots) {
-		poolOK = false
 		add("ina.slots", "%d; a pool aggregates nothing without slots: want 1 to %d slots (16 times a BlueField-3's pool; the pool's tables take 8 bytes a slot), or device for the device's own (to run without in-network aggregation, use the policy none)", int64(c.INA.Slots), MaxSlots)
 	}
 	if c.INA.Window != FromDevice && (c.INA.Window < 1 || c.INA.Window > MaxSlots) {
-		poolOK = false
 		add("ina.window", "%d; want 1 to %d slots, or device for the device's per-job figure", int64(c.INA.Window), MaxSlots)
 	}
 	if c.INA.ChunkRTT < 0 {
@@ -329,8 +326,11 @@ func (c Config) Validate() error {
 			add(fmt.Sprintf("policies[%d]", i), "%q listed twice", name)
 		}
 		seen[name] = true
-		if err == nil && poolOK { // a pool past MaxSlots is not allocated to check arguments
-			if _, perr := ina.New(name, ina.Pool{Slots: max(d.Slots, 1), PerJob: max(d.PerJobSlots, 1)}, c.PolicyArgs[name]); perr != nil {
+		if err == nil {
+			// The arguments do not depend on the pool's size: checked on a
+			// pool of one slot, so that validate allocates nothing the
+			// input sizes (ina.slots is bounded above for the run).
+			if _, perr := ina.New(name, ina.Pool{Slots: 1, PerJob: 1}, c.PolicyArgs[name]); perr != nil {
 				add(fmt.Sprintf("policies[%d]", i), "%v", perr)
 			}
 		}
