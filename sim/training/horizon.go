@@ -79,6 +79,11 @@ func CheckJobs(c Config, jobs []train.Job, file string) error {
 		if err != nil {
 			continue
 		}
+		if j.Iterations > MaxIterations { // a trace job's, from its duration: a list's row is refused by its reader
+			return &trace.RowError{File: file, Row: j.Row, Reason: fmt.Sprintf(
+				"%d iterations of %s (its duration at %.3g s an iteration on %s) are above %d; give the job a slower model (training.jobs.model) or shorten it",
+				j.Iterations, j.Model, sec, c.Cluster.GPU, MaxIterations)}
+		}
 		arr := j.Arrival.Seconds()
 		own := float64(j.Iterations) * sec
 		if arr+own > engine.HorizonSeconds {

@@ -25,16 +25,25 @@ func TestCheckJobsHorizon(t *testing.T) {
 	if err != nil || !(c > 0) {
 		t.Fatalf("compute time %v, %v", c, err)
 	}
-	fits := int(engine.HorizonSeconds/c) - 10 // just within the horizon alone
+	// A billion iterations (MaxIterations) take 1e9*c s, far within the
+	// horizon alone; 1e9*c s after an arrival of horizon - 1e9*c/2 s they
+	// end past it; ceil(H/(1e9*c)) such jobs one after another pass it.
+	many := make([]train.Job, int(engine.HorizonSeconds/(1e9*c))+1)
+	for i := range many {
+		many[i] = train.Job{Model: "bert-large", Iterations: MaxIterations, Row: i + 2}
+	}
+	late := engine.Seconds(engine.HorizonSeconds - 1e9*c/2)
 	for _, tc := range []struct {
 		name string
 		jobs []train.Job
 		row  int
 		want string
 	}{
-		{"one job within", []train.Job{{Model: "bert-large", Iterations: fits, Row: 2}}, 0, ""},
-		{"late arrival pushes it past", []train.Job{{Model: "bert-large", Iterations: fits, Arrival: 100 * engine.Second, Row: 2}}, 2, "past the simulator's horizon"},
-		{"two within alone, not together", []train.Job{{Model: "bert-large", Iterations: fits / 2, Row: 2}, {Model: "bert-large", Iterations: fits/2 + 100, Row: 3}}, 0, "one after another"},
+		{"a billion iterations within", []train.Job{{Model: "bert-large", Iterations: MaxIterations, Row: 2}}, 0, ""},
+		{"late arrival pushes it past", []train.Job{{Model: "bert-large", Iterations: MaxIterations, Arrival: late, Row: 2}}, 2, "past the simulator's horizon"},
+		{"iterations past the bound", []train.Job{{Model: "bert-large", Iterations: MaxIterations + 1, Row: 4}}, 4, "are above 1000000000"},
+		{"within alone, not one after another", many, 0, "one after another"},
+		{"all but one of them fit", many[1:], 0, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := CheckJobs(cfg, tc.jobs, "l.csv")
