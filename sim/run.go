@@ -8,9 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"github.com/conspirator-sim/conspirator/hw/mig"
+	"github.com/conspirator-sim/conspirator/internal/inputfile"
 	"github.com/conspirator-sim/conspirator/internal/progress"
 	"io/fs"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,6 +22,7 @@ import (
 	"github.com/conspirator-sim/conspirator/sim/datapath"
 	"github.com/conspirator-sim/conspirator/sim/training"
 	"github.com/conspirator-sim/conspirator/workloads/trace"
+	"github.com/conspirator-sim/conspirator/workloads/train"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -119,7 +120,7 @@ func CheckFiles(sc *scenarios.Scenario) error {
 func checkFiles(keys, paths []string) error {
 	var errs []error
 	for i, p := range paths {
-		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+		if _, err := inputfile.Stat(p); errors.Is(err, fs.ErrNotExist) { // a FIFO or device is refused here, before any open
 			errs = append(errs, missingInput(keys[i], p))
 		} else if err != nil {
 			errs = append(errs, &cluster.InputError{Err: fmt.Errorf("%s: %w", keys[i], err)})
@@ -157,15 +158,23 @@ func Check(sc *scenarios.Scenario) error {
 	}
 	if sc.Training != nil {
 		env := trainingEnv(*sc.Training)
+		var listed []train.Job
 		var err error
 		switch sc.Training.Jobs.Source {
 		case training.SourceList:
-			_, err = env.ReadList(sc.Training.Jobs.List)
+			listed, err = env.ReadList(sc.Training.Jobs.List)
 		case training.SourceTrace:
-			_, err = env.ReadTrace(sc.Training.Jobs.Trace)
+			listed, err = env.ReadTrace(sc.Training.Jobs.Trace)
 		}
 		if err != nil {
 			return err
+		}
+		if sc.Training.Jobs.Source != training.SourceSynthetic {
+			// The run's preparation of the jobs (skip, limit, the
+			// horizon), so that validate refuses what the run would.
+			if _, err := training.Jobs(*sc.Training, listed, sc.Seed); err != nil {
+				return &cluster.InputError{Err: fmt.Errorf("training.jobs: %w", err)}
+			}
 		}
 	}
 	return nil

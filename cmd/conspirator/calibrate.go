@@ -388,6 +388,10 @@ func importSamples(paths []string, format string, bufferBytes int64) ([]realhw.S
 			return nil, nil, usagef("--import %s: cannot tell the format (perftest, nvbandwidth, csv, compute-csv or torch-json); give --format", p)
 		}
 	}
+	if len(all) == 0 {
+		// An empty profile would override nothing and look like a fit.
+		return nil, nil, usagef("--import %s: no measurement found; give files with measurements", strings.Join(paths, ", "))
+	}
 	return all, warnings, nil
 }
 

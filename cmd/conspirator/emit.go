@@ -82,7 +82,7 @@ func (a *app) emitBatch(e emitFlags, scenarioArg string, f scenarioFlags, params
 	// The scenario text, as Load resolves the name: a built-in first.
 	text, err := scenarios.Show(scenarioArg)
 	if err != nil {
-		if text, err = os.ReadFile(scenarioArg); err != nil {
+		if text, err = scenarios.ReadFile(scenarioArg); err != nil {
 			return usagef("reading scenario %s: %v", scenarioArg, err)
 		}
 	}

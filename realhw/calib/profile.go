@@ -5,9 +5,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/conspirator-sim/conspirator/internal/inputfile"
 	"io"
 	"math"
-	"os"
 	"regexp"
 	"runtime"
 	"slices"
@@ -347,7 +347,7 @@ func (p *Profile) WriteYAML(w io.Writer) error {
 // version and unparsable durations or bandwidths are errors naming the
 // file and line.
 func LoadProfile(path string) (*Profile, error) {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("calib: %w", err)
 	}

@@ -396,6 +396,7 @@ func (c Config) Validate() error {
 		add("migration_cost", "%v; want a finite value >= 0", c.MigrationCost)
 	}
 	c.validateMemory(add)
+	c.validateTimes(add) // bounds.go
 	if gc := c.GangComm; gc.Model != "none" {
 		if _, err := train.Lookup(gc.Model); err != nil {
 			add("gang_comm.model", "%v; or none (spanning is free)", err)

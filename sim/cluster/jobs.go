@@ -325,6 +325,9 @@ func prepareJobs(cfg Config, all []workloads.Job, seed uint64) (feed func() jobF
 				return nil, nil, nil, err
 			}
 		}
+		if err := checkHorizon(cfg, jobs); err != nil {
+			return nil, nil, nil, err
+		}
 		feed = func() jobFeed {
 			g, _ := trace.NewSynthesizer(jobs, rate, engine.NewStream(seed, "cluster/synthetic"))
 			return &synthFeed{g: g, n: n, skip: cfg.Window.Skip, lo: cfg.Window.Jobs, compress: cfg.Window.Compress}
@@ -380,6 +383,12 @@ func prepareJobs(cfg Config, all []workloads.Job, seed uint64) (feed func() jobF
 		if err := checkJob(k, &jobs[k]); err != nil {
 			return nil, nil, nil, err
 		}
+	}
+	if err := checkHorizon(cfg, jobs); err != nil {
+		return nil, nil, nil, err
+	}
+	if err := checkLeaveOut(cfg, len(jobs)); err != nil {
+		return nil, nil, nil, err
 	}
 	return func() jobFeed { return &sliceFeed{jobs: jobs} }, jobs, pods, nil
 }

@@ -585,6 +585,9 @@ func simulate(cfg Config, pol snapshot.Policy, types []gpuType, gpus []clusterGP
 	if r.err != nil {
 		return PolicyResult{}, Timing{}, r.err
 	}
+	if err := r.sim.Err(); err != nil {
+		return PolicyResult{}, Timing{}, err // stopped at the horizon: no clipped JCTs
+	}
 	r.advance()
 	pr := PolicyResult{
 		GPUHours: r.gpuHours, GPUHoursFractional: r.fracHour,
@@ -1108,7 +1111,7 @@ func (r *run) startRunning(k int) {
 	js.state, js.last = stateRunning, r.sim.Now()
 	left := js.remaining
 	if js.speed != 1 {
-		left = engine.Time(math.Ceil(float64(js.remaining) / js.speed))
+		left = engine.CeilNanos(float64(js.remaining) / js.speed) // saturates: the engine refuses it past its horizon
 	}
 	js.ev, js.hasEv = r.sim.MustAfter(left, func() { r.complete(k) }), true
 }
@@ -1269,7 +1272,7 @@ func (r *run) acquire(id int, p snapshot.Placement, tenant string) (engine.Time,
 				ops++
 			}
 			slices.SortFunc(g.instances, func(a, b instance) int { return a.Start - b.Start })
-			delay = engine.Time(ops) * r.cfg.MIGReconfigTime.Time()
+			delay = engine.MulSat(int64(ops), r.cfg.MIGReconfigTime.Time())
 		}
 		if !joins {
 			g.compute += prof.Compute

@@ -305,11 +305,11 @@ func (c Config) Validate() error {
 	if float64(c.INA.SumRate) > 1e13 {
 		add("ina.sum_rate", "%v; want at most 10 TB/s", c.INA.SumRate)
 	}
-	if c.INA.Slots != FromDevice && (c.INA.Slots < 1 || c.INA.Slots > 1<<30) {
-		add("ina.slots", "%d; a pool aggregates nothing without slots: want 1 to 2^30 slots, or device for the device's own (to run without in-network aggregation, use the policy none)", int(c.INA.Slots))
+	if c.INA.Slots != FromDevice && (c.INA.Slots < 1 || c.INA.Slots > MaxSlots) {
+		add("ina.slots", "%d; a pool aggregates nothing without slots: want 1 to %d slots (16 times a BlueField-3's pool; the pool's tables take 8 bytes a slot), or device for the device's own (to run without in-network aggregation, use the policy none)", int64(c.INA.Slots), MaxSlots)
 	}
-	if c.INA.Window != FromDevice && (c.INA.Window < 1 || c.INA.Window > 1<<30) {
-		add("ina.window", "%d; want 1 to 2^30 slots, or device for the device's per-job figure", int(c.INA.Window))
+	if c.INA.Window != FromDevice && (c.INA.Window < 1 || c.INA.Window > MaxSlots) {
+		add("ina.window", "%d; want 1 to %d slots, or device for the device's per-job figure", int64(c.INA.Window), MaxSlots)
 	}
 	if c.INA.ChunkRTT < 0 {
 		add("ina.chunk_rtt", "%v is negative", c.INA.ChunkRTT)
@@ -327,7 +327,10 @@ func (c Config) Validate() error {
 		}
 		seen[name] = true
 		if err == nil {
-			if _, perr := ina.New(name, ina.Pool{Slots: max(d.Slots, 1), PerJob: max(d.PerJobSlots, 1)}, c.PolicyArgs[name]); perr != nil {
+			// The arguments do not depend on the pool's size: checked on a
+			// pool of one slot, so that validate allocates nothing the
+			// input sizes (ina.slots is bounded above for the run).
+			if _, perr := ina.New(name, ina.Pool{Slots: 1, PerJob: 1}, c.PolicyArgs[name]); perr != nil {
 				add(fmt.Sprintf("policies[%d]", i), "%v", perr)
 			}
 		}
@@ -344,5 +347,6 @@ func (c Config) Validate() error {
 	if c.Seeds < 1 || c.Seeds > 1000 {
 		add("seeds", "%d; want 1 to 1000", c.Seeds)
 	}
+	c.checkTimes(add)
 	return errors.Join(p...)
 }

@@ -75,12 +75,12 @@ func (r *rack) fastForward(k int) {
 	n := j.spec.Iterations - j.iters
 	length, comm, wait := r.iterLength(k)
 	j.ffComm, j.ffWait = comm, wait
-	total := engine.Time(n) * length
+	total := engine.MulSat(int64(n), length) // saturates: the engine refuses it past its horizon
 	if r.cfg.Sync.Overlap == "full" {
 		// One server: compute and synchronisation overlap after the first
 		// compute, one synchronisation at a time: C + (n-1) max(C,S) + S.
 		s := length - j.compute
-		total = j.compute + engine.Time(n-1)*max(j.compute, s) + s
+		total = engine.AddSat(engine.AddSat(j.compute, engine.MulSat(int64(n-1), max(j.compute, s))), s)
 	}
 	j.isolated, j.ffStart, j.ffIter, j.ffLen = true, r.sim.Now(), j.iters, length
 	if len(j.servers) > 1 {

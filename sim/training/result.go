@@ -218,7 +218,29 @@ func jobsOf(cfg Config, listed []train.Job, seed uint64) ([]train.Job, error) {
 			}
 		}
 	}
+	if err := CheckJobs(cfg, jobs, cfg.jobsFile()); err != nil {
+		return nil, err
+	}
 	return jobs, nil
+}
+
+// jobsFile names the file the jobs came from, for messages.
+func (c Config) jobsFile() string {
+	switch c.Jobs.Source {
+	case SourceList:
+		return c.Jobs.List
+	case SourceTrace:
+		return c.Jobs.Trace
+	}
+	return "training.jobs.synthetic"
+}
+
+// Jobs returns the jobs a run of cfg replays under seed, from listed (a
+// list's or trace's jobs), as the run prepares them: skip, limit,
+// compress, iteration_scale, then the horizon check (CheckJobs).
+// validate calls it so that it refuses what the run would.
+func Jobs(cfg Config, listed []train.Job, seed uint64) ([]train.Job, error) {
+	return jobsOf(cfg, listed, seed)
 }
 
 // runSeed replays every policy on one seed's jobs.

@@ -180,6 +180,9 @@ func (r *rack) run() (PolicyResult, error) {
 		r.sim.MustAt(r.jobs[0].spec.Arrival, r.arrive)
 	}
 	r.sim.Run()
+	if err := r.sim.Err(); err != nil {
+		return PolicyResult{}, err // stopped at the horizon: no clipped result
+	}
 	return r.result(), nil
 }
 

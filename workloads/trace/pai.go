@@ -2,6 +2,7 @@ package trace
 
 import (
 	"fmt"
+	"github.com/conspirator-sim/conspirator/internal/inputfile"
 	"io"
 	"math"
 	"os"
@@ -47,7 +48,7 @@ func importPAI(files PAIFiles, opt Options) (Result, error) {
 	if files.Tasks == "" {
 		return Result{}, fmt.Errorf("alibaba-v2020: the task table (pai_task_table.csv) is required")
 	}
-	f, err := os.Open(files.Tasks)
+	f, err := inputfile.Open(files.Tasks)
 	if err != nil {
 		return Result{}, err
 	}
@@ -96,7 +97,7 @@ type paiSpan struct {
 // readSideTable streams a headerless side table of the PAI trace with its
 // own row accounting; bad rows are summarised in a note of b.
 func readSideTable(path string, cols []string, b *builder, fn func(f *fields, line int) *fieldErr) error {
-	file, err := os.Open(path)
+	file, err := inputfile.Open(path)
 	if err != nil {
 		return err
 	}

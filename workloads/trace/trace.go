@@ -4,9 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"github.com/conspirator-sim/conspirator/internal/inputfile"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -181,7 +181,7 @@ func ImportFile(path string, opt Options) (Result, error) {
 		res.Detected = detected
 		return res, err
 	}
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path)
 	if err != nil {
 		return Result{}, err
 	}
@@ -255,7 +255,7 @@ func resolveFormat(name string, head []byte, given string) (string, bool, error)
 	}
 	if head == nil {
 		// ImportFile: read the first bytes to look at the header.
-		f, err := os.Open(name)
+		f, err := inputfile.Open(name)
 		if err != nil {
 			return "", false, err
 		}
@@ -468,6 +468,15 @@ func (b *builder) addJob(j workloads.Job, typeCol string) error {
 		return b.reject(j.Row, typeCol, fe.kind, fe.reason, false)
 	}
 	j.GPUTypes = types
+	if end := j.Arrival.Seconds() + j.Duration.Seconds(); end > maxSeconds {
+		col := "duration_s"
+		if _, ok := b.header[col]; !ok {
+			col = ""
+		}
+		return b.reject(j.Row, col, "past the horizon", fmt.Sprintf(
+			"arrival %.0f s plus duration %.0f s ends at %.0f s, past the simulator's horizon of %s (%.0f s); shorten the job or shift the trace's times",
+			j.Arrival.Seconds(), j.Duration.Seconds(), end, engine.HorizonText, maxSeconds), false)
+	}
 	if err := j.Validate(); err != nil {
 		return b.reject(j.Row, "", "invalid job", err.Error(), false)
 	}
