@@ -28,6 +28,9 @@ type TrainingResult struct {
 	Device   string           `json:"device"`
 	Slots    int              `json:"slots"`
 	Window   int              `json:"window"`
+	InFlight int              `json:"in_flight"`
+	Fallback string           `json:"fallback"`
+	Hash     string           `json:"hash"`
 	Jobs     int              `json:"jobs"`
 	Baseline string           `json:"baseline"`
 	Policies []TrainingPolicy `json:"policies"`
@@ -91,7 +94,11 @@ func writeTrainingTable(md *strings.Builder, t *TrainingResult) {
 	if t == nil {
 		return
 	}
-	fmt.Fprintf(md, "\n## Training\n\n%d jobs; aggregating device %s, a pool of %d slots, a window of %d per job.", t.Jobs, t.Device, t.Slots, t.Window)
+	fmt.Fprintf(md, "\n## Training\n\n%d jobs; aggregating device %s, a pool of %d slots, a window of %d per job", t.Jobs, t.Device, t.Slots, t.Window)
+	if t.Fallback != "" {
+		fmt.Fprintf(md, ", of which a synchronising job holds %d in flight (its bandwidth-delay product); chunks not aggregated go to the fallback %s; atp and esa hash with %s", t.InFlight, t.Fallback, t.Hash)
+	}
+	md.WriteString(".")
 	if len(t.Policies) > 0 && t.Policies[0].Seeds > 1 {
 		fmt.Fprintf(md, " Means over %d seeds with 95%% CIs; the speedup is the baseline's mean JCT over the policy's, seed by seed.", t.Policies[0].Seeds)
 	}

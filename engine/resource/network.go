@@ -228,6 +228,14 @@ func (n *Network) Remaining(id FlowID) float64 {
 	return 0
 }
 
+// Running says whether flow id is still sending: false once it finished
+// (even before its done function has run) or was cancelled, so that a
+// caller cancelling flows knows which done functions will still run.
+func (n *Network) Running(id FlowID) bool {
+	_, ok := n.flows[id]
+	return ok
+}
+
 // Flows is the number of flows in progress.
 func (n *Network) Flows() int { return len(n.flows) }
 

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/conspirator-sim/conspirator/engine"
 	"github.com/conspirator-sim/conspirator/hw"
 	"github.com/conspirator-sim/conspirator/hw/gpu"
 	"github.com/conspirator-sim/conspirator/hw/units"
@@ -99,9 +100,87 @@ type INAConfig struct {
 	Device    string          `yaml:"device" doc:"aggregating device: tofino-switchml, tofino-atp (a Tofino switch with SwitchML's or ATP's pool and chunk) or bluefield3 (a BlueField-3 on the switch that sums in its DRAM with its Arm cores)" default:"tofino-switchml"`
 	Slots     OrDevice        `yaml:"slots" doc:"aggregator slots in the pool: a count, or device for the device's (tofino-switchml 8,192; tofino-atp 20,000; bluefield3 1,048,576)" default:"device"`
 	Window    OrDevice        `yaml:"window" doc:"slots a job's window asks for: a count, or device for the device's per-job figure (SwitchML-omnetpp 512, ATP 2,800)" default:"device"`
-	ChunkRTT  units.Duration  `yaml:"chunk_rtt" doc:"a chunk's round trip through the device, which holds its slot that long; 0s: the device's" default:"0s"`
-	SlotBytes units.Bytes     `yaml:"slot_bytes" doc:"payload of one chunk; 0B: the device's (256 B SwitchML, 248 B ATP)" default:"0B"`
+	ChunkRTT  RTTOrDevice     `yaml:"chunk_rtt" doc:"a chunk's round trip through the device, which holds its aggregator that long (a job streaming at its line rate holds its bandwidth-delay product in slots): a duration above 0, or device for the device's (5 us)" default:"device"`
+	SlotBytes BytesOrDevice   `yaml:"slot_bytes" doc:"payload of one chunk: a size above 0 and at most the device's memory (slots x slot bytes), or device for the device's (256 B SwitchML, 248 B ATP)" default:"device"`
+	Fallback  string          `yaml:"fallback" doc:"where a chunk the device does not aggregate (a collision, an eviction, a job without slots) is summed: ps-sharded (parameter-server shards on every server of the job, co-located with its workers, as BytePS's co-located mode and ATP's several-PS option run them: every NIC carries 2(k-1)/k of the missed bytes each way) or ps-single (one parameter server on the job's first server, whose NIC carries (k-1) times them)" default:"ps-sharded" source:"choice: ATP's paper text could not be read from here; ATP's client takes a number of PSs (in-ATP/ATP docs/benchmark.md), BytePS co-locates its servers with the workers"`
+	Hash      string          `yaml:"hash" doc:"how atp and esa map a job's window onto the pool: crc (ATP's HashNew_crc: CRC-32 of app ID and index, truncated to 16 bits, modulo the pool) or uniform (ideal uniform hashing)" default:"crc" source:"in-ATP/ATP common/HashTable.cc"`
 	SumRate   units.Bandwidth `yaml:"sum_rate" doc:"a SmartNIC aggregator's summation rate, the bytes of contributions its Arm cores add per second, shared by every job; 0B/s: the device's (bluefield3: 30 GB/s, an estimate, plausible 10 to 60 GB/s); a switch sums at line rate and takes no value" default:"0B/s"`
+}
+
+// Fallbacks (INAConfig.Fallback).
+const (
+	FallbackSharded = "ps-sharded"
+	FallbackSingle  = "ps-single"
+)
+
+// Fallbacks lists the fallbacks.
+func Fallbacks() []string { return []string{FallbackSharded, FallbackSingle} }
+
+// RTTOrDevice is a round trip that can defer to the device's: YAML
+// "device" or a duration. "device" is not 0, so that a round trip of 0
+// is refused rather than read as the default.
+type RTTOrDevice int64
+
+// RTTFromDevice is "device".
+const RTTFromDevice RTTOrDevice = -1
+
+// UnmarshalText reads "device" or a duration.
+func (o *RTTOrDevice) UnmarshalText(b []byte) error {
+	s := strings.TrimSpace(string(b))
+	if s == "device" {
+		*o = RTTFromDevice
+		return nil
+	}
+	d, err := units.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("%q is neither a duration nor device", s)
+	}
+	if d < 0 {
+		return fmt.Errorf("%v is negative; want a duration above 0, or device", d)
+	}
+	*o = RTTOrDevice(d)
+	return nil
+}
+
+// MarshalText writes "device" or the duration.
+func (o RTTOrDevice) MarshalText() ([]byte, error) {
+	if o == RTTFromDevice {
+		return []byte("device"), nil
+	}
+	return []byte(units.Duration(o).String()), nil
+}
+
+// BytesOrDevice is a chunk size that can defer to the device's: YAML
+// "device" or a size; "device" is not 0, as RTTOrDevice.
+type BytesOrDevice int64
+
+// BytesFromDevice is "device".
+const BytesFromDevice BytesOrDevice = -1
+
+// UnmarshalText reads "device" or a size.
+func (o *BytesOrDevice) UnmarshalText(b []byte) error {
+	s := strings.TrimSpace(string(b))
+	if s == "device" {
+		*o = BytesFromDevice
+		return nil
+	}
+	n, err := units.ParseBytes(s)
+	if err != nil {
+		return fmt.Errorf("%q is neither a size nor device", s)
+	}
+	if n < 0 {
+		return fmt.Errorf("%v is negative; want a size above 0, or device", n)
+	}
+	*o = BytesOrDevice(n)
+	return nil
+}
+
+// MarshalText writes "device" or the size.
+func (o BytesOrDevice) MarshalText() ([]byte, error) {
+	if o == BytesFromDevice {
+		return []byte("device"), nil
+	}
+	return []byte(units.Bytes(o).String()), nil
 }
 
 // OrDevice is a count that can defer to the aggregating device's own
@@ -146,7 +225,7 @@ func Defaults() Config {
 			Synthetic: SynthConfig{Jobs: 16, GPUs: []int{4, 8}, GPUWeights: []float64{}, Models: []string{"resnet50", "vgg16", "bert-large"}, MinIterations: 200, MaxIterations: 2000}},
 		Cluster:    ClusterConfig{Servers: 16, GPUsPerServer: 1, GPU: "a100-80gb", NIC: units.Bandwidth(100e9 / 8), NetLatency: units.Duration(lat.OneWayLatency), Intra: "nvlink3"},
 		Sync:       SyncConfig{AllReduce: AllReduceHierarchical, BytesPerValue: 4, Overlap: "none"},
-		INA:        INAConfig{Device: "tofino-switchml", Slots: FromDevice, Window: FromDevice},
+		INA:        INAConfig{Device: "tofino-switchml", Slots: FromDevice, Window: FromDevice, ChunkRTT: RTTFromDevice, SlotBytes: BytesFromDevice, Fallback: FallbackSharded, Hash: ina.HashCRC},
 		Policies:   []string{"static", "atp", "esa", "none"},
 		PolicyArgs: map[string]map[string]string{},
 		Baseline:   "atp",
@@ -178,10 +257,10 @@ func (c Config) device() (hw.AggregatorSpec, error) {
 	if c.INA.Window != FromDevice {
 		d.PerJobSlots = int(c.INA.Window)
 	}
-	if c.INA.ChunkRTT > 0 {
-		d.ChunkRTT = c.INA.ChunkRTT.Time()
+	if c.INA.ChunkRTT != RTTFromDevice {
+		d.ChunkRTT = engine.Time(c.INA.ChunkRTT)
 	}
-	if c.INA.SlotBytes > 0 {
+	if c.INA.SlotBytes != BytesFromDevice {
 		d.SlotBytes = float64(c.INA.SlotBytes)
 	}
 	if c.INA.SumRate > 0 {
@@ -192,6 +271,14 @@ func (c Config) device() (hw.AggregatorSpec, error) {
 
 // Validate reports every problem of c, each at its key.
 func (c Config) Validate() error {
+	_, err := c.resolve()
+	return err
+}
+
+// resolve validates c and resolves it into the setup the replays read,
+// looking every name up once: every problem is reported, each at its key.
+func (c Config) resolve() (*setup, error) {
+	st := &setup{cfg: c, models: map[string]modelPlan{}}
 	var p []error
 	add := func(key, format string, a ...any) { p = append(p, units.Invalid(key, format, a...)) }
 	switch c.Jobs.Source {
@@ -203,7 +290,7 @@ func (c Config) Validate() error {
 		if strings.TrimSpace(c.Jobs.Trace) == "" {
 			add("jobs.trace", "empty; name a cluster trace")
 		}
-		if _, err := train.Lookup(c.Jobs.Model); err != nil {
+		if err := st.addModel(c.Jobs.Model); err != nil {
 			add("jobs.model", "%v", err)
 		}
 	case SourceSynthetic:
@@ -239,7 +326,7 @@ func (c Config) Validate() error {
 			add("jobs.synthetic.models", "empty; name at least one of %s", strings.Join(train.Models(), ", "))
 		}
 		for i, m := range s.Models {
-			if _, err := train.Lookup(m); err != nil {
+			if err := st.addModel(m); err != nil {
 				add(fmt.Sprintf("jobs.synthetic.models[%d]", i), "%v", err)
 			}
 		}
@@ -279,8 +366,10 @@ func (c Config) Validate() error {
 	if cl.NetLatency < 0 {
 		add("cluster.net_latency", "%v is negative", cl.NetLatency)
 	}
-	if _, err := hw.LookupIntraServerLink(cl.Intra); err != nil {
+	if l, err := hw.LookupIntraServerLink(cl.Intra); err != nil {
 		add("cluster.intra", "%v", err)
+	} else {
+		st.intra = l
 	}
 	if !slices.Contains([]string{AllReduceRing, AllReduceHierarchical, AllReducePS}, c.Sync.AllReduce) {
 		add("sync.all_reduce", "%q; use %s, %s or %s", c.Sync.AllReduce, AllReduceRing, AllReduceHierarchical, AllReducePS)
@@ -292,6 +381,7 @@ func (c Config) Validate() error {
 		add("sync.overlap", "%q; use none or full", c.Sync.Overlap)
 	}
 	d, err := c.device()
+	st.dev = d
 	if err != nil {
 		add("ina.device", "%v", err)
 	} else {
@@ -311,11 +401,21 @@ func (c Config) Validate() error {
 	if c.INA.Window != FromDevice && (c.INA.Window < 1 || c.INA.Window > 1<<30) {
 		add("ina.window", "%d; want 1 to 2^30 slots, or device for the device's per-job figure", int(c.INA.Window))
 	}
-	if c.INA.ChunkRTT < 0 {
-		add("ina.chunk_rtt", "%v is negative", c.INA.ChunkRTT)
+	if c.INA.ChunkRTT != RTTFromDevice && (c.INA.ChunkRTT < 1 || c.INA.ChunkRTT > RTTOrDevice(engine.Seconds(1))) {
+		add("ina.chunk_rtt", "%v; a chunk holds its aggregator for its round trip, so it must take some time: want above 0 and at most 1s, or device for the device's", units.Duration(c.INA.ChunkRTT))
 	}
-	if c.INA.SlotBytes < 0 {
-		add("ina.slot_bytes", "%v is negative", c.INA.SlotBytes)
+	if c.INA.SlotBytes != BytesFromDevice {
+		if base, berr := hw.LookupAggregator(c.INA.Device); berr == nil {
+			if mem := float64(base.Slots) * base.SlotBytes; c.INA.SlotBytes < 1 || float64(c.INA.SlotBytes) > mem {
+				add("ina.slot_bytes", "%v; want a chunk of at least 1 B and at most the %s's memory, %v (its %d slots of %v), or device", units.Bytes(c.INA.SlotBytes), base.Name, units.Bytes(mem), base.Slots, units.Bytes(base.SlotBytes))
+			}
+		}
+	}
+	if !slices.Contains(Fallbacks(), c.INA.Fallback) {
+		add("ina.fallback", "%q; use %s", c.INA.Fallback, strings.Join(Fallbacks(), " or "))
+	}
+	if !slices.Contains(ina.HashNames(), c.INA.Hash) {
+		add("ina.hash", "%q; use %s", c.INA.Hash, strings.Join(ina.HashNames(), " or "))
 	}
 	if len(c.Policies) == 0 {
 		add("policies", "empty; list some of %s", strings.Join(ina.Names(), ", "))
@@ -327,7 +427,7 @@ func (c Config) Validate() error {
 		}
 		seen[name] = true
 		if err == nil {
-			if _, perr := ina.New(name, ina.Pool{Slots: max(d.Slots, 1), PerJob: max(d.PerJobSlots, 1)}, c.PolicyArgs[name]); perr != nil {
+			if _, perr := ina.New(name, ina.Pool{Slots: max(d.Slots, 1), PerJob: max(d.PerJobSlots, 1), Hash: ina.HashCRC}, c.PolicyArgs[name]); perr != nil {
 				add(fmt.Sprintf("policies[%d]", i), "%v", perr)
 			}
 		}
@@ -344,5 +444,9 @@ func (c Config) Validate() error {
 	if c.Seeds < 1 || c.Seeds > 1000 {
 		add("seeds", "%d; want 1 to 1000", c.Seeds)
 	}
-	return errors.Join(p...)
+	if err := errors.Join(p...); err != nil {
+		return nil, err
+	}
+	st.need = st.inFlight()
+	return st, nil
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/conspirator-sim/conspirator/engine"
 	"github.com/conspirator-sim/conspirator/engine/stats"
-	"github.com/conspirator-sim/conspirator/hw"
 	"github.com/conspirator-sim/conspirator/policies/ina"
 	"github.com/conspirator-sim/conspirator/workloads/train"
 )
@@ -104,7 +103,12 @@ type Result struct {
 	Device string
 	Slots  int
 	Window int
-	Jobs   int
+	// InFlight is the slots a synchronising job holds at once (its
+	// bandwidth-delay product); Fallback and Hash as configured.
+	InFlight int
+	Fallback string
+	Hash     string
+	Jobs     int
 }
 
 // Env is what the assembly gives the model: the readers of job lists and
@@ -122,12 +126,9 @@ type Env struct {
 // Run replays every policy of cfg on the same jobs, under cfg.Seeds seeds
 // (synthetic jobs and atp's hashing are drawn per seed).
 func Run(cfg Config, seed uint64, env Env) (*Result, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("training config:\n%w", err)
-	}
-	dev, err := cfg.device()
+	st, err := cfg.resolve()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("training config:\n%w", err)
 	}
 	var listed []train.Job
 	switch cfg.Jobs.Source {
@@ -146,18 +147,22 @@ func Run(cfg Config, seed uint64, env Env) (*Result, error) {
 			return nil, err
 		}
 	}
+	if err := st.addJobs(listed); err != nil {
+		return nil, err
+	}
 	runs := make([][]PolicyResult, cfg.Seeds)
 	errs := make([]error, cfg.Seeds)
 	parts := progress.NewParts(env.Progress, cfg.Seeds*len(cfg.Policies))
 	parallel.Each(cfg.Seeds, runtime.GOMAXPROCS(0), func(s int) {
-		runs[s], errs[s] = runSeed(cfg, dev, listed, seed+uint64(s), parts, s*len(cfg.Policies))
+		runs[s], errs[s] = runSeed(st, listed, seed+uint64(s), parts, s*len(cfg.Policies))
 	})
 	for s, err := range errs {
 		if err != nil {
 			return nil, fmt.Errorf("seed %d: %w", seed+uint64(s), err)
 		}
 	}
-	res := &Result{PerSeed: runs, Device: dev.Name, Slots: dev.Slots, Window: dev.PerJobSlots, Baseline: cfg.Baseline}
+	dev := st.dev
+	res := &Result{PerSeed: runs, Device: dev.Name, Slots: dev.Slots, Window: dev.PerJobSlots, InFlight: st.need, Fallback: cfg.INA.Fallback, Hash: cfg.INA.Hash, Baseline: cfg.Baseline}
 	res.Jobs = int(runs[0][0].Jobs)
 	for k := range cfg.Policies {
 		res.Policies = append(res.Policies, mergePolicy(cfg, runs, k))
@@ -222,18 +227,19 @@ func jobsOf(cfg Config, listed []train.Job, seed uint64) ([]train.Job, error) {
 }
 
 // runSeed replays every policy on one seed's jobs.
-func runSeed(cfg Config, dev hw.AggregatorSpec, listed []train.Job, seed uint64, parts *progress.Parts, item int) ([]PolicyResult, error) {
+func runSeed(st *setup, listed []train.Job, seed uint64, parts *progress.Parts, item int) ([]PolicyResult, error) {
+	cfg := st.cfg
 	jobs, err := jobsOf(cfg, listed, seed)
 	if err != nil {
 		return nil, err
 	}
 	var out []PolicyResult
 	for i, name := range cfg.Policies {
-		pol, err := ina.New(name, ina.Pool{Slots: dev.Slots, PerJob: dev.PerJobSlots, Seed: seed}, cfg.PolicyArgs[name])
+		pol, err := ina.New(name, st.pool(seed), cfg.PolicyArgs[name])
 		if err != nil {
 			return nil, err
 		}
-		r, err := newRack(cfg, dev, jobs, pol, name)
+		r, err := newRack(st, jobs, pol, name)
 		if err != nil {
 			return nil, err
 		}
