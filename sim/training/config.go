@@ -73,7 +73,8 @@ type SynthConfig struct {
 	Rate          units.Rate `yaml:"rate" doc:"Poisson arrival rate; 0/s: all arrive at 0" default:"0/s"`
 	GPUs          []int      `yaml:"gpus" doc:"GPU counts a job may ask for" default:"[4, 8]"`
 	GPUWeights    []float64  `yaml:"gpu_weights" doc:"weight of each gpus entry; empty: equal" default:"[]"`
-	Models        []string   `yaml:"models" doc:"models a job may train, equally likely" default:"[resnet50, vgg16, bert-large]"`
+	Models        []string   `yaml:"models" doc:"models a job may train, equally likely unless model_weights" default:"[resnet50, vgg16, bert-large]"`
+	ModelWeights  []float64  `yaml:"model_weights" doc:"weight of each models entry (the model mix); empty: equal" default:"[]"`
 	MinIterations int        `yaml:"min_iterations" doc:"fewest iterations of a job" default:"200"`
 	MaxIterations int        `yaml:"max_iterations" doc:"most iterations of a job (log-uniform between)" default:"2000"`
 }
@@ -85,6 +86,7 @@ type ClusterConfig struct {
 	GPU           string          `yaml:"gpu" doc:"GPU type of every server (catalog name)" default:"a100-80gb"`
 	NIC           units.Bandwidth `yaml:"nic" doc:"each server's NIC line rate, each direction" default:"100Gbps" source:"measured: SwitchML and ATP evaluate with 100 Gb/s NICs"`
 	NetLatency    units.Duration  `yaml:"net_latency" doc:"alpha of the alpha-beta cost: one step of a ring across servers (NIC, wire, switch)" default:"hw:nic.connectx6.one_way_latency"`
+	Precision     string          `yaml:"precision" doc:"compute precision: tf32 (TF32 on A100: ResNet-50 938 img/s) or amp (mixed precision, as production training runs: ResNet-50 2,470 img/s; the other models derived by FLOP ratios or the FP16 peak, marked derived in summary.json)" default:"tf32"`
 	Intra         string          `yaml:"intra" doc:"GPU-to-GPU link inside a server: nvlink3 (A100), nvlink2 (V100) or pcie4" default:"nvlink3"`
 }
 
@@ -222,8 +224,8 @@ func Defaults() Config {
 	lat, _ := hw.LookupNIC("connectx6")
 	return Config{
 		Jobs: JobsConfig{Source: SourceSynthetic, Model: "resnet50", IterationScale: 1, Compress: 1,
-			Synthetic: SynthConfig{Jobs: 16, GPUs: []int{4, 8}, GPUWeights: []float64{}, Models: []string{"resnet50", "vgg16", "bert-large"}, MinIterations: 200, MaxIterations: 2000}},
-		Cluster:    ClusterConfig{Servers: 16, GPUsPerServer: 1, GPU: "a100-80gb", NIC: units.Bandwidth(100e9 / 8), NetLatency: units.Duration(lat.OneWayLatency), Intra: "nvlink3"},
+			Synthetic: SynthConfig{Jobs: 16, GPUs: []int{4, 8}, GPUWeights: []float64{}, ModelWeights: []float64{}, Models: []string{"resnet50", "vgg16", "bert-large"}, MinIterations: 200, MaxIterations: 2000}},
+		Cluster:    ClusterConfig{Servers: 16, GPUsPerServer: 1, GPU: "a100-80gb", NIC: units.Bandwidth(100e9 / 8), NetLatency: units.Duration(lat.OneWayLatency), Intra: "nvlink3", Precision: train.PrecisionTF32},
 		Sync:       SyncConfig{AllReduce: AllReduceHierarchical, BytesPerValue: 4, Overlap: "none"},
 		INA:        INAConfig{Device: "tofino-switchml", Slots: FromDevice, Window: FromDevice, ChunkRTT: RTTFromDevice, SlotBytes: BytesFromDevice, Fallback: FallbackSharded, Hash: ina.HashCRC},
 		Policies:   []string{"static", "atp", "esa", "none"},
@@ -322,6 +324,19 @@ func (c Config) resolve() (*setup, error) {
 		if len(s.GPUWeights) > 0 && sum == 0 {
 			add("jobs.synthetic.gpu_weights", "every weight is 0; give at least one a weight above 0")
 		}
+		if len(s.ModelWeights) > 0 && len(s.ModelWeights) != len(s.Models) {
+			add("jobs.synthetic.model_weights", "%d weights for %d models; give one per entry of models, or none", len(s.ModelWeights), len(s.Models))
+		}
+		msum := 0.0
+		for i, w := range s.ModelWeights {
+			if !(w >= 0) || w > 1e12 {
+				add(fmt.Sprintf("jobs.synthetic.model_weights[%d]", i), "%v; want a weight >= 0", w)
+			}
+			msum += w
+		}
+		if len(s.ModelWeights) > 0 && msum == 0 {
+			add("jobs.synthetic.model_weights", "every weight is 0; give at least one a weight above 0")
+		}
 		if len(s.Models) == 0 {
 			add("jobs.synthetic.models", "empty; name at least one of %s", strings.Join(train.Models(), ", "))
 		}
@@ -365,6 +380,9 @@ func (c Config) resolve() (*setup, error) {
 	}
 	if cl.NetLatency < 0 {
 		add("cluster.net_latency", "%v is negative", cl.NetLatency)
+	}
+	if !slices.Contains(train.Precisions(), cl.Precision) {
+		add("cluster.precision", "%q; use %s", cl.Precision, strings.Join(train.Precisions(), " or "))
 	}
 	if l, err := hw.LookupIntraServerLink(cl.Intra); err != nil {
 		add("cluster.intra", "%v", err)

@@ -3,6 +3,8 @@ package training
 import (
 	"fmt"
 	"math"
+	"slices"
+	"sort"
 
 	"github.com/conspirator-sim/conspirator/engine"
 	"github.com/conspirator-sim/conspirator/hw"
@@ -42,10 +44,10 @@ func (s *setup) addModel(name string) error {
 	if err != nil {
 		return err
 	}
-	if _, gerr := gpu.Lookup(s.cfg.Cluster.GPU); gerr != nil {
-		return nil // cluster.gpu reports it; the model itself is known
+	if _, gerr := gpu.Lookup(s.cfg.Cluster.GPU); gerr != nil || !slices.Contains(train.Precisions(), s.cfg.Cluster.Precision) {
+		return nil // cluster.gpu or cluster.precision reports it; the model itself is known
 	}
-	c, err := m.ComputeSeconds(s.cfg.Cluster.GPU)
+	c, err := m.ComputeSecondsAt(s.cfg.Cluster.GPU, s.cfg.Cluster.Precision)
 	if err != nil {
 		return err
 	}
@@ -76,4 +78,32 @@ func (s *setup) inFlight() int {
 // pool is the pool a policy of one seed shares.
 func (s *setup) pool(seed uint64) ina.Pool {
 	return ina.Pool{Slots: s.dev.Slots, PerJob: s.need, Seed: seed, Hash: s.cfg.INA.Hash}
+}
+
+// ModelInfo is one model the replays ran, as timed on the rack's GPU:
+// Derived says its throughput is derived (a FLOP ratio or an assumed
+// share of peak), not measured.
+type ModelInfo struct {
+	Name          string  `json:"name"`
+	Precision     string  `json:"precision"`
+	ComputeS      float64 `json:"compute_s"`
+	GradientBytes float64 `json:"gradient_bytes"`
+	Derived       bool    `json:"derived"`
+	Source        string  `json:"source"`
+}
+
+// modelInfos lists the models resolved, by name.
+func (s *setup) modelInfos() []ModelInfo {
+	var out []ModelInfo
+	seen := map[string]bool{}
+	for _, m := range s.models {
+		if m.compute == 0 || seen[m.model.Name] {
+			continue
+		}
+		seen[m.model.Name] = true
+		out = append(out, ModelInfo{Name: m.model.Name, Precision: s.cfg.Cluster.Precision, ComputeS: m.compute.Seconds(),
+			GradientBytes: m.grad, Derived: m.model.Derived, Source: m.model.Source})
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
+	return out
 }
