@@ -39,8 +39,8 @@ type Config struct {
 	Sync    SyncConfig    `yaml:"sync" doc:"how a job sums its gradients when it does not aggregate in the network"`
 	INA     INAConfig     `yaml:"ina" doc:"the aggregating device and its memory"`
 
-	Policies   []string                     `yaml:"policies" doc:"aggregator memory policies to compare, each on the same jobs: static (SwitchML), atp (ATP), esa (ESA), none (host all-reduce only); NAME/LABEL runs NAME with policy_args of its own" default:"[static, atp, esa, none]"`
-	PolicyArgs map[string]map[string]string `yaml:"policy_args" doc:"arguments per policy entry, e.g. {static: {partition: \"1024\"}, esa: {priority: fifo}}" default:"{}"`
+	Policies   []string                     `yaml:"policies" doc:"aggregator memory policies to compare, each on the same jobs: static (SwitchML), atp (ATP), esa (ESA in the data plane), esa-oracle (a central dealer of exact remaining work, an ablation), none (host all-reduce only); NAME/LABEL runs NAME with policy_args of its own" default:"[static, atp, esa, none]"`
+	PolicyArgs map[string]map[string]string `yaml:"policy_args" doc:"arguments per policy entry, e.g. {static: {partition: \"1024\"}, esa: {priority: size-class}} (esa: remaining-iterations, size-class or fifo; esa-oracle: remaining or fifo)" default:"{}"`
 	Baseline   string                       `yaml:"baseline" doc:"policy the others' mean JCT is compared with, seed by seed (ESA's yardstick is ATP-style sharing); empty: none" default:"atp"`
 	Seeds      int                          `yaml:"seeds" doc:"runs of every policy, seeds seed .. seed+seeds-1 (synthetic jobs and atp's hashing per seed); metrics are means with 95% CIs" default:"1"`
 	RecordJobs bool                         `yaml:"record_jobs" doc:"keep one record per job (training_jobs.csv)" default:"true"`
