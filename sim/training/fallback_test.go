@@ -89,3 +89,47 @@ func TestInFlightIsTheBandwidthDelayProduct(t *testing.T) {
 		}
 	}
 }
+
+// A regrant within a phase re-splits what each worker has left: a job on
+// k = 8 servers (ps-sharded, slots plentiful) starts its phase with a
+// quarter of its chunks colliding. Each NIC carries its in-network flow
+// (0.75 S) and its shard flow (1.75 x 0.25 S = 0.4375 S) at B/2 each. At
+// t1 = 0.4 S/B the collisions end (the other job left): each has sent
+// 0.2 S, so 0.55 S in-network and 0.2375 S of shard traffic, 0.2375/1.75
+// S of gradient, are left, and all of it now goes through the switch at
+// B: the phase ends at (0.4 + 0.55 + 0.2375/1.75) S/B = 1.0857 S/B plus
+// the chunk round trip, where it would have taken 1.1875 S/B had the
+// collided aggregators been lost for the phase.
+func TestRegrantWithinAPhaseByHand(t *testing.T) {
+	cfg, _ := listed()
+	cfg.Cluster.Servers = 8
+	st, err := cfg.resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.addModel("resnet50"); err != nil {
+		t.Fatal(err)
+	}
+	pol, _ := ina.New("atp", st.pool(1), nil)
+	r, err := newRack(st, []train.Job{{ID: "a", GPUs: 8, Iterations: 1, Model: "resnet50"}}, pol, "atp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := &r.jobs[0]
+	j.servers, j.gpusOn, j.gpus = []int{0, 1, 2, 3, 4, 5, 6, 7}, []int{1, 1, 1, 1, 1, 1, 1, 1}, 8
+	var end engine.Time
+	j.onFlow = func() { r.flowDone(0) }
+	j.onEndSync = func() { end = r.sim.Now() }
+	SB := j.grad / float64(cfg.Cluster.NIC) // seconds
+	g := ina.Grant{Job: 0, Slots: 1 << 20, PSFraction: 0.25}
+	j.phase, j.grant = phaseSync, g
+	p := r.plan(j, g)
+	j.tail, j.stages, j.stage, j.pending = p.tail, p.stages, 0, 0
+	r.runStages(0)
+	r.sim.MustAt(engine.Seconds(0.4*SB), func() { r.regrant(ina.Grant{Job: 0, Slots: 1 << 20}) })
+	r.sim.Run()
+	want := (0.4+0.55+0.2375/1.75)*SB + r.dev.ChunkRTT.Seconds()
+	if got := end.Seconds(); math.Abs(got-want)/want > 1e-6 {
+		t.Errorf("phase ended at %.9f s, want %.9f (%.4f S/B + RTT)", got, want, 0.4+0.55+0.2375/1.75)
+	}
+}
