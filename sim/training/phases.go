@@ -334,22 +334,26 @@ func (r *rack) regrant(g ina.Grant) {
 	// device has left, plus the fallback's, in gradient bytes.
 	var in, fb float64
 	running := 0
-	for i, id := range j.ids {
-		if !r.net.Running(id) {
-			continue
-		}
-		running++
-		left := r.net.Cancel(id)
-		j.pending--
-		if j.idsINA[i] {
-			in = max(in, left)
-		} else {
-			fb = max(fb, left)
+	for _, id := range j.ids {
+		if r.net.Running(id) {
+			running++
 		}
 	}
 	if running == 0 {
 		return // the stage's flows have all ended; their done functions end it
 	}
+	j.left = r.net.CancelAll(j.ids, j.left[:0])
+	for i := range j.ids {
+		if j.left[i] == 0 {
+			continue
+		}
+		if j.idsINA[i] {
+			in = max(in, j.left[i])
+		} else {
+			fb = max(fb, j.left[i])
+		}
+	}
+	j.pending -= running
 	left := in + fb/r.fallbackBytes(j, 1)
 	extra := float64(g.Evicted) * r.dev.SlotBytes
 	fl := r.inaFlows(j, g, left, extra, j.specBuf[:0])

@@ -65,6 +65,7 @@ type jobState struct {
 	transfers []resource.Transfer
 	ids       []resource.FlowID // the stage's flows
 	idsINA    []bool            // which of them go through the device
+	left      []float64         // regrant's scratch: what each had left
 	// callbacks bound once per job (a closure per event would allocate)
 	onCompute, onEndSync, onFlow, onBegin func()
 	grant                                 ina.Grant
