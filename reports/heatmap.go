@@ -40,6 +40,7 @@ var heatmapMetrics = []struct {
 	{"derived", "", "gap_pct", 15, "the paper's 15%"},
 	{"policies", "conspirator", "vs_baseline.pct", -33, "the paper's -33%"},
 	{"training", "esa", "vs_baseline.x", 1.35, "ESA's 1.35x"},
+	{"training", "atp", "vs_none.x", 1, "no aggregation"},
 }
 
 // mapGrid is one metric over the two parameters, z[i][j] at x value i and

@@ -17,9 +17,18 @@ import (
 type TrainingSummary struct {
 	// Device is the aggregating device; Slots its pool and Window the
 	// slots a job's window asks for, as used.
-	Device   string                  `json:"device"`
-	Slots    int                     `json:"slots"`
-	Window   int                     `json:"window"`
+	Device string `json:"device"`
+	Slots  int    `json:"slots"`
+	Window int    `json:"window"`
+	// InFlight is the slots a synchronising job holds at once (its
+	// bandwidth-delay product); Fallback where chunks the device does not
+	// aggregate go; Hash how atp and esa map windows onto the pool.
+	InFlight int    `json:"in_flight"`
+	Fallback string `json:"fallback"`
+	Hash     string `json:"hash"`
+	// Models are the models trained, with their compute on the rack's GPU
+	// and whether the figure is derived rather than measured.
+	Models   []training.ModelInfo    `json:"models"`
 	Jobs     int                     `json:"jobs"`
 	Baseline string                  `json:"baseline,omitempty"`
 	Policies []training.PolicyResult `json:"policies"`
@@ -78,7 +87,7 @@ func runTraining(cfg training.Config, seed uint64, files map[string][]byte, prog
 	}
 	files["training_jobs.csv"] = trainingJobsCSV(res)
 	files["occupancy.csv"] = occupancyCSV(res)
-	return &TrainingSummary{Device: res.Device, Slots: res.Slots, Window: res.Window, Jobs: res.Jobs, Baseline: res.Baseline, Policies: res.Policies}, nil
+	return &TrainingSummary{Device: res.Device, Slots: res.Slots, Window: res.Window, InFlight: res.InFlight, Fallback: res.Fallback, Hash: res.Hash, Models: res.Models, Jobs: res.Jobs, Baseline: res.Baseline, Policies: res.Policies}, nil
 }
 
 // trainingJobsCSV writes one row per job and policy (the first seed's).

@@ -30,9 +30,7 @@ func (c Config) checkTimes(add func(key, format string, a ...any)) {
 	if c.Cluster.NetLatency.Time() > MaxLatency {
 		add("cluster.net_latency", "%v is above %v; a step of a ring across a rack takes microseconds", c.Cluster.NetLatency, MaxLatency)
 	}
-	if c.INA.ChunkRTT.Time() > MaxLatency {
-		add("ina.chunk_rtt", "%v is above %v; a chunk's round trip through a switch or SmartNIC takes microseconds", c.INA.ChunkRTT, MaxLatency)
-	}
+	// ina.chunk_rtt is bounded by resolve (above 0, at most 1 s = MaxLatency).
 	if c.Jobs.Source != SourceSynthetic {
 		return
 	}
