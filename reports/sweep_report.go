@@ -574,11 +574,12 @@ func sweepLineFigures(agg SweepAggregate, maxFixed int) ([]*figure, []string, er
 			xAt[v] = xs[i]
 		}
 		fixedKeys, byFixed := groupByOthers(agg.Groups, xi)
+		fixedNames := fixedFileNames(fixedKeys)
 		if maxFixed > 0 && len(fixedKeys) > maxFixed {
 			notes = append(notes, fmt.Sprintf("Lines against `%s` are left out: one figure per value of the other parameters would be %d per metric; the maps below show them.", xp.Key, len(fixedKeys)))
 			continue
 		}
-		for fi, fixed := range fixedKeys {
+		for _, fixed := range fixedKeys {
 			for _, kind := range metricKinds(agg) {
 				for _, m := range kind.metrics {
 					if !m.plot {
@@ -612,8 +613,8 @@ func sweepLineFigures(agg SweepAggregate, maxFixed int) ([]*figure, []string, er
 						ci = "error bars"
 					}
 					caption := fmt.Sprintf("%s against `%s`, one line per %s; %s: 95%% CI (across the sweep's seeds, or the run's own over its seeds where the sweep has one).", m.title, xp.Key, singular(kind.kind), ci)
-					if len(fixedKeys) > 1 || fixed != "" {
-						name += fmt.Sprintf("__%02d", fi+1)
+					if fixed != "" {
+						name += "__" + fixedNames[fixed]
 						caption += " Fixed: " + fixed + "."
 					}
 					f, err := metricVsParam(name, xLabel, m.label, lines, m.logY, ticks)
