@@ -76,6 +76,7 @@ func sweepCapacity(md *strings.Builder, agg SweepAggregate) {
 			fmt.Fprintf(md, " %s |\n", note)
 		}
 	}
+	fmt.Fprintf(md, "\n%s\n", unstableRule)
 }
 
 // kneeFigures draws, for a sweep of datapath.clients.rate (open loop),
@@ -98,7 +99,8 @@ func kneeFigures(agg SweepAggregate) ([]*figure, []string) {
 		return nil, []string{fmt.Sprintf("Latency against throughput is drawn for at most 4 combinations of the other parameters; this sweep has %d (the capacity table has them).", len(fixedKeys))}
 	}
 	var figs []*figure
-	for fi, fixed := range fixedKeys {
+	fixedNames := fixedFileNames(fixedKeys)
+	for _, fixed := range fixedKeys {
 		groups := byFixed[fixed]
 		slices.SortFunc(groups, func(a, b sweep.Group) int {
 			x := rates[slices.Index(agg.Params[ri].Values, a.Params[ri].Value)]
@@ -171,8 +173,8 @@ func kneeFigures(agg SweepAggregate) ([]*figure, []string) {
 		}
 		f := &figure{name: "latency_vs_throughput", panels: panels, legend: leg, cols: 2,
 			w: figW + 2*vg.Centimeter, h: vg.Length((len(panels)+1)/2)*5*vg.Centimeter + vg.Centimeter}
-		if len(fixedKeys) > 1 || fixed != "" {
-			f.name += fmt.Sprintf("__%02d", fi+1)
+		if fixed != "" {
+			f.name += "__" + fixedNames[fixed]
 		}
 		f.caption = "p50 and p99 latency against the throughput each path achieved, as the offered load (`" + agg.Params[ri].Key + "`) grows; circled: the knee, the last point before the median doubles its light-load value (" + strings.Join(notes, "; ") + "). A path stops where it turns unstable."
 		if fixed != "" {

@@ -410,6 +410,14 @@ func metricVsParam(name, xLabel, yLabel string, lines []Line, logY bool, ticks [
 // colour and dash styles[i] (nil: i), so that a run keeps its colour in
 // every panel of a comparison whichever lines a panel lacks.
 func metricVsParamStyled(name, xLabel, yLabel string, lines []Line, styles []int, logY bool, ticks []string) (*figure, error) {
+	return metricVsParamCI(name, xLabel, yLabel, lines, styles, logY, ticks, false)
+}
+
+// metricVsParamCI is metricVsParamStyled drawing the CI as error bars
+// where bars is set, even on a numeric x: a CI over two seeds (Student t
+// of one degree of freedom, 12.7 standard errors) is wide enough that a
+// band hides the lines.
+func metricVsParamCI(name, xLabel, yLabel string, lines []Line, styles []int, logY bool, ticks []string, bars bool) (*figure, error) {
 	p := newPlot(xLabel, yLabel, ticks == nil)
 	if logY {
 		setLog(&p.Y)
@@ -450,7 +458,7 @@ func metricVsParamStyled(name, xLabel, yLabel string, lines []Line, styles []int
 		l.LineStyle = lineStyle(i)
 		sc.Color = colour(i)
 		sc.Shape = shapes[i%len(shapes)]
-		if ticks == nil && len(e.XYs) > 1 {
+		if ticks == nil && len(e.XYs) > 1 && !bars {
 			// A numeric x: the CI is a band around the line.
 			band, err := ciBand(e, logY)
 			if err != nil {
@@ -469,7 +477,13 @@ func metricVsParamStyled(name, xLabel, yLabel string, lines []Line, styles []int
 			eb.LineStyle.Color = colour(i)
 			eb.LineStyle.Width = vg.Points(1)
 			eb.CapWidth = vg.Points(6)
-			top = append(top, eb)
+			if bars && ticks == nil && len(lines) > 1 {
+				// Bars of several lines at one x sit side by side, 4 pt
+				// apart, so that one does not hide another.
+				top = append(top, shifted{eb, vg.Point{X: vg.Points(4 * (float64(li) - float64(len(lines)-1)/2))}})
+			} else {
+				top = append(top, eb)
+			}
 		}
 		top = append(top, l, sc)
 		leg.add(ln.Name, l, sc)

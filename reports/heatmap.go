@@ -303,8 +303,13 @@ func fixedWords(fixed string) string {
 	var out []string
 	for _, kv := range strings.Split(fixed, ", ") {
 		k, v, _ := strings.Cut(kv, "=")
-		if i := strings.LastIndex(k, "."); i >= 0 {
-			k = k[i+1:]
+		parts := strings.Split(k, ".")
+		k = parts[len(parts)-1]
+		// A bare word ("count", "rate") says little alone: with the
+		// element before it, its index dropped ("gpus count").
+		if !strings.Contains(k, "_") && len(parts) > 1 {
+			prev, _, _ := strings.Cut(parts[len(parts)-2], "[")
+			k = prev + " " + k
 		}
 		out = append(out, strings.ReplaceAll(k, "_", " ")+" "+v)
 	}
@@ -638,4 +643,46 @@ func readable(values []string) []string {
 		}
 	}
 	return out
+}
+
+// reference is a metric's value of no difference and the paper's value.
+type reference struct {
+	centre, mark float64
+	markLabel    string
+}
+
+// referenceOf is the reference of a signed percentage among
+// heatmapMetrics (the gap, the saving): lines of it are drawn against
+// both. A ratio (esa's speedup) has its own line at 1 (baselineAt1).
+func referenceOf(kind, field string) (reference, bool) {
+	for _, hm := range heatmapMetrics {
+		if hm.kind == kind && hm.field == field && hm.centre == 0 {
+			return reference{hm.centre, hm.mark, hm.markLabel}, true
+		}
+	}
+	return reference{}, false
+}
+
+// referenceLines draws r across the x range of f's one panel: the value
+// of no difference solid grey, the paper's dashed black, both in the
+// legend, the axis stretched to show them.
+func referenceLines(f *figure, xs []float64, r reference) error {
+	lo, hi := slices.Min(xs), slices.Max(xs)
+	for _, ref := range []struct {
+		y     float64
+		label string
+		sty   draw.LineStyle
+	}{
+		{r.centre, "no difference", draw.LineStyle{Color: color.Gray{Y: 110}, Width: vg.Points(1)}},
+		{r.mark, r.markLabel, draw.LineStyle{Color: color.Black, Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(5), vg.Points(3)}}},
+	} {
+		l, err := plotter.NewLine(plotter.XYs{{X: lo, Y: ref.y}, {X: hi, Y: ref.y}})
+		if err != nil {
+			return fmt.Errorf("plot %s: %w", f.name, err)
+		}
+		l.LineStyle = ref.sty
+		f.panels[0].Add(l)
+		f.legend.add(ref.label, l)
+	}
+	return nil
 }

@@ -180,11 +180,11 @@ func TestRoundTicks(t *testing.T) {
 	}
 }
 
-// Fixed parameters name a file by what they fix; two that read the same
-// are numbered.
+// Fixed parameters name a file by what they fix (a bare word with the
+// element before it); two that read the same are numbered.
 func TestFixedFileNames(t *testing.T) {
-	got := fixedFileNames([]string{"datapath.host.background_load=80%", "a.x=1, b.y=2", "c.x=1, d.y=2", ""})
-	want := map[string]string{"datapath.host.background_load=80%": "background_load_80pct", "a.x=1, b.y=2": "x_1_y_2", "c.x=1, d.y=2": "x_1_y_2_2", "": ""}
+	got := fixedFileNames([]string{"datapath.host.background_load=80%", "a.x_z=1, b.y_z=2", "c.x_z=1, d.y_z=2", "datapath.gpus[0].count=12", ""})
+	want := map[string]string{"datapath.host.background_load=80%": "background_load_80pct", "a.x_z=1, b.y_z=2": "x_z_1_y_z_2", "c.x_z=1, d.y_z=2": "x_z_1_y_z_2_2", "datapath.gpus[0].count=12": "gpus_count_12", "": ""}
 	for k, v := range want {
 		if got[k] != v {
 			t.Errorf("%q: %q, want %q", k, got[k], v)

@@ -17,7 +17,7 @@ import (
 
 // printSummary writes the key metrics of a run as aligned tables.
 func printSummary(w io.Writer, s *sim.Summary, timing *sim.Timing) {
-	fmt.Fprintf(w, "scenario %s, seed %d, conspirator %s\n", s.Scenario, s.Seed, s.Version)
+	fmt.Fprintf(w, "scenario %s, seed %d, %s\n", s.Scenario, s.Seed, reports.Build(s.Version, s.Commit))
 	if len(s.Paths) > 0 {
 		if dp, ok := s.Inputs["datapath"].(map[string]any); ok {
 			if h, ok := dp["host"].(map[string]any); ok {
