@@ -128,3 +128,29 @@ func TestSweepFiguresTwoSeeds(t *testing.T) {
 		t.Errorf("three seeds: notes %q, caption %q", notes, figs[0].caption)
 	}
 }
+
+// The capacity figure: a panel per path, a line per resource it has (no
+// DMA engine line for host-rdma, whose utilisation is absent), unstable
+// points ringed, in the resources' order in the legend.
+func TestCapacityFigures(t *testing.T) {
+	figs := capacityFigures(capacityAgg())
+	if len(figs) != 1 || figs[0].name != "utilisation_vs_datapath.gpus_0_.count" || len(figs[0].panels) != 2 {
+		t.Fatalf("%d figures", len(figs))
+	}
+	if got := strings.Join(figs[0].legend.names, "|"); got != "gpu|dma|unstable" {
+		t.Errorf("legend %q", got)
+	}
+	calm := capacityAgg()
+	for _, g := range calm.Groups {
+		for k := range g.Metrics {
+			if strings.HasSuffix(k, "unstable") || strings.HasSuffix(k, "utilization") {
+				g.Metrics[k] = sweep.Estimate{Mean: 0.5, N: 1}
+			}
+		}
+		g.Metrics["paths/host-rdma/unstable"] = sweep.Estimate{}
+		g.Metrics["paths/conspirator/unstable"] = sweep.Estimate{}
+	}
+	if figs := capacityFigures(calm); len(figs) != 0 {
+		t.Errorf("no path near capacity: %d figures, want none", len(figs))
+	}
+}

@@ -356,6 +356,7 @@ func renderSweep(fsys atomicfs.FS, dir, by string) error {
 		return fmt.Errorf("report: %w", err)
 	}
 	figs = append(figs, maps...)
+	figs = append(figs, capacityFigures(agg)...)
 	knees, kneeNotes := kneeFigures(agg)
 	figs = append(figs, knees...)
 	notes = append(notes, kneeNotes...)
