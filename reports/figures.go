@@ -71,7 +71,29 @@ func cdfFigure(name, xLabel string, names []string, samples map[string][]float64
 		p.Add(l)
 		leg.add(fmt.Sprintf("%s (n=%d)", n, len(samples[n])), l)
 	}
+	padCDF(p)
 	return &figure{name: name, panels: []*plot.Plot{p}, legend: leg}, nil
+}
+
+// padCDF widens a CDF panel's x range by a little either side: a CDF's
+// first rise from 0 and last rise to 1 are vertical, at the smallest and
+// largest samples, and drawn on the axis's edge they vanish into it (the
+// longest tail looked cut short of 1).
+func padCDF(p *plot.Plot) {
+	lo, hi := p.X.Min, p.X.Max
+	if !(hi > lo) {
+		return
+	}
+	if _, log := p.X.Scale.(plot.LogScale); log && lo > 0 {
+		f := math.Pow(hi/lo, 0.03)
+		p.X.Min, p.X.Max = lo/f, hi*f
+		return
+	}
+	d := 0.03 * (hi - lo)
+	p.X.Min, p.X.Max = lo-d, hi+d
+	if lo >= 0 && p.X.Min < 0 {
+		p.X.Min = 0 // a time or size axis does not go below zero
+	}
 }
 
 // latencyCDF is the per-request latency CDF of each data path.

@@ -191,3 +191,32 @@ func TestFixedFileNames(t *testing.T) {
 		}
 	}
 }
+
+// A cluster sweep over two numeric parameters maps the conspirator
+// policy's saving on a scale diverging at 0 with the paper's -33% as its
+// line, where the values cross it.
+func TestSweepHeatmapsPolicySaving(t *testing.T) {
+	agg := SweepAggregate{
+		Params:   []sweep.Param{{Key: "cluster.node_fraction", Values: []string{"0.01", "0.02", "0.04"}}, {Key: "cluster.timeshare_slowdown", Values: []string{"1", "1.5", "2"}}},
+		Policies: []string{"naive-share", "conspirator"},
+	}
+	for i, a := range agg.Params[0].Values {
+		for j, b := range agg.Params[1].Values {
+			agg.Groups = append(agg.Groups, sweep.Group{
+				Params:  []sweep.KV{{Key: "cluster.node_fraction", Value: a}, {Key: "cluster.timeshare_slowdown", Value: b}},
+				Metrics: map[string]sweep.Estimate{"policies/conspirator/vs_baseline.pct": {Mean: -10 - 15*float64(i+j), HalfWidth: math.NaN(), N: 1}},
+			})
+		}
+	}
+	figs, note, err := sweepHeatmaps(t.TempDir(), agg)
+	if err != nil || note != "" || len(figs) != 1 {
+		t.Fatalf("%d maps, note %q, %v; want 1", len(figs), note, err)
+	}
+	f := figs[0]
+	if f.name != "map_policies_conspirator_vs_baseline.pct" || !strings.Contains(f.caption, "The line: the paper's -33%.") || !strings.Contains(f.caption, "diverging at 0") {
+		t.Errorf("name %q, caption %q", f.name, f.caption)
+	}
+	if got := f.legend.names[0]; got != "GPU-hours vs the baseline (%)" {
+		t.Errorf("key title %q", got)
+	}
+}

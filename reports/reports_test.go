@@ -311,8 +311,11 @@ func TestLogTicks(t *testing.T) {
 	}{
 		// [16.8, 1.4e6]: 20..90 (8 ticks), then 100..900, 1000..9000,
 		// 1e4..9e4, 1e5..9e5 (4 x 9), then 1e6 (2e6 is out): 45 ticks,
-		// the powers 100..1e6 labelled.
-		{16.8, 1.4e6, "100,1000,1e4,1e5,1e6", 8 + 4*9 + 1},
+		// the powers 100..1e6 labelled, in one scheme (SI from 1000).
+		{16.8, 1.4e6, "100,1k,10k,100k,1M", 8 + 4*9 + 1},
+		// [2e-4, 3e-3]: 2e-4..9e-4 (8), 1e-3..3e-3 (3); one power, so
+		// the 2x and 5x are labelled too.
+		{2e-4, 3e-3, "2e-4,5e-4,1e-3,2e-3", 8 + 3},
 		// [30, 400]: 30..90 (7) and 100..400 (4); one power in range
 		// (100), so 50 and 200 are labelled too.
 		{30, 400, "50,100,200", 7 + 4},
