@@ -421,14 +421,9 @@ type errPts struct {
 	plotter.YErrors
 }
 
-// metricVsParam draws one line per path or policy with its 95% CI: a band
-// on a numeric x, error bars on a categorical one.
-// ticks, when not nil, names categorical x positions 0..n-1.
-func metricVsParam(name, xLabel, yLabel string, lines []Line, logY bool, ticks []string) (*figure, error) {
-	return metricVsParamStyled(name, xLabel, yLabel, lines, nil, logY, ticks)
-}
-
-// metricVsParamStyled is metricVsParam with line i drawn in palette
+// metricVsParamStyled draws one line per path or policy with its 95% CI:
+// a band on a numeric x, error bars on a categorical one (ticks, when not
+// nil, names categorical x positions 0..n-1); line i is drawn in palette
 // colour and dash styles[i] (nil: i), so that a run keeps its colour in
 // every panel of a comparison whichever lines a panel lacks.
 func metricVsParamStyled(name, xLabel, yLabel string, lines []Line, styles []int, logY bool, ticks []string) (*figure, error) {
