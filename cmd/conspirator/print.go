@@ -17,7 +17,7 @@ import (
 
 // printSummary writes the key metrics of a run as aligned tables.
 func printSummary(w io.Writer, s *sim.Summary, timing *sim.Timing) {
-	fmt.Fprintf(w, "scenario %s, seed %d, conspirator %s\n", s.Scenario, s.Seed, s.Version)
+	fmt.Fprintf(w, "scenario %s, seed %d, %s\n", s.Scenario, s.Seed, reports.Build(s.Version, s.Commit))
 	if len(s.Paths) > 0 {
 		if dp, ok := s.Inputs["datapath"].(map[string]any); ok {
 			if h, ok := dp["host"].(map[string]any); ok {
@@ -139,6 +139,23 @@ func printSummary(w io.Writer, s *sim.Summary, timing *sim.Timing) {
 		fmt.Fprintln(w)
 		printTable(w, usage)
 		fmt.Fprintln(w, "* wall-clock mean per policy call on this machine (timing.json); not part of the deterministic summary")
+		samples := make([]map[string]int, len(s.Clusters))
+		for i, c := range s.Clusters {
+			samples[i] = c.ByModel
+		}
+		for _, p := range s.Policies {
+			ci := -1.0
+			if p.GPUHoursCI95 != nil {
+				ci = *p.GPUHoursCI95
+			}
+			use := map[string]reports.TypeUse{}
+			for t, u := range p.ByType {
+				use[t] = reports.TypeUse(u)
+			}
+			if note := reports.SteadyNote(p.Name, p.GPUHours, p.Seeds, ci, use, samples); note != "" {
+				fmt.Fprintln(w, note)
+			}
+		}
 		printKinds(w, s.Policies)
 		printTail(w, s.Policies, vsHead)
 		printSpanned(w, s.Policies)
