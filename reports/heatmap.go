@@ -39,6 +39,7 @@ var heatmapMetrics = []struct {
 }{
 	{"derived", "", "gap_pct", 15, "the paper's 15%"},
 	{"policies", "conspirator", "vs_baseline.pct", -33, "the paper's -33%"},
+	{"policies", "conspirator", "vs_best_baseline.pct", -33, "the paper's -33%"},
 	{"training", "esa", "vs_baseline.x", 1.35, "ESA's 1.35x"},
 }
 
