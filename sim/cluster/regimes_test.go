@@ -1,10 +1,13 @@
 package cluster
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -298,5 +301,75 @@ func TestRegimesMatchNamedModes(t *testing.T) {
 	r2, _ = Run(w, 2, testEnv)
 	if r1.Policies[0].GPUHours != r2.Policies[0].GPUHours {
 		t.Errorf("seed_varies cluster on a homogeneous cluster: seeds gave %v and %v; want the same", r1.Policies[0].GPUHours, r2.Policies[0].GPUHours)
+	}
+}
+
+// The regime draws and the bootstrap give byte-identical results whatever
+// the parallelism the seeds run with.
+func TestRegimesDeterministic(t *testing.T) {
+	var jobs []workloads.Job
+	for k := range 40 {
+		j := job(fmt.Sprintf("j%02d", k), float64(20*k), float64(300+40*(k%7)), 150+20*k)
+		jobs = append(jobs, j)
+	}
+	cfg := small(jobs, "a100-40gb", 4, "naive-share", "best-fit", "first-fit", "conspirator")
+	cfg.JobKind, cfg.BatchFraction, cfg.Tenants, cfg.SeedVaries, cfg.Seeds = JobKindBatchFraction, 0.5, "7", SeedVariesWorkload, 4
+	run := func(procs int) string {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		res, err := Run(cfg, 3, testEnv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	one, four := run(1), run(4)
+	if one != four {
+		t.Errorf("GOMAXPROCS 1 and 4 gave different results")
+	}
+	if !strings.Contains(one, `"vs_best_baseline"`) {
+		t.Errorf("no vs_best_baseline with three baselines: %s", one)
+	}
+}
+
+// By hand: over two seeds naive-share holds 100 and 110 GPU-hours,
+// best-fit 90 and 100 (sum 190), first-fit 95 and 99 (194), optimal 50
+// and 50 (an exact solver, never a baseline):
+// best-fit is the best baseline, and conspirator's 81 and 80 are -10% and
+// -20% of it (mean -15, min -20, max -10). With naive-share the only
+// baseline there is none.
+func TestBestBaseline(t *testing.T) {
+	hours := map[string][2]float64{"naive-share": {100, 110}, "best-fit": {90, 100}, "first-fit": {95, 99}, "optimal": {50, 50}, "conspirator": {81, 80}}
+	mk := func(names ...string) (Config, []seedRun) {
+		cfg := Defaults()
+		cfg.Policies = names
+		runs := make([]seedRun, 2)
+		for s := range runs {
+			for _, n := range names {
+				runs[s].policies = append(runs[s].policies, PolicyResult{Name: n, GPUHours: hours[n][s]})
+			}
+		}
+		return cfg, runs
+	}
+	cfg, runs := mk("naive-share", "first-fit", "best-fit", "optimal", "conspirator")
+	b := bestBaseline(cfg, runs)
+	if b != 2 {
+		t.Fatalf("best baseline %d, want 2 (best-fit)", b)
+	}
+	res := merge(cfg, runs)
+	v := res.Policies[4].VsBest
+	if v == nil || v.Baseline != "best-fit" || math.Abs(v.Pct+15) > 1e-9 || v.Min != -20 || math.Abs(v.Max+10) > 1e-9 {
+		t.Errorf("conspirator vs best %+v; want best-fit, -15, min -20, max -10", v)
+	}
+	for _, k := range []int{0, 1, 2, 3} {
+		if res.Policies[k].VsBest != nil {
+			t.Errorf("%s has vs_best_baseline; only conspirator policies do", res.Policies[k].Name)
+		}
+	}
+	if cfg, runs := mk("naive-share", "optimal", "conspirator"); bestBaseline(cfg, runs) != -1 {
+		t.Errorf("one baseline: want none (-1)")
 	}
 }
