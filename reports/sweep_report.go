@@ -79,7 +79,7 @@ var policyMetrics = []metric{
 	{field: "horizon.from_arrival", label: "the horizon bound is the optimum from arrival (1) or lets jobs wait (0)"},
 	{field: "gpu_hours.ci95", label: "95% CI half-width of GPU-hours over the scenario's seeds (GPU h)"},
 	{field: "vs_baseline.ci95", label: "95% CI half-width of GPU-hours vs the baseline over the scenario's seeds (%)"},
-	{field: "vs_best_baseline.pct", label: "GPU-hours vs the best established baseline (%)", ci: "vs_best_baseline.ci95"},
+	{field: "vs_best_baseline.pct", label: "GPU-hours vs the best established baseline (%)", title: "GPU-hours against the best established baseline", plot: true, ci: "vs_best_baseline.ci95"},
 	{field: "vs_best_baseline.ci95", label: "95% CI half-width of GPU-hours vs the best baseline over the scenario's seeds (%)"},
 }
 
