@@ -48,6 +48,7 @@ var heatmapMetrics = []struct {
 }{
 	{"derived", "", "gap_pct", 15, "the paper's 15%", 0},
 	{"policies", "conspirator", "vs_baseline.pct", -33, "the paper's -33%", 0},
+	{"policies", "conspirator", "vs_best_baseline.pct", -33, "the paper's -33%", 0},
 	{"training", "esa", "vs_baseline.x", 1.35, "ESA's 1.35x", 1},
 	{"training", "atp", "vs_none.x", 1, "no aggregation", 1},
 }

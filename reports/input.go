@@ -129,6 +129,13 @@ type PolicyResult struct {
 		Min      Num    `json:"min_pct"`
 		Max      Num    `json:"max_pct"`
 	} `json:"vs_baseline,omitempty"`
+	// VsBest is a conspirator policy's GPU-hours against the best
+	// established baseline (absent in results before issue 39).
+	VsBest *struct {
+		Baseline string `json:"baseline"`
+		Pct      Num    `json:"pct"`
+		CI95     Num    `json:"ci95"`
+	} `json:"vs_best_baseline,omitempty"`
 	// Solves is an exact policy's proof record (absent for heuristics and
 	// in results of older versions).
 	Solves *struct {

@@ -77,6 +77,8 @@ var policyMetrics = []metric{
 	{field: "horizon.from_arrival", label: "the horizon bound is the optimum from arrival (1) or lets jobs wait (0)"},
 	{field: "gpu_hours.ci95", label: "95% CI half-width of GPU-hours over the scenario's seeds (GPU h)"},
 	{field: "vs_baseline.ci95", label: "95% CI half-width of GPU-hours vs the baseline over the scenario's seeds (%)"},
+	{field: "vs_best_baseline.pct", label: "GPU-hours vs the best established baseline (%)", title: "GPU-hours against the best established baseline", plot: true, ci: "vs_best_baseline.ci95"},
+	{field: "vs_best_baseline.ci95", label: "95% CI half-width of GPU-hours vs the best baseline over the scenario's seeds (%)"},
 }
 
 func pathValues(p PathResult) []float64 {
@@ -144,10 +146,14 @@ func policyValues(q PolicyResult) []float64 {
 	if v := q.VsBaseline; v != nil {
 		vsBase, vsCI = float64(v.Pct), float64(v.CI95)
 	}
+	vsBest, vsBestCI := math.NaN(), math.NaN()
+	if v := q.VsBest; v != nil {
+		vsBest, vsBestCI = float64(v.Pct), float64(v.CI95)
+	}
 	return []float64{float64(q.GPUHours), float64(q.GPUHoursFractional), float64(q.JCTS.Mean), float64(q.JCTS.P99),
 		float64(q.QueueS.Mean), float64(q.QueueS.P99), float64(q.Utilization), float64(q.Migrations), float64(q.Unscheduled),
 		vsBase, float64(q.Top10Share), float64(q.Censored), float64(q.OptimalityGap),
-		vsHorizon, covered, proven, fromArrival, float64(q.GPUHoursCI95), vsCI}
+		vsHorizon, covered, proven, fromArrival, float64(q.GPUHoursCI95), vsCI, vsBest, vsBestCI}
 }
 
 // Metrics flattens a result into the scalar metrics a sweep aggregates.

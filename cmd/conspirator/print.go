@@ -92,6 +92,9 @@ func printSummary(w io.Writer, s *sim.Summary, timing *sim.Timing) {
 			if len(s.Clusters) > 1 && sampled(s) {
 				fmt.Fprint(w, " and servers")
 			}
+			if c, ok := s.Inputs["cluster"].(map[string]any); ok && fmt.Sprint(c["seed_varies"]) == cluster.SeedVariesWorkload {
+				fmt.Fprint(w, ", and its own bootstrap of the jobs")
+			}
 			fmt.Fprintln(w, "), ± the 95% CI; per seed: seeds.csv")
 		}
 		if len(s.Clusters) > 0 {
@@ -136,6 +139,7 @@ func printSummary(w io.Writer, s *sim.Summary, timing *sim.Timing) {
 				count(p.Migrations), count(p.Unscheduled), fmt.Sprintf("%.1f", dec[p.Name]), large[p.Name]})
 		}
 		printTable(w, outcome)
+		printBest(w, s.Policies)
 		fmt.Fprintln(w)
 		printTable(w, usage)
 		fmt.Fprintln(w, "* wall-clock mean per policy call on this machine (timing.json); not part of the deterministic summary")
@@ -454,5 +458,25 @@ func printSpanned(w io.Writer, ps []cluster.PolicyResult) {
 		if sp := p.Spanned; sp != nil {
 			fmt.Fprintf(w, "%s: %s batch gangs ran across servers, at %.3f of their speed on one server (mean; cluster.gang_comm)\n", p.Name, count(sp.Jobs), sp.MeanSpeed)
 		}
+	}
+}
+
+// printBest prints the conspirator policies' GPU-hours against the best
+// established baseline (vs_best_baseline), when there is one.
+func printBest(w io.Writer, ps []cluster.PolicyResult) {
+	var parts []string
+	best := ""
+	for _, p := range ps {
+		if v := p.VsBest; v != nil {
+			best = v.Baseline
+			part := fmt.Sprintf("%s %+.1f%%", p.Name, v.Pct)
+			if v.CI95 != nil {
+				part += fmt.Sprintf(" ± %.1f", *v.CI95)
+			}
+			parts = append(parts, part)
+		}
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(w, "against the best established baseline (%s, the fewest GPU-hours of the others): %s\n", best, strings.Join(parts, ", "))
 	}
 }

@@ -39,6 +39,19 @@ const (
 	JobKindAllBatch = "all-batch"
 	// JobKindAllService makes every job a service (fixed time).
 	JobKindAllService = "all-service"
+	// JobKindBatchFraction draws each job's kind per seed, whatever its
+	// QoS: round(batch_fraction x jobs) of them are batch jobs (regimes.go).
+	JobKindBatchFraction = "batch-fraction"
+)
+
+// What a seed varies (Config.SeedVaries).
+const (
+	// SeedVariesCluster: a seed draws the node order and sample only;
+	// every seed replays the same jobs (the CI before issue 39).
+	SeedVariesCluster = "cluster"
+	// SeedVariesWorkload: a seed also resamples the jobs (a bootstrap of
+	// the trace's GPU jobs, regimes.go), so the CI covers the workload.
+	SeedVariesWorkload = "cluster+workload"
 )
 
 // Readings of a censored job (Config.Censored).
@@ -97,7 +110,9 @@ type Config struct {
 	// JobKind says what a trace job's duration is: the time a service
 	// holds its placement, or the work of a batch job (see the package
 	// documentation).
-	JobKind string `yaml:"job_kind" doc:"what a trace job's duration is: by-qos (LS, Guaranteed and Burstable pods are services that hold their placement for their duration and need less of a faster GPU; BE pods and jobs without a QoS are batch jobs whose work runs faster on a faster GPU), all-batch (every job fixed work: the model before issue 31) or all-service" default:"by-qos" source:"choice: Alibaba's v2023 README defines qos as Kubernetes-style QoS with LS = Latency Sensitive and BE = Best Effort; latency-sensitive pods are online services, best-effort ones batch work (Alibaba's colocation traces); Guaranteed and Burstable read as services is this project's reading"`
+	JobKind string `yaml:"job_kind" doc:"what a trace job's duration is: by-qos (LS, Guaranteed and Burstable pods are services that hold their placement for their duration and need less of a faster GPU; BE pods and jobs without a QoS are batch jobs whose work runs faster on a faster GPU), all-batch (every job fixed work: the model before issue 31), all-service, or batch-fraction (a share of the jobs drawn per seed, batch_fraction, are batch jobs and the rest services, whatever their QoS)" default:"by-qos" source:"choice: Alibaba's v2023 README defines qos as Kubernetes-style QoS with LS = Latency Sensitive and BE = Best Effort; latency-sensitive pods are online services, best-effort ones batch work (Alibaba's colocation traces); Guaranteed and Burstable read as services is this project's reading"`
+	// BatchFraction is job_kind batch-fraction's share of batch jobs.
+	BatchFraction float64 `yaml:"batch_fraction" doc:"with job_kind batch-fraction: the share of the run's jobs, by count, that are batch jobs, 0..1; the rest are services. Drawn per seed whatever a job's QoS: the round(batch_fraction x jobs) first of a random permutation of the jobs (by ID) drawn from the seed; independent of duration, so the batch share of GPU time is batch_fraction in expectation (openb's heavy tail makes it vary by seed, which the CI shows)" default:"0.405" source:"measured: openb's BE pods are 2,510 of its 6,203 scheduled GPU jobs (40.5%) but 2.5% of their GPU time; by count, as a user knows their jobs, and as no draw by GPU time can meet a share when ten jobs hold half of it"`
 	// Censored says how a job still running when the trace ended is read
 	// (trace.Job.Censored).
 	Censored string `yaml:"censored" doc:"jobs still running when the trace ended (openb: 32 pods with deletion_time 12902960): recorded (each holds its placement for the time the trace recorded, wherever it runs, as the trace knows nothing after; no JCT; counted as censored) or kind (each runs as a job of its kind with that duration as its whole: the model before issue 31)" default:"recorded" source:"choice: a censored duration is a lower bound; holding exactly the recorded time charges what the trace saw and nothing it did not, and keeps the horizon bound a bound (a deadline at the trace's end would let a job that waits hold less)"`
@@ -105,10 +120,16 @@ type Config struct {
 	// show how much of a saving rests on the heavy tail.
 	LeaveOutLongest []string `yaml:"leave_out_longest" doc:"also replay every policy without the k longest jobs of the trace (by duration), for each entry: a count (10) or a share of the jobs (1%); summary.json and the table give the saving against the baseline without them, with its 95% CI over seeds; [] for none (each entry is one more replay of every policy and seed; not with synthetic jobs)" default:"[]"`
 
+	// FastShare and FastGPUs set the cluster's heterogeneity (regimes.go).
+	FastShare string   `yaml:"fast_share" doc:"share of the sampled GPUs that are of the fast class, 0..1; empty keeps the node list's own mix (node_fraction of each model). Needs a node list: the sample keeps node_fraction's number of GPUs, takes the fast class's servers (in node_order) nearest to the share of them, and fills the rest with the other models' servers in proportion to their GPUs in the list" default:"" source:"choice: openb's node list is 75.6% A100 GPUs (4,704 of 6,212); the sample's size is kept so that only the mix moves"`
+	FastGPUs  []string `yaml:"fast_gpus" doc:"the fast class of fast_share: GPU models (catalog names or trace codes); [] = every model of the node list at least 0.9 of the fastest one's speed (speed_model; openb: a100-80gb 1.0 and a100-40gb 0.941, next V100 below 0.5)" default:"[]"`
+	// SeedVaries says what the seeds of Seeds vary.
+	SeedVaries string `yaml:"seed_varies" doc:"what a seed varies: cluster+workload (the node order and sample, and the jobs: each seed replays a bootstrap of the run's GPU jobs, as many drawn with replacement, so the 95% CI covers the workload too; CPU-only pods are not resampled; synthetic jobs vary by seed anyway) or cluster (only the node order and sample: every seed replays the same jobs)" default:"cluster+workload" source:"choice (issue 39): a CI over the sampled servers alone says nothing of the trace; a bootstrap of the jobs is the standard estimate of what another trace from the same workload would give, and keeps the trace's load, where disjoint windows of 8,152 pods would each replay a different load"`
+
 	TypeMap      string `yaml:"gpu_type_map" doc:"trace GPU codes to catalog names, CODE=gpu pairs over the defaults (G2=a100-40gb, G3=a100-80gb, ...)"`
 	ReferenceGPU string `yaml:"reference_gpu" doc:"GPU type on which an unconstrained job's trace run time was measured; empty = the cluster's most common type"`
 	SpeedModel   string `yaml:"speed_model" doc:"model whose measured speeds scale work across GPU types and MIG sizes (resnet50, bert)" default:"resnet50"`
-	Tenants      string `yaml:"tenants" doc:"trace (the trace's tenant; empty = one shared tenant), per-job (every job isolated), single" default:"trace"`
+	Tenants      string `yaml:"tenants" doc:"trace (the trace's tenant; empty = one shared tenant), per-job (every job isolated), single, or a count N (1 .. the run's jobs): the jobs, in a random order drawn from the seed, are dealt to N tenants in turn, so each holds n/N of them (1 = one shared tenant; N = the number of jobs isolates every job)" default:"trace" source:"choice: openb has no tenant column (one shared tenant under trace); dealing a seeded permutation gives every tenant the same number of jobs and no tenant a kind or size of job"`
 	MIGOptions   string `yaml:"mig_options" doc:"MIG profiles a job may use: smallest (the smallest covering its share) or fitting (every covering one)" default:"fitting"`
 	// MIGCompute and MIGGeometry are omitted from the resolved inputs
 	// when empty, so that adding them left the identity (inputs_sha256)
@@ -239,6 +260,8 @@ func Defaults() Config {
 		SpeedModel:        "resnet50",
 		Tenants:           TenantsTrace,
 		JobKind:           JobKindByQoS,
+		BatchFraction:     0.405,
+		SeedVaries:        SeedVariesWorkload,
 		Censored:          CensoredRecorded,
 		MIGOptions:        MIGOptionsFitting,
 		NodeOrder:         NodeOrderSeeded,
@@ -336,9 +359,10 @@ func (c Config) Validate() error {
 	if c.Seeds < 1 || c.Seeds > 1000 {
 		add("seeds", "%d; want 1 to 1000 runs per policy", c.Seeds)
 	}
-	if !slices.Contains([]string{JobKindByQoS, JobKindAllBatch, JobKindAllService}, c.JobKind) {
-		add("job_kind", "%q; use %s, %s or %s", c.JobKind, JobKindByQoS, JobKindAllBatch, JobKindAllService)
+	if !slices.Contains([]string{JobKindByQoS, JobKindAllBatch, JobKindAllService, JobKindBatchFraction}, c.JobKind) {
+		add("job_kind", "%q; use %s, %s, %s or %s", c.JobKind, JobKindByQoS, JobKindAllBatch, JobKindAllService, JobKindBatchFraction)
 	}
+	c.validateRegimes(add)
 	if c.Censored != CensoredRecorded && c.Censored != CensoredKind {
 		add("censored", "%q; use %s or %s", c.Censored, CensoredRecorded, CensoredKind)
 	}
@@ -349,9 +373,6 @@ func (c Config) Validate() error {
 	}
 	if len(c.LeaveOutLongest) > 0 && c.Synthetic.Jobs > 0 {
 		add("leave_out_longest", "not with synthetic jobs (they are drawn as the replay goes, not a list whose longest can be left out); use [] or replay the trace")
-	}
-	if !slices.Contains([]string{TenantsTrace, TenantsPerJob, TenantsSingle}, c.Tenants) {
-		add("tenants", "%q; use %s, %s or %s", c.Tenants, TenantsTrace, TenantsPerJob, TenantsSingle)
 	}
 	if c.MIGOptions != MIGOptionsSmallest && c.MIGOptions != MIGOptionsFitting {
 		add("mig_options", "%q; use %s or %s", c.MIGOptions, MIGOptionsSmallest, MIGOptionsFitting)
@@ -504,7 +525,8 @@ func (c Config) knownQoS() []string {
 	return append(slices.Clone(ServiceQoS), BatchQoS...)
 }
 
-// isService reads a job's kind under JobKind.
+// isService reads a job's kind under JobKind (batch-fraction's kinds are
+// drawn per seed: planner.isService).
 func (c Config) isService(j *workloads.Job) bool {
 	switch c.JobKind {
 	case JobKindAllService:

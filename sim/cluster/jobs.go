@@ -358,6 +358,9 @@ func prepareJobs(cfg Config, all []workloads.Job, seed uint64) (feed func() jobF
 		lo, hi := jobs[0].Arrival, jobs[len(jobs)-1].Arrival
 		pods = slices.DeleteFunc(pods, func(p workloads.Job) bool { return p.Arrival < lo || p.Arrival > hi })
 	}
+	if cfg.SeedVaries == SeedVariesWorkload {
+		jobs = resampleJobs(jobs, seed)
+	}
 	if cfg.Window.Compress > 1 {
 		if jobs, err = trace.CompressTime(jobs, cfg.Window.Compress); err != nil {
 			return nil, nil, nil, fmt.Errorf("cluster.window.compress: %w", err)
@@ -460,6 +463,12 @@ func buildCluster(cfg Config, listed []trace.Node, read *InputReport, seed uint6
 			}
 		}
 		keep := nodesKept(nodes, cfg.NodeFraction, tm)
+		if share, ok, _ := fastShare(cfg.FastShare); ok { // checked by Validate
+			var err error
+			if keep, err = nodesKeptShare(cfg, nodes, share, tm); err != nil {
+				return nil, nil, nil, nil, err
+			}
+		}
 		for i, n := range nodes {
 			if !keep[i] {
 				ir.Used--
@@ -662,6 +671,10 @@ type planner struct {
 	// are all they depend on; shared interns them by content.
 	byKey  map[optsKey][2][]snapshot.Option
 	shared map[string][]snapshot.Option
+	// The seed's draws over the run's jobs, by job ID (drawRegimes):
+	// job_kind batch-fraction's batch jobs, and a tenant count's tenants.
+	batchJob map[string]bool
+	tenantOf map[string]string
 }
 
 type optsKey struct {
@@ -715,6 +728,9 @@ func (pl *planner) plan(k int, j *workloads.Job) (jobPlan, error) {
 		p.tenant = j.Tenant
 	case TenantsPerJob:
 		p.tenant = fmt.Sprintf("job-%d", k)
+	case TenantsSingle:
+	default: // a count: drawn per seed (drawRegimes)
+		p.tenant = pl.tenantOf[j.ID]
 	}
 	var allowed []int
 	if len(j.GPUTypes) > 0 {
@@ -730,7 +746,7 @@ func (pl *planner) plan(k int, j *workloads.Job) (jobPlan, error) {
 		}
 		slices.Sort(allowed)
 	}
-	p.service, p.censored = cfg.isService(j), j.Censored && cfg.Censored == CensoredRecorded
+	p.service, p.censored = pl.isService(j), j.Censored && cfg.Censored == CensoredRecorded
 	key := optsKey{milli: j.GPUMilli, allowed: fmt.Sprint(allowed), service: p.service, censored: p.censored}
 	if allowed == nil {
 		key.allowed = "any"

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/conspirator-sim/conspirator/engine/stats"
 	"github.com/conspirator-sim/conspirator/policies/snapshot"
@@ -83,7 +84,11 @@ type PolicyResult struct {
 	GPUHoursCI95 *float64 `json:"gpu_hours_ci95,omitempty"`
 	// VsBaseline compares GPUHours with the baseline policy's, seed by
 	// seed (absent for the baseline itself and without one).
-	VsBaseline    *Saving  `json:"vs_baseline,omitempty"`
+	VsBaseline *Saving `json:"vs_baseline,omitempty"`
+	// VsBest compares a conspirator policy's GPUHours with the best
+	// established baseline's (bestBaseline), seed by seed; absent for the
+	// other policies and with fewer than two baselines.
+	VsBest        *Saving  `json:"vs_best_baseline,omitempty"`
 	DecisionUS    Summary  `json:"decision_us"`
 	OptimalityGap *float64 `json:"optimality_gap"`
 	// Solves says, for an exact policy, how many of its decisions were
@@ -268,6 +273,9 @@ func merge(cfg Config, runs []seedRun) *Result {
 		}
 		if base >= 0 && k != base {
 			m.VsBaseline = saving(runs, k, base, name)
+		}
+		if b := bestBaseline(cfg, runs); b >= 0 && strings.HasPrefix(cfg.Policies[k], "conspirator") {
+			m.VsBest = saving(runs, k, b, cfg.Policies[b])
 		}
 		m.LeftOut = leftOut(runs, k, base, name)
 		res.Policies = append(res.Policies, m)

@@ -319,6 +319,9 @@ func prepareSeed(cfg Config, nodes []trace.Node, nodesRead *InputReport, raw []w
 	if err != nil {
 		return err
 	}
+	if err := pl.drawRegimes(src, seed); err != nil {
+		return err
+	}
 	for k := range src {
 		if _, err := pl.plan(k, &src[k]); err != nil {
 			return err
@@ -370,6 +373,9 @@ func runSeed(cfg Config, nodes []trace.Node, nodesRead *InputReport, raw []workl
 	}
 	pl, err := newPlanner(cfg, types, tm)
 	if err != nil {
+		return seedRun{}, err
+	}
+	if err := pl.drawRegimes(src, seed); err != nil {
 		return seedRun{}, err
 	}
 	for k := range src { // every run job is one of these or a copy
