@@ -333,6 +333,7 @@ func importSamples(paths []string, format string, bufferBytes int64) ([]realhw.S
 	}
 	var all []realhw.Sample
 	var warnings []string
+	computeFiles := 0
 	for _, p := range paths {
 		data, err := readImport(p, format)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -383,12 +384,14 @@ func importSamples(paths []string, format string, bufferBytes int64) ([]realhw.S
 			}
 			all = append(all, ss...)
 		case "compute-csv", "torch-json":
-			// Compute tables, not stage samples: importCompute reads them.
+			// Compute tables, not stage samples: importCompute reads them
+			// (and refuses one without a measurement).
+			computeFiles++
 		default:
 			return nil, nil, usagef("--import %s: cannot tell the format (perftest, nvbandwidth, csv, compute-csv or torch-json); give --format", p)
 		}
 	}
-	if len(all) == 0 {
+	if len(all) == 0 && computeFiles == 0 {
 		// An empty profile would override nothing and look like a fit.
 		return nil, nil, usagef("--import %s: no measurement found; give files with measurements", strings.Join(paths, ", "))
 	}

@@ -80,6 +80,7 @@ func TestScenariosListMarksData(t *testing.T) {
 	needs := map[string]string{
 		"paper/fgd-allocation":       "(allocation.trace, allocation.nodes)",
 		"paper/gpu-hours":            "(cluster.trace, cluster.nodes)",
+		"paper/gpu-hours-regimes":    "(cluster.trace, cluster.nodes)",
 		"paper/heuristic-vs-optimal": "(cluster.trace)",
 		"paper/r6-windows":           "(cluster.trace)",
 		"scale/1m-jobs":              "(cluster.trace)",

@@ -359,6 +359,12 @@ func prepareJobs(cfg Config, all []workloads.Job, seed uint64) (feed func() jobF
 		pods = slices.DeleteFunc(pods, func(p workloads.Job) bool { return p.Arrival < lo || p.Arrival > hi })
 	}
 	if cfg.SeedVaries == SeedVariesWorkload {
+		// Checked on the trace's own jobs first, so that the first row
+		// past the horizon is named whichever jobs a seed's bootstrap
+		// draws (and validate, which prepares one seed, sees it too).
+		if err := checkHorizon(cfg, jobs); err != nil {
+			return nil, nil, nil, err
+		}
 		jobs = resampleJobs(jobs, seed)
 	}
 	if cfg.Window.Compress > 1 {
