@@ -45,6 +45,9 @@ type system struct {
 	syncAndResult engine.Time // sync wait + CPU side of the result's cudaMemcpy
 	memcpyRate    float64     // loopback path: one thread's memcpy, bytes/s
 	cpuCompute    engine.Time // loopback path: the request's compute on the CPU
+	// spread draws each host job's excess over its fixed cost, per kind
+	// (nil: constant).
+	spread [numSpreads]*spreadDraw
 
 	clients []*client
 	free    []*request
@@ -199,6 +202,7 @@ func newSystem(cfg Config, path string, seed uint64) (*system, error) {
 	s.syncAndResult = h.SyncWait.Time() + resultCPU
 	s.memcpyRate = float64(h.MemcpyBandwidth)
 	s.cpuCompute = cfg.Request.ComputeTime.Time()
+	s.spread = newSpreadDraws(h.Spread, seed)
 
 	s.inFlightTW = stats.NewTimeWeighted(0, 0)
 	s.rec = newRecorder(cfg, path, len(s.stages))
