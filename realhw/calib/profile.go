@@ -146,7 +146,9 @@ var QuantileP = func() []float64 {
 	for i := range 100 {
 		p = append(p, float64(i)/100)
 	}
-	for i := range 9 {
+	// 0.991 .. 0.999 (0.99 is the last of the 1% steps: listed twice, as
+	// it was before, the table had no 99.9% point).
+	for i := 1; i <= 9; i++ {
 		p = append(p, 0.99+float64(i)/1000)
 	}
 	return append(p, 0.9999, 1)

@@ -194,11 +194,21 @@ type LevelError struct {
 	UsedForFit     bool    `json:"used_for_fit"`
 	P50Error       float64 `json:"p50_error"`
 	P99Error       float64 `json:"p99_error"`
+	P999Error      float64 `json:"p999_error"`
 	RealP50US      float64 `json:"real_p50_us"`
 	RealP99US      float64 `json:"real_p99_us"`
+	RealP999US     float64 `json:"real_p999_us"`
 	ModelP50US     float64 `json:"model_p50_us"`
 	ModelP99US     float64 `json:"model_p99_us"`
+	ModelP999US    float64 `json:"model_p999_us"`
 	MeasuredLoad   float64 `json:"measured_load"` // the load generator's duty cycle from getrusage
+	// ModelLoad is the load the model ran at: the measured one (the
+	// validation's x-axis), or the target where none was measured.
+	ModelLoad float64 `json:"model_load"`
+	// ModelNoSpreadP50US and ModelNoSpreadP99US are the model's with
+	// constant stages (no spread): how much of the tail the spreads carry.
+	ModelNoSpreadP50US float64 `json:"model_no_spread_p50_us"`
+	ModelNoSpreadP99US float64 `json:"model_no_spread_p99_us"`
 	// RealTailShare and ModelTailShare are the shares of requests slower
 	// than the fit's TailUS: the requests that waited for a slice. The
 	// p99 is ill-conditioned where about 1% of requests wait (it jumps
@@ -270,11 +280,20 @@ func Validate(opts Options) (*Validation, error) {
 		for _, q := range run.Requests {
 			counts[q.Bytes]++
 		}
-		m, err := fit.Simulate(counts, u, opts.Seed+uint64(100*i))
+		mu := runLoad(run)
+		m, err := fit.Simulate(counts, mu, opts.Seed+uint64(100*i))
+		if err != nil {
+			return nil, err
+		}
+		flat := fit
+		flat.noSpread = true
+		m0, err := flat.Simulate(counts, mu, opts.Seed+uint64(100*i))
 		if err != nil {
 			return nil, err
 		}
 		l, set := compareLevel(u, slices.Contains(opts.CalibrationLoads, u), run, m, fit.TailUS)
+		l.ModelLoad = round4(mu)
+		l.ModelNoSpreadP50US, l.ModelNoSpreadP99US = round4(quantile(m0.EndToEnd, 0.5)), round4(quantile(m0.EndToEnd, 0.99))
 		v.Levels = append(v.Levels, l)
 		v.Samples = append(v.Samples, set)
 	}
@@ -282,11 +301,12 @@ func Validate(opts Options) (*Validation, error) {
 }
 
 func levelError(u float64, real, model []float64, measured float64) LevelError {
-	r50, r99 := quantile(real, 0.5), quantile(real, 0.99)
-	m50, m99 := quantile(model, 0.5), quantile(model, 0.99)
+	r50, r99, r999 := quantile(real, 0.5), quantile(real, 0.99), quantile(real, 0.999)
+	m50, m99, m999 := quantile(model, 0.5), quantile(model, 0.99), quantile(model, 0.999)
 	return LevelError{
-		BackgroundLoad: u, P50Error: round4((m50 - r50) / r50), P99Error: round4((m99 - r99) / r99),
-		RealP50US: round4(r50), RealP99US: round4(r99), ModelP50US: round4(m50), ModelP99US: round4(m99), MeasuredLoad: round4(measured),
+		BackgroundLoad: u, P50Error: round4((m50 - r50) / r50), P99Error: round4((m99 - r99) / r99), P999Error: round4((m999 - r999) / r999),
+		RealP50US: round4(r50), RealP99US: round4(r99), RealP999US: round4(r999),
+		ModelP50US: round4(m50), ModelP99US: round4(m99), ModelP999US: round4(m999), MeasuredLoad: round4(measured), ModelLoad: u,
 	}
 }
 

@@ -1,6 +1,7 @@
 package datapath
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -177,4 +178,18 @@ func (s *system) excess(k spreadKind) engine.Time {
 		return 0
 	}
 	return engine.Seconds(d.at(d.rand.Float64()))
+}
+
+// Validate checks s as the scenario loader does, its problems naming key
+// (e.g. "spread[0] (network)") rather than a datapath key: a calibration
+// profile reads its spreads with it.
+func (s Spread) Validate(key string) error {
+	var p problems
+	s.validate(&p, key)
+	errs := make([]error, len(p))
+	for i, e := range p {
+		f := e.(*fieldProblem)
+		errs[i] = fmt.Errorf("%s: %s", f.key, f.msg)
+	}
+	return errors.Join(errs...)
 }
