@@ -37,6 +37,10 @@ type Profile struct {
 	CPU        []CPUFit       `yaml:"cpu,omitempty"`
 	Background []LoadFit      `yaml:"background,omitempty"`
 	Decision   *DecisionFit   `yaml:"decision,omitempty"`
+	// Spread holds the host stages' costs as distributions (StageSpread),
+	// from the unloaded host run; the scenario overrides carry their part
+	// above the median onto datapath.host.spread.
+	Spread []StageSpread `yaml:"spread,omitempty"`
 	Scenario   map[string]any `yaml:"scenario,omitempty"` // --set style overrides from applied fits (keys sorted on output)
 	// ScenarioFrom says, per key of Scenario, which measurement and fit
 	// the value comes from; a run that applies the profile carries it into
@@ -412,6 +416,9 @@ func ReadProfile(r io.Reader, name string) (*Profile, error) {
 				return nil, fmt.Errorf("%s: decision.host_decision_time: %w", name, err)
 			}
 		}
+	}
+	if err := checkSpreads(name, p.Spread); err != nil {
+		return nil, err
 	}
 	for i, lf := range p.Background {
 		for j, l := range lf.Levels {

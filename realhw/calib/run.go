@@ -113,6 +113,12 @@ func measure(opts Options) (*Profile, []*host.PathRun, error) {
 	}
 	samples = append(samples, mc...)
 	p := FromSamples(samples)
+	for _, r := range runs {
+		if r.Config.Load == 0 {
+			costs, _, _ := unloadedCosts(r)
+			p.Spread, _ = fitSpreads(r, costs)
+		}
+	}
 	m, hz := CollectMachine()
 	p.Provenance.Machine = m
 	p.Provenance.Date = opts.Date
@@ -172,6 +178,10 @@ func (p *Profile) fillScenario() {
 	if bw := p.throughput["nvbandwidth/host_to_device_memcpy_ce"]; bw > 0 {
 		set["datapath.host.pinned_h2d"] = units.Bandwidth(round(bw, 4)).String()
 		from["datapath.host.pinned_h2d"] = fmt.Sprintf("nvbandwidth host_to_device_memcpy_ce, median of %d samples", p.Provenance.Samples["nvbandwidth/host_to_device_memcpy_ce"])
+	}
+	for _, sp := range p.Spread {
+		set[sp.Key] = FlowYAML(sp.AboveMedian())
+		from[sp.Key] = fmt.Sprintf("the unloaded %s stage's time above its median, %d requests (p99 +%.3g us, p99.9 +%.3g us over the median): the tail a host job of this kind adds to its fixed cost", sp.Measured, sp.Samples, round(sp.P99US-sp.P50US, 3), round(sp.P999US-sp.P50US, 3))
 	}
 	if d := p.Decision; d != nil && d.Applied {
 		set["datapath.host.decision_time"] = d.HostDecisionTime
