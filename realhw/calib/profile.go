@@ -31,17 +31,17 @@ const ProfileVersion = 1
 // is kept with applied: false and its reason, never silently dropped or
 // silently used.
 type Profile struct {
-	Version    int            `yaml:"version"`
-	Provenance Provenance     `yaml:"provenance"`
-	Stages     []StageFit     `yaml:"stages"`
-	CPU        []CPUFit       `yaml:"cpu,omitempty"`
-	Background []LoadFit      `yaml:"background,omitempty"`
-	Decision   *DecisionFit   `yaml:"decision,omitempty"`
+	Version    int          `yaml:"version"`
+	Provenance Provenance   `yaml:"provenance"`
+	Stages     []StageFit   `yaml:"stages"`
+	CPU        []CPUFit     `yaml:"cpu,omitempty"`
+	Background []LoadFit    `yaml:"background,omitempty"`
+	Decision   *DecisionFit `yaml:"decision,omitempty"`
 	// Spread holds the host stages' costs as distributions (StageSpread),
 	// from the unloaded host run; the scenario overrides carry their part
 	// above the median onto datapath.host.spread.
-	Spread []StageSpread `yaml:"spread,omitempty"`
-	Scenario   map[string]any `yaml:"scenario,omitempty"` // --set style overrides from applied fits (keys sorted on output)
+	Spread   []StageSpread  `yaml:"spread,omitempty"`
+	Scenario map[string]any `yaml:"scenario,omitempty"` // --set style overrides from applied fits (keys sorted on output)
 	// ScenarioFrom says, per key of Scenario, which measurement and fit
 	// the value comes from; a run that applies the profile carries it into
 	// summary.json and its report.
