@@ -179,6 +179,19 @@ func (p *Profile) fillScenario() {
 		set["datapath.host.pinned_h2d"] = units.Bandwidth(round(bw, 4)).String()
 		from["datapath.host.pinned_h2d"] = fmt.Sprintf("nvbandwidth host_to_device_memcpy_ce, median of %d samples", p.Provenance.Samples["nvbandwidth/host_to_device_memcpy_ce"])
 	}
+	if f, ok := p.Stage(host.StageMemcpy); ok {
+		const key = "datapath.host.memcpy_bandwidth"
+		if f.Applied && f.PerByte > 0 {
+			set[key] = units.Bandwidth(round(1/f.PerByte, 4)).String()
+			from[key] = fmt.Sprintf("%s latency fit (%s), its bandwidth: %d samples over %d sizes", host.StageMemcpy, f.Method, f.Samples, len(f.Sizes))
+		} else {
+			// Said, not silent: the key keeps the catalog's rate.
+			note := fmt.Sprintf("%s: fit not applied (%s), so %s keeps the catalog's value (%v)", host.StageMemcpy, f.Reason, key, datapath.Defaults().Host.MemcpyBandwidth)
+			if !slices.Contains(p.Notes, note) {
+				p.Notes = append(p.Notes, note)
+			}
+		}
+	}
 	for _, sp := range p.Spread {
 		set[sp.Key] = FlowYAML(sp.AboveMedian())
 		from[sp.Key] = fmt.Sprintf("the unloaded %s stage's time above its median, %d requests (p99 +%.3g us, p99.9 +%.3g us over the median): the tail a host job of this kind adds to its fixed cost", sp.Measured, sp.Samples, round(sp.P99US-sp.P50US, 3), round(sp.P999US-sp.P50US, 3))

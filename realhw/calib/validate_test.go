@@ -179,9 +179,10 @@ func TestSimulateClosedForm(t *testing.T) {
 //     -1.449 us; the reply (20.4 us +-0.408) then has an excess of
 //     1.449 + [-0.408, 0.408]: 1.041 to 1.857 us, median 1.449;
 //   - the copy has no fixed part to lower: its symmetric jitter leaves
-//     half the requests below bytes / rate, clamped to no excess, and
-//     the copy fit (a line through the origin, with a tiny negative
-//     intercept) is refused, which the fit's notes say.
+//     half the requests below bytes / rate, clamped to no excess; its
+//     weighted line (through the origin) comes out with a tiny negative
+//     intercept, so it is fitted in the host copy's two regimes, which
+//     the fit's notes say.
 //
 // The tolerances are the sampling error of 20,000 uniforms (min and max
 // within 1e-4 of the range; quantiles within 1%) plus the 1 ns rounding of
@@ -228,8 +229,8 @@ func TestFitHostSpreads(t *testing.T) {
 	if cl := by["copy"].Clamped; cl < 9000 || cl > 11000 {
 		t.Errorf("copy: %d of 20000 requests clamped, want about half", cl)
 	}
-	if len(f.Notes) == 0 || !strings.Contains(f.Notes[0], "tcp-copy: the copy rate is the slope of a fit not applied") {
-		t.Errorf("notes %q: want the refused copy fit said", f.Notes)
+	if len(f.Notes) != 1 || !strings.Contains(f.Notes[0], "tcp-copy: two-regime fit of a 1024 B to 262144 B sweep") {
+		t.Errorf("notes %q: want the two-regime copy fit said", f.Notes)
 	}
 	// The model with spreads reproduces the unloaded compute stage's
 	// spread (4.9 .. 5.1 us); without, it is the constant 4.9 us.
