@@ -65,8 +65,15 @@ type HostFit struct {
 	Spreads []StageSpread `json:"spreads"`
 	// Notes say what a fit left out or took from a refused line.
 	Notes []string `json:"notes,omitempty"`
-	// noSpread runs the model with constant stages (the comparison of
-	// how much of the tail the spreads carry).
+	// NetLineFixedUS and ComputeMedianUS are the costs before the shift:
+	// the message line's fixed cost and the compute's median, which the
+	// model takes when run without spreads (the constant-cost model as it
+	// was before spreads).
+	NetLineFixedUS  float64 `json:"network_line_fixed_us"`
+	ComputeMedianUS float64 `json:"compute_median_us"`
+	// noSpread runs the model with constant stages at the line's and the
+	// median's costs (the comparison of how much of the tail the spreads
+	// carry).
 	noSpread bool
 }
 
@@ -112,6 +119,8 @@ func FitHost(unloaded *host.PathRun, loaded []*host.PathRun) (HostFit, error) {
 	spreads, shifted := fitSpreads(unloaded, costs)
 	f := HostFit{
 		NetworkFixedUS:   round(shifted.netFixed*1e6, 4),
+		NetLineFixedUS:   round(costs.netFixed*1e6, 4),
+		ComputeMedianUS:  round(costs.compute*1e6, 4),
 		NetworkPerByteNS: round(net.PerByte*1e9, 4),
 		MemcpyGBps:       round(1/cp.PerByte/1e9, 4),
 		ComputeUS:        round(shifted.compute*1e6, 4),
@@ -217,10 +226,14 @@ func (f HostFit) Config(size int64, requests int, u float64) datapath.Config {
 	c.Clients.Count, c.Clients.Mode, c.Clients.ThinkTime, c.Clients.Requests = 1, datapath.ModeClosed, 0, requests
 	c.WarmupRequests, c.RecordRequests = 0, true
 	c.Request.Batch, c.Request.InputBytesPerItem, c.Request.OutputBytesPerItem = 1, units.Bytes(size), units.Bytes(f.ReplyBytes)
-	c.Request.ComputeTime = units.Duration(engine.Seconds(f.ComputeUS * 1e-6))
+	compute, netFixed := f.ComputeUS, f.NetworkFixedUS
+	if f.noSpread {
+		compute, netFixed = f.ComputeMedianUS, f.NetLineFixedUS
+	}
+	c.Request.ComputeTime = units.Duration(engine.Seconds(compute * 1e-6))
 	h := &c.Host
 	h.Cores, h.Clock = f.Cores, units.Frequency(1e9) // cycles per byte below are then ns per byte
-	h.TCPRxPerMessage, h.TCPTxPerMessage = units.Duration(engine.Seconds(f.NetworkFixedUS*1e-6)), 0
+	h.TCPRxPerMessage, h.TCPTxPerMessage = units.Duration(engine.Seconds(netFixed*1e-6)), 0
 	h.TCPRxCyclesPerByte, h.TCPTxCyclesPerByte = f.NetworkPerByteNS, 0
 	h.MemcpyBandwidth = units.Bandwidth(f.MemcpyGBps * 1e9)
 	h.BackgroundLoad, h.BackgroundModel = units.Fraction(u), string(hw.BackgroundSlice)
