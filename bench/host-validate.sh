@@ -7,7 +7,14 @@
 #                                  # writes bench/out/static/conspirator and
 #                                  # commit.txt (the commit it was built from)
 #   bench/host-validate.sh run     # on the quiet machine (no Go needed): runs
-#                                  # the static binary REPEATS times (default 3)
+#                                  # the static binary REPEATS times (default 3),
+#                                  # then `r2` with the first repetition's profile
+#   bench/host-validate.sh r2 PROFILE  # the paper's R2 gap (mean and p99,
+#                                  # conspirator vs host-rdma, 0% and 80% load,
+#                                  # SEEDS seeds, default 10) from the catalog,
+#                                  # with PROFILE, and with PROFILE but constant
+#                                  # stage costs (how much of the p99 the spread
+#                                  # carries); needs python3 for bench/p99gap.py
 #
 # `run` writes, under $OUT (default bench/out), host-validate-<N>core/:
 # machine.txt (nproc, lscpu, load average before and after: a quiet machine
@@ -47,13 +54,28 @@ run)
 		"$bin" calibrate --backend host --validate -o "$dir/rep$i" 2>&1 | sed -n '/^validation:/,$p' | tee -a "$dir/table.txt"
 	done
 	echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$dir/machine.txt"
-	echo "written: $dir (table.txt, machine.txt, rep*/validation.json)"
+	"$0" r2 "$dir/rep1/profile.yaml" | tee "$dir/r2.txt"
+	echo "written: $dir (table.txt, r2.txt, machine.txt, rep*/validation.json)"
 	if grep -q ' missed ' "$dir/table.txt"; then
 		echo "some held-out load missed the target (|p50| <= 10%, |p99| <= 25%): see $dir/table.txt"
 	fi
 	;;
+r2)
+	prof=${2:?usage: bench/host-validate.sh r2 PROFILE}
+	[ -x "$bin" ] || bin=./conspirator
+	out="${OUT:-bench/out}/r2"
+	rm -rf "$out"
+	flat=()
+	for k in network copy cpu_work reply; do flat+=(--set "datapath.host.spread.$k={distribution: constant}"); done
+	sweep() { "$bin" sweep paper/e2e --param datapath.host.background_load=0%,80% --seeds "${SEEDS:-10}" -o "$out/$1" "${@:2}" >"$out-$1.log" 2>&1; }
+	mkdir -p "$out"
+	sweep catalog
+	sweep profile --set "calibration=$(realpath "$prof")"
+	sweep profile-constant --set "calibration=$(realpath "$prof")" "${flat[@]}"
+	for v in catalog profile profile-constant; do python3 bench/p99gap.py "$out/$v" "$v"; done
+	;;
 *)
-	echo "usage: bench/host-validate.sh build|run (see the comment at the top)" >&2
+	echo "usage: bench/host-validate.sh build|run|r2 PROFILE (see the comment at the top)" >&2
 	exit 2
 	;;
 esac

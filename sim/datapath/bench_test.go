@@ -80,3 +80,21 @@ func benchTable() Spread {
 	}
 	return Spread{Distribution: SpreadEmpirical, P: p, ExcessUS: q}
 }
+
+// BenchmarkSpreadDraw is one draw from a 111-point table: the cost a
+// spread adds per host job, apart from what the varied times do to the
+// simulation.
+func BenchmarkSpreadDraw(b *testing.B) {
+	t := benchTable()
+	d := newSpreadDraws(HostSpreads{Network: t, Copy: ConstantSpread(), CPUWork: ConstantSpread(), Reply: ConstantSpread()}, 1)[spreadNetwork]
+	s := &system{}
+	s.spread[spreadNetwork] = d
+	b.ReportAllocs()
+	var sum engine.Time
+	for b.Loop() {
+		sum += s.excess(spreadNetwork)
+	}
+	if sum < 0 {
+		b.Fatal(sum)
+	}
+}

@@ -56,11 +56,35 @@ func TestSpreadValidation(t *testing.T) {
 // u = 0.7 and 9 at u = 0.95.
 func TestSpreadInverseTransform(t *testing.T) {
 	d := &spreadDraw{p: []float64{0, 0.5, 0.9, 1}, q: []float64{0, 2, 4, 14}}
+	d.index()
 	for _, tc := range []struct{ u, want float64 }{
-		{0, 0}, {0.25, 1}, {0.5, 2}, {0.7, 3}, {0.9, 4}, {0.95, 9}, {1, 14},
+		{0, 0}, {0.25, 1}, {0.5, 2}, {0.7, 3}, {0.9, 4}, {0.95, 9}, {1, 14}, {0.999, 13.9},
 	} {
-		if got := d.at(tc.u); math.Abs(got-tc.want) > 1e-12 {
+		if got := d.at(tc.u); math.Abs(got-tc.want) > 1e-9 {
 			t.Errorf("at(%v) = %v, want %v", tc.u, got, tc.want)
+		}
+	}
+	// The grid lookup agrees with a plain search on a table with many
+	// fine tail points (the calibrated one: 1% steps, then 0.1%, 99.99%).
+	var p, q []float64
+	for i := range 100 {
+		p, q = append(p, float64(i)/100), append(q, float64(i))
+	}
+	for i := 1; i <= 9; i++ {
+		p, q = append(p, 0.99+float64(i)/1000), append(q, 100+float64(i))
+	}
+	p, q = append(p, 0.9999, 1), append(q, 200, 1000)
+	d = &spreadDraw{p: p, q: q}
+	d.index()
+	for k := range 100000 {
+		u := float64(k) / 100000
+		j := 0
+		for j+2 < len(p) && p[j+1] <= u {
+			j++
+		}
+		want := q[j] + (u-p[j])/(p[j+1]-p[j])*(q[j+1]-q[j])
+		if got := d.at(u); math.Abs(got-want) > 1e-9 {
+			t.Fatalf("at(%v) = %v, want %v", u, got, want)
 		}
 	}
 }
