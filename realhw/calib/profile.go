@@ -40,8 +40,11 @@ type Profile struct {
 	// Spread holds the host stages' costs as distributions (StageSpread),
 	// from the unloaded host run; the scenario overrides carry their part
 	// above the median onto datapath.host.spread.
-	Spread   []StageSpread  `yaml:"spread,omitempty"`
-	Scenario map[string]any `yaml:"scenario,omitempty"` // --set style overrides from applied fits (keys sorted on output)
+	Spread []StageSpread `yaml:"spread,omitempty"`
+	// SpreadCorrelation couples one request's stage draws (the copula's
+	// rho, datapath.host.spread.correlation), from the same run.
+	SpreadCorrelation float64        `yaml:"spread_correlation,omitempty"`
+	Scenario          map[string]any `yaml:"scenario,omitempty"` // --set style overrides from applied fits (keys sorted on output)
 	// ScenarioFrom says, per key of Scenario, which measurement and fit
 	// the value comes from; a run that applies the profile carries it into
 	// summary.json and its report.
@@ -419,6 +422,9 @@ func ReadProfile(r io.Reader, name string) (*Profile, error) {
 	}
 	if err := checkSpreads(name, p.Spread); err != nil {
 		return nil, err
+	}
+	if !(p.SpreadCorrelation >= 0 && p.SpreadCorrelation <= 1) {
+		return nil, fmt.Errorf("%s: spread_correlation %v is outside [0, 1]", name, p.SpreadCorrelation)
 	}
 	for i, lf := range p.Background {
 		for j, l := range lf.Levels {

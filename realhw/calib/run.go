@@ -116,7 +116,9 @@ func measure(opts Options) (*Profile, []*host.PathRun, error) {
 	for _, r := range runs {
 		if r.Config.Load == 0 {
 			costs, _, _ := unloadedCosts(r)
-			p.Spread, _ = fitSpreads(r, costs)
+			var shifted hostCosts
+			p.Spread, shifted = fitSpreads(r, costs)
+			p.SpreadCorrelation = shifted.rho
 		}
 	}
 	m, hz := CollectMachine()
@@ -191,6 +193,11 @@ func (p *Profile) fillScenario() {
 				p.Notes = append(p.Notes, note)
 			}
 		}
+	}
+	if len(p.Spread) > 0 {
+		const key = "datapath.host.spread.correlation"
+		set[key] = units.Fraction(p.SpreadCorrelation).String()
+		from[key] = fmt.Sprintf("the mean pairwise correlation of the unloaded stages' normal scores (%d stages)", len(p.Spread))
 	}
 	for _, sp := range p.Spread {
 		set[sp.Key] = FlowYAML(sp.AboveMedian())

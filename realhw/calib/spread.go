@@ -1,10 +1,14 @@
 package calib
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
+
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/conspirator-sim/conspirator/realhw/host"
 	"github.com/conspirator-sim/conspirator/sim/datapath"
@@ -113,6 +117,8 @@ var spreadStages = []struct{ stage, measured, key string }{
 type hostCosts struct {
 	netFixed, netPerByte, copyPerByte, compute float64
 	replyBytes                                 int64
+	// rho is the coupling of one request's stage excesses (copulaRho).
+	rho float64
 }
 
 // residuals are every unloaded request's stage time over the model's
@@ -136,6 +142,7 @@ func (c hostCosts) residuals(run *host.PathRun) [4][]float64 {
 // requests it ran faster than that are clamped to no excess.
 func fitSpreads(run *host.PathRun, c hostCosts) ([]StageSpread, hostCosts) {
 	r := c.residuals(run)
+	c.rho = copulaRho(r[:])
 	netShift := math.Min(slices.Min(r[0]), slices.Min(r[3]))
 	// A fixed cost stays at least 0: what lies below is clamped.
 	netShift = math.Max(netShift, -c.netFixed)
@@ -190,4 +197,54 @@ func checkSpreads(name string, ss []StageSpread) error {
 		}
 	}
 	return nil
+}
+
+// copulaRho fits the one-factor Gaussian copula of the stages' excesses
+// (datapath.HostSpreads.Correlation): each stage's residuals turned into
+// normal scores (the standard normal quantile of their rank), and rho the
+// mean over stage pairs of the scores' correlation, which is what the
+// one-factor model makes every pair's. A request that meets a busy core
+// is slow in every stage; drawn independently, the stages would spread
+// that one stall over many requests. Negative means are taken as 0
+// (independent): the copula cannot make stages faster together.
+func copulaRho(r [][]float64) float64 {
+	n := len(r[0])
+	if n < 3 {
+		return 0
+	}
+	scores := make([][]float64, len(r))
+	for k, xs := range r {
+		idx := make([]int, n)
+		for i := range idx {
+			idx[i] = i
+		}
+		slices.SortStableFunc(idx, func(i, j int) int { return cmp.Compare(xs[i], xs[j]) })
+		sc := make([]float64, n)
+		for rank := 0; rank < n; {
+			// Ties share their mean rank.
+			end := rank + 1
+			for end < n && xs[idx[end]] == xs[idx[rank]] {
+				end++
+			}
+			z := distuv.UnitNormal.Quantile((float64(rank+end-1)/2 + 0.5) / float64(n))
+			for _, i := range idx[rank:end] {
+				sc[i] = z
+			}
+			rank = end
+		}
+		scores[k] = sc
+	}
+	var sum float64
+	pairs := 0
+	for a := range scores {
+		for b := a + 1; b < len(scores); b++ {
+			sum += stat.Correlation(scores[a], scores[b], nil)
+			pairs++
+		}
+	}
+	rho := sum / float64(pairs)
+	if !(rho > 0) {
+		return 0
+	}
+	return round(math.Min(rho, 1), 3)
 }

@@ -63,6 +63,8 @@ type HostFit struct {
 	// unloaded run (NetworkFixedUS and ComputeUS are the fastest request's
 	// costs: see StageSpread); the model draws from them at every load.
 	Spreads []StageSpread `json:"spreads"`
+	// SpreadCorr couples one request's stage draws (copulaRho).
+	SpreadCorr float64 `json:"spread_correlation"`
 	// Notes say what a fit left out or took from a refused line.
 	Notes []string `json:"notes,omitempty"`
 	// NetLineFixedUS and ComputeMedianUS are the costs before the shift:
@@ -128,6 +130,7 @@ func FitHost(unloaded *host.PathRun, loaded []*host.PathRun) (HostFit, error) {
 		ReplyBytes:       unloaded.Config.ReplyBytes,
 		Cores:            1,
 		Spreads:          spreads,
+		SpreadCorr:       shifted.rho,
 	}
 	if cp.Method == MethodTwoRegime {
 		f.Notes = append(f.Notes, fmt.Sprintf("%s: %s", cp.Stage, cp.Note))
@@ -240,6 +243,7 @@ func (f HostFit) Config(size int64, requests int, u float64) datapath.Config {
 	h.Interference, h.WakeupMiss = units.Ratio(f.Interference), units.Fraction(f.WakeupMiss)
 	h.SchedSlice = units.Duration(engine.Seconds(f.SliceUS * 1e-6))
 	if !f.noSpread {
+		h.Spread.Correlation = units.Fraction(f.SpreadCorr)
 		for _, sp := range f.Spreads {
 			switch sp.Stage {
 			case "network":

@@ -89,10 +89,11 @@ func BenchmarkSpreadDraw(b *testing.B) {
 	d := newSpreadDraws(HostSpreads{Network: t, Copy: ConstantSpread(), CPUWork: ConstantSpread(), Reply: ConstantSpread()}, 1)[spreadNetwork]
 	s := &system{}
 	s.spread[spreadNetwork] = d
+	r := &request{}
 	b.ReportAllocs()
 	var sum engine.Time
 	for b.Loop() {
-		sum += s.excess(spreadNetwork)
+		sum += s.excess(spreadNetwork, r)
 	}
 	if sum < 0 {
 		b.Fatal(sum)

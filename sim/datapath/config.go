@@ -246,7 +246,7 @@ func Defaults() Config {
 			TCPTxPerMessage:    units.Duration(c.TCPTxPerMessage),
 			Price:              units.Money(cpu.PriceUSD),
 			Power:              units.Power(cpu.PowerW),
-			Spread:             HostSpreads{Network: ConstantSpread(), Copy: ConstantSpread(), CPUWork: ConstantSpread(), Reply: ConstantSpread()},
+			Spread:             HostSpreads{Correlation: 0, Network: ConstantSpread(), Copy: ConstantSpread(), CPUWork: ConstantSpread(), Reply: ConstantSpread()},
 		},
 		Network: NetworkConfig{
 			NIC:                    nic.Name,

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/conspirator-sim/conspirator/engine"
+	"github.com/conspirator-sim/conspirator/hw/units"
 )
 
 // Spread is the distribution of a host stage's time beyond its fixed cost
@@ -42,10 +43,17 @@ var SpreadDistributions = []string{SpreadConstant, SpreadEmpirical}
 // host work: the four stages that calibrate --backend host measures on
 // its loopback testbed, applied to the same work on every path.
 type HostSpreads struct {
-	Network Spread `yaml:"network" doc:"host TCP work of a request message: the loopback path's network stage, the tcp path's receive on the host"`
-	Copy    Spread `yaml:"copy" doc:"host-issued copies: the loopback path's copy, the tcp and host-rdma paths' copy-h2d"`
-	CPUWork Spread `yaml:"cpu_work" doc:"every other host CPU job: the loopback path's compute; decide, poll, launch, sync+d2h and posting the reply on the paper's paths (not the SmartNIC's SoC)"`
-	Reply   Spread `yaml:"reply" doc:"host TCP work of the reply: the loopback path's reply, the tcp path's reply-tx"`
+	// Correlation couples the draws of one request's stages: the excesses
+	// of a real request are not independent (a core busy with something
+	// else slows every stage of the requests it meets), and drawn
+	// independently they put a stall into many more requests than had one.
+	// The draws are coupled by a one-factor Gaussian copula: stage k uses
+	// u_k = Phi(sqrt(rho) z + sqrt(1 - rho) e_k), z shared by the request.
+	Correlation units.Fraction `yaml:"correlation" doc:"rho of the one-factor Gaussian copula that couples one request's draws: 0% independent, 100% every stage at the same quantile (calibrate reads it off the unloaded run: the mean pairwise correlation of the stages' normal scores)" default:"0%" source:"choice: independent draws unless a calibration profile measured the coupling"`
+	Network     Spread         `yaml:"network" doc:"host TCP work of a request message: the loopback path's network stage, the tcp path's receive on the host"`
+	Copy        Spread         `yaml:"copy" doc:"host-issued copies: the loopback path's copy, the tcp and host-rdma paths' copy-h2d"`
+	CPUWork     Spread         `yaml:"cpu_work" doc:"every other host CPU job: the loopback path's compute; decide, poll, launch, sync+d2h and posting the reply on the paper's paths (not the SmartNIC's SoC)"`
+	Reply       Spread         `yaml:"reply" doc:"host TCP work of the reply: the loopback path's reply, the tcp path's reply-tx"`
 }
 
 // spreadKind indexes the host's spreads.
@@ -76,6 +84,9 @@ func (h *HostSpreads) each() [numSpreads]struct {
 const maxSpreadUS = 10e6
 
 func (h HostSpreads) validate(p *problems) {
+	if !(h.Correlation >= 0 && h.Correlation <= 1) {
+		p.addf("host.spread.correlation", "%v is outside [0%%, 100%%]", float64(h.Correlation))
+	}
 	for _, e := range h.each() {
 		e.s.validate(p, "host.spread."+e.key)
 	}
@@ -193,14 +204,22 @@ func (d *spreadDraw) at(u float64) float64 {
 	return d.q[i] + (u-p0)/(p1-p0)*(d.q[i+1]-d.q[i])
 }
 
-// excess draws the time a host job of kind k costs over its fixed part;
-// 0 without a spread.
-func (s *system) excess(k spreadKind) engine.Time {
+// excess draws the time request r's host job of kind k costs over its
+// fixed part; 0 without a spread. With a correlation, the uniform is the
+// request's shared normal mixed with the kind's own.
+func (s *system) excess(k spreadKind, r *request) engine.Time {
 	d := s.spread[k]
 	if d == nil {
 		return 0
 	}
-	return engine.Seconds(d.at(d.rand.Float64()))
+	var u float64
+	if s.spreadRho > 0 {
+		z := s.spreadShared*r.spreadZ + s.spreadOwn*d.rand.NormFloat64()
+		u = 0.5 * math.Erfc(-z/math.Sqrt2)
+	} else {
+		u = d.rand.Float64()
+	}
+	return engine.Seconds(d.at(u))
 }
 
 // Validate checks s as the scenario loader does, its problems naming key

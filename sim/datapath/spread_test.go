@@ -33,10 +33,14 @@ func TestSpreadValidation(t *testing.T) {
 		{"lengths differ", empirical([]float64{0, 1}, []float64{0, 1, 2}), "host.spread.copy.p: an empirical table needs at least 2 probabilities and as many"},
 		{"NaN", empirical([]float64{0, 1}, []float64{0, math.NaN()}), "host.spread.copy.excess_us[1]: NaN is a negative spread"},
 		{"seconds as us", empirical([]float64{0, 1}, []float64{0, 2e7}), "host.spread.copy.excess_us[1]: 2e+07 us is above"},
+		{"correlation above 1", ConstantSpread(), "host.spread.correlation: 1.5 is outside [0%, 100%]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := Defaults()
 			cfg.Host.Spread.Copy = tc.s
+			if tc.name == "correlation above 1" {
+				cfg.Host.Spread.Correlation = 1.5
+			}
 			err := cfg.Validate()
 			if tc.want == "" {
 				if err != nil {
@@ -192,4 +196,80 @@ func TestSpreadOnPaperPaths(t *testing.T) {
 	if lo, hi := spans(PathConspirator, "soc-decide"); hi != lo {
 		t.Errorf("conspirator soc-decide spans %v..%v us: the SoC took the host's spread", lo, hi)
 	}
+}
+
+// The copula couples one request's draws: at correlation 100% the copy
+// and compute stages (the same table) draw the same excess in every
+// request; at 0% they agree in none; at 50% the rank correlation of the
+// two lies between (the Gaussian copula's Spearman rho at 0.5 is
+// 6/pi asin(0.25) = 0.483).
+func TestSpreadCorrelation(t *testing.T) {
+	table := empirical([]float64{0, 0.5, 1}, []float64{0, 2, 10})
+	pairs := func(rho float64) (cp, comp []float64) {
+		c := loopbackConfig()
+		c.Clients.Requests = 4000
+		c.Request.InputBytesPerItem = 1 // copy is its excess (and 1 B at the memcpy rate)
+		c.Request.ComputeTime = 0
+		c.Host.Spread.Copy, c.Host.Spread.CPUWork, c.Host.Spread.Correlation = table, table, units.Fraction(rho)
+		res, err := Run(c, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := res.Path(PathLoopback)
+		kc, kp := slices.Index(p.StageOrder, "copy"), slices.Index(p.StageOrder, "compute")
+		for _, r := range p.Records() {
+			cp, comp = append(cp, r.Stages[kc]), append(comp, r.Stages[kp])
+		}
+		return cp, comp
+	}
+	same := func(a, b []float64) (n int) {
+		for i := range a {
+			if math.Abs(a[i]-b[i]) < 0.001 {
+				n++
+			}
+		}
+		return n
+	}
+	if a, b := pairs(1); same(a, b) != len(a) {
+		t.Errorf("correlation 100%%: %d of %d requests drew the same copy and compute excess", same(a, b), len(a))
+	}
+	if a, b := pairs(0); same(a, b) > 10 {
+		t.Errorf("correlation 0%%: %d of %d requests drew the same excess", same(a, b), len(a))
+	}
+	a, b := pairs(0.5)
+	if r := spearman(a, b); math.Abs(r-0.483) > 0.05 {
+		t.Errorf("correlation 50%%: Spearman %.3f, want 0.483 +- 0.05 (4000 requests: standard error about 0.012)", r)
+	}
+}
+
+func spearman(a, b []float64) float64 {
+	rank := func(xs []float64) []float64 {
+		idx := make([]int, len(xs))
+		for i := range idx {
+			idx[i] = i
+		}
+		slices.SortFunc(idx, func(i, j int) int { return cmpFloat(xs[i], xs[j]) })
+		r := make([]float64, len(xs))
+		for k, i := range idx {
+			r[i] = float64(k)
+		}
+		return r
+	}
+	ra, rb := rank(a), rank(b)
+	n := float64(len(a))
+	var d2 float64
+	for i := range ra {
+		d2 += (ra[i] - rb[i]) * (ra[i] - rb[i])
+	}
+	return 1 - 6*d2/(n*(n*n-1))
+}
+
+func cmpFloat(x, y float64) int {
+	switch {
+	case x < y:
+		return -1
+	case x > y:
+		return 1
+	}
+	return 0
 }
