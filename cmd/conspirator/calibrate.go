@@ -63,11 +63,22 @@ costs from the unloaded calibration run, and the background model
 for a busy core, the slice they wait) from the run at 80% load. It then
 runs the path for real at 20%, 40% and 60% load, loads the fit never saw,
 and in sim/datapath with as many requests of each size, and prints the
-p50 and p99 error, the share of requests that waited, and the stage whose
-error dominates. validation.json holds {"model": "datapath", "path",
-"fit", "levels": [{"load", "used_for_fit", "p50_error", "p99_error",
-"stages", "dominant_stage", ...}]} (errors as fractions), with one CDF
-plot per level in plots/.
+p50, p99 and p99.9 error, met or missed per load (target |p50| <= 10%,
+|p99| <= 25%), the load the generator measured (the model runs at it),
+the model's p99 without stage spreads, the share of requests that waited,
+and the stage whose error dominates. validation.json holds {"model":
+"datapath", "path", "fit", "levels": [{"load", "measured_load",
+"used_for_fit", "p50_error", "p99_error", "p999_error", "stages",
+"dominant_stage", ...}]} (errors as fractions), with one CDF plot per
+level in plots/. --fit-load and --validation-loads set the loads, each in
+(0%, 95%].
+
+Each host stage's cost is fitted as a distribution: a fixed part (the
+fastest request of the unloaded run) plus an excess drawn from an
+empirical quantile table, one request's draws coupled by a Gaussian
+copula. profile.yaml keeps them (spread:, spread_correlation:) and
+proposes datapath.host.spread.* (the part above the median) for runs
+that apply it.
 
 --import reads testbed output instead: perftest (ib_write_bw, ib_read_bw,
 ib_write_lat, ib_read_lat, ib_send_lat; MiB/s vs Gb/s from the header,
