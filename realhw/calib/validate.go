@@ -21,7 +21,9 @@ import (
 //   - from the unloaded run only, the work of each stage: a loopback
 //     message (tcp-network: fixed + per byte, which the model's reply
 //     reuses for the reply's size), the copy's rate (tcp-copy's slope)
-//     and the compute (tcp-compute's median);
+//     and the compute (tcp-compute's median), and each stage's spread
+//     over its fastest cost (Spreads: empirical quantile tables, coupled
+//     per request by a Gaussian copula);
 //   - from the loaded fit runs, what background load does to it under
 //     hw.BackgroundSlice: the interference (the rise of the compute stage's
 //     median, CPU work alone) and the
@@ -32,9 +34,12 @@ import (
 type HostFit struct {
 	// NetworkFixedUS and NetworkPerByteNS are one loopback message's host
 	// time: send, transfer and receive, as the two threads take turns.
+	// The fixed part is the fastest message's (the line's fixed cost
+	// lowered by the shift of Spreads; the line's own is NetLineFixedUS).
 	NetworkFixedUS   float64 `json:"network_fixed_us"`
 	NetworkPerByteNS float64 `json:"network_per_byte_ns"`
-	// MemcpyGBps is the server's copy rate; ComputeUS the fixed compute.
+	// MemcpyGBps is the server's copy rate; ComputeUS the fixed compute,
+	// the fastest request's (its median is ComputeMedianUS).
 	MemcpyGBps float64 `json:"memcpy_gb_per_s"`
 	ComputeUS  float64 `json:"compute_us"`
 	// Interference is alpha in 1 + alpha*u; WakeupMiss and SliceUS are
