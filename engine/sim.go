@@ -48,6 +48,10 @@ type Simulator struct {
 	stopped   bool
 	running   bool
 	fired     uint64
+	// horizonErr is the first request to schedule past Horizon: the run
+	// stops there and the model reports it (Err), so that no result is
+	// computed from a clock that wrapped or was clipped.
+	horizonErr *HorizonError
 }
 
 // New returns a simulator at time 0 whose pending-event set is q; a nil q
@@ -103,6 +107,9 @@ func (s *Simulator) At(t Time, fn func()) (Handle, error) {
 	if t < s.now {
 		return Handle{}, &ScheduleError{Now: s.now, At: t}
 	}
+	if t > Horizon {
+		return Handle{}, s.pastHorizon(t)
+	}
 	return s.schedule(t, fn), nil
 }
 
@@ -115,32 +122,72 @@ func (s *Simulator) After(d Time, fn func()) (Handle, error) {
 	if d < 0 {
 		return Handle{}, &ScheduleError{Now: s.now, Delay: d, IsDelay: true}
 	}
-	t := s.now + d
-	if t < s.now { // overflow: treat as "never" rather than wrapping to the past
-		t = MaxTime
+	t := AddSat(s.now, d)
+	if t > Horizon {
+		return Handle{}, s.pastHorizon(t)
 	}
 	return s.schedule(t, fn), nil
 }
 
 // MustAfter is After for delays the model has already proven non-negative
 // (sums of validated, non-negative parameters). It panics on a negative
-// delay, which is a bug in the model, not bad user input.
+// delay, which is a bug in the model, not bad user input. A delay that
+// reaches past Horizon is input, not a bug: nothing is scheduled, the run
+// stops and Err reports it.
 func (s *Simulator) MustAfter(d Time, fn func()) Handle {
 	h, err := s.After(d, fn)
-	if err != nil {
+	if err != nil && !isHorizon(err) {
 		panic(err)
 	}
 	return h
 }
 
 // MustAt is At for times the model has already proven not to be in the
-// past; it panics otherwise (a model bug).
+// past; it panics otherwise (a model bug). A time past Horizon stops the
+// run, as in MustAfter.
 func (s *Simulator) MustAt(t Time, fn func()) Handle {
 	h, err := s.At(t, fn)
-	if err != nil {
+	if err != nil && !isHorizon(err) {
 		panic(err)
 	}
 	return h
+}
+
+// HorizonError reports a run whose simulated clock would pass Horizon: an
+// event asked for at At, scheduled at Now. The run stops at once; the
+// result would otherwise rest on a clipped clock.
+type HorizonError struct{ Now, At Time }
+
+func (e *HorizonError) Error() string {
+	at := "beyond the clock's range"
+	if e.At < MaxTime {
+		at = "at " + e.At.String()
+	}
+	return fmt.Sprintf("simulated time would pass the engine's horizon of %s (%v): an event %s was scheduled at %v; "+
+		"shorten the inputs' times (arrivals, durations, iterations, think times, 1/rate, latencies) so that the run ends within it",
+		HorizonText, Horizon, at, e.Now)
+}
+
+func isHorizon(err error) bool { _, ok := err.(*HorizonError); return ok }
+
+// pastHorizon records the first event asked for past Horizon and stops
+// the run.
+func (s *Simulator) pastHorizon(t Time) *HorizonError {
+	if s.horizonErr == nil {
+		s.horizonErr = &HorizonError{Now: s.now, At: t}
+	}
+	s.stopped = true
+	return s.horizonErr
+}
+
+// Err returns the *HorizonError of the first event asked for past
+// Horizon, or nil. A model checks it after Run: a non-nil Err means the
+// run stopped early and its results must not be reported.
+func (s *Simulator) Err() error {
+	if s.horizonErr == nil {
+		return nil
+	}
+	return s.horizonErr
 }
 
 func (s *Simulator) schedule(t Time, fn func()) Handle {
@@ -257,6 +304,9 @@ func (s *Simulator) Step() bool {
 	if s.running {
 		panic("engine: Step called from inside a callback")
 	}
+	if s.horizonErr != nil {
+		return false
+	}
 	at, fn, ok := s.next(MaxTime)
 	if !ok {
 		return false
@@ -281,7 +331,7 @@ func (s *Simulator) RunUntil(t Time) {
 		panic("engine: Run or RunUntil called from inside a callback")
 	}
 	s.running = true
-	s.stopped = false
+	s.stopped = s.horizonErr != nil // a run past the horizon does not resume
 	defer func() { s.running = false }()
 	for !s.stopped {
 		at, fn, ok := s.next(t)

@@ -303,20 +303,6 @@ func TestMisusePanics(t *testing.T) {
 	}
 }
 
-// A delay that would overflow int64 saturates at MaxTime ("never") rather
-// than wrapping into the past.
-func TestAfterOverflowSaturates(t *testing.T) {
-	s := New(nil)
-	s.MustAt(5, func() {})
-	s.Run()
-	var at Time
-	s.MustAfter(MaxTime, func() { at = s.Now() })
-	s.Run()
-	if at != MaxTime {
-		t.Errorf("After(MaxTime) at 5ns ran at %v, want MaxTime", at)
-	}
-}
-
 // Cancelling most of many far-future timeouts compacts the queue: the dead
 // entries leave it, and the live ones still run in (time, seq) order.
 // The "pop-push" case hides the in-place filter to test the fallback path
@@ -398,4 +384,50 @@ func TestSimulatorSteadyStateAllocs(t *testing.T) {
 			t.Errorf("%v allocations per 200 fires with cancellation, want 0", a)
 		}
 	})
+}
+
+// An event past Horizon is not scheduled: the run stops where it was
+// asked for, Err names it, Must* do not panic (user input, not a model
+// bug), and a later Run does not resume past it.
+func TestHorizonStopsTheRun(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		schedule func(s *Simulator)
+	}{
+		{"After past the horizon", func(s *Simulator) { s.MustAfter(Horizon, func() { t.Error("ran past the horizon") }) }},
+		{"After that would wrap", func(s *Simulator) { s.MustAfter(MaxTime, func() { t.Error("ran a wrapped event") }) }},
+		{"At past the horizon", func(s *Simulator) { s.MustAt(Horizon+1, func() { t.Error("ran past the horizon") }) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := New(nil)
+			ran := 0
+			s.MustAfter(Second, func() {
+				ran++
+				c.schedule(s)
+				s.MustAfter(Second, func() { ran++ }) // after the refusal: the run has stopped
+			})
+			s.Run()
+			var he *HorizonError
+			if err := s.Err(); !errors.As(err, &he) || he.Now != Second {
+				t.Fatalf("Err() = %v, want a *HorizonError at 1s", err)
+			}
+			if ran != 1 || s.Now() != Second {
+				t.Fatalf("ran %d events to %v, want 1 to 1s (stopped at the refusal)", ran, s.Now())
+			}
+			s.Run()
+			if ran != 1 || s.Step() {
+				t.Fatalf("a later Run or Step resumed past the refusal")
+			}
+			if !strings.Contains(s.Err().Error(), "100 years") {
+				t.Errorf("message %q does not state the horizon", s.Err())
+			}
+		})
+	}
+	// Up to the horizon itself is allowed.
+	s := New(nil)
+	s.MustAt(Horizon, func() {})
+	s.Run()
+	if s.Err() != nil || s.Now() != Horizon {
+		t.Fatalf("an event at the horizon: Err %v, Now %v", s.Err(), s.Now())
+	}
 }

@@ -25,6 +25,40 @@ const (
 // MaxTime is the largest representable time; RunUntil(MaxTime) runs to the end.
 const MaxTime Time = math.MaxInt64
 
+// Horizon is the latest time a simulation may reach: 100 years of 365.25
+// days, 3.156e18 ns, about a third of MaxTime (292 years). Every input
+// that sets a time, or a count that multiplies one, is bounded so that a
+// run ends within it (scenarios and the data-file readers check them,
+// naming the key or row); the simulator refuses an event past it (Err)
+// instead of wrapping or clipping. Why a third: the sum of two times each
+// within the horizon (an arrival and a duration, Now and a delay) cannot
+// wrap, so models may add two bounded values without checking; and why
+// 100 years: the longest trace this project replays spans 149 days, the
+// longest measured job about 150 days, so the bound takes nothing a user
+// of this field simulates.
+const Horizon Time = 36525 * 24 * Hour // 36,525 days
+
+// HorizonText is Horizon in words, for messages.
+const HorizonText = "100 years"
+
+// HorizonSeconds is Horizon in seconds, for checking inputs given in
+// seconds before they are converted.
+const HorizonSeconds = float64(Horizon / Second)
+
+// AddSat returns a+b for non-negative a and b, saturating at MaxTime
+// instead of wrapping.
+func AddSat(a, b Time) Time {
+	if b > 0 && a > MaxTime-b {
+		return MaxTime
+	}
+	return a + b
+}
+
+// Scale returns t times f rounded to the nearest nanosecond, saturating at
+// ±MaxTime (and 0 for NaN), as fromFloat: a duration stretched by a
+// slowdown or multiplied by a count cannot wrap.
+func Scale(t Time, f float64) Time { return fromFloat(float64(t), f) }
+
 // Nanoseconds returns n nanoseconds.
 func Nanoseconds(n int64) Time { return Time(n) }
 
@@ -104,4 +138,29 @@ var timeUnits = [...]struct {
 // roundTo4 returns v/scale rounded to four decimals.
 func roundTo4(v, scale Time) float64 {
 	return math.Round(float64(v)/float64(scale)*1e4) / 1e4
+}
+
+// MulSat returns n times t for non-negative n and t, saturating at MaxTime
+// instead of wrapping: iterations times an iteration's length.
+func MulSat(n int64, t Time) Time {
+	if n <= 0 || t <= 0 {
+		return Time(n) * t
+	}
+	if t > MaxTime/Time(n) {
+		return MaxTime
+	}
+	return Time(n) * t
+}
+
+// CeilNanos returns ns nanoseconds rounded up, saturating at MaxTime (and
+// 0 for NaN or a negative value): a duration divided by a speed.
+func CeilNanos(ns float64) Time {
+	switch c := math.Ceil(ns); {
+	case !(c > 0):
+		return 0
+	case c >= math.MaxInt64:
+		return MaxTime
+	default:
+		return Time(c)
+	}
 }

@@ -95,3 +95,44 @@ func TestTimeConversions(t *testing.T) {
 		t.Errorf("unit constants inconsistent: Hour=%d Minute=%d Second=%d", Hour, Minute, Second)
 	}
 }
+
+// The horizon is 100 years and at most half of MaxTime, so that two times
+// within it add without wrapping; AddSat and Scale saturate.
+func TestHorizonAndSaturation(t *testing.T) {
+	if Horizon != Time(3_155_760_000)*Second {
+		t.Fatalf("Horizon = %d ns, want 100 years of 365.25 days = 3,155,760,000 s", Horizon)
+	}
+	if Horizon > MaxTime/2 {
+		t.Fatalf("Horizon %d is over half of MaxTime: a sum of two bounded times could wrap", Horizon)
+	}
+	if HorizonSeconds != 3_155_760_000 {
+		t.Fatalf("HorizonSeconds = %g", HorizonSeconds)
+	}
+	for _, c := range []struct {
+		a, b, want Time
+	}{
+		{1, 2, 3},
+		{MaxTime, 1, MaxTime},
+		{MaxTime - 5, 10, MaxTime},
+		{Horizon, Horizon, 2 * Horizon},
+		{0, 0, 0},
+	} {
+		if got := AddSat(c.a, c.b); got != c.want {
+			t.Errorf("AddSat(%d, %d) = %d, want %d", c.a, c.b, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		t    Time
+		f    float64
+		want Time
+	}{
+		{Second, 1.5, 1500 * Millisecond},
+		{Horizon, 1e9, MaxTime},
+		{Second, math.Inf(1), MaxTime},
+		{Second, math.NaN(), 0},
+	} {
+		if got := Scale(c.t, c.f); got != c.want {
+			t.Errorf("Scale(%d, %g) = %d, want %d", c.t, c.f, got, c.want)
+		}
+	}
+}

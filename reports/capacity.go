@@ -76,6 +76,7 @@ func sweepCapacity(md *strings.Builder, agg SweepAggregate) {
 			fmt.Fprintf(md, " %s |\n", note)
 		}
 	}
+	fmt.Fprintf(md, "\n%s\n", unstableRule)
 }
 
 // kneeFigures draws, for a sweep of datapath.clients.rate (open loop),
@@ -98,7 +99,8 @@ func kneeFigures(agg SweepAggregate) ([]*figure, []string) {
 		return nil, []string{fmt.Sprintf("Latency against throughput is drawn for at most 4 combinations of the other parameters; this sweep has %d (the capacity table has them).", len(fixedKeys))}
 	}
 	var figs []*figure
-	for fi, fixed := range fixedKeys {
+	fixedNames := fixedFileNames(fixedKeys)
+	for _, fixed := range fixedKeys {
 		groups := byFixed[fixed]
 		slices.SortFunc(groups, func(a, b sweep.Group) int {
 			x := rates[slices.Index(agg.Params[ri].Values, a.Params[ri].Value)]
@@ -171,8 +173,8 @@ func kneeFigures(agg SweepAggregate) ([]*figure, []string) {
 		}
 		f := &figure{name: "latency_vs_throughput", panels: panels, legend: leg, cols: 2,
 			w: figW + 2*vg.Centimeter, h: vg.Length((len(panels)+1)/2)*5*vg.Centimeter + vg.Centimeter}
-		if len(fixedKeys) > 1 || fixed != "" {
-			f.name += fmt.Sprintf("__%02d", fi+1)
+		if fixed != "" {
+			f.name += "__" + fixedNames[fixed]
 		}
 		f.caption = "p50 and p99 latency against the throughput each path achieved, as the offered load (`" + agg.Params[ri].Key + "`) grows; circled: the knee, the last point before the median doubles its light-load value (" + strings.Join(notes, "; ") + "). A path stops where it turns unstable."
 		if fixed != "" {
@@ -181,4 +183,127 @@ func kneeFigures(agg SweepAggregate) ([]*figure, []string) {
 		figs = append(figs, f)
 	}
 	return figs, nil
+}
+
+// capacityFigures draws, for a data-path sweep the capacity table covers,
+// the utilisation of every resource of each path (a panel per path)
+// against the first numeric swept parameter, one figure per combination
+// of the others (at most four): the resource whose line reaches 100%
+// first is the one that saturates. A point where the path is unstable is
+// ringed. Drawn only where some path is unstable or some resource at 90%
+// or more: elsewhere capacity is not what the sweep asks.
+func capacityFigures(agg SweepAggregate) []*figure {
+	if len(agg.Paths) == 0 || len(agg.Groups) > 60 {
+		return nil
+	}
+	xi := -1
+	var xs []float64
+	for i, p := range agg.Params {
+		if v, _, ok := numericAxis(p.Values); ok && len(p.Values) >= 2 {
+			xi, xs = i, v
+			break
+		}
+	}
+	// Only where capacity is the question: some path unstable, or some
+	// resource at 90% or more somewhere.
+	near := false
+	for _, g := range agg.Groups {
+		for _, n := range agg.Paths {
+			_, u := busiest(g, n)
+			near = near || u >= 0.9 || g.Metrics["paths/"+n+"/unstable"].Mean > 0
+		}
+	}
+	if xi < 0 || !near {
+		return nil
+	}
+	xp := agg.Params[xi]
+	fixedKeys, byFixed := groupByOthers(agg.Groups, xi)
+	if len(fixedKeys) > 4 {
+		return nil
+	}
+	fixedNames := fixedFileNames(fixedKeys)
+	var figs []*figure
+	for _, fixed := range fixedKeys {
+		groups := byFixed[fixed]
+		// The legend in the resources' order, whichever panel has each.
+		thumbs := make([][]plot.Thumbnailer, len(resources))
+		var ring plot.Thumbnailer
+		var panels []*plot.Plot
+		for _, path := range agg.Paths {
+			p := newPlot(axisName(xp.Key), "utilisation (%)", true)
+			panelTitle(p, path)
+			var unstable plotter.XYs
+			for ri, r := range resources {
+				var pts plotter.XYs
+				for _, g := range groups {
+					e, ok := g.Metrics["paths/"+path+"/"+r.field]
+					if !ok || math.IsNaN(e.Mean) {
+						continue
+					}
+					x := xs[slices.Index(xp.Values, g.Params[xi].Value)]
+					pts = append(pts, plotter.XY{X: x, Y: 100 * e.Mean})
+					if g.Metrics["paths/"+path+"/unstable"].Mean > 0 && ri == 0 {
+						// Ringed on the busiest resource's point.
+						_, u := busiest(g, path)
+						unstable = append(unstable, plotter.XY{X: x, Y: 100 * u})
+					}
+				}
+				if !slices.ContainsFunc(pts, func(q plotter.XY) bool { return q.Y > 0 }) {
+					continue // a path without a SmartNIC has no SoC or DMA engine
+				}
+				l, sc, err := plotter.NewLinePoints(pts)
+				if err != nil {
+					continue
+				}
+				l.LineStyle = lineStyle(ri)
+				sc.Color = colour(ri)
+				sc.Shape = shapes[ri%len(shapes)]
+				p.Add(l, sc)
+				if thumbs[ri] == nil {
+					thumbs[ri] = []plot.Thumbnailer{l, sc}
+				}
+			}
+			full, err := plotter.NewLine(plotter.XYs{{X: slices.Min(xs), Y: 100}, {X: slices.Max(xs), Y: 100}})
+			if err == nil {
+				full.LineStyle = draw.LineStyle{Color: color.Gray{Y: 110}, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}}
+				p.Add(full)
+			}
+			if len(unstable) > 0 {
+				c, err := plotter.NewScatter(unstable)
+				if err == nil {
+					c.GlyphStyle = draw.GlyphStyle{Color: color.Black, Radius: vg.Points(7), Shape: draw.RingGlyph{}}
+					p.Add(c)
+					ring = c
+				}
+			}
+			p.Y.Min, p.Y.Max = 0, 105
+			p.Y.Tick.Marker = linearTicks{most: 6}
+			var ticks []plot.Tick
+			for i, v := range xs {
+				ticks = append(ticks, plot.Tick{Value: v, Label: xp.Values[i]})
+			}
+			p.X.Tick.Marker = plot.ConstantTicks(ticks)
+			panels = append(panels, p)
+		}
+		leg := newLegend()
+		for ri, t := range thumbs {
+			if t != nil {
+				leg.add(resources[ri].name, t...)
+			}
+		}
+		if ring != nil {
+			leg.add("unstable", ring)
+		}
+		f := &figure{name: "utilisation_vs_" + slug(xp.Key), panels: panels, legend: leg, cols: 2,
+			w: figW + 2*vg.Centimeter, h: vg.Length((len(panels)+1)/2)*6*vg.Centimeter + vg.Centimeter}
+		if fixed != "" {
+			f.name += "__" + fixedNames[fixed]
+		}
+		f.caption = fmt.Sprintf("Utilisation of each resource (GPUs, the SmartNIC's Arm cores (soc) and DMA engine, the inbound port; means over seeds) against `%s`, a panel per path: the resource that reaches 100%% first saturates. Ringed: the path is unstable there (the rule under the capacity table), on its busiest resource.", xp.Key)
+		if fixed != "" {
+			f.caption += " Fixed: " + fixed + "."
+		}
+		figs = append(figs, f)
+	}
+	return figs
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -174,8 +175,11 @@ func busiestWindow(s Series, span, w float64) (float64, float64) {
 
 // jctByKind draws the completion-time CDF of every policy, one panel per
 // kind of job (batch jobs hold their work, services their time: their
-// completion times mean different things), on a log axis, each line
-// labelled with its median.
+// completion times mean different things), on a log axis. Policies often
+// give nearly the same CDF: the lines are drawn from thick (the first
+// policy) to thin (the last), so a line on top of another leaves its
+// edges showing, and the caption names the policies whose CDFs lie
+// within 2 points of one another everywhere.
 func jctByKind(jobs []JobRow) (*figure, error) {
 	var policies, kinds []string
 	samples := map[string]map[string][]float64{} // kind -> policy -> JCTs
@@ -198,6 +202,7 @@ func jctByKind(jobs []JobRow) (*figure, error) {
 	sort.Strings(kinds) // batch before service; "" (older results) alone
 	leg := newLegend()
 	var panels []*plot.Plot
+	var notes []string
 	for ki, kind := range kinds {
 		p := newPlot("job completion time (s, log scale)", "fraction ≤ x", true)
 		p.Y.Min, p.Y.Max = 0, 1
@@ -223,19 +228,82 @@ func jctByKind(jobs []JobRow) (*figure, error) {
 			}
 			l.StepStyle = plotter.PostStep
 			l.LineStyle = lineStyle(i)
+			if len(policies) > 1 {
+				l.LineStyle.Width = vg.Points(1 + 2*float64(len(policies)-1-i)/float64(len(policies)-1))
+			}
 			p.Add(l)
 			if ki == 0 {
 				leg.add(pol, l)
 			}
 		}
+		padCDF(p)
 		title := fmt.Sprintf("%s jobs (n=%d per policy)", kind, n)
 		if kind == "" {
 			title = fmt.Sprintf("n=%d per policy", n)
 		}
 		panelTitle(p, title)
 		panels = append(panels, p)
+		for _, g := range closeCDFs(policies, samples[kind], 0.02) {
+			what := kind + " jobs"
+			if kind == "" {
+				what = "jobs"
+			}
+			notes = append(notes, fmt.Sprintf("%s: %s lie within 2 points of one another everywhere (their lines overlap)", what, strings.Join(g, ", ")))
+		}
 	}
-	return &figure{name: "jct_cdf", panels: panels, legend: leg, w: figW + vg.Length(len(panels)-1)*5*vg.Centimeter, h: figH}, nil
+	f := &figure{name: "jct_cdf", panels: panels, legend: leg, w: figW + vg.Length(len(panels)-1)*5*vg.Centimeter, h: figH}
+	if len(notes) > 0 {
+		f.caption = "Lines drawn from thick (first in the legend) to thin. " + capitalise(strings.Join(notes, "; ")) + "."
+	}
+	return f, nil
+}
+
+// closeCDFs groups the policies whose empirical CDFs (of samples) differ
+// by at most tol everywhere (the Kolmogorov-Smirnov distance) from the
+// group's first, in policy order; only groups of two or more.
+func closeCDFs(policies []string, samples map[string][]float64, tol float64) [][]string {
+	var groups [][]string
+	for _, p := range policies {
+		if len(samples[p]) == 0 {
+			continue
+		}
+		placed := false
+		for gi, g := range groups {
+			if ksDistance(samples[g[0]], samples[p]) <= tol {
+				groups[gi] = append(groups[gi], p)
+				placed = true
+				break
+			}
+		}
+		if !placed {
+			groups = append(groups, []string{p})
+		}
+	}
+	var out [][]string
+	for _, g := range groups {
+		if len(g) > 1 {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// ksDistance is the largest difference between the empirical CDFs of a
+// and b.
+func ksDistance(a, b []float64) float64 {
+	x, y := sortedCopy(a), sortedCopy(b)
+	i, j, d := 0, 0, 0.0
+	for i < len(x) && j < len(y) {
+		v := math.Min(x[i], y[j])
+		for i < len(x) && x[i] <= v {
+			i++
+		}
+		for j < len(y) && y[j] <= v {
+			j++
+		}
+		d = math.Max(d, math.Abs(float64(i)/float64(len(x))-float64(j)/float64(len(y))))
+	}
+	return d
 }
 
 // decisionBoxes draws each policy's wall-clock decision times as a box

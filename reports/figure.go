@@ -34,8 +34,9 @@ const (
 
 var sans = font.Font{Typeface: "Liberation", Variant: "Sans"}
 
-// palette is colour-blind safe (Okabe-Ito), in a fixed order so a path or
-// policy keeps its colour across figures when listed in the same order.
+// palette is colour-blind safe (Okabe-Ito, its yellow replaced by Paul
+// Tol's wine, readable on white), in a fixed order so a path or policy
+// keeps its colour across figures when listed in the same order.
 var palette = []color.Color{
 	color.RGBA{0, 114, 178, 255},   // blue
 	color.RGBA{213, 94, 0, 255},    // vermillion
@@ -43,7 +44,7 @@ var palette = []color.Color{
 	color.RGBA{204, 121, 167, 255}, // reddish purple
 	color.RGBA{230, 159, 0, 255},   // orange
 	color.RGBA{86, 180, 233, 255},  // sky blue
-	color.RGBA{240, 228, 66, 255},  // yellow
+	color.RGBA{136, 34, 85, 255},   // wine (Tol): Okabe-Ito's yellow is unreadable as a line on white
 	color.RGBA{0, 0, 0, 255},       // black
 }
 
@@ -367,10 +368,22 @@ func (logTicks) Ticks(min, max float64) []plot.Tick {
 	return ticks
 }
 
-// tickLabel writes 1..9999 plainly and other magnitudes as 1e5, 2e-3.
+// tickLabel writes one scheme on every log axis: 0.01 to 999 plainly,
+// larger values with an SI suffix (1k, 10k, 2M: an axis from 10 to 1e6
+// read "10, 100, 1000, 1e4, 1e5" in two notations), smaller ones as 2e-3.
 func tickLabel(v float64) string {
-	if v >= 0.01 && v < 1e4 {
+	if v >= 0.01 && v < 1000 {
 		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	if v >= 1000 {
+		for _, u := range []struct {
+			div    float64
+			suffix string
+		}{{1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}} {
+			if v >= u.div {
+				return strconv.FormatFloat(math.Round(v/u.div*10)/10, 'g', -1, 64) + u.suffix
+			}
+		}
 	}
 	e := int(math.Floor(math.Log10(v)))
 	m := v / math.Pow10(e)

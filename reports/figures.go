@@ -71,7 +71,29 @@ func cdfFigure(name, xLabel string, names []string, samples map[string][]float64
 		p.Add(l)
 		leg.add(fmt.Sprintf("%s (n=%d)", n, len(samples[n])), l)
 	}
+	padCDF(p)
 	return &figure{name: name, panels: []*plot.Plot{p}, legend: leg}, nil
+}
+
+// padCDF widens a CDF panel's x range by a little either side: a CDF's
+// first rise from 0 and last rise to 1 are vertical, at the smallest and
+// largest samples, and drawn on the axis's edge they vanish into it (the
+// longest tail looked cut short of 1).
+func padCDF(p *plot.Plot) {
+	lo, hi := p.X.Min, p.X.Max
+	if !(hi > lo) {
+		return
+	}
+	if _, log := p.X.Scale.(plot.LogScale); log && lo > 0 {
+		f := math.Pow(hi/lo, 0.03)
+		p.X.Min, p.X.Max = lo/f, hi*f
+		return
+	}
+	d := 0.03 * (hi - lo)
+	p.X.Min, p.X.Max = lo-d, hi+d
+	if lo >= 0 && p.X.Min < 0 {
+		p.X.Min = 0 // a time or size axis does not go below zero
+	}
 }
 
 // latencyCDF is the per-request latency CDF of each data path.
@@ -399,17 +421,20 @@ type errPts struct {
 	plotter.YErrors
 }
 
-// metricVsParam draws one line per path or policy with its 95% CI: a band
-// on a numeric x, error bars on a categorical one.
-// ticks, when not nil, names categorical x positions 0..n-1.
-func metricVsParam(name, xLabel, yLabel string, lines []Line, logY bool, ticks []string) (*figure, error) {
-	return metricVsParamStyled(name, xLabel, yLabel, lines, nil, logY, ticks)
-}
-
-// metricVsParamStyled is metricVsParam with line i drawn in palette
+// metricVsParamStyled draws one line per path or policy with its 95% CI:
+// a band on a numeric x, error bars on a categorical one (ticks, when not
+// nil, names categorical x positions 0..n-1); line i is drawn in palette
 // colour and dash styles[i] (nil: i), so that a run keeps its colour in
 // every panel of a comparison whichever lines a panel lacks.
 func metricVsParamStyled(name, xLabel, yLabel string, lines []Line, styles []int, logY bool, ticks []string) (*figure, error) {
+	return metricVsParamCI(name, xLabel, yLabel, lines, styles, logY, ticks, false)
+}
+
+// metricVsParamCI is metricVsParamStyled drawing the CI as error bars
+// where bars is set, even on a numeric x: a CI over two seeds (Student t
+// of one degree of freedom, 12.7 standard errors) is wide enough that a
+// band hides the lines.
+func metricVsParamCI(name, xLabel, yLabel string, lines []Line, styles []int, logY bool, ticks []string, bars bool) (*figure, error) {
 	p := newPlot(xLabel, yLabel, ticks == nil)
 	if logY {
 		setLog(&p.Y)
@@ -450,7 +475,7 @@ func metricVsParamStyled(name, xLabel, yLabel string, lines []Line, styles []int
 		l.LineStyle = lineStyle(i)
 		sc.Color = colour(i)
 		sc.Shape = shapes[i%len(shapes)]
-		if ticks == nil && len(e.XYs) > 1 {
+		if ticks == nil && len(e.XYs) > 1 && !bars {
 			// A numeric x: the CI is a band around the line.
 			band, err := ciBand(e, logY)
 			if err != nil {
@@ -469,7 +494,13 @@ func metricVsParamStyled(name, xLabel, yLabel string, lines []Line, styles []int
 			eb.LineStyle.Color = colour(i)
 			eb.LineStyle.Width = vg.Points(1)
 			eb.CapWidth = vg.Points(6)
-			top = append(top, eb)
+			if bars && ticks == nil && len(lines) > 1 {
+				// Bars of several lines at one x sit side by side, 4 pt
+				// apart, so that one does not hide another.
+				top = append(top, shifted{eb, vg.Point{X: vg.Points(4 * (float64(li) - float64(len(lines)-1)/2))}})
+			} else {
+				top = append(top, eb)
+			}
 		}
 		top = append(top, l, sc)
 		leg.add(ln.Name, l, sc)

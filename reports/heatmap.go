@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -23,23 +24,32 @@ import (
 )
 
 // Maps of a sweep over two numeric parameters (issue 32): the headline
-// metrics as a heat map over the two, with contour lines (the paper's 15%
-// drawn thick for the gap) and the scenario's own point marked, one map
-// per value of any other swept parameter. The cells are the swept values
-// in index order, labelled with their values, so a log-spaced sweep is
-// drawn evenly; a cell without a value (an unstable point) is grey.
+// metrics as a heat map over the two, the reference level (the paper's
+// 15% for the gap) as a labelled contour and the scenario's own point
+// marked, one map per value of any other swept parameter, titled and
+// named by it. The cells are the swept values in index order, so a
+// log-spaced sweep is drawn evenly, and the axes are labelled at round
+// values placed among them. Issue 38: the maps of one entity share one
+// colour scale of round bins from a diverging map centred on the value of
+// no difference; the key is titled with the unit; pieces of the contour
+// that ring only a cell or two (noise) are left out and counted; a cell
+// without a value (an unstable point) is grey.
 
-// heatmapMetrics are the metrics drawn as maps, with the level a contour
-// marks thick (NaN: none).
+// heatmapMetrics are the metrics drawn as maps, with the level the
+// labelled contour marks (NaN: none).
 var heatmapMetrics = []struct {
 	kind, name string // name "" : every entity of the kind
 	field      string
 	mark       float64
 	markLabel  string
+	// centre is the value of no difference, where the diverging colour
+	// map turns: 0 for a percentage gap, 1 for a ratio.
+	centre float64
 }{
-	{"derived", "", "gap_pct", 15, "the paper's 15%"},
-	{"policies", "conspirator", "vs_baseline.pct", -33, "the paper's -33%"},
-	{"training", "esa", "vs_baseline.x", 1.35, "ESA's 1.35x"},
+	{"derived", "", "gap_pct", 15, "the paper's 15%", 0},
+	{"policies", "conspirator", "vs_baseline.pct", -33, "the paper's -33%", 0},
+	{"training", "esa", "vs_baseline.x", 1.35, "ESA's 1.35x", 1},
+	{"training", "atp", "vs_none.x", 1, "no aggregation", 1},
 }
 
 // mapGrid is one metric over the two parameters, z[i][j] at x value i and
@@ -69,11 +79,6 @@ func (t indexTicks) Ticks(_, _ float64) []plot.Tick {
 	}
 	return out
 }
-
-// stepColours is a palette of given colours.
-type stepColours []color.Color
-
-func (p stepColours) Colors() []color.Color { return p }
 
 // swatch is a legend thumbnail filled with one colour.
 type swatch struct{ c color.Color }
@@ -174,17 +179,28 @@ func fractionalIndex(xs []float64, v float64) float64 {
 	return math.NaN()
 }
 
-// sweepHeatmaps draws the maps of agg (see the comment at the top).
+// A map drawn: one entity's metric at one value of the other parameters.
+type mapPanel struct {
+	name, fixed string
+	z           [][]float64
+}
+
+// sweepHeatmaps draws the maps of agg (see the comment at the top). Every
+// map of one entity's metric (the 0% and the 80% load map of conspirator's
+// gap) shares one colour scale, so a colour means one value on all of
+// them; entities get their own (tcp's gap reaches -119%, which would
+// leave conspirator's 15% in one bin).
 func sweepHeatmaps(dir string, agg SweepAggregate) ([]*figure, string, error) {
 	xi, yi, note, ok := mapAxes(agg)
 	if !ok {
 		return nil, note, nil
 	}
 	xp, yp := agg.Params[xi], agg.Params[yi]
-	xs, _, _ := numericAxis(xp.Values)
-	ys, _, _ := numericAxis(yp.Values)
+	xs, xu, _ := numericAxis(xp.Values)
+	ys, yu, _ := numericAxis(yp.Values)
 	ownX, ownY := ownPoint(dir, agg, xi, yi)
 	fixedKeys, byFixed := groupByOthers(agg.Groups, xi, yi)
+	fixedNames := fixedFileNames(fixedKeys)
 	var figs []*figure
 	for _, hm := range heatmapMetrics {
 		var names []string
@@ -200,7 +216,8 @@ func sweepHeatmaps(dir string, agg SweepAggregate) ([]*figure, string, error) {
 		}
 		m := metricNamed(map[string][]metric{"derived": derivedMetrics, "policies": policyMetrics, "training": trainingMetrics}[hm.kind], hm.field)
 		for _, name := range names {
-			for fi, fixed := range fixedKeys {
+			var panels []mapPanel
+			for _, fixed := range fixedKeys {
 				z := make([][]float64, len(xs))
 				for i := range z {
 					z[i] = make([]float64, len(ys))
@@ -217,23 +234,55 @@ func sweepHeatmaps(dir string, agg SweepAggregate) ([]*figure, string, error) {
 						some = some || !math.IsNaN(e.Mean)
 					}
 				}
-				if !some {
-					continue
+				if some {
+					panels = append(panels, mapPanel{name: name, fixed: fixed, z: z})
 				}
-				f, err := heatmapFigure(mapGrid{z}, xp.Values, yp.Values, axisName(xp.Key), axisName(yp.Key), hm.mark, ownX, ownY)
+			}
+			if len(panels) == 0 {
+				continue
+			}
+			var all [][]float64
+			for _, p := range panels {
+				all = append(all, p.z...)
+			}
+			sc := newMapScale(all, hm.centre)
+			keyTitle := m.label
+			if m.short != "" {
+				keyTitle = m.short
+			}
+			for _, p := range panels {
+				title := name
+				if p.fixed != "" {
+					title += ", " + fixedWords(p.fixed)
+				}
+				f, dropped, hit, err := heatmapFigure(mapGrid{p.z}, sc, mapAxis{xp.Values, xs, xu, axisName(xp.Key)}, mapAxis{yp.Values, ys, yu, axisName(yp.Key)}, title, keyTitle, hm.mark, hm.markLabel, ownX, ownY)
 				if err != nil {
 					return nil, "", err
 				}
 				f.name = "map_" + slug(hm.kind+"_"+name+"_"+hm.field)
-				if len(fixedKeys) > 1 || fixed != "" {
-					f.name += fmt.Sprintf("__%02d", fi+1)
+				if fn := fixedNames[p.fixed]; fn != "" {
+					f.name += "__" + fn
 				}
-				f.caption = fmt.Sprintf("%s, %s, over `%s` and `%s` (cells: the swept values; grey: no value, an unstable point). Contours: black; thick: %s.", m.label, name, xp.Key, yp.Key, hm.markLabel)
+				f.caption = fmt.Sprintf("%s, %s, over `%s` and `%s`", m.label, name, xp.Key, yp.Key)
+				if p.fixed != "" {
+					f.caption += ", at " + fixedWords(p.fixed)
+				}
+				f.caption += fmt.Sprintf(". Cells: the swept values, coloured in steps of %s", fmtSig(sc.step))
+				if len(panels) > 1 {
+					f.caption += fmt.Sprintf(" on one scale for all %d maps of %s", len(panels), name)
+				}
+				f.caption += fmt.Sprintf(", diverging at %s (grey: no value, an unstable point).", fmtSig(hm.centre))
+				switch {
+				case hit:
+					f.caption += fmt.Sprintf(" The line: %s.", hm.markLabel)
+				default:
+					f.caption += fmt.Sprintf(" %s is reached nowhere on this map.", capitalise(hm.markLabel))
+				}
+				if dropped > 0 {
+					f.caption += fmt.Sprintf(" %d piece(s) of that line ringing only one or two cells (within one seed's noise) left out.", dropped)
+				}
 				if !math.IsNaN(ownX) && !math.IsNaN(ownY) {
 					f.caption += " The cross: the scenario's own point."
-				}
-				if fixed != "" {
-					f.caption += " Fixed: " + fixed + "."
 				}
 				figs = append(figs, f)
 			}
@@ -242,82 +291,338 @@ func sweepHeatmaps(dir string, agg SweepAggregate) ([]*figure, string, error) {
 	return figs, "", nil
 }
 
-// heatmapFigure draws g as cells coloured in ten steps of its range, the
-// steps named in the legend, with contour lines at round levels and mark
-// (if within the range) thick, and a cross at (ownX, ownY).
-func heatmapFigure(g mapGrid, xl, yl []string, xLabel, yLabel string, mark, ownX, ownY float64) (*figure, error) {
+func capitalise(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// fixedWords writes the fixed parameters of a map ("k.a_b=80%, ...") as a
+// title reads them: "a b 80%, ...".
+func fixedWords(fixed string) string {
+	var out []string
+	for _, kv := range strings.Split(fixed, ", ") {
+		k, v, _ := strings.Cut(kv, "=")
+		parts := strings.Split(k, ".")
+		k = parts[len(parts)-1]
+		// A bare word ("count", "rate") says little alone: with the
+		// element before it, its index dropped ("gpus count").
+		if !strings.Contains(k, "_") && len(parts) > 1 {
+			prev, _, _ := strings.Cut(parts[len(parts)-2], "[")
+			k = prev + " " + k
+		}
+		out = append(out, strings.ReplaceAll(k, "_", " ")+" "+v)
+	}
+	return strings.Join(out, ", ")
+}
+
+// fixedFileNames gives each combination of fixed parameters a file-name
+// part that says it ("background_load_80pct"), made unique by a number
+// where two would read the same; "" for the lone "" of a sweep with no
+// other parameter.
+func fixedFileNames(keys []string) map[string]string {
+	out := map[string]string{}
+	seen := map[string]int{}
+	for _, k := range keys {
+		if k == "" {
+			out[k] = ""
+			continue
+		}
+		n := slug(strings.ReplaceAll(fixedWords(k), "%", "pct"))
+		if n == "" {
+			n = "fixed"
+		}
+		seen[n]++
+		if seen[n] > 1 {
+			n += fmt.Sprintf("_%d", seen[n])
+		}
+		out[k] = n
+	}
+	return out
+}
+
+// mapScale is a map's colour key: bins of one round step from lo, their
+// colours from a diverging map centred at centre (the same distance from
+// it, the same strength of colour either side).
+type mapScale struct {
+	lo, step float64
+	bins     int
+	cols     []color.Color
+	centre   float64
+	nan      bool // some cell has no value
+}
+
+// newMapScale picks the smallest round step (1, 2 or 5 times a power of
+// ten) that covers the values of zs in at most 12 bins, the middle one
+// centred on centre (-5 to 5 for a step of 10): values within half a step
+// of no difference, where one seed's noise flips the sign, share the
+// diverging map's neutral colour, and a sign is coloured only where it is
+// at least half a step clear.
+func newMapScale(zs [][]float64, centre float64) mapScale {
 	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, col := range g.z {
+	nan := false
+	for _, col := range zs {
 		for _, v := range col {
-			if !math.IsNaN(v) {
-				lo, hi = math.Min(lo, v), math.Max(hi, v)
+			if math.IsNaN(v) {
+				nan = true
+				continue
+			}
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
+		}
+	}
+	if math.IsInf(lo, 0) {
+		lo, hi = centre, centre
+	}
+	const most = 12
+	var s mapScale
+	s.centre, s.nan = centre, nan
+	// One value (or none) still needs a step: its distance from the
+	// centre sets it.
+	span := hi - lo
+	if span <= 0 {
+		span = math.Max(math.Abs(hi-centre), 1e-9)
+	}
+	e := math.Pow10(int(math.Floor(math.Log10(span / most))))
+	for _, m := range []float64{1, 2, 5, 10, 20, 50} {
+		step := m * e
+		k0 := math.Floor((lo-centre)/step - 0.5 + 1e-9)
+		k1 := math.Ceil((hi-centre)/step - 0.5 - 1e-9)
+		if k1 <= k0 {
+			k1 = k0 + 1
+		}
+		if n := int(k1 - k0); n <= most {
+			s.lo, s.step, s.bins = centre+(k0+0.5)*step, step, n
+			break
+		}
+	}
+	reach := math.Max(math.Abs(s.lo-centre), math.Abs(s.lo+float64(s.bins)*s.step-centre))
+	cm := moreland.SmoothBlueRed()
+	cm.SetMin(-1)
+	cm.SetMax(1)
+	for k := range s.bins {
+		mid := s.lo + (float64(k)+0.5)*s.step
+		c, err := cm.At(math.Max(-1, math.Min(1, (mid-centre)/reach)))
+		if err != nil {
+			c = color.Gray{Y: 128}
+		}
+		s.cols = append(s.cols, c)
+	}
+	return s
+}
+
+// edge is bin k's lower edge (k = bins: the top), rounded to the step's
+// precision so that a label reads 0.3, not 0.30000000000000004.
+func (s mapScale) edge(k int) float64 {
+	v := s.lo + float64(k)*s.step
+	return math.Round(v/s.step*2) / 2 * s.step
+}
+
+func (s mapScale) colourOf(v float64) color.Color {
+	if math.IsNaN(v) {
+		return mapNaN
+	}
+	k := int(math.Floor((v - s.lo) / s.step))
+	return s.cols[max(0, min(s.bins-1, k))]
+}
+
+// mapNaN is a missing cell: mid grey, apart from the diverging map's pale
+// centre and its saturated ends.
+var mapNaN = color.Gray{Y: 140}
+
+// cells draws a grid's cells in its scale's colours, cell (i, j) centred
+// on (i, j).
+type cells struct {
+	g  mapGrid
+	sc mapScale
+}
+
+func (cl cells) Plot(c draw.Canvas, plt *plot.Plot) {
+	trX, trY := plt.Transforms(&c)
+	nx, ny := cl.g.Dims()
+	for i := range nx {
+		for j := range ny {
+			// A hair wider than the cell, so that anti-aliasing leaves no
+			// pale seams between cells.
+			x0, x1 := trX(float64(i)-0.5)-0.3, trX(float64(i)+0.5)+0.3
+			y0, y1 := trY(float64(j)-0.5)-0.3, trY(float64(j)+0.5)+0.3
+			c.FillPolygon(cl.sc.colourOf(cl.g.Z(i, j)), []vg.Point{{X: x0, Y: y0}, {X: x0, Y: y1}, {X: x1, Y: y1}, {X: x1, Y: y0}})
+		}
+	}
+}
+
+// mapAxis is one axis of a map: the swept values as written and as
+// numbers in unit, and its label.
+type mapAxis struct {
+	values []string
+	xs     []float64
+	unit   string
+	label  string
+}
+
+// roundTicks labels an axis drawn in index space: at round values (1, 10,
+// 100 of the axis's unit, in KiB and MiB for bytes and µs and ms for
+// seconds; 2 and 5 between where fewer than three powers fall in range)
+// placed at their fractional index, where the values are positive and
+// span a factor of ten; otherwise at the swept values themselves.
+func roundTicks(a mapAxis) plot.Ticker {
+	lo, hi := slices.Min(a.xs), slices.Max(a.xs)
+	if !(lo > 0) || hi < 10*lo || !slices.IsSorted(a.xs) {
+		return indexTicks{readable(a.values)}
+	}
+	var ticks []plot.Tick
+	for _, ms := range [][]float64{{1}, {1, 2, 5}} {
+		ticks = ticks[:0]
+		for e := int(math.Floor(math.Log10(lo))) - 1; e <= int(math.Ceil(math.Log10(hi)))+1; e++ {
+			for _, m := range ms {
+				v := m * math.Pow10(e)
+				if a.unit == "B" {
+					v = binaryRound(m, e)
+				}
+				if v < lo*(1-1e-9) || v > hi*(1+1e-9) {
+					continue
+				}
+				ticks = append(ticks, plot.Tick{Value: fractionalIndex(a.xs, v), Label: unitLabel(v, a.unit)})
 			}
 		}
-	}
-	if hi == lo {
-		hi = lo + 1
-	}
-	const steps = 10
-	// Kindlmann's map (luminance rising evenly, readable in grey) without
-	// its black and white ends, which read as "nothing" beside the grey of
-	// a missing cell.
-	cm := moreland.Kindlmann()
-	cm.SetMin(0)
-	cm.SetMax(1)
-	var cols stepColours
-	for k := range steps {
-		c, err := cm.At(0.12 + 0.74*float64(k)/(steps-1))
-		if err != nil {
-			return nil, err
-		}
-		cols = append(cols, c)
-	}
-	pal := cols
-	hmp := plotter.NewHeatMap(g, pal)
-	hmp.Min, hmp.Max = lo, hi
-	hmp.NaN = color.Gray{Y: 200}
-	p := newPlot(xLabel, yLabel, false)
-	p.Add(hmp)
-	// Contours at round levels inside the range; mark thick.
-	var levels []float64
-	for _, t := range (linearTicks{most: 6}).Ticks(lo, hi) {
-		if t.Label != "" && t.Value > lo && t.Value < hi && t.Value != mark {
-			levels = append(levels, t.Value)
+		if len(ticks) >= 3 {
+			break
 		}
 	}
-	if len(g.z) > 1 && len(g.z[0]) > 1 {
-		if len(levels) > 0 {
-			c := plotter.NewContour(g, levels, nil)
-			c.LineStyles = []draw.LineStyle{{Color: color.Black, Width: vg.Points(0.6)}}
-			p.Add(c)
+	slices.SortFunc(ticks, func(p, q plot.Tick) int { return cmpFloat(p.Value, q.Value) })
+	return plot.ConstantTicks(ticks)
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// binaryRound is m x 10^e of the binary unit it falls in: 10^e bytes
+// below 1 KiB, 10^(e-3) KiB below 1 MiB, 10^(e-6) MiB above (1 KiB, 10
+// KiB, 100 KiB, 1 MiB: round numbers as a reader writes sizes).
+func binaryRound(m float64, e int) float64 {
+	switch {
+	case e < 3:
+		return m * math.Pow10(e)
+	case e < 6:
+		return m * math.Pow10(e-3) * (1 << 10)
+	case e < 9:
+		return m * math.Pow10(e-6) * (1 << 20)
+	}
+	return m * math.Pow10(e-9) * (1 << 30)
+}
+
+// unitLabel writes v (in unit) with a readable prefix: 1e-4 s as 100µs,
+// 102400 B as 100KiB.
+func unitLabel(v float64, unit string) string {
+	trim := func(x float64) string { return strconv.FormatFloat(x, 'g', 4, 64) }
+	switch unit {
+	case "s":
+		switch {
+		case v < 1e-3:
+			return trim(v*1e6) + "µs"
+		case v < 1:
+			return trim(v*1e3) + "ms"
 		}
-		if mark > lo && mark < hi {
-			c := plotter.NewContour(g, []float64{mark}, nil)
-			c.LineStyles = []draw.LineStyle{{Color: color.Black, Width: vg.Points(2.2)}}
-			p.Add(c)
+		return trim(v) + "s"
+	case "B":
+		switch {
+		case v >= 1<<30:
+			return trim(v/(1<<30)) + "GiB"
+		case v >= 1<<20:
+			return trim(v/(1<<20)) + "MiB"
+		case v >= 1<<10:
+			return trim(v/(1<<10)) + "KiB"
+		}
+		return trim(v) + "B"
+	}
+	return trim(v) + unit
+}
+
+// heatmapFigure draws g in the colours of sc, the colour key beside it
+// (titled keyTitle), the contour at mark thick and labelled (its pieces
+// that ring only a cell or two left out: dropped counts them; hit says
+// whether any crossing was found), and a cross at (ownX, ownY).
+func heatmapFigure(g mapGrid, sc mapScale, xa, ya mapAxis, title, keyTitle string, mark float64, markLabel string, ownX, ownY float64) (f *figure, dropped int, hit bool, err error) {
+	p := newPlot(xa.label, ya.label, false)
+	panelTitle(p, title)
+	p.Add(cells{g, sc})
+	if !math.IsNaN(mark) {
+		var kept [][]vg.Point
+		for _, piece := range contourPaths(g.z, mark) {
+			hit = true
+			if smallPiece(piece) {
+				dropped++
+				continue
+			}
+			kept = append(kept, piece)
+		}
+		if len(kept) > 0 {
+			p.Add(labelledContour{paths: kept, label: contourLabel(markLabel), avoid: []plotter.XY{{X: ownX, Y: ownY}}})
 		}
 	}
-	if !math.IsNaN(ownX) && !math.IsNaN(ownY) {
-		sc, err := plotter.NewScatter(plotter.XYs{{X: ownX, Y: ownY}})
-		if err != nil {
-			return nil, err
-		}
-		sc.GlyphStyle = draw.GlyphStyle{Color: color.White, Radius: vg.Points(6), Shape: draw.CrossGlyph{}}
-		p.Add(sc)
-	}
-	p.X.Tick.Marker = indexTicks{readable(xl)}
-	p.Y.Tick.Marker = indexTicks{readable(yl)}
-	p.X.Min, p.X.Max = -0.5, float64(len(xl))-0.5
-	p.Y.Min, p.Y.Max = -0.5, float64(len(yl))-0.5
-	slantLabels(p)
 	leg := newLegend()
 	leg.TextStyle.Font = font.From(sans, 9)
-	for k := steps - 1; k >= 0; k-- {
-		a := lo + (hi-lo)*float64(k)/steps
-		b := lo + (hi-lo)*float64(k+1)/steps
-		leg.add(fmt.Sprintf("%s to %s", fmtSig(a), fmtSig(b)), swatch{pal.Colors()[k]})
+	leg.add(keyTitle)
+	for k := sc.bins - 1; k >= 0; k-- {
+		leg.add(fmt.Sprintf("%s to %s", trimFloat(sc.edge(k)), trimFloat(sc.edge(k+1))), swatch{sc.cols[k]})
 	}
-	return &figure{panels: []*plot.Plot{p}, legend: leg, w: figW + 2*vg.Centimeter, h: figH + 2*vg.Centimeter}, nil
+	if sc.nan {
+		leg.add("no value (unstable)", swatch{mapNaN})
+	}
+	if !math.IsNaN(ownX) && !math.IsNaN(ownY) {
+		halo, err := plotter.NewScatter(plotter.XYs{{X: ownX, Y: ownY}})
+		if err != nil {
+			return nil, 0, false, err
+		}
+		halo.GlyphStyle = draw.GlyphStyle{Color: color.White, Radius: vg.Points(7), Shape: thickCross{vg.Points(4)}}
+		sc2, err := plotter.NewScatter(plotter.XYs{{X: ownX, Y: ownY}})
+		if err != nil {
+			return nil, 0, false, err
+		}
+		sc2.GlyphStyle = draw.GlyphStyle{Color: color.Black, Radius: vg.Points(6), Shape: thickCross{vg.Points(1.6)}}
+		p.Add(halo, sc2)
+		leg.add("the scenario's own point", sc2)
+	}
+	p.X.Tick.Marker = roundTicks(xa)
+	p.Y.Tick.Marker = roundTicks(ya)
+	p.X.Min, p.X.Max = -0.5, float64(len(xa.values))-0.5
+	p.Y.Min, p.Y.Max = -0.5, float64(len(ya.values))-0.5
+	return &figure{panels: []*plot.Plot{p}, legend: leg, w: figW + 2*vg.Centimeter, h: figH + 2*vg.Centimeter}, dropped, hit, nil
+}
+
+// contourLabel is the short text on the line: "paper: 15%" for "the
+// paper's 15%".
+func contourLabel(markLabel string) string {
+	if who, what, ok := strings.Cut(markLabel, "'s "); ok {
+		return strings.TrimPrefix(who, "the ") + ": " + what
+	}
+	return markLabel
+}
+
+// trimFloat writes a round bin edge without trailing zeros.
+func trimFloat(v float64) string {
+	if v == 0 {
+		return "0" // never "-0"
+	}
+	return strconv.FormatFloat(v, 'g', 6, 64)
+}
+
+// thickCross is a cross glyph drawn with lines of a given width (gonum's
+// CrossGlyph takes the glyph style's, which has none).
+type thickCross struct{ w vg.Length }
+
+func (t thickCross) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	ls := draw.LineStyle{Color: sty.Color, Width: t.w}
+	r := sty.Radius
+	c.StrokeLine2(ls, pt.X-r, pt.Y-r, pt.X+r, pt.Y+r)
+	c.StrokeLine2(ls, pt.X-r, pt.Y+r, pt.X+r, pt.Y-r)
 }
 
 // readable writes byte counts as KiB and MiB ("5033596B" is 4.8MiB);
@@ -339,4 +644,46 @@ func readable(values []string) []string {
 		}
 	}
 	return out
+}
+
+// reference is a metric's value of no difference and the paper's value.
+type reference struct {
+	centre, mark float64
+	markLabel    string
+}
+
+// referenceOf is the reference of a signed percentage among
+// heatmapMetrics (the gap, the saving): lines of it are drawn against
+// both. A ratio (esa's speedup) has its own line at 1 (baselineAt1).
+func referenceOf(kind, field string) (reference, bool) {
+	for _, hm := range heatmapMetrics {
+		if hm.kind == kind && hm.field == field && hm.centre == 0 {
+			return reference{hm.centre, hm.mark, hm.markLabel}, true
+		}
+	}
+	return reference{}, false
+}
+
+// referenceLines draws r across the x range of f's one panel: the value
+// of no difference solid grey, the paper's dashed black, both in the
+// legend, the axis stretched to show them.
+func referenceLines(f *figure, xs []float64, r reference) error {
+	lo, hi := slices.Min(xs), slices.Max(xs)
+	for _, ref := range []struct {
+		y     float64
+		label string
+		sty   draw.LineStyle
+	}{
+		{r.centre, "no difference", draw.LineStyle{Color: color.Gray{Y: 110}, Width: vg.Points(1)}},
+		{r.mark, r.markLabel, draw.LineStyle{Color: color.Black, Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(5), vg.Points(3)}}},
+	} {
+		l, err := plotter.NewLine(plotter.XYs{{X: lo, Y: ref.y}, {X: hi, Y: ref.y}})
+		if err != nil {
+			return fmt.Errorf("plot %s: %w", f.name, err)
+		}
+		l.LineStyle = ref.sty
+		f.panels[0].Add(l)
+		f.legend.add(ref.label, l)
+	}
+	return nil
 }

@@ -28,6 +28,12 @@ var imgSrc = regexp.MustCompile(`src="(` + PlotsDir + `/[^"]+)"`)
 // scenario, seed, calibration profile) at the top. The bytes depend on
 // md and the figure files only.
 func writeHTML(fsys atomicfs.FS, dir, md string, r Result) error {
+	return writeHTMLWith(fsys, dir, md, r.Scenario, provenance(r))
+}
+
+// writeHTMLWith is writeHTML with the page's title and provenance line
+// given (a sweep's: the builds, scenario and seeds of its points).
+func writeHTMLWith(fsys atomicfs.FS, dir, md, title, prov string) error {
 	var body bytes.Buffer
 	if err := goldmark.New(goldmark.WithExtensions(extension.Table)).Convert([]byte(md), &body); err != nil {
 		return fmt.Errorf("report: %s: %w", HTMLFile, err)
@@ -49,7 +55,6 @@ func writeHTML(fsys atomicfs.FS, dir, md string, r Result) error {
 	if ferr != nil {
 		return fmt.Errorf("report: %s: %w", HTMLFile, ferr)
 	}
-	title := r.Scenario
 	if title == "" {
 		title = filepath.Base(filepath.Clean(dir))
 	}
@@ -58,7 +63,7 @@ func writeHTML(fsys atomicfs.FS, dir, md string, r Result) error {
 	out.WriteString("<style>body{font-family:sans-serif;max-width:72em;margin:2em auto;padding:0 1em}" +
 		"table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2em .5em;text-align:right}" +
 		"td:first-child,th:first-child{text-align:left}img{max-width:100%}.prov{color:#555}</style>\n</head>\n<body>\n")
-	fmt.Fprintf(&out, "<p class=\"prov\">%s</p>\n", html.EscapeString(provenance(r)))
+	fmt.Fprintf(&out, "<p class=\"prov\">%s</p>\n", html.EscapeString(prov))
 	out.Write(page)
 	out.WriteString("</body>\n</html>\n")
 	if err := atomicfs.WriteFile(fsys, filepath.Join(dir, HTMLFile), out.Bytes()); err != nil {
@@ -71,10 +76,7 @@ func writeHTML(fsys atomicfs.FS, dir, md string, r Result) error {
 // commit (where the binary was stamped), the
 // scenario, the seed and the calibration profile (none: catalog values).
 func provenance(r Result) string {
-	parts := []string{"conspirator " + orUnknown(r.Version)}
-	if r.Commit != "" {
-		parts[0] += " (commit " + r.Commit + ")"
-	}
+	parts := []string{Build(r.Version, r.Commit)}
 	parts = append(parts, "scenario "+orUnknown(r.Scenario))
 	if r.Seed != nil {
 		parts = append(parts, fmt.Sprintf("seed %d", *r.Seed))

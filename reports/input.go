@@ -114,11 +114,14 @@ type PolicyResult struct {
 	// the seed-by-seed comparison with the baseline.
 	CapacityUsed Num `json:"capacity_used"`
 	PeakActive   Num `json:"peak_active_gpus"`
-	QueuedPct    Num `json:"jobs_queued_pct"`
-	Seeds        int `json:"seeds"`
-	GPUHoursCI95 Num `json:"gpu_hours_ci95"`
-	Censored     Num `json:"censored"`
-	Top10Share   Num `json:"top10_share"`
+	// ByType: per GPU type, the most held at once in any seed and the
+	// range of its GPU-hours over the seeds.
+	ByType       map[string]TypeUse `json:"by_type"`
+	QueuedPct    Num                `json:"jobs_queued_pct"`
+	Seeds        int                `json:"seeds"`
+	GPUHoursCI95 Num                `json:"gpu_hours_ci95"`
+	Censored     Num                `json:"censored"`
+	Top10Share   Num                `json:"top10_share"`
 	VsBaseline   *struct {
 		Baseline string `json:"baseline"`
 		Pct      Num    `json:"pct"`
@@ -190,8 +193,13 @@ type Result struct {
 		} `json:"values"`
 	} `json:"calibration,omitempty"`
 
-	Scenario   string             `json:"scenario,omitempty"`
-	Paths      []PathResult       `json:"paths,omitempty"`
+	Scenario string       `json:"scenario,omitempty"`
+	Paths    []PathResult `json:"paths,omitempty"`
+	// Clusters is each seed's sampled cluster: its GPUs per type.
+	Clusters []struct {
+		Seed    uint64         `json:"seed"`
+		ByModel map[string]int `json:"by_model"`
+	} `json:"clusters,omitempty"`
 	Cost       []CostRow          `json:"cost,omitempty"`
 	Policies   []PolicyResult     `json:"policies,omitempty"`
 	Allocation []AllocationResult `json:"allocation,omitempty"`
@@ -527,4 +535,11 @@ func ReadDecisions(path string) ([]Series, error) {
 func (r Result) calibration() string {
 	c, _ := r.Inputs["calibration"].(string)
 	return c
+}
+
+// TypeUse is a policy's use of one GPU type (sim/cluster.TypeUse).
+type TypeUse struct {
+	Peak     int     `json:"peak_gpus"`
+	HoursMin float64 `json:"gpu_hours_min"`
+	HoursMax float64 `json:"gpu_hours_max"`
 }

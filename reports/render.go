@@ -84,7 +84,9 @@ func runFigures(dir string, r Result) ([]*figure, error) {
 			return err
 		}
 		if f != nil {
-			f.caption = figureCaptions[f.name]
+			// A figure's own note (what it found in the data) after the
+			// standing caption.
+			f.caption = strings.TrimSpace(figureCaptions[f.name] + " " + f.caption)
 			figs = append(figs, f)
 		}
 		return nil
@@ -363,6 +365,19 @@ func writeTables(md *strings.Builder, r Result) {
 				fmtSig(float64(q.QueueS.Mean)), queued, capacity, fmtPct(float64(q.Utilization)),
 				fmtSig(float64(q.Migrations)), fmtSig(float64(q.Unscheduled)),
 				fmtSig(float64(q.DecisionUS.Mean)), fmtPct(float64(q.OptimalityGap)))
+		}
+		samples := make([]map[string]int, len(r.Clusters))
+		for i, c := range r.Clusters {
+			samples[i] = c.ByModel
+		}
+		for _, q := range r.Policies {
+			ci := float64(q.GPUHoursCI95)
+			if math.IsNaN(ci) {
+				ci = -1 // older results: unknown, nothing to explain
+			}
+			if note := SteadyNote(q.Name, float64(q.GPUHours), q.Seeds, ci, q.ByType, samples); note != "" {
+				fmt.Fprintf(md, "\n%s\n", note)
+			}
 		}
 		var waited []string
 		pods := 0.0

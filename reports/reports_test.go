@@ -104,7 +104,9 @@ func fakeSummary(_ context.Context, p sweep.Point) (map[string][]byte, error) {
 func TestRenderSweep(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "sweep")
 	points := sweep.Expand([]sweep.Param{{Key: "host.background_load", Values: []string{"0%", "40%", "80%"}}}, []uint64{1, 2, 3})
-	if _, err := sweep.Run(context.Background(), points, sweep.Options{Dir: dir, Jobs: 2, Meta: map[string]string{"scenario": "fake-sweep"}}, fakeSummary); err != nil {
+	// The spec names the copy an emitted sweep keeps; the title is the
+	// scenario's own name, from the points.
+	if _, err := sweep.Run(context.Background(), points, sweep.Options{Dir: dir, Jobs: 2, Meta: map[string]string{"scenario": "scenario.yaml"}}, fakeSummary); err != nil {
 		t.Fatal(err)
 	}
 	if err := Render(dir); err != nil {
@@ -133,9 +135,19 @@ func TestRenderSweep(t *testing.T) {
 		}
 	}
 	md, _ := os.ReadFile(filepath.Join(dir, ReportFile))
-	for _, s := range []string{"# Sweep report: fake-sweep", "9 of 9 points complete", "| 40% | conspirator | 320 ± 9.937 |"} {
+	// The gap at 0%, 40%, 80%: 1 - 300/340, 1 - 320/400, 1 - 340/460 (about
+	// 11.8%, 20%, 26.1%, each seed's noise moving both paths alike), so
+	// the paper's 15% at two of three.
+	html, _ := os.ReadFile(filepath.Join(dir, HTMLFile))
+	for _, s := range []string{"# Sweep report: fake-sweep\n\n**conspirator's mean end-to-end time below host-rdma's: from 11.", "over 3 combinations; the paper's 15% reached at 2 of them.**",
+		"Sweep: computed by conspirator unknown (commit unknown: built without VCS info", "scenario fake-sweep; seeds 1, 2, 3;", "9 of 9 points complete", "| 40% | conspirator | 320 ± 9.937 |"} {
 		if !strings.Contains(string(md), s) {
 			t.Errorf("report.md lacks %q:\n%s", s, md)
+		}
+	}
+	for _, s := range []string{"<title>fake-sweep</title>", "<p class=\"prov\">computed by conspirator unknown (commit unknown: built without VCS info"} {
+		if !strings.Contains(string(html), s) {
+			t.Errorf("report.html lacks %q", s)
 		}
 	}
 	pngs, _ := filepath.Glob(filepath.Join(dir, PlotsDir, "*_vs_host.background_load.png"))
@@ -299,8 +311,11 @@ func TestLogTicks(t *testing.T) {
 	}{
 		// [16.8, 1.4e6]: 20..90 (8 ticks), then 100..900, 1000..9000,
 		// 1e4..9e4, 1e5..9e5 (4 x 9), then 1e6 (2e6 is out): 45 ticks,
-		// the powers 100..1e6 labelled.
-		{16.8, 1.4e6, "100,1000,1e4,1e5,1e6", 8 + 4*9 + 1},
+		// the powers 100..1e6 labelled, in one scheme (SI from 1000).
+		{16.8, 1.4e6, "100,1k,10k,100k,1M", 8 + 4*9 + 1},
+		// [2e-4, 3e-3]: 2e-4..9e-4 (8), 1e-3..3e-3 (3); one power, so
+		// the 2x and 5x are labelled too.
+		{2e-4, 3e-3, "2e-4,5e-4,1e-3,2e-3", 8 + 3},
 		// [30, 400]: 30..90 (7) and 100..400 (4); one power in range
 		// (100), so 50 and 200 are labelled too.
 		{30, 400, "50,100,200", 7 + 4},
@@ -463,9 +478,9 @@ func TestRenderUnderFaults(t *testing.T) {
 			}
 		}
 		dir := fresh()
-		os.WriteFile(filepath.Join(dir, "."+ReportFile+atomicfs.TmpInfix+deadPID+"-1"), []byte("half"), 0o644)
+		os.WriteFile(filepath.Join(dir, "."+ReportFile+atomicfs.TmpInfix+killed+"1"), []byte("half"), 0o644)
 		os.MkdirAll(filepath.Join(dir, PlotsDir), 0o755)
-		os.WriteFile(filepath.Join(dir, PlotsDir, ".x.png"+atomicfs.TmpInfix+deadPID+"-2"), []byte("half"), 0o644)
+		os.WriteFile(filepath.Join(dir, PlotsDir, ".x.png"+atomicfs.TmpInfix+killed+"2"), []byte("half"), 0o644)
 		if err := Render(dir); err != nil {
 			t.Fatal(err)
 		}
@@ -568,7 +583,7 @@ func TestReportCPUPods(t *testing.T) {
 // profile from summary.json. Byte stability is TestRenderIdempotentAndByteStable's.
 func TestReportHTML(t *testing.T) {
 	for _, c := range []struct{ fx, prov string }{
-		{"run-cluster", "conspirator 0.1.0-dev, scenario paper/heuristic-vs-optimal, seed 1, no calibration profile (catalog values)"},
+		{"run-cluster", "conspirator 0.1.0-dev (commit unknown: built without VCS info), scenario paper/heuristic-vs-optimal, seed 1, no calibration profile (catalog values)"},
 		{"run-datapath", "seed 1"},
 	} {
 		dir := copyDir(t, filepath.Join("testdata", c.fx))
@@ -604,7 +619,6 @@ func TestSingular(t *testing.T) {
 	}
 }
 
-// deadPID is a process ID no process has (above Linux's largest
-// pid_max, 2^22): temporaries named with it are a killed writer's
-// leftovers, which CleanTemps removes (those of a live process it keeps).
-const deadPID = "999999999"
+// killed is the token of a killed writer's temporaries: nothing holds
+// their lock, so CleanTemps removes them (see internal/atomicfs).
+const killed = "killed"

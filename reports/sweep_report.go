@@ -2,14 +2,12 @@ package reports
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/conspirator-sim/conspirator/hw/units"
 	"github.com/conspirator-sim/conspirator/internal/atomicfs"
@@ -211,6 +209,8 @@ type SweepAggregate struct {
 	Training []string      `json:"training,omitempty"`
 	Derived  []string      `json:"derived,omitempty"`
 	Groups   []sweep.Group `json:"groups"`
+	// prov is what the points say of themselves (not in aggregate.json).
+	prov sweepProv
 }
 
 // AggregateSweep reads the complete points of the sweep in dir and
@@ -270,6 +270,7 @@ func AggregateSweep(dir string) (SweepAggregate, error) {
 				agg.Derived = append(agg.Derived, name)
 			}
 		}
+		agg.prov.add(r)
 		samples = append(samples, sweep.Sample{Point: p, Metrics: Metrics(r)})
 		agg.Complete++
 	}
@@ -309,17 +310,26 @@ func renderSweep(fsys atomicfs.FS, dir, by string) error {
 	}
 	var md strings.Builder
 	// The title names the scenario, not the directory, so that one sweep
-	// renders to the same bytes wherever it is written.
-	title := filepath.Base(filepath.Clean(dir))
-	if spec, err := sweep.ReadSpec(dir); err == nil && spec.Meta["scenario"] != "" {
-		title = spec.Meta["scenario"]
+	// renders to the same bytes wherever it is written; the scenario's
+	// own name, as its points record it (an emitted sweep's spec names
+	// its copy, scenario.yaml).
+	title := agg.prov.scenario
+	if title == "" {
+		title = filepath.Base(filepath.Clean(dir))
+		if spec, err := sweep.ReadSpec(dir); err == nil && spec.Meta["scenario"] != "" {
+			title = spec.Meta["scenario"]
+		}
 	}
 	fmt.Fprintf(&md, "# Sweep report: %s\n\n", title)
+	if h := SweepHeadline(agg); h != "" {
+		fmt.Fprintf(&md, "**%s**\n\n", h)
+	}
+	fmt.Fprintf(&md, "Sweep: %s.\n\n", sweepProvenance(agg, title))
 	fmt.Fprintf(&md, "%d of %d points complete", agg.Complete, agg.Total)
 	if agg.Complete < agg.Total {
 		md.WriteString(" (**incomplete**: rerun the sweep with `--resume` to finish it)")
 	}
-	fmt.Fprintf(&md, "; seeds %v. Means across seeds with 95%% confidence intervals (Student t)", agg.Seeds)
+	md.WriteString(". Means across seeds with 95% confidence intervals (Student t)")
 	if len(agg.Seeds) == 1 {
 		md.WriteString("; with one sweep seed, the ± of GPU-hours, JCT and savings is each run's own CI over the scenario's seeds (cluster.seeds, training.seeds), where it has several")
 	}
@@ -346,6 +356,7 @@ func renderSweep(fsys atomicfs.FS, dir, by string) error {
 		return fmt.Errorf("report: %w", err)
 	}
 	figs = append(figs, maps...)
+	figs = append(figs, capacityFigures(agg)...)
 	knees, kneeNotes := kneeFigures(agg)
 	figs = append(figs, knees...)
 	notes = append(notes, kneeNotes...)
@@ -367,7 +378,7 @@ func renderSweep(fsys atomicfs.FS, dir, by string) error {
 	}
 	// A sweep's points each have their own seed and inputs: the page names
 	// the scenario; the points' summary.json files hold the rest.
-	return writeHTML(fsys, dir, md.String(), Result{Scenario: title})
+	return writeHTMLWith(fsys, dir, md.String(), title, sweepProvenance(agg, title))
 }
 
 func writeAggregateCSV(fsys atomicfs.FS, path string, agg SweepAggregate) error {
@@ -551,6 +562,11 @@ func sweepFigures(agg SweepAggregate) ([]*figure, error) {
 func sweepLineFigures(agg SweepAggregate, maxFixed int) ([]*figure, []string, error) {
 	var notes []string
 	var figs []*figure
+	// Two seeds give a CI of 12.7 standard errors: drawn as bars, said.
+	fewSeeds := len(agg.Seeds) == 2
+	if fewSeeds {
+		notes = append(notes, "With 2 seeds per combination the 95% confidence intervals are not meaningful (Student t of one degree of freedom: 12.7 standard errors either side); the figures draw them as error bars rather than bands that would hide the lines. Run with `--seeds 3` or more for intervals worth reading.")
+	}
 	for xi, xp := range agg.Params {
 		if len(xp.Values) < 2 {
 			continue
@@ -574,11 +590,12 @@ func sweepLineFigures(agg SweepAggregate, maxFixed int) ([]*figure, []string, er
 			xAt[v] = xs[i]
 		}
 		fixedKeys, byFixed := groupByOthers(agg.Groups, xi)
+		fixedNames := fixedFileNames(fixedKeys)
 		if maxFixed > 0 && len(fixedKeys) > maxFixed {
 			notes = append(notes, fmt.Sprintf("Lines against `%s` are left out: one figure per value of the other parameters would be %d per metric; the maps below show them.", xp.Key, len(fixedKeys)))
 			continue
 		}
-		for fi, fixed := range fixedKeys {
+		for _, fixed := range fixedKeys {
 			for _, kind := range metricKinds(agg) {
 				for _, m := range kind.metrics {
 					if !m.plot {
@@ -596,11 +613,16 @@ func sweepLineFigures(agg SweepAggregate, maxFixed int) ([]*figure, []string, er
 							ln.Y = append(ln.Y, e.Mean)
 							ln.HalfWidth = append(ln.HalfWidth, halfWidth(g, kind.kind, n, m))
 						}
-						if len(ln.X) > 0 {
+						if slices.ContainsFunc(ln.Y, func(v float64) bool { return !math.IsNaN(v) }) {
 							lines = append(lines, ln)
 						}
 					}
 					if len(lines) == 0 {
+						// Every value NaN (a gap where a path is unstable at
+						// every point): an empty frame says nothing.
+						if fixed == fixedKeys[0] && kind.kind == "derived" {
+							notes = append(notes, fmt.Sprintf("No figure of %s against `%s`: it is not defined at any point (a path unstable at each; the capacity table says which resource saturated).", strings.ToLower(m.title[:1])+m.title[1:], xp.Key))
+						}
 						continue
 					}
 					name := slug(strings.ReplaceAll(m.field, "_us", "")) + "_vs_" + slug(xp.Key)
@@ -608,17 +630,26 @@ func sweepLineFigures(agg SweepAggregate, maxFixed int) ([]*figure, []string, er
 						name = "training_" + name
 					}
 					ci := "shaded bands"
-					if ticks != nil {
+					if ticks != nil || fewSeeds {
 						ci = "error bars"
 					}
 					caption := fmt.Sprintf("%s against `%s`, one line per %s; %s: 95%% CI (across the sweep's seeds, or the run's own over its seeds where the sweep has one).", m.title, xp.Key, singular(kind.kind), ci)
-					if len(fixedKeys) > 1 || fixed != "" {
-						name += fmt.Sprintf("__%02d", fi+1)
+					if fewSeeds {
+						caption += " Over two seeds that CI is not meaningful (see above)."
+					}
+					if fixed != "" {
+						name += "__" + fixedNames[fixed]
 						caption += " Fixed: " + fixed + "."
 					}
-					f, err := metricVsParam(name, xLabel, m.label, lines, m.logY, ticks)
+					f, err := metricVsParamCI(name, xLabel, m.label, lines, nil, m.logY, ticks, fewSeeds)
 					if err != nil {
 						return nil, nil, err
+					}
+					if r, ok := referenceOf(kind.kind, m.field); ok {
+						if err := referenceLines(f, xs, r); err != nil {
+							return nil, nil, err
+						}
+						caption += fmt.Sprintf(" Grey: no difference (%s); dashed: %s.", fmtSig(r.centre), r.markLabel)
 					}
 					if geometric {
 						// Values such as 1,400 .. 44,800 slots are spread
@@ -829,90 +860,6 @@ func sweepTiming(md *strings.Builder, dir string) error {
 		fmt.Fprintf(md, "| %s | %d | %s | %s to %s |\n", n, len(v), fmtSig(med), fmtSig(v[0]), fmtSig(v[len(v)-1]))
 	}
 	return nil
-}
-
-// sweepHeadlines are the headline metrics a sweep's terminal summary
-// shows, the first the sweep has: the data path's gap, the cluster
-// saving, esa's speedup.
-var sweepHeadlines = []struct {
-	kind, name string
-	m          metric
-	what       string
-}{
-	{"derived", "conspirator vs host-rdma", metricNamed(derivedMetrics, "gap_pct"), "conspirator's mean end-to-end time below host-rdma's, % (the paper: 15)"},
-	{"policies", "conspirator", metricNamed(policyMetrics, "vs_baseline.pct"), "the conspirator policy's GPU-hours against the baseline, % (the paper: -33)"},
-	{"training", "esa", metricNamed(trainingMetrics, "vs_baseline.x"), "esa's mean JCT speedup over the baseline, x (ESA: up to 1.35)"},
-}
-
-// WriteSweepHeadline prints the headline of every parameter combination
-// of agg, with its 95% CI, as a short table (nothing when the sweep has no
-// headline metric).
-func WriteSweepHeadline(w io.Writer, agg SweepAggregate) {
-	for _, h := range sweepHeadlines {
-		key := h.kind + "/" + h.name + "/" + h.m.field
-		var rows [][]string
-		for _, g := range agg.Groups {
-			e, ok := g.Metrics[key]
-			if !ok {
-				continue
-			}
-			var at []string
-			for _, kv := range g.Params {
-				at = append(at, kv.Key+"="+kv.Value)
-			}
-			v := "not defined (an unstable path)"
-			if !math.IsNaN(e.Mean) {
-				v = fmtSig(e.Mean)
-				if hw := halfWidth(g, h.kind, h.name, h.m); !math.IsNaN(hw) {
-					v += " ± " + fmtSig(hw)
-				}
-			}
-			rows = append(rows, []string{strings.Join(at, ", "), v})
-		}
-		if len(rows) == 0 {
-			continue
-		}
-		if len(rows) > 30 {
-			// A map's worth of combinations: its range, and where to read
-			// the rest.
-			lo, hi := math.Inf(1), math.Inf(-1)
-			var at [2]string
-			nan := 0
-			for _, g := range agg.Groups {
-				e, ok := g.Metrics[key]
-				if !ok {
-					continue
-				}
-				if math.IsNaN(e.Mean) {
-					nan++
-					continue
-				}
-				var kv []string
-				for _, p := range g.Params {
-					kv = append(kv, p.Key+"="+p.Value)
-				}
-				if e.Mean < lo {
-					lo, at[0] = e.Mean, strings.Join(kv, ", ")
-				}
-				if e.Mean > hi {
-					hi, at[1] = e.Mean, strings.Join(kv, ", ")
-				}
-			}
-			fmt.Fprintf(w, "\n%s, over %d combinations: from %s (%s) to %s (%s)", h.what, len(rows), fmtSig(lo), at[0], fmtSig(hi), at[1])
-			if nan > 0 {
-				fmt.Fprintf(w, "; %d not defined (an unstable path)", nan)
-			}
-			fmt.Fprintln(w, "; every one in aggregate.csv, the maps in report.md")
-			return
-		}
-		fmt.Fprintf(w, "\n%s:\n", h.what)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		for _, r := range rows {
-			fmt.Fprintf(tw, "  %s\t%s\n", r[0], r[1])
-		}
-		tw.Flush()
-		return
-	}
 }
 
 // metricNamed is the metric of ms with the given field.

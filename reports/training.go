@@ -28,6 +28,9 @@ type TrainingResult struct {
 	Device   string           `json:"device"`
 	Slots    int              `json:"slots"`
 	Window   int              `json:"window"`
+	InFlight int              `json:"in_flight"`
+	Fallback string           `json:"fallback"`
+	Hash     string           `json:"hash"`
 	Jobs     int              `json:"jobs"`
 	Baseline string           `json:"baseline"`
 	Policies []TrainingPolicy `json:"policies"`
@@ -50,6 +53,10 @@ type TrainingPolicy struct {
 		Min      Num    `json:"min"`
 		Max      Num    `json:"max"`
 	} `json:"vs_baseline,omitempty"`
+	VsNone *struct {
+		X    Num `json:"x"`
+		CI95 Num `json:"ci95"`
+	} `json:"vs_none,omitempty"`
 	MakespanS   Num `json:"makespan_s"`
 	Unscheduled Num `json:"unscheduled"`
 	Iteration   struct {
@@ -75,6 +82,8 @@ var trainingMetrics = []metric{
 	{field: "unscheduled", label: "jobs larger than the rack"},
 	{field: "jct_s.mean.ci95", label: "95% CI half-width of the mean JCT over the scenario's seeds (s)"},
 	{field: "vs_baseline.ci95", label: "95% CI half-width of the speedup over the scenario's seeds (x)"},
+	{field: "vs_none.x", label: "speedup of mean JCT over no in-network aggregation (x)", short: "JCT speedup over none (x)", ci: "vs_none.ci95", ratio: true},
+	{field: "vs_none.ci95", label: "95% CI half-width of the speedup over none across the scenario's seeds (x)"},
 }
 
 func trainingValues(q TrainingPolicy) []float64 {
@@ -82,8 +91,12 @@ func trainingValues(q TrainingPolicy) []float64 {
 	if q.Speedup != nil {
 		x, xci = float64(q.Speedup.X), float64(q.Speedup.CI95)
 	}
+	nx, nci := math.NaN(), math.NaN()
+	if q.VsNone != nil {
+		nx, nci = float64(q.VsNone.X), float64(q.VsNone.CI95)
+	}
 	return []float64{float64(q.JCT.Mean), float64(q.JCT.P99), x, float64(q.Iteration.CommS), float64(q.Iteration.WaitS),
-		float64(q.MeanSlots), float64(q.MakespanS), float64(q.Unscheduled), float64(q.JCTCI), xci}
+		float64(q.MeanSlots), float64(q.MakespanS), float64(q.Unscheduled), float64(q.JCTCI), xci, nx, nci}
 }
 
 // writeTrainingTable writes the training section of a run's report.
@@ -91,12 +104,16 @@ func writeTrainingTable(md *strings.Builder, t *TrainingResult) {
 	if t == nil {
 		return
 	}
-	fmt.Fprintf(md, "\n## Training\n\n%d jobs; aggregating device %s, a pool of %d slots, a window of %d per job.", t.Jobs, t.Device, t.Slots, t.Window)
+	fmt.Fprintf(md, "\n## Training\n\n%d jobs; aggregating device %s, a pool of %d slots, a window of %d per job", t.Jobs, t.Device, t.Slots, t.Window)
+	if t.Fallback != "" {
+		fmt.Fprintf(md, ", of which a synchronising job holds %d in flight (its bandwidth-delay product); chunks not aggregated go to the fallback %s; atp and esa hash with %s", t.InFlight, t.Fallback, t.Hash)
+	}
+	md.WriteString(".")
 	if len(t.Policies) > 0 && t.Policies[0].Seeds > 1 {
 		fmt.Fprintf(md, " Means over %d seeds with 95%% CIs; the speedup is the baseline's mean JCT over the policy's, seed by seed.", t.Policies[0].Seeds)
 	}
-	md.WriteString("\n\n| policy | mean JCT (s) | ±95% CI | p99 JCT (s) | speedup | compute (ms/iter) | comm (ms/iter) | wait (ms/iter) | slots held | unscheduled |\n")
-	md.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	md.WriteString("\n\n| policy | mean JCT (s) | ±95% CI | p99 JCT (s) | speedup | vs none | compute (ms/iter) | comm (ms/iter) | wait (ms/iter) | slots held | unscheduled |\n")
+	md.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, p := range t.Policies {
 		sp := ""
 		switch {
@@ -108,8 +125,15 @@ func writeTrainingTable(md *strings.Builder, t *TrainingResult) {
 		case p.Name == t.Baseline:
 			sp = "(baseline)"
 		}
-		fmt.Fprintf(md, "| %s | %s | %s | %s | %s | %.2f | %.2f | %.2f | %.0f | %s |\n", p.Name, fmtSig(float64(p.JCT.Mean)), fmtSig(nan0(float64(p.JCTCI))),
-			fmtSig(float64(p.JCT.P99)), sp, 1e3*float64(p.Iteration.ComputeS), 1e3*float64(p.Iteration.CommS), 1e3*float64(p.Iteration.WaitS),
+		vn := ""
+		if p.VsNone != nil {
+			vn = fmt.Sprintf("%.3fx", float64(p.VsNone.X))
+			if !math.IsNaN(float64(p.VsNone.CI95)) && p.VsNone.CI95 != 0 {
+				vn += fmt.Sprintf(" ± %.3f", float64(p.VsNone.CI95))
+			}
+		}
+		fmt.Fprintf(md, "| %s | %s | %s | %s | %s | %s | %.2f | %.2f | %.2f | %.0f | %s |\n", p.Name, fmtSig(float64(p.JCT.Mean)), fmtSig(nan0(float64(p.JCTCI))),
+			fmtSig(float64(p.JCT.P99)), sp, vn, 1e3*float64(p.Iteration.ComputeS), 1e3*float64(p.Iteration.CommS), 1e3*float64(p.Iteration.WaitS),
 			float64(p.MeanSlots), fmtSig(float64(p.Unscheduled)))
 	}
 }

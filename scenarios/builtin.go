@@ -4,9 +4,9 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"github.com/conspirator-sim/conspirator/internal/inputfile"
 	"io"
 	"io/fs"
-	"os"
 	"path"
 	"sort"
 	"strings"
@@ -123,7 +123,7 @@ func ReadFile(path string) ([]byte, error) {
 // ReadLimited reads path whole unless it holds more than limit bytes,
 // which is a *TooLargeError naming what the file was meant to be.
 func ReadLimited(path string, limit int64, what string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path) // a FIFO or device is refused at once
 	if err != nil {
 		return nil, err
 	}

@@ -200,6 +200,7 @@ func WriteSchemaMarkdown(w io.Writer, v any) error {
 	b.WriteString("`smartnic.model`, `host.gpu_link`): choosing another part changes it; setting the key overrides the part,\n")
 	b.WriteString("is listed under `overrides` in summary.json, and may not exceed what the part has (cores, port rate).\n")
 	b.WriteString("Its source cites the default part's value.\n\n")
+	b.WriteString(horizonNote)
 	b.WriteString("| key | type | unit | default | meaning | source |\n|---|---|---|---|---|---|\n")
 	quantities := map[string]reflect.Type{}
 	for _, k := range keys {

@@ -23,7 +23,7 @@ func allocationInput(cfg alloc.Config) (alloc.Input, []cluster.InputReport, erro
 		opt.Strict = true
 		r, err := ClusterEnv.Import(path, opt)
 		if errors.Is(err, fs.ErrNotExist) {
-			return r, cluster.NotFound(key, path)
+			return r, missingInput(key, path)
 		}
 		if err != nil {
 			return r, &cluster.InputError{Err: fmt.Errorf("%s: %w", key, err)}

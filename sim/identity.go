@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"github.com/conspirator-sim/conspirator/internal/inputfile"
 	"io/fs"
 
 	"crypto/sha256"
@@ -202,7 +203,7 @@ type digestKey struct {
 const MaxDataFileBytes = 1 << 30
 
 func fileDigest(path string) (string, int64, error) {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path)
 	if err != nil {
 		return "", 0, err
 	}

@@ -7,9 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/conspirator-sim/conspirator/hw/mig"
+	"github.com/conspirator-sim/conspirator/internal/inputfile"
 	"github.com/conspirator-sim/conspirator/internal/progress"
 	"io/fs"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	"github.com/conspirator-sim/conspirator/sim/datapath"
 	"github.com/conspirator-sim/conspirator/sim/training"
 	"github.com/conspirator-sim/conspirator/workloads/trace"
+	"github.com/conspirator-sim/conspirator/workloads/train"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -91,7 +93,17 @@ type Summary struct {
 // ClusterEnv is what the assembly gives the cluster model: the trace
 // importer (the model reads no file itself) and the wall clock that times
 // the policies' decisions (timing.json).
-var ClusterEnv = cluster.Env{Import: trace.ImportFile, Now: time.Now}
+var ClusterEnv = cluster.Env{Import: trace.ImportFile, Now: time.Now, Geometry: readGeometry}
+
+// readGeometry reads a MIG geometry file of cluster.mig_geometry (a few
+// KiB as 'conspirator mig import' writes it).
+func readGeometry(path string) (*mig.Geometry, error) {
+	data, err := scenarios.ReadLimited(path, 1<<20, "MIG geometry")
+	if err != nil {
+		return nil, err
+	}
+	return mig.ReadYAML(path, data)
+}
 
 // CheckFiles reports, as a *cluster.InputError naming the key and where
 // to download the data, an input file of sc that does not exist or cannot
@@ -108,7 +120,7 @@ func CheckFiles(sc *scenarios.Scenario) error {
 func checkFiles(keys, paths []string) error {
 	var errs []error
 	for i, p := range paths {
-		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+		if _, err := inputfile.Stat(p); errors.Is(err, fs.ErrNotExist) { // a FIFO or device is refused here, before any open
 			errs = append(errs, missingInput(keys[i], p))
 		} else if err != nil {
 			errs = append(errs, &cluster.InputError{Err: fmt.Errorf("%s: %w", keys[i], err)})
@@ -146,15 +158,23 @@ func Check(sc *scenarios.Scenario) error {
 	}
 	if sc.Training != nil {
 		env := trainingEnv(*sc.Training)
+		var listed []train.Job
 		var err error
 		switch sc.Training.Jobs.Source {
 		case training.SourceList:
-			_, err = env.ReadList(sc.Training.Jobs.List)
+			listed, err = env.ReadList(sc.Training.Jobs.List)
 		case training.SourceTrace:
-			_, err = env.ReadTrace(sc.Training.Jobs.Trace)
+			listed, err = env.ReadTrace(sc.Training.Jobs.Trace)
 		}
 		if err != nil {
 			return err
+		}
+		if sc.Training.Jobs.Source != training.SourceSynthetic {
+			// The run's preparation of the jobs (skip, limit, the
+			// horizon), so that validate refuses what the run would.
+			if _, err := training.Jobs(*sc.Training, listed, sc.Seed); err != nil {
+				return &cluster.InputError{Err: fmt.Errorf("training.jobs: %w", err)}
+			}
 		}
 	}
 	return nil

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"github.com/conspirator-sim/conspirator/internal/progress"
 	"io/fs"
-	"os"
-	"path/filepath"
 
 	"github.com/conspirator-sim/conspirator/sim/cluster"
 	"github.com/conspirator-sim/conspirator/sim/training"
@@ -19,9 +17,18 @@ import (
 type TrainingSummary struct {
 	// Device is the aggregating device; Slots its pool and Window the
 	// slots a job's window asks for, as used.
-	Device   string                  `json:"device"`
-	Slots    int                     `json:"slots"`
-	Window   int                     `json:"window"`
+	Device string `json:"device"`
+	Slots  int    `json:"slots"`
+	Window int    `json:"window"`
+	// InFlight is the slots a synchronising job holds at once (its
+	// bandwidth-delay product); Fallback where chunks the device does not
+	// aggregate go; Hash how atp and esa map windows onto the pool.
+	InFlight int    `json:"in_flight"`
+	Fallback string `json:"fallback"`
+	Hash     string `json:"hash"`
+	// Models are the models trained, with their compute on the rack's GPU
+	// and whether the figure is derived rather than measured.
+	Models   []training.ModelInfo    `json:"models"`
 	Jobs     int                     `json:"jobs"`
 	Baseline string                  `json:"baseline,omitempty"`
 	Policies []training.PolicyResult `json:"policies"`
@@ -62,24 +69,13 @@ func trainingEnv(cfg training.Config) training.Env {
 // where to get one: a job list is not an Alibaba trace.
 func missingInput(key, path string) error {
 	if key != "training.jobs.list" {
-		return &cluster.InputError{Err: fmt.Errorf("%s: file %s not found%s; %s", key, path, resolved(path), cluster.DownloadHint)}
+		return &cluster.InputError{Err: fmt.Errorf("%s: file %s not found%s; %s", key, path, resolved(path), cluster.Hint(key, path))}
 	}
 	return &cluster.InputError{Err: fmt.Errorf("%s: file %s not found%s; a job list is a CSV with num_gpu,submit_time,iterations,model, such as the 5,335-job alibaba.csv of github.com/ChenYuHo/SwitchML-omnetpp; or set training.jobs.source: synthetic", key, path, resolved(path))}
 }
 
-// resolved says where a relative path led: " (resolved to ABS from the
-// working directory WD)", or "" for an absolute path. A user who sees only
-// the relative path cannot tell where the program looked.
-func resolved(path string) string {
-	if filepath.IsAbs(path) {
-		return ""
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return ""
-	}
-	return fmt.Sprintf(" (resolved to %s from the working directory %s)", filepath.Join(wd, path), wd)
-}
+// resolved says where a relative path led (trace.Resolved).
+func resolved(path string) string { return trace.Resolved(path) }
 
 // runTraining runs the training section and adds its files.
 func runTraining(cfg training.Config, seed uint64, files map[string][]byte, prog progress.Func) (*TrainingSummary, error) {
@@ -91,7 +87,7 @@ func runTraining(cfg training.Config, seed uint64, files map[string][]byte, prog
 	}
 	files["training_jobs.csv"] = trainingJobsCSV(res)
 	files["occupancy.csv"] = occupancyCSV(res)
-	return &TrainingSummary{Device: res.Device, Slots: res.Slots, Window: res.Window, Jobs: res.Jobs, Baseline: res.Baseline, Policies: res.Policies}, nil
+	return &TrainingSummary{Device: res.Device, Slots: res.Slots, Window: res.Window, InFlight: res.InFlight, Fallback: res.Fallback, Hash: res.Hash, Models: res.Models, Jobs: res.Jobs, Baseline: res.Baseline, Policies: res.Policies}, nil
 }
 
 // trainingJobsCSV writes one row per job and policy (the first seed's).

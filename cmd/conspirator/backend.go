@@ -6,6 +6,8 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/conspirator-sim/conspirator/realhw"
+	"github.com/conspirator-sim/conspirator/realhw/cuda"
 	"github.com/conspirator-sim/conspirator/realhw/host"
 	"github.com/conspirator-sim/conspirator/realhw/swap"
 	"github.com/conspirator-sim/conspirator/reports"
@@ -18,10 +20,14 @@ import (
 func checkBackend(name string, sc *scenarios.Scenario, reps int) error {
 	switch name {
 	case "host":
-	case "cuda", "rdma":
-		return usagef("--backend %s: this binary runs the host backend only; the %s backend is built with -tags %s and its measurements are imported with calibrate --import", name, name, name)
+	case "cuda":
+		if err := cudaReady("--backend cuda"); err != nil {
+			return err
+		}
+	case "rdma":
+		return usagef("--backend rdma: the RDMA backend is built with -tags rdma and its measurements are imported with calibrate --import (perftest output)")
 	default:
-		return usagef("--backend %q: use host", name)
+		return usagef("--backend %q: use host or cuda", name)
 	}
 	if sc.DataPath == nil {
 		return usagef("--backend %s swaps data-path stages for real ones; scenario %s has no datapath section", name, sc.Name)
@@ -41,11 +47,21 @@ func checkBackend(name string, sc *scenarios.Scenario, reps int) error {
 // runBackend performs on the host backend the data-path stages it can,
 // under the scenario's background load, and returns backend.json
 // (checkBackend has passed).
-func runBackend(sc *scenarios.Scenario, out *sim.Output, reps int) (*swap.Report, []byte, error) {
+func runBackend(name string, sc *scenarios.Scenario, out *sim.Output, reps int) (*swap.Report, []byte, error) {
 	u := float64(sc.DataPath.Host.BackgroundLoad)
-	b, err := host.NewBackend()
+	hb, err := host.NewBackend()
 	if err != nil {
 		return nil, nil, err
+	}
+	var b realhw.Backend = hb
+	if name == "cuda" {
+		// The GPU's stages on the GPU, the network and CPU on the host.
+		cb, err := cuda.NewBackend()
+		if err != nil {
+			hb.Close()
+			return nil, nil, usageError{fmt.Errorf("--backend cuda: %w", err)}
+		}
+		b = realhw.Combine(cb, hb)
 	}
 	defer b.Close()
 	var load *host.Load
@@ -97,4 +113,16 @@ func printBackend(w io.Writer, rep *swap.Report) {
 		fmt.Fprintf(w, "NOTE: with the %s backend's stages host-rdma (%.4g us) and conspirator (%.4g us) swap places against the model (%.4g, %.4g us): the %s backend stands in a host memcpy for the PCIe host-to-GPU copy and loopback for the network, so this compares this machine's stand-ins, not the paths' hardware\n",
 			rep.Backend, hr[1], co[1], hr[0], co[0], rep.Backend)
 	}
+}
+
+// cudaReady refuses, with the reason and the fix, a CUDA measurement in a
+// binary built without -tags cuda or on a machine without a usable GPU.
+func cudaReady(what string) error {
+	if !cuda.Built {
+		return usagef("%s: this binary was built without CUDA; rebuild it with -tags cuda (go build -tags cuda ./cmd/conspirator: needs cgo, the CUDA headers and libcuda/libcudart), or measure on the GPU machine and --import the CSV (README, Calibrating against real hardware)", what)
+	}
+	if _, err := cuda.DeviceInfo(); err != nil {
+		return usagef("%s: %v", what, err)
+	}
+	return nil
 }

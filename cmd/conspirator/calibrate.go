@@ -2,9 +2,12 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"github.com/conspirator-sim/conspirator/internal/atomicfs"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +17,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/conspirator-sim/conspirator/hw/gpu"
 	"github.com/conspirator-sim/conspirator/hw/units"
 	"github.com/conspirator-sim/conspirator/realhw"
 	"github.com/conspirator-sim/conspirator/realhw/calib"
@@ -22,6 +26,7 @@ import (
 	"github.com/conspirator-sim/conspirator/realhw/perftest"
 	"github.com/conspirator-sim/conspirator/reports"
 	"github.com/conspirator-sim/conspirator/scenarios"
+	"github.com/conspirator-sim/conspirator/workloads/trace"
 	"github.com/spf13/cobra"
 )
 
@@ -32,8 +37,10 @@ func (a *app) calibrateCmd() *cobra.Command {
 	var bufferBytes int64
 	var fitLoad string
 	var validationLoads []string
+	var gpuInfo calib.GPUInfo
+	var computeMode string
 	c := &cobra.Command{
-		Use:   "calibrate [--backend host] [--validate] | --import FILE...",
+		Use:   "calibrate [--backend host|cuda] [--validate] | --import FILE...",
 		Short: "Measure real hardware (or import testbed measurements), fit the models and show their error",
 		Long: `Calibrate the models against real measurements and write a calibration
 profile (profile.yaml) that a scenario includes with the key
@@ -54,6 +61,20 @@ background load runs as a separate process with one worker pinned to each
 core (as stress-ng's per-core workers), and the measured client and server
 are pinned to the first core for the run (as 'taskset -c' would): unpinned,
 thread placement changes the latency from run to run (--no-pin to allow it).
+
+--backend cuda (a binary built with -tags cuda) measures GPU 0: pinned
+and pageable copies both ways from 4 KiB to 256 MiB (16 MiB with --short),
+an empty kernel's launch with and without synchronize, and a stand-in
+kernel (a scale by two over the copied bytes); it fits them as an import
+of their CSV would (pinned_h2d, memcpy_issue, pageable_factor,
+kernel_launch, sync_wait) and records the device's name and CUDA versions
+(give --gpu-type so that a scenario of another GPU refuses the profile).
+With --validate it then times every copy one by one at held-out sizes
+(between the fit's) and launches with synchronize, and writes, per stage
+and size, the model's time against the real p50 and p99 (target |p50
+error| <= 10%). A binary without the tag, or a machine without a GPU,
+exits 2 saying so. GPU compute of a real model is measured by
+realhw/torch/measure_compute.py and imported (compute-csv).
 
 --validate checks the simulator itself against this machine. It fits
 sim/datapath's loopback path (the request path a plain host can run:
@@ -84,14 +105,23 @@ that apply it.
 ib_write_lat, ib_read_lat, ib_send_lat; MiB/s vs Gb/s from the header,
 write/send latency as half a round trip, read as a full one), NVIDIA
 nvbandwidth text output (it prints no buffer size: give --buffer-bytes,
-or keep the nvbandwidth command line with its -b in the file), or a CSV
-with the header stage,bytes,latency_us[,background_load]. A perftest -a
+or keep the nvbandwidth command line with its -b in the file), a CSV
+with the header stage,bytes,latency_us[,background_load] (the cuda
+backend's measurements among them), the compute CSV of
+realhw/torch/measure_compute.py (gpu,model,precision,mode,batch,p50_us,
+p99_us,reps: the GPU's compute table; --compute-mode picks the rows a run
+applies, graph by default) or a PyTorch JSON of the same points
+("graph_fp16_bs8": {"p50_us", "p99_us"}; give --gpu-type). A perftest -a
 sweep (2 B to 8 MiB) that no one line follows within 25% at every size is
 fitted in two regimes: the latency from the sizes up to 64 B, the
-bandwidth from 64 KiB on, with the worst size in between noted.`,
+bandwidth from 64 KiB on, with the worst size in between noted. A profile
+with a GPU's measurements is refused (exit 2) by a scenario whose
+datapath.gpus are of another type.`,
 		Example: `  conspirator calibrate --backend host --validate --short -o out/calib
   conspirator calibrate --import ib_write_lat.txt --import nvbandwidth.txt --buffer-bytes 512MiB -o out/testbed
-  conspirator run paper/e2e --set calibration=out/testbed/profile.yaml`,
+  conspirator run paper/e2e --set calibration=out/testbed/profile.yaml
+  conspirator calibrate --backend cuda --validate --gpu-type h200-141gb -o out/gpu   # -tags cuda, on a GPU
+  conspirator calibrate --import cuda.csv --import compute.csv --gpu-type h200-141gb -o out/h200`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if outDir == "" {
@@ -109,6 +139,7 @@ bandwidth from 64 KiB on, with the worst size in between noted.`,
 			files := map[string][]byte{}
 			var prof *calib.Profile
 			var val *calib.Validation
+			var cval *calib.CUDAValidation
 			switch {
 			case format != "" && len(imports) == 0:
 				return usagef("--format %s applies to --import files; give --import FILE", format)
@@ -129,6 +160,9 @@ bandwidth from 64 KiB on, with the worst size in between noted.`,
 				// An import's warnings go into the profile's notes (kept
 				// in profile.yaml and printed below), not only the screen.
 				prof.Notes = append(prof.Notes, warnings...)
+				if err := importCompute(prof, imports, format, gpuInfo, computeMode); err != nil {
+					return err
+				}
 				prof.Provenance.Date = date
 				prof.Provenance.Tool = "conspirator calibrate --import"
 				prof.Provenance.Sources = imports
@@ -158,16 +192,28 @@ bandwidth from 64 KiB on, with the worst size in between noted.`,
 						return err
 					}
 				}
-			case backend == "cuda" || backend == "rdma":
-				return usagef("--backend %s measures with the realhw/%s package, built with -tags %s; its measurements are imported with --import (see the README)", backend, backend, backend)
+			case backend == "cuda":
+				var err error
+				if prof, cval, err = calibrateCUDA(a, short, validate, date, gpuInfo); err != nil {
+					return err
+				}
+			case backend == "rdma":
+				return usagef("--backend rdma measures with the realhw/rdma package, built with -tags rdma; its measurements are imported with --import (perftest output; see the README)")
 			default:
-				return usagef("--backend %q: use host (or --import FILE for testbed measurements)", backend)
+				return usagef("--backend %q: use host or cuda (or --import FILE for testbed measurements)", backend)
 			}
 			var y bytes.Buffer
 			if err := prof.WriteYAML(&y); err != nil {
 				return err
 			}
 			files["profile.yaml"] = y.Bytes()
+			if cval != nil {
+				js, err := json.MarshalIndent(cval, "", "  ")
+				if err != nil {
+					return err
+				}
+				files["validation.json"] = append(js, '\n')
+			}
 			if val != nil {
 				js, err := json.MarshalIndent(val, "", "  ")
 				if err != nil {
@@ -201,13 +247,16 @@ bandwidth from 64 KiB on, with the worst size in between noted.`,
 				return err
 			}
 			printProfile(a, prof, val)
+			if cval != nil {
+				printCUDAValidation(a, cval)
+			}
 			fmt.Fprintf(a.stdout, "\nprofile: %s\n", filepath.Join(outDir, "profile.yaml"))
 			return nil
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&backend, "backend", "host", "real backend to measure: host")
-	f.BoolVar(&validate, "validate", false, "after calibrating at 0% and 80% load, run sim/datapath's loopback path and separate real runs at 20%, 40%, 60% and compare")
+	f.StringVar(&backend, "backend", "host", "real backend to measure: host, or cuda (a binary built with -tags cuda, on a GPU machine)")
+	f.BoolVar(&validate, "validate", false, "host: after calibrating at 0% and 80% load, run sim/datapath's loopback path and separate real runs at 20%, 40%, 60% and compare; cuda: compare the model's GPU-side stages with separate runs at held-out sizes")
 	f.StringVar(&fitLoad, "fit-load", "80%", "background load of the loaded calibration run, which the background model is fitted at; in (0%, 95%]")
 	f.StringSliceVar(&validationLoads, "validation-loads", []string{"20%", "40%", "60%"}, "background loads of the held-out validation runs; each in (0%, 95%]")
 	f.BoolVar(&short, "short", false, "a CI-sized run of a few seconds (noisier)")
@@ -216,7 +265,96 @@ bandwidth from 64 KiB on, with the worst size in between noted.`,
 	f.StringVar(&format, "format", "", "format of the --import files: perftest, nvbandwidth or csv (default: from the content)")
 	f.Var(bytesFlag{&bufferBytes}, "buffer-bytes", "nvbandwidth buffer size, e.g. 512MiB or 536870912 (its output does not print it; a pasted command line with -b is read instead)")
 	f.StringVarP(&outDir, "output", "o", "", "output directory (default $CONSPIRATOR_OUT/calibration)")
+	f.StringVar(&gpuInfo.Type, "gpu-type", "", "catalog GPU the imported GPU-side measurements were taken on (e.g. h200-141gb); a scenario that applies the profile must run it")
+	f.StringVar(&gpuInfo.Driver, "gpu-driver", "", "driver version of that GPU, for the provenance (e.g. 580.159.04)")
+	f.StringVar(&gpuInfo.CUDA, "gpu-cuda", "", "CUDA version, for the provenance (e.g. 13.0)")
+	f.StringVar(&computeMode, "compute-mode", calib.ModeGraph, "which measured compute rows a run applies: graph (replayed as a CUDA graph, as a tuned server runs) or eager")
 	return c
+}
+
+// importCompute reads the compute tables among the --import files
+// (realhw/torch/measure_compute.py's CSV, a PyTorch JSON) into prof, and
+// records the GPU of GPU-side measurements. The GPU must be a catalog
+// type: from --gpu-type or the CSV's gpu column, which must agree.
+func importCompute(prof *calib.Profile, paths []string, format string, info calib.GPUInfo, mode string) error {
+	if !slices.Contains(calib.ComputeModes, mode) {
+		return usagef("--compute-mode %q: use %s", mode, strings.Join(calib.ComputeModes, " or "))
+	}
+	cudaStages := false
+	for _, s := range prof.Stages {
+		cudaStages = cudaStages || strings.HasPrefix(s.Stage, "cuda-")
+	}
+	var rows []calib.ComputeRow
+	for _, p := range paths {
+		data, err := readImport(p, format)
+		if err != nil {
+			return usagef("--import %s: %v", p, err)
+		}
+		fm := format
+		if fm == "" {
+			fm = detectFormat(data)
+		}
+		var rs []calib.ComputeRow
+		var got calib.GPUInfo
+		switch fm {
+		case "compute-csv":
+			if rs, got, err = calib.ParseComputeCSV(bytes.NewReader(data), p); err != nil {
+				return usageError{err}
+			}
+		case "torch-json":
+			if info.Type == "" {
+				return usagef("--import %s: the JSON does not name the GPU's catalog type; give --gpu-type (e.g. h200-141gb)", p)
+			}
+			var notes []string
+			if rs, got, notes, err = calib.ParseTorchJSON(data, p, info.Type); err != nil {
+				return usageError{err}
+			}
+			prof.Notes = append(prof.Notes, notes...)
+		default:
+			continue
+		}
+		if info.Type == "" {
+			info.Type = got.Type
+		}
+		if got.Type != "" && canonicalGPU(got.Type) != canonicalGPU(info.Type) {
+			return usagef("--import %s: measured on %s, but --gpu-type (or an earlier file) says %s; import one GPU's measurements per profile", p, got.Type, info.Type)
+		}
+		info.Name = cmp.Or(info.Name, got.Name)
+		info.Driver = cmp.Or(info.Driver, got.Driver)
+		info.CUDA = cmp.Or(info.CUDA, got.CUDA)
+		info.Torch = cmp.Or(info.Torch, got.Torch)
+		rows = append(rows, rs...)
+	}
+	if info.Type == "" {
+		if len(rows) > 0 || cudaStages {
+			prof.Notes = append(prof.Notes, "GPU-side stages imported without --gpu-type: the profile does not say which GPU they were measured on, and a scenario of any GPU applies them")
+		}
+		return nil
+	}
+	spec, err := gpu.Lookup(info.Type)
+	if err != nil {
+		return usagef("--gpu-type: %v", err)
+	}
+	info.Type = spec.Name
+	for i := range rows {
+		rows[i].GPU = spec.Name
+	}
+	calib.SortCompute(rows)
+	prof.Provenance.GPU = &info
+	prof.Compute = rows
+	if len(rows) > 0 {
+		prof.ComputeMode = mode
+	}
+	return nil
+}
+
+// canonicalGPU is a GPU's catalog name, or the name as given when the
+// catalog does not know it (the caller reports that).
+func canonicalGPU(name string) string {
+	if s, err := gpu.Lookup(name); err == nil {
+		return s.Name
+	}
+	return name
 }
 
 // importSamples parses testbed output files into samples, with the
@@ -229,6 +367,9 @@ func importSamples(paths []string, format string, bufferBytes int64) ([]realhw.S
 	var warnings []string
 	for _, p := range paths {
 		data, err := readImport(p, format)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, usagef("--import: file %s not found%s; it is the output of a testbed tool run on your machines (perftest's ib_write_bw/ib_read_bw/ib_write_lat, nvbandwidth) saved to a file, or a CSV of measurements (CONSPIRATOR_CUDA_CSV of the cuda backend writes one); see README, Calibrating against real hardware", p, trace.Resolved(p))
+		}
 		if err != nil {
 			return nil, nil, usagef("--import %s: %v", p, err)
 		}
@@ -273,15 +414,21 @@ func importSamples(paths []string, format string, bufferBytes int64) ([]realhw.S
 				return nil, nil, usageError{err}
 			}
 			all = append(all, ss...)
+		case "compute-csv", "torch-json":
+			// Compute tables, not stage samples: importCompute reads them.
 		default:
-			return nil, nil, usagef("--import %s: cannot tell the format (perftest, nvbandwidth or csv); give --format", p)
+			return nil, nil, usagef("--import %s: cannot tell the format (perftest, nvbandwidth, csv, compute-csv or torch-json); give --format", p)
 		}
+	}
+	if len(all) == 0 {
+		// An empty profile would override nothing and look like a fit.
+		return nil, nil, usagef("--import %s: no measurement found; give files with measurements", strings.Join(paths, ", "))
 	}
 	return all, warnings, nil
 }
 
 // importFormats are the --format values.
-var importFormats = []string{"perftest", "nvbandwidth", "csv"}
+var importFormats = []string{"perftest", "nvbandwidth", "csv", "compute-csv", "torch-json"}
 
 // maxImportBytes bounds a file given to --import: a perftest -a sweep
 // prints about 25 lines (a few KiB), an nvbandwidth run with every test a
@@ -317,6 +464,10 @@ func detectFormat(data []byte) string {
 		return "perftest"
 	case strings.HasPrefix(firstDataLine(s), "stage,"):
 		return "csv"
+	case calib.IsComputeCSV(firstDataLine(s)):
+		return "compute-csv"
+	case strings.HasPrefix(strings.TrimSpace(s), "{") && strings.Contains(s, `"p50_us"`):
+		return "torch-json"
 	}
 	return ""
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
@@ -17,6 +18,7 @@ type badInput struct {
 	Class    string            `yaml:"class"`
 	Scenario string            `yaml:"scenario"`
 	Files    map[string]string `yaml:"files"`
+	FIFOs    []string          `yaml:"fifos"`
 	Env      []string          `yaml:"env"`
 	Args     []string          `yaml:"args"`
 	Commands []string          `yaml:"commands"`
@@ -80,6 +82,11 @@ func TestBadInputCorpus(t *testing.T) {
 					os.MkdirAll(filepath.Dir(p), 0o755)
 					writeFile(t, filepath.Dir(p), filepath.Base(p), subst(text))
 				}
+				for _, name := range c.FIFOs {
+					if err := syscall.Mkfifo(filepath.Join(dir, name), 0o644); err != nil {
+						t.Skipf("mkfifo: %v", err)
+					}
+				}
 				var args []string
 				for _, a := range c.Args {
 					args = append(args, subst(a))
@@ -139,9 +146,9 @@ func TestBadInputCorpus(t *testing.T) {
 	}
 	sort.Strings(classes)
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-16s %8s %8s %6s\n", "class", "as asked", "other", "crash")
+	fmt.Fprintf(&b, "%-24s %8s %8s %6s\n", "class", "as asked", "other", "crash")
 	for _, k := range classes {
-		fmt.Fprintf(&b, "%-16s %8d %8d %6d\n", k, counts[k].located, counts[k].other, counts[k].crash)
+		fmt.Fprintf(&b, "%-24s %8d %8d %6d\n", k, counts[k].located, counts[k].other, counts[k].crash)
 	}
 	t.Logf("bad inputs by class (exit code and located message as the corpus asks / anything else / crash):\n%s", b.String())
 }

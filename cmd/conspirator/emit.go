@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +14,7 @@ import (
 	"github.com/conspirator-sim/conspirator/scenarios"
 	"github.com/conspirator-sim/conspirator/sim"
 	"github.com/conspirator-sim/conspirator/sim/batch"
+	"github.com/conspirator-sim/conspirator/sim/cluster"
 	"github.com/conspirator-sim/conspirator/sim/sweep"
 	"github.com/spf13/cobra"
 )
@@ -79,7 +82,7 @@ func (a *app) emitBatch(e emitFlags, scenarioArg string, f scenarioFlags, params
 	// The scenario text, as Load resolves the name: a built-in first.
 	text, err := scenarios.Show(scenarioArg)
 	if err != nil {
-		if text, err = os.ReadFile(scenarioArg); err != nil {
+		if text, err = scenarios.ReadFile(scenarioArg); err != nil {
 			return usagef("reading scenario %s: %v", scenarioArg, err)
 		}
 	}
@@ -190,7 +193,10 @@ func (a *app) resolveEmitInputs(sched batch.Scheduler, dir, scenarioArg string, 
 		if err != nil {
 			abs = given
 		}
-		if _, err := os.Stat(abs); err != nil {
+		if _, err := os.Stat(abs); errors.Is(err, fs.ErrNotExist) {
+			missing = append(missing, fmt.Sprintf("%s: file %s not found (resolved to %s from the working directory %s); %s", key, given, abs, wd, cluster.Hint(key, given)))
+			return ""
+		} else if err != nil {
 			missing = append(missing, fmt.Sprintf("%s: %s (resolved to %s from the working directory %s): %v", key, given, abs, wd, err))
 			return ""
 		}
@@ -237,25 +243,29 @@ func (a *app) resolveEmitInputs(sched batch.Scheduler, dir, scenarioArg string, 
 	return sets, out, inputs, nil
 }
 
-// copyInput puts a data file into a Kubernetes sweep's inputs folder: a
-// hard link where the two share a file system, else a copy written
-// atomically (a file already there with the same bytes is kept).
+// copyInput puts a copy of a data file into a Kubernetes sweep's inputs
+// folder, never a hard link: the pods (and the user) may edit the copy,
+// and the user's own data must not change with it. A file already there
+// with the same bytes is kept, unless it is the source itself (a link an
+// earlier version made), which is replaced by a copy.
 func copyInput(src, dst string) error {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
 	}
-	if same, err := sameBytes(src, dst); err == nil && same {
+	if same, err := sameBytes(src, dst); err == nil && same && !sameInode(src, dst) {
 		return nil
 	}
-	_ = os.Remove(dst)
-	if err := os.Link(src, dst); err == nil {
-		return nil
-	}
-	b, err := os.ReadFile(src)
+	return atomicfs.CopyFile(src, dst)
+}
+
+// sameInode says whether a and b are one file (hard links of each other).
+func sameInode(a, b string) bool {
+	x, err := os.Stat(a)
 	if err != nil {
-		return err
+		return false
 	}
-	return atomicfs.WriteFile(atomicfs.OS, dst, b)
+	y, err := os.Stat(b)
+	return err == nil && os.SameFile(x, y)
 }
 
 func sameBytes(a, b string) (bool, error) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/conspirator-sim/conspirator/realhw/calib"
 	"github.com/conspirator-sim/conspirator/sim/batch"
+	"github.com/conspirator-sim/conspirator/workloads/trace"
 )
 
 // A small sweep of the built-in paper/e2e: 2 loads x 2 seeds = 4 points.
@@ -190,10 +191,14 @@ func TestEmittedClusterSweepRunsWhereItIsSent(t *testing.T) {
 	if code, out, serr := cli(t, nil, append(sweepArgs, "--emit", "k8s", "-o", kdir)...); code != exitOK {
 		t.Fatalf("emit k8s: exit %d\n%s%s", code, out, serr)
 	}
-	copied, err := os.ReadFile(filepath.Join(kdir, batch.InputsDir, "cluster-trace-pods.csv"))
+	copyPath := filepath.Join(kdir, batch.InputsDir, "cluster-trace-pods.csv")
+	copied, err := os.ReadFile(copyPath)
 	if err != nil || string(copied) != pods {
 		t.Errorf("k8s: the trace was not copied into inputs/: %v", err)
 	}
+	// A copy, not a link to the user's data: editing it leaves pods.csv
+	// as it was (an edit in place, as an editor that truncates does).
+	notAliased(t, abs, copyPath, pods)
 	m, _ := os.ReadFile(filepath.Join(kdir, batch.K8sFile))
 	if !strings.Contains(string(m), "cluster.trace="+batch.K8sMount+"/inputs/cluster-trace-pods.csv") {
 		t.Errorf("k8s: the pods are not given the copy's path:\n%s", m)
@@ -201,9 +206,82 @@ func TestEmittedClusterSweepRunsWhereItIsSent(t *testing.T) {
 
 	os.Remove("pods.csv")
 	code, _, stderr = cli(t, nil, append(sweepArgs, "--emit", "slurm", "--binary", wrapper, "-o", filepath.Join(t.TempDir(), "x"))...)
-	for _, want := range []string{"cluster.trace: file pods.csv not found (resolved to " + abs + " from the working directory " + work + ")"} {
+	for _, want := range []string{"cluster.trace: file pods.csv not found (resolved to " + abs + " from the working directory " + work + ")",
+		trace.Source("pods.csv", "") + "; download the file there, or point cluster.trace at your copy"} {
 		if code != exitUsage || !strings.Contains(stderr, want) {
 			t.Errorf("emit with a missing trace: exit %d, stderr %q; want exit 2 with %q", code, stderr, want)
 		}
+	}
+}
+
+// notAliased checks that dst is a file of its own, not src under another
+// name: another inode, and writing into dst in place leaves src holding
+// want.
+func notAliased(t *testing.T, src, dst, want string) {
+	t.Helper()
+	a, err := os.Stat(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.Stat(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if os.SameFile(a, b) {
+		t.Errorf("%s is a hard link to the user's %s (one inode)", dst, src)
+	}
+	if err := os.WriteFile(dst, []byte("edited\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(src); err != nil || string(got) != want {
+		t.Errorf("editing %s changed the user's %s: now %q (%v)", dst, src, got, err)
+	}
+}
+
+// copyInput gives a Kubernetes sweep's inputs/ a copy of each data file in
+// every case: a new file, a file already there with other bytes, one with
+// the same bytes (kept as it is), and a hard link to the source that an
+// earlier version left (replaced by a copy).
+func TestCopyInputNeverAliases(t *testing.T) {
+	const data = "a,b\n1,2\n"
+	for _, tc := range []struct {
+		name     string
+		before   func(src, dst string) error
+		keepsOld bool // the file at dst is the one that was there
+	}{
+		{"new", func(src, dst string) error { return nil }, false},
+		{"other bytes there", func(src, dst string) error { return os.WriteFile(dst, []byte("old\n"), 0o644) }, false},
+		{"same bytes there", func(src, dst string) error { return os.WriteFile(dst, []byte(data), 0o644) }, true},
+		{"link to the source there", func(src, dst string) error { return os.Link(src, dst) }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			src := filepath.Join(dir, "trace.csv")
+			dst := filepath.Join(dir, "sweep", batch.InputsDir, "cluster-trace-trace.csv")
+			if err := os.WriteFile(src, []byte(data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := tc.before(src, dst); err != nil {
+				t.Fatal(err)
+			}
+			var old os.FileInfo
+			if st, err := os.Stat(dst); err == nil {
+				old = st
+			}
+			if err := copyInput(src, dst); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := os.ReadFile(dst); err != nil || string(got) != data {
+				t.Fatalf("copy holds %q (%v), want %q", got, err, data)
+			}
+			now, _ := os.Stat(dst)
+			if kept := old != nil && os.SameFile(old, now); kept != tc.keepsOld {
+				t.Errorf("the file that was at dst kept: %v, want %v", kept, tc.keepsOld)
+			}
+			notAliased(t, src, dst, data)
+		})
 	}
 }

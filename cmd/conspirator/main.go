@@ -12,11 +12,13 @@ import (
 	"os"
 	"strings"
 
+	"github.com/conspirator-sim/conspirator/engine"
 	"github.com/conspirator-sim/conspirator/internal/suggest"
 	"github.com/conspirator-sim/conspirator/policies/optimal"
 	"github.com/conspirator-sim/conspirator/scenarios"
 	"github.com/conspirator-sim/conspirator/sim/cluster"
 	"github.com/conspirator-sim/conspirator/sim/sweep"
+	"github.com/conspirator-sim/conspirator/workloads/trace"
 	"github.com/spf13/cobra"
 )
 
@@ -46,7 +48,9 @@ func exitCode(err error) int {
 	var ce *scenarios.ConfigError
 	var ie *cluster.InputError
 	var re *sweep.RefusedError
-	if errors.As(err, &u) || errors.As(err, &ce) || errors.As(err, &ie) || errors.As(err, &re) {
+	var he *engine.HorizonError // inputs whose run would pass the clock's horizon
+	var row *trace.RowError     // a data file's row, wherever it was found
+	if errors.As(err, &u) || errors.As(err, &ce) || errors.As(err, &ie) || errors.As(err, &re) || errors.As(err, &he) || errors.As(err, &row) {
 		return exitUsage
 	}
 	// cobra's own "unknown command" error has no type of its own.
@@ -113,6 +117,15 @@ Exit codes: 0 success, 1 a run failed, 2 usage or configuration error.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       versionString(),
+	}
+	// -o '' would otherwise mean the default directory (or the working
+	// directory, for a command that joins names onto it): a script whose
+	// variable came out empty must not write where it did not mean to.
+	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
+		if f := c.Flags().Lookup("output"); f != nil && f.Changed && strings.TrimSpace(f.Value.String()) == "" {
+			return usagef("-o %q: an empty output directory; give a directory, or leave -o out for the default", f.Value.String())
+		}
+		return nil
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetOut(stdout)

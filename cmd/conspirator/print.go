@@ -17,7 +17,7 @@ import (
 
 // printSummary writes the key metrics of a run as aligned tables.
 func printSummary(w io.Writer, s *sim.Summary, timing *sim.Timing) {
-	fmt.Fprintf(w, "scenario %s, seed %d, conspirator %s\n", s.Scenario, s.Seed, s.Version)
+	fmt.Fprintf(w, "scenario %s, seed %d, %s\n", s.Scenario, s.Seed, reports.Build(s.Version, s.Commit))
 	if len(s.Paths) > 0 {
 		if dp, ok := s.Inputs["datapath"].(map[string]any); ok {
 			if h, ok := dp["host"].(map[string]any); ok {
@@ -139,6 +139,23 @@ func printSummary(w io.Writer, s *sim.Summary, timing *sim.Timing) {
 		fmt.Fprintln(w)
 		printTable(w, usage)
 		fmt.Fprintln(w, "* wall-clock mean per policy call on this machine (timing.json); not part of the deterministic summary")
+		samples := make([]map[string]int, len(s.Clusters))
+		for i, c := range s.Clusters {
+			samples[i] = c.ByModel
+		}
+		for _, p := range s.Policies {
+			ci := -1.0
+			if p.GPUHoursCI95 != nil {
+				ci = *p.GPUHoursCI95
+			}
+			use := map[string]reports.TypeUse{}
+			for t, u := range p.ByType {
+				use[t] = reports.TypeUse(u)
+			}
+			if note := reports.SteadyNote(p.Name, p.GPUHours, p.Seeds, ci, use, samples); note != "" {
+				fmt.Fprintln(w, note)
+			}
+		}
 		printKinds(w, s.Policies)
 		printTail(w, s.Policies, vsHead)
 		printSpanned(w, s.Policies)
@@ -376,7 +393,14 @@ func printTraining(w io.Writer, s *sim.Summary) {
 	if t == nil || len(t.Policies) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\ntraining: %d jobs; aggregating device %s, a pool of %d slots, a window of %d per job\n", t.Jobs, t.Device, t.Slots, t.Window)
+	fmt.Fprintf(w, "\ntraining: %d jobs; aggregating device %s, a pool of %d slots, a window of %d per job, %d held in flight while synchronising; fallback %s; hash %s\n", t.Jobs, t.Device, t.Slots, t.Window, t.InFlight, t.Fallback, t.Hash)
+	for _, m := range t.Models {
+		kind := "measured (vendor)"
+		if m.Derived {
+			kind = "DERIVED (FLOP ratio or assumed share of peak, not measured)"
+		}
+		fmt.Fprintf(w, "  model %s: %.1f ms compute per iteration (%s), %.0f MB gradient: %s\n", m.Name, 1e3*m.ComputeS, m.Precision, m.GradientBytes/1e6, kind)
+	}
 	if n := t.Policies[0].Seeds; n > 1 {
 		fmt.Fprintf(w, "means over %d seeds (%d .. %d; each its own jobs and hashing), ± the 95%% CI; speedup: the baseline's mean JCT over the policy's, seed by seed\n", n, s.Seed, s.Seed+uint64(n)-1)
 	}
@@ -384,7 +408,7 @@ func printTraining(w io.Writer, s *sim.Summary) {
 	if t.Baseline != "" {
 		vsHead = "vs " + t.Baseline
 	}
-	rows := [][]string{{"policy", "JCT mean s", "JCT p99 s", vsHead, "compute ms/iter", "comm ms/iter", "wait ms/iter", "slots held", "unscheduled", "events", "fast-forwarded"}}
+	rows := [][]string{{"policy", "JCT mean s", "JCT p99 s", vsHead, "vs none", "compute ms/iter", "comm ms/iter", "wait ms/iter", "slots held", "unscheduled", "events", "fast-forwarded"}}
 	for _, p := range t.Policies {
 		jct := fmt.Sprintf("%.1f", p.JCT.Mean)
 		if p.JCTCI != nil {
@@ -400,11 +424,18 @@ func printTraining(w io.Writer, s *sim.Summary) {
 		case p.Name == t.Baseline:
 			vs = "(baseline)"
 		}
+		vsNone := ""
+		if p.VsNone != nil {
+			vsNone = fmt.Sprintf("%.3fx", p.VsNone.X)
+			if p.VsNone.CI95 != nil {
+				vsNone += fmt.Sprintf(" ± %.3f", *p.VsNone.CI95)
+			}
+		}
 		ff := "-"
 		if all := p.SteppedIterations + p.FastForwarded; all > 0 {
 			ff = fmt.Sprintf("%.0f%%", 100*float64(p.FastForwarded)/float64(all))
 		}
-		rows = append(rows, []string{p.Name, jct, fmt.Sprintf("%.1f", p.JCT.P99), vs,
+		rows = append(rows, []string{p.Name, jct, fmt.Sprintf("%.1f", p.JCT.P99), vs, vsNone,
 			fmt.Sprintf("%.1f", 1e3*p.Iteration.ComputeS), fmt.Sprintf("%.1f", 1e3*p.Iteration.CommS), fmt.Sprintf("%.1f", 1e3*p.Iteration.WaitS),
 			fmt.Sprintf("%.0f", p.MeanSlots), count(p.Unscheduled), strconv.FormatInt(p.Events, 10), ff})
 	}

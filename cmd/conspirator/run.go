@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/conspirator-sim/conspirator/realhw/swap"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +19,7 @@ import (
 	"github.com/conspirator-sim/conspirator/reports"
 	"github.com/conspirator-sim/conspirator/scenarios"
 	"github.com/conspirator-sim/conspirator/sim"
+	"github.com/conspirator-sim/conspirator/workloads/trace"
 	"github.com/spf13/cobra"
 )
 
@@ -98,7 +100,7 @@ func (a *app) loadLate(nameOrPath string, f scenarioFlags, source string, late [
 		// fitted values replace the defaults, the user's --set still wins.
 		// Reload with its overrides placed before the user's.
 		prof := sc.Calibration
-		over, trace, err := calibrationOverrides(nameOrPath, prof, append(append([]string{}, sets...), late...))
+		over, trace, err := calibrationOverrides(nameOrPath, prof, append(append([]string{}, sets...), late...), &sc)
 		if err != nil {
 			return nil, err
 		}
@@ -126,7 +128,7 @@ func (a *app) loadLate(nameOrPath string, f scenarioFlags, source string, late [
 // proposed scenario values as --set strings, in key order, and the trace
 // of what it sets for summary.json (sets are the user's --set, which win).
 // A relative profile path is taken relative to the scenario file.
-func calibrationOverrides(scenarioPath, profile string, sets []string) ([]string, *scenarios.CalibrationTrace, error) {
+func calibrationOverrides(scenarioPath, profile string, sets []string, sc *scenarios.Scenario) ([]string, *scenarios.CalibrationTrace, error) {
 	p := profile
 	if !filepath.IsAbs(p) {
 		if st, err := os.Stat(scenarioPath); err == nil && !st.IsDir() {
@@ -134,8 +136,14 @@ func calibrationOverrides(scenarioPath, profile string, sets []string) ([]string
 		}
 	}
 	prof, err := calib.LoadProfile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, usagef("calibration: file %s not found%s; a calibration profile is the profile.yaml that `conspirator calibrate -o DIR` writes into DIR (a relative path in a scenario file is taken from that file's folder); calibrate, or point calibration at that file", profile, trace.Resolved(p))
+	}
 	if err != nil {
 		return nil, nil, usagef("calibration profile: %v", err)
+	}
+	if err := gpuSideOverrides(prof, p, sc); err != nil {
+		return nil, nil, err
 	}
 	keys := make([]string, 0, len(prof.Scenario))
 	for k := range prof.Scenario {
@@ -150,6 +158,9 @@ func calibrationOverrides(scenarioPath, profile string, sets []string) ([]string
 		// testbed is not named in perftest or nvbandwidth output.
 		machine = "a testbed not recorded in the imported files"
 	}
+	if g := pv.GPU; g != nil && g.Type != "" {
+		machine = strings.Join(slices.DeleteFunc([]string{g.Name, g.Type, prefixed("driver ", g.Driver), prefixed("CUDA ", g.CUDA), prefixed("torch ", g.Torch)}, func(s string) bool { return s == "" }), ", ")
+	}
 	trace := &scenarios.CalibrationTrace{Profile: profile, Date: pv.Date, Tool: pv.Tool, Machine: machine, Sources: pv.Sources}
 	out := make([]string, 0, len(keys))
 	for _, k := range keys {
@@ -163,6 +174,14 @@ func calibrationOverrides(scenarioPath, profile string, sets []string) ([]string
 		trace.Values = append(trace.Values, scenarios.CalibratedValue{Key: k, Value: v, From: from, OverriddenBySet: overridden})
 	}
 	return out, trace, nil
+}
+
+// prefixed is label+v, or empty when v is.
+func prefixed(label, v string) string {
+	if v == "" {
+		return ""
+	}
+	return label + v
 }
 
 func coresText(n int) string {
@@ -231,7 +250,14 @@ model's bytes or work, under the scenario's background load (a load
 generator at that duty cycle), and writes backend.json and a report
 section with each stage's model time beside the real one. Stages it cannot
 perform (RDMA transfers, GPU work, the SmartNIC) stay simulated, each with
-the reason; queueing between requests is not re-simulated.`,
+the reason; queueing between requests is not re-simulated.
+
+--backend cuda (a binary built with -tags cuda, on a machine with a GPU)
+also performs the GPU's stages on device 0: the host copy toward the GPU as
+a pageable cudaMemcpy, the DMA as a pinned one, the launch, the compute as
+a stand-in kernel that spins for the model's compute time (not the model's
+kernels: backend.json says so), the result as a pinned copy back; network
+and CPU stages run on the host backend as above.`,
 		Example: `  conspirator run
   conspirator run paper/e2e --set datapath.host.background_load=80% -o out/e2e-80
   conspirator run my.yaml --seed 7
@@ -271,7 +297,7 @@ the reason; queueing between requests is not re-simulated.`,
 			}
 			var swapped *swap.Report
 			if backend != "" {
-				rep, js, err := runBackend(sc, out, backendReps)
+				rep, js, err := runBackend(backend, sc, out, backendReps)
 				if err != nil {
 					return err
 				}
@@ -326,7 +352,7 @@ the reason; queueing between requests is not re-simulated.`,
 	f.add(c)
 	c.Flags().StringVarP(&outDir, "output", "o", "", "result directory (default $CONSPIRATOR_OUT/<scenario name>, CONSPIRATOR_OUT defaulting to ./results)")
 	c.Flags().BoolVar(&noReport, "no-report", false, "skip plots, report.md and report.html (summary and CSV files only)")
-	c.Flags().StringVar(&backend, "backend", "", "also perform the data-path stages this real backend can (host: loopback TCP, memcpy, CPU work, under the scenario's background load) and write their times beside the model's (backend.json)")
+	c.Flags().StringVar(&backend, "backend", "", "also perform the data-path stages this real backend can (host: loopback TCP, memcpy, CPU work, under the scenario's background load; cuda: those and the GPU's copies, launch and a stand-in kernel) and write their times beside the model's (backend.json)")
 	c.Flags().IntVar(&backendReps, "backend-reps", 200, "times each stage is performed on the --backend")
 	c.Flags().BoolVar(&noSensitivity, "no-sensitivity", false, "skip the sensitivity of a data-path run's headline (sensitivity.csv, the report's \"rests on\" list)")
 	c.Flags().BoolVar(&withSensitivity, "sensitivity", false, "compute the headline's sensitivity for a cluster run too (each of its points is a whole replay: about four more runs), or for a data-path run above 20,000 requests")

@@ -2,10 +2,14 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/conspirator-sim/conspirator/internal/suggest"
 	"github.com/conspirator-sim/conspirator/scenarios"
+	"github.com/conspirator-sim/conspirator/sim"
 	"github.com/conspirator-sim/conspirator/sim/datapath"
 	"github.com/spf13/cobra"
 )
@@ -20,11 +24,36 @@ func (a *app) scenariosCmd() *cobra.Command {
 	}
 	c.AddCommand(&cobra.Command{
 		Use:   "list",
-		Short: "List the built-in scenarios",
-		Args:  cobra.NoArgs,
+		Short: "List the built-in scenarios; those that read data files say which, and whether they are found from here",
+		Long: `List the built-in scenarios, one a line. A scenario that reads data files
+(a cluster trace, a node list) says where (its paths are relative to the
+working directory: ../shared is the folder beside the repository), with
+the keys that name them, and whether they are found from the working
+directory. Where not, run it from the repository root with ../shared
+beside it, or point the keys at your copy with --set KEY=PATH;
+'conspirator trace inspect PATH' says where a missing trace comes from.`,
+		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			for _, n := range scenarios.List() {
-				fmt.Fprintln(a.stdout, n)
+			names := scenarios.List()
+			width := 0
+			for _, n := range names {
+				width = max(width, len(n))
+			}
+			anyMissing := false
+			for _, n := range names {
+				note, err := dataNote(n)
+				if err != nil {
+					return err
+				}
+				anyMissing = anyMissing || strings.Contains(note, notFoundHere)
+				if note == "" {
+					fmt.Fprintln(a.stdout, n)
+				} else {
+					fmt.Fprintf(a.stdout, "%-*s  %s\n", width, n, note)
+				}
+			}
+			if anyMissing {
+				fmt.Fprintf(a.stderr, "data %s: run those scenarios from the repository root with ../shared beside it, or --set their keys to your copy; 'conspirator trace inspect PATH' says where a trace comes from\n", notFoundHere)
 			}
 			return nil
 		},
@@ -127,4 +156,49 @@ func (a *app) explainCmd() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// notFoundHere marks, in scenarios list, data that is not found from the
+// working directory.
+const notFoundHere = "not found from this directory"
+
+// dataNote says which data files the built-in scenario name reads, by
+// folder and key, and whether they are there from the working directory:
+// "needs data: ../shared/traces/alibaba-gpu-v2023/ (cluster.trace,
+// cluster.nodes), found". It is "" for a scenario that reads none.
+func dataNote(name string) (string, error) {
+	var sc scenarios.Scenario
+	if err := scenarios.Load(name, nil, nil, &sc); err != nil {
+		return "", fmt.Errorf("scenarios list: %s: %w", name, err)
+	}
+	keys, paths := sim.DataFiles(&sc)
+	var dirs, missing []string
+	for i, p := range paths {
+		if strings.TrimSpace(p) == "" {
+			continue
+		}
+		if d := filepath.Dir(p) + "/"; !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
+		}
+		if _, err := os.Stat(p); err != nil {
+			missing = append(missing, keys[i])
+		}
+	}
+	if len(dirs) == 0 {
+		return "", nil
+	}
+	var used []string
+	for i, p := range paths {
+		if strings.TrimSpace(p) != "" {
+			used = append(used, keys[i])
+		}
+	}
+	state := "found"
+	switch {
+	case len(missing) == len(used):
+		state = notFoundHere
+	case len(missing) > 0:
+		state = notFoundHere + " (" + strings.Join(missing, ", ") + ")"
+	}
+	return fmt.Sprintf("needs data: %s (%s), %s", strings.Join(dirs, ", "), strings.Join(used, ", "), state), nil
 }

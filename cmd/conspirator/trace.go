@@ -29,6 +29,9 @@ workloads/trace/FORMATS.md for each format's columns and rules.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			res, err := trace.ImportFile(args[0], opt)
+			if missing := trace.NotFound("trace inspect", args[0], opt.Format, err, "give the path of your copy"); missing != nil {
+				return usageError{missing} // as run says it: where the path led and where the data comes from
+			}
 			var fe *trace.FormatError
 			if errors.As(err, &fe) {
 				return usagef("%v; give it with --format", err)

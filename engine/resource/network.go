@@ -211,6 +211,32 @@ func (n *Network) Cancel(id FlowID) float64 {
 	return left
 }
 
+// CancelAll cancels the flows of ids that are still running, as Cancel
+// does, with one recomputation of rates for all of them (a regrant stops
+// a synchronisation's flows together). It appends to left what each flow
+// of ids had left (0 for one finished or unknown) and returns it.
+func (n *Network) CancelAll(ids []FlowID, left []float64) []float64 {
+	seeds := n.seeds[:0]
+	now := n.sim.Now()
+	for _, id := range ids {
+		f := n.flows[id]
+		if f == nil {
+			left = append(left, 0)
+			continue
+		}
+		left = append(left, n.remainingAt(f, now))
+		n.drop(f)
+		seeds = append(seeds, f.path...)
+		f.done, f.path = nil, nil
+		n.spare = append(n.spare, f)
+	}
+	n.seeds = seeds
+	if len(seeds) > 0 {
+		n.recompute(seeds)
+	}
+	return left
+}
+
 // Rate is flow id's rate now (0 when finished or unknown).
 func (n *Network) Rate(id FlowID) float64 {
 	if f := n.flows[id]; f != nil {
@@ -226,6 +252,14 @@ func (n *Network) Remaining(id FlowID) float64 {
 		return n.remainingAt(f, n.sim.Now())
 	}
 	return 0
+}
+
+// Running says whether flow id is still sending: false once it finished
+// (even before its done function has run) or was cancelled, so that a
+// caller cancelling flows knows which done functions will still run.
+func (n *Network) Running(id FlowID) bool {
+	_, ok := n.flows[id]
+	return ok
 }
 
 // Flows is the number of flows in progress.

@@ -136,6 +136,31 @@ func TestNetworkCancel(t *testing.T) {
 	}
 }
 
+// CancelAll by hand: three flows share a 10 B/s link (a finished one's
+// id among them); at t = 3 s two are cancelled together, with 90 and 90
+// bytes left (each sent 10 of 100 at 10/3 B/s), the finished id gives 0,
+// and the third runs alone at 10 B/s: its 90 bytes end at 12 s.
+func TestNetworkCancelAll(t *testing.T) {
+	sim, n, l := newNet(t, 10, 1000)
+	gone := n.Start(1, []LinkID{l[1]}, 0, nil) // ends at 1 ms
+	a := n.Start(100, []LinkID{l[0]}, 0, func() { t.Error("a cancelled flow ran its done function") })
+	b := n.Start(100, []LinkID{l[0]}, 0, func() { t.Error("a cancelled flow ran its done function") })
+	c := n.Start(100, []LinkID{l[0]}, 0, nil)
+	sim.MustAt(engine.Seconds(3), func() {
+		left := n.CancelAll([]FlowID{a, gone, b}, nil)
+		if len(left) != 3 || math.Abs(left[0]-90) > 1e-9 || left[1] != 0 || math.Abs(left[2]-90) > 1e-9 {
+			t.Errorf("left %v, want [90 0 90]", left)
+		}
+		if r := n.Rate(c); r != 10 {
+			t.Errorf("after the cancel the third flow runs at %v, want 10", r)
+		}
+	})
+	sim.Run()
+	if sim.Now() != engine.Seconds(12) {
+		t.Errorf("c ends at %v, want 12 s", sim.Now())
+	}
+}
+
 // StartAll is Start of each transfer at the same instant, with one
 // recomputation: random flows over random paths of 6 links, started in
 // groups at random instants, end at the same nanoseconds either way, and

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/conspirator-sim/conspirator/engine"
+	"github.com/conspirator-sim/conspirator/hw/mig"
 )
 
 // migTable is the compute time of one model on A100-80GB MIG instances:
@@ -290,5 +291,46 @@ func SpeedFraction(s Spec, computeSlices int, model string) float64 {
 	full := tab.peakThroughput(fullSlices)
 	frac := func(c int) float64 { return tab.peakThroughput(c) / full }
 	lo, hi, w := between(max(share*fullSlices, 1))
+	return (1-w)*frac(lo) + w*frac(hi)
+}
+
+// InstanceSpeedFraction is SpeedFraction for an instance of profile p of
+// s, its compute counted on basis: mig.BasisSlices, its compute slices
+// (SpeedFraction); mig.BasisSMs, its SMs over those of the whole-GPU
+// instance where s's geometry knows them (nvidia-smi mig -lgip), its slices
+// elsewhere. The share is read on the A100 tables, where SMs are
+// proportional to slices (14 per slice), so an H200 4g.71gb with 64 of 132
+// SMs (48%) runs as an A100 instance of 3.4 slices, not 4. Below one
+// slice's share (an H200 1g.18gb: 16 of 132 SMs, 0.85 slices) the one-slice
+// throughput is scaled down in proportion: the tables have nothing smaller.
+func InstanceSpeedFraction(s Spec, p *mig.Profile, model, basis string) float64 {
+	if s.MIG == nil || p.Compute >= s.MIG.ComputeSlices {
+		return 1
+	}
+	if basis == mig.BasisSMs {
+		if share, ok := s.MIG.SMShare(p); ok {
+			return shareSpeedFraction(share, model)
+		}
+	}
+	return SpeedFraction(s, p.Compute, model)
+}
+
+// shareSpeedFraction is the throughput of an instance with share (0..1)
+// of the GPU's compute relative to the whole GPU, on model's A100 table.
+func shareSpeedFraction(share float64, model string) float64 {
+	if share >= 1 {
+		return 1
+	}
+	tab, ok := migTables[strings.ToLower(model)]
+	if !ok {
+		return share
+	}
+	full := tab.peakThroughput(fullSlices)
+	frac := func(c int) float64 { return tab.peakThroughput(c) / full }
+	x := share * fullSlices
+	if x < 1 {
+		return frac(1) * x
+	}
+	lo, hi, w := between(x)
 	return (1-w)*frac(lo) + w*frac(hi)
 }

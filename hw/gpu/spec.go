@@ -90,7 +90,13 @@ func buildCatalog() map[string]Spec {
 		},
 		{
 			Name: "h200-141gb", MemoryBytes: 141 * GiB,
-			MIG:      mig.SevenSlice("h200-141gb", 141*GiB, [6]string{"1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"}, "V: MIG guide v580 H200-141GB table; starts D (as A100/H100)"),
+			// Memory per instance and SMs: measured, `nvidia-smi mig -lgip`
+			// on an H200 (driver 580.159.04, CUDA 13.0, 2026-11-27;
+			// ../shared/reference/measured-h200-2026-11-27). Its -lgipp
+			// placements are the seven-slice shapes', so starts are now V.
+			MIG: mig.SevenSlice("h200-141gb", 141*GiB, [6]string{"1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"}, "V: MIG guide v580 H200-141GB table").
+				WithDevice([]int64{16384, 33280, 33280, 71424, 71424, 143360}, []int{16, 26, 32, 60, 64, 132},
+					"memory per instance, SMs and starts measured: nvidia-smi mig -lgip/-lgipp on an H200, driver 580.159.04, 2026-11-27"),
 			TDPWatts: 700, // A: SXM 700 W (saulelectric.com H200 page; gmicloud); same board power as H100 SXM.
 			// 5.408 USD/GPU-h: V, AWS Capacity Block for p5e (8x H200) 43.26/8 (hardware.md 8). A capacity-block price, lower than on-demand.
 			PricePerHour: 5.408,

@@ -92,37 +92,40 @@ func TestProfiles(t *testing.T) {
 		id, compute, mem int
 		memBytes         int64
 		starts           []int
-		max              int
+		max, sms         int
 	}{
-		{"a100-40gb", "1g.5gb", 19, 1, 1, 5 * GiB, seven, 7},
-		{"a100-40gb", "1g.10gb", 15, 1, 2, 10 * GiB, []int{0, 2, 4, 6}, 4},
-		{"a100-40gb", "2g.10gb", 14, 2, 2, 10 * GiB, []int{0, 2, 4}, 3},
-		{"a100-40gb", "3g.20gb", 9, 3, 4, 20 * GiB, []int{0, 4}, 2},
-		{"a100-40gb", "4g.20gb", 5, 4, 4, 20 * GiB, []int{0}, 1},
-		{"a100-40gb", "7g.40gb", 0, 7, 8, 40 * GiB, []int{0}, 1},
-		{"a100-80gb", "1g.10gb", 19, 1, 1, 10 * GiB, seven, 7},
-		{"a100-80gb", "1g.20gb", 15, 1, 2, 20 * GiB, []int{0, 2, 4, 6}, 4},
-		{"a100-80gb", "2g.20gb", 14, 2, 2, 20 * GiB, []int{0, 2, 4}, 3},
-		{"a100-80gb", "3g.40gb", 9, 3, 4, 40 * GiB, []int{0, 4}, 2},
-		{"a100-80gb", "4g.40gb", 5, 4, 4, 40 * GiB, []int{0}, 1},
-		{"a100-80gb", "7g.80gb", 0, 7, 8, 80 * GiB, []int{0}, 1},
-		{"h100-80gb", "1g.10gb", 19, 1, 1, 10 * GiB, seven, 7},
-		{"h100-80gb", "1g.20gb", 15, 1, 2, 20 * GiB, []int{0, 2, 4, 6}, 4},
-		{"h100-80gb", "7g.80gb", 0, 7, 8, 80 * GiB, []int{0}, 1},
-		{"h100-94gb", "1g.12gb", 19, 1, 1, 94 * GiB / 8, seven, 7},
-		{"h100-94gb", "3g.47gb", 9, 3, 4, 94 * GiB / 2, []int{0, 4}, 2},
-		{"h100-94gb", "7g.94gb", 0, 7, 8, 94 * GiB, []int{0}, 1},
-		{"h200-141gb", "1g.18gb", 19, 1, 1, 141 * GiB / 8, seven, 7},
-		{"h200-141gb", "1g.35gb", 15, 1, 2, 141 * GiB / 8 * 2, []int{0, 2, 4, 6}, 4},
-		{"h200-141gb", "2g.35gb", 14, 2, 2, 141 * GiB / 8 * 2, []int{0, 2, 4}, 3},
-		{"h200-141gb", "3g.71gb", 9, 3, 4, 141 * GiB / 8 * 4, []int{0, 4}, 2},
-		{"h200-141gb", "4g.71gb", 5, 4, 4, 141 * GiB / 8 * 4, []int{0}, 1},
-		{"h200-141gb", "7g.141gb", 0, 7, 8, 141 * GiB, []int{0}, 1},
-		{"b200-180gb", "1g.23gb", 19, 1, 1, 180 * GiB / 8, seven, 7},
-		{"b200-180gb", "7g.180gb", 0, 7, 8, 180 * GiB, []int{0}, 1},
-		{"a30-24gb", "1g.6gb", 14, 1, 1, 6 * GiB, []int{0, 1, 2, 3}, 4},
-		{"a30-24gb", "2g.12gb", 5, 2, 2, 12 * GiB, []int{0, 2}, 2},
-		{"a30-24gb", "4g.24gb", 0, 4, 4, 24 * GiB, []int{0}, 1},
+		{"a100-40gb", "1g.5gb", 19, 1, 1, 5 * GiB, seven, 7, 0},
+		{"a100-40gb", "1g.10gb", 15, 1, 2, 10 * GiB, []int{0, 2, 4, 6}, 4, 0},
+		{"a100-40gb", "2g.10gb", 14, 2, 2, 10 * GiB, []int{0, 2, 4}, 3, 0},
+		{"a100-40gb", "3g.20gb", 9, 3, 4, 20 * GiB, []int{0, 4}, 2, 0},
+		{"a100-40gb", "4g.20gb", 5, 4, 4, 20 * GiB, []int{0}, 1, 0},
+		{"a100-40gb", "7g.40gb", 0, 7, 8, 40 * GiB, []int{0}, 1, 0},
+		{"a100-80gb", "1g.10gb", 19, 1, 1, 10 * GiB, seven, 7, 0},
+		{"a100-80gb", "1g.20gb", 15, 1, 2, 20 * GiB, []int{0, 2, 4, 6}, 4, 0},
+		{"a100-80gb", "2g.20gb", 14, 2, 2, 20 * GiB, []int{0, 2, 4}, 3, 0},
+		{"a100-80gb", "3g.40gb", 9, 3, 4, 40 * GiB, []int{0, 4}, 2, 0},
+		{"a100-80gb", "4g.40gb", 5, 4, 4, 40 * GiB, []int{0}, 1, 0},
+		{"a100-80gb", "7g.80gb", 0, 7, 8, 80 * GiB, []int{0}, 1, 0},
+		{"h100-80gb", "1g.10gb", 19, 1, 1, 10 * GiB, seven, 7, 0},
+		{"h100-80gb", "1g.20gb", 15, 1, 2, 20 * GiB, []int{0, 2, 4, 6}, 4, 0},
+		{"h100-80gb", "7g.80gb", 0, 7, 8, 80 * GiB, []int{0}, 1, 0},
+		{"h100-94gb", "1g.12gb", 19, 1, 1, 94 * GiB / 8, seven, 7, 0},
+		{"h100-94gb", "3g.47gb", 9, 3, 4, 94 * GiB / 2, []int{0, 4}, 2, 0},
+		{"h100-94gb", "7g.94gb", 0, 7, 8, 94 * GiB, []int{0}, 1, 0},
+		// H200: memory and SMs as nvidia-smi mig -lgip printed them on
+		// the device (16.00, 32.50, 69.75, 140.00 GiB; 16 ... 132 SMs),
+		// not 141 GiB / 8 per memory slice.
+		{"h200-141gb", "1g.18gb", 19, 1, 1, 16384 * mig.MiB, seven, 7, 16},
+		{"h200-141gb", "1g.35gb", 15, 1, 2, 33280 * mig.MiB, []int{0, 2, 4, 6}, 4, 26},
+		{"h200-141gb", "2g.35gb", 14, 2, 2, 33280 * mig.MiB, []int{0, 2, 4}, 3, 32},
+		{"h200-141gb", "3g.71gb", 9, 3, 4, 71424 * mig.MiB, []int{0, 4}, 2, 60},
+		{"h200-141gb", "4g.71gb", 5, 4, 4, 71424 * mig.MiB, []int{0}, 1, 64},
+		{"h200-141gb", "7g.141gb", 0, 7, 8, 140 * GiB, []int{0}, 1, 132},
+		{"b200-180gb", "1g.23gb", 19, 1, 1, 180 * GiB / 8, seven, 7, 0},
+		{"b200-180gb", "7g.180gb", 0, 7, 8, 180 * GiB, []int{0}, 1, 0},
+		{"a30-24gb", "1g.6gb", 14, 1, 1, 6 * GiB, []int{0, 1, 2, 3}, 4, 0},
+		{"a30-24gb", "2g.12gb", 5, 2, 2, 12 * GiB, []int{0, 2}, 2, 0},
+		{"a30-24gb", "4g.24gb", 0, 4, 4, 24 * GiB, []int{0}, 1, 0},
 	}
 	for _, tc := range tests {
 		s := mustLookup(t, tc.gpu)
@@ -132,7 +135,7 @@ func TestProfiles(t *testing.T) {
 			continue
 		}
 		want := mig.Profile{Name: tc.name, ID: tc.id, Compute: tc.compute, MemSlices: tc.mem,
-			MemoryBytes: tc.memBytes, Starts: tc.starts, MaxCount: tc.max}
+			MemoryBytes: tc.memBytes, Starts: tc.starts, MaxCount: tc.max, SMs: tc.sms}
 		if !reflect.DeepEqual(*p, want) {
 			t.Errorf("%s %s = %+v, want %+v", tc.gpu, tc.name, *p, want)
 		}

@@ -20,5 +20,14 @@
 // getting-started pages), grade V, as copied in
 // ../shared/reference/hardware.md section 6 and design.md "MIG facts".
 //
-// Everything here is plain data and pure functions: no I/O, no clock.
+// A geometry can also come from the device: ParseNvidiaSMI reads the
+// output of `nvidia-smi mig -lgip` and `-lgipp` and FromNvidiaSMI builds
+// the geometry (IDs, placements, counts, memory per instance in MiB, SMs),
+// which WriteYAML and ReadYAML keep as a file (`conspirator mig import`;
+// cluster.mig_geometry). Profiles carry their SMs where known, so that an
+// instance's compute can be counted as its SM share (ComputeShare,
+// BasisSMs) beside its slice share: on an H200 they differ.
+//
+// Everything here is plain data and pure functions: no I/O (the parsers
+// take bytes), no clock.
 package mig

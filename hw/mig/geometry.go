@@ -36,6 +36,10 @@ type Profile struct {
 	MemoryBytes int64  // nominal: MemSlices/MemorySlices of the GPU's memory
 	Starts      []int  // legal first memory slice, ascending (`nvidia-smi mig -lgipp`)
 	MaxCount    int    // most instances of this profile on one GPU; 0 = no limit beyond the slices
+	// SMs are the streaming multiprocessors an instance gets, as
+	// `nvidia-smi mig -lgip` prints them; 0 where the device was never
+	// asked (the guide's tables print no SM counts).
+	SMs int
 }
 
 // Geometry is the MIG partitioning of one GPU model. A *Geometry handed
@@ -51,6 +55,10 @@ type Geometry struct {
 	// (4 memory, 3 compute) profile can be combined"). The catalog leaves it
 	// false; set it to reproduce papers that used older drivers (MISO).
 	No4g3g bool
+	// SMs are the streaming multiprocessors of the instance that spans
+	// the whole GPU (the 7g profile), the denominator of SMShare; 0 where
+	// unknown.
+	SMs    int
 	Source string // citations and grades of the geometry
 }
 
@@ -143,6 +151,12 @@ func (g *Geometry) Check() error {
 		}
 		if p.MaxCount < 0 {
 			errs = append(errs, fmt.Errorf("MIG geometry of %q, profile %q: max count %d; want >= 0", g.Model, p.Name, p.MaxCount))
+		}
+		if p.SMs < 0 || (g.SMs > 0 && p.SMs > g.SMs) || (g.SMs == 0 && p.SMs > 0) {
+			errs = append(errs, fmt.Errorf("MIG geometry of %q, profile %q: %d SMs; want 0 (unknown) or 1..%d, the whole GPU's (sms)", g.Model, p.Name, p.SMs, g.SMs))
+		}
+		if p.MemoryBytes < 0 {
+			errs = append(errs, fmt.Errorf("MIG geometry of %q, profile %q: memory %d bytes; want >= 0", g.Model, p.Name, p.MemoryBytes))
 		}
 	}
 	return errors.Join(errs...)
@@ -245,4 +259,27 @@ func SevenSlice(model string, memBytes int64, names [6]string, source string) *G
 // slices (A30-24GB); names in the order 1g, 2g, 4g.
 func FourSlice(model string, memBytes int64, names [3]string, source string) *Geometry {
 	return build(model, 4, 4, memBytes, names[:], fourSlice[:], source)
+}
+
+// WithDevice returns a copy of g (a SevenSlice or FourSlice geometry) with
+// each profile's memory and SMs as the device reports them (`nvidia-smi
+// mig -lgip`), in g's profile order, and source appended to its Source.
+// The nominal memory (an equal share of the GPU's per memory slice) is
+// not what the driver gives: an H200's 1g.18gb has 16,384 MiB, not
+// 141 GiB / 8.
+func (g *Geometry) WithDevice(memMiB []int64, sms []int, source string) *Geometry {
+	if len(memMiB) != len(g.Profiles) || len(sms) != len(g.Profiles) {
+		panic(fmt.Sprintf("mig: WithDevice for %s: %d memories and %d SM counts for %d profiles", g.Model, len(memMiB), len(sms), len(g.Profiles)))
+	}
+	c := g.Clone()
+	for i := range c.Profiles {
+		c.Profiles[i].MemoryBytes = memMiB[i] * MiB
+		c.Profiles[i].SMs = sms[i]
+		c.SMs = max(c.SMs, sms[i])
+	}
+	c.Source += "; " + source
+	if err := c.Check(); err != nil {
+		panic(fmt.Sprintf("mig: device geometry of %s: %v", g.Model, err))
+	}
+	return c
 }

@@ -12,15 +12,12 @@ package atomicfs
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
-	"syscall"
 )
 
 // FS is every file operation a writer performs. Implementations must be
@@ -93,65 +90,15 @@ func (osFS) SyncDir(p string) error {
 	return err
 }
 
-// TmpInfix marks a temporary name: ".BASE" + TmpInfix + "PID-N". A file or
-// directory whose name has it is never a result; IsTemp recognises it and
-// CleanTemps removes the ones a killed writer left.
-const TmpInfix = ".tmp-"
-
-var seq atomic.Uint64
-
-// TempName is a sibling of path that no other writer (in this process or
-// another) uses at the same time, recognised by IsTemp.
-func TempName(path string) string { return tempName(path) }
-
-func tempName(path string) string {
-	dir, base := filepath.Split(path)
-	name := filepath.Join(dir, "."+base+TmpInfix+strconv.Itoa(os.Getpid())+"-"+strconv.FormatUint(seq.Add(1), 10))
-	liveTemps.Store(name, struct{}{})
-	return name
-}
-
-// liveTemps holds the temporaries this process is writing now (from
-// TempName until ReleaseTemp), which CleanTemps leaves alone: shards of
-// one sweep share its directory, and one that starts must not remove
-// another's sweep.json on its way in (seen in TestShardsShareDirectory).
-var liveTemps sync.Map
-
-// ReleaseTemp says that the writer of tmp (a TempName) is done with it,
-// whether it renamed it, removed it, or failed.
-func ReleaseTemp(tmp string) { liveTemps.Delete(tmp) }
-
-// stale says whether the temporary named name in dir was left by a writer
-// that is gone: not one this process is writing, and not one of a
-// process that is alive (its PID is in the name).
-func stale(dir, name string) bool {
-	if _, live := liveTemps.Load(filepath.Join(dir, name)); live {
-		return false
-	}
-	rest := name[strings.Index(name, TmpInfix)+len(TmpInfix):]
-	pidText, _, _ := strings.Cut(rest, "-")
-	pid, err := strconv.Atoi(pidText)
-	if err != nil || pid <= 0 || pid == os.Getpid() {
-		return true
-	}
-	// Signal 0 checks that the process exists; EPERM: it exists, owned by
-	// another user.
-	err = syscall.Kill(pid, 0)
-	return err != nil && !errors.Is(err, syscall.EPERM)
-}
-
-// IsTemp says whether a directory entry's name is a temporary of this
-// package (a leftover of a writer that was killed).
-func IsTemp(name string) bool {
-	return strings.HasPrefix(name, ".") && strings.Contains(name, TmpInfix)
-}
-
 // WriteFile writes data to path so that a reader, or the disk after a
 // crash, sees either the old file or the whole new one. The directory must
 // exist. Errors name path; on error no temporary is left behind (best
 // effort: a failing RemoveAll is not reported over the first error).
 func WriteFile(fsys FS, path string, data []byte) error {
-	tmp := tempName(path)
+	tmp, err := CreateTemp(path)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
 	defer ReleaseTemp(tmp)
 	if err := fsys.WriteFile(tmp, data); err != nil {
 		fsys.RemoveAll(tmp)
@@ -196,15 +143,18 @@ func (r renamed) Unwrap() error { return r.err }
 // tempDir creates the temporary sibling of dir that WriteDir and Rewrite
 // build in, and fail, which removes it and returns err with the
 // temporary's name replaced by dir: the temporary is gone when the user
-// reads the error. The caller releases tmp (ReleaseTemp) in every case.
+// reads the error. The temporary is locked as live (see temp.go) until
+// the caller releases it (ReleaseTemp), which it does in every case.
 func tempDir(fsys FS, dir string) (tmp string, fail func(error) error, err error) {
-	tmp = tempName(dir)
+	tmp, err = mkdirTemp(fsys, dir)
 	fail = func(err error) error {
-		fsys.RemoveAll(tmp)
+		if tmp != "" {
+			fsys.RemoveAll(tmp)
+		}
 		return renamed{strings.ReplaceAll(err.Error(), tmp, dir), err}
 	}
-	if err := fsys.MkdirAll(tmp); err != nil {
-		return tmp, fail, fail(fmt.Errorf("create %s: %w", tmp, err))
+	if err != nil {
+		return tmp, fail, fail(err)
 	}
 	return tmp, fail, nil
 }
@@ -263,10 +213,18 @@ func WriteDir(fsys FS, dir string, files map[string][]byte, replace bool, fill f
 func Replace(fsys FS, tmp, dir string) error {
 	parent := filepath.Dir(dir)
 	old := tmp
+	// The old directory is locked before it moves to a temporary name, so
+	// that a cleaner leaves it to this writer while it lives (temp.go).
+	release := holdAside(dir)
+	defer release()
 	err := fsys.Exchange(tmp, dir)
+	if testAfterMoveAside != nil && err == nil {
+		testAfterMoveAside(tmp)
+	}
 	switch {
 	case errors.Is(err, ErrNoExchange):
 		old = tempName(dir)
+		liveTemps.Store(old, (*os.File)(nil)) // locked by holdAside
 		defer ReleaseTemp(old)
 		if err := fsys.Rename(dir, old); err != nil {
 			return fmt.Errorf("replace %s: move the old directory aside: %w", dir, err)
@@ -277,6 +235,9 @@ func Replace(fsys FS, tmp, dir string) error {
 				return fmt.Errorf("replace %s: %w (and the old directory could not be put back from %s: %v)", dir, err, old, rerr)
 			}
 			return fmt.Errorf("replace %s: %w", dir, err)
+		}
+		if testAfterMoveAside != nil {
+			testAfterMoveAside(old)
 		}
 	case err != nil:
 		return fmt.Errorf("replace %s: %w", dir, err)
@@ -291,6 +252,10 @@ func Replace(fsys FS, tmp, dir string) error {
 	}
 	return nil
 }
+
+// testAfterMoveAside, where a test sets it, runs with the old directory's
+// temporary name once Replace has moved it aside.
+var testAfterMoveAside func(old string)
 
 // Rewrite changes the existing directory dir as one atomic step: it
 // builds a temporary sibling holding a hard link to every file of dir
@@ -398,59 +363,6 @@ func WriteTree(fsys FS, root string, files map[string][]byte) error {
 	return nil
 }
 
-// CleanTemps removes, directly inside dir, the temporaries (IsTemp) whose
-// name starts with one of the given prefixes ("." + base name of the file
-// they were for); with no prefix, every temporary. It is for a writer that
-// starts again after being killed; temporaries of files it does not own
-// (another shard's) must not be named.
-func CleanTemps(fsys FS, dir string, bases ...string) error {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-		return nil // nothing to clean; the writer reports a file in the way
-	}
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if !IsTemp(e.Name()) {
-			continue
-		}
-		match := len(bases) == 0
-		for _, b := range bases {
-			if strings.HasPrefix(e.Name(), "."+b+TmpInfix) {
-				match = true
-			}
-		}
-		if match && stale(dir, e.Name()) {
-			if err := fsys.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
-				return fmt.Errorf("remove stale %s: %w", filepath.Join(dir, e.Name()), err)
-			}
-		}
-	}
-	return nil
-}
-
-// Temps lists, relative to root, every temporary (IsTemp) at any depth
-// under root: after a writer returned, with or without an error, there
-// should be none.
-func Temps(root string) ([]string, error) {
-	var out []string
-	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if IsTemp(d.Name()) {
-			rel, _ := filepath.Rel(root, p)
-			out = append(out, rel)
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-		}
-		return nil
-	})
-	return out, err
-}
-
 func hasParent(name string) bool {
 	for _, part := range strings.Split(filepath.ToSlash(name), "/") {
 		if part == ".." {
@@ -458,4 +370,44 @@ func hasParent(name string) bool {
 		}
 	}
 	return false
+}
+
+// CopyFile writes a copy of the file src at dst as WriteFile writes
+// (dst holds its old bytes or the whole copy, never a part), streaming
+// the bytes: dst is always a new file of its own, never a link to src,
+// so that editing one never changes the other.
+func CopyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	tmp, err := CreateTemp(dst)
+	if err != nil {
+		return fmt.Errorf("copy to %s: %w", dst, err)
+	}
+	defer ReleaseTemp(tmp)
+	fail := func(err error) error {
+		os.Remove(tmp)
+		return fmt.Errorf("copy %s to %s: %w", src, dst, hideTemp(err, tmp))
+	}
+	out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		return fail(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return fail(err)
+	}
+	if err := out.Sync(); err != nil {
+		out.Close()
+		return fail(err)
+	}
+	if err := out.Close(); err != nil {
+		return fail(err)
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		return fail(err)
+	}
+	return OS.SyncDir(filepath.Dir(dst))
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 )
 
@@ -126,33 +125,6 @@ func TestWriteDirReplaceAndNames(t *testing.T) {
 	}
 	if tmp, _ := Temps(root); len(tmp) > 0 {
 		t.Errorf("temporaries left: %v", tmp)
-	}
-}
-
-func TestCleanTemps(t *testing.T) {
-	dir := t.TempDir()
-	for _, n := range []string{".aggregate.json.tmp-12-3", ".sweep.json.tmp-9-1", "aggregate.json", ".hidden"} {
-		os.WriteFile(filepath.Join(dir, n), nil, 0o644)
-	}
-	if err := CleanTemps(OS, dir, "aggregate.json"); err != nil {
-		t.Fatal(err)
-	}
-	left, _ := os.ReadDir(dir)
-	var names []string
-	for _, e := range left {
-		names = append(names, e.Name())
-	}
-	want := []string{".hidden", ".sweep.json.tmp-9-1", "aggregate.json"}
-	if len(names) != len(want) {
-		t.Fatalf("left %v, want %v", names, want)
-	}
-	for i := range want {
-		if names[i] != want[i] {
-			t.Fatalf("left %v, want %v", names, want)
-		}
-	}
-	if err := CleanTemps(OS, filepath.Join(dir, "missing")); err != nil {
-		t.Errorf("missing directory: %v", err)
 	}
 }
 
@@ -312,33 +284,4 @@ func TestRewrite(t *testing.T) {
 			}
 		}
 	}
-}
-
-// CleanTemps removes a killed writer's temporaries and keeps those being
-// written: by this process now (TempName until ReleaseTemp) or by another
-// process that is alive (its PID in the name). Shards of one sweep start
-// in one directory at once; one must not remove another's file on its way
-// in.
-func TestCleanTempsKeepsLiveWriters(t *testing.T) {
-	dir := t.TempDir()
-	live := TempName(filepath.Join(dir, "a"))
-	released := TempName(filepath.Join(dir, "b"))
-	ReleaseTemp(released)
-	parent := filepath.Join(dir, ".c"+TmpInfix+strconv.Itoa(os.Getppid())+"-1") // alive: the test's parent
-	dead := filepath.Join(dir, ".d"+TmpInfix+"999999999-1")
-	for _, p := range []string{live, released, parent, dead} {
-		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := CleanTemps(OS, dir); err != nil {
-		t.Fatal(err)
-	}
-	for p, keep := range map[string]bool{live: true, released: false, parent: true, dead: false} {
-		_, err := os.Stat(p)
-		if got := err == nil; got != keep {
-			t.Errorf("%s: kept %v, want %v", filepath.Base(p), got, keep)
-		}
-	}
-	ReleaseTemp(live)
 }

@@ -141,35 +141,43 @@ func held(dir string, err error) error {
 	return &HeldError{Dir: filepath.Clean(dir), PIDs: holders(dir)}
 }
 
-// holders reads the PIDs of the live processes that hold dir: the
-// exclusive holder's file, and every shard file that is locked now.
+// holders reads the PIDs of the processes that hold dir, for the message
+// only: the exclusive holder's and every shard's, each read from a lock
+// file that is locked now (a PID left in a file by a killed holder is not
+// read, and no PID is checked for life: PIDs of another PID namespace or
+// of a rebooted machine mean nothing here).
 func holders(dir string) []int {
 	var pids []int
 	seen := map[int]bool{}
-	add := func(p string) {
+	// addIfHeld adds the PID in lock file p if some process holds p in a
+	// way that excludes a lock of the kind given (shared: only an
+	// exclusive holder does).
+	addIfHeld := func(p string, exclusive bool) {
+		f, err := os.Open(p)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		if lock(f, exclusive) == nil { // not held now
+			unlock(f)
+			return
+		}
 		b, err := os.ReadFile(p)
 		if err != nil {
 			return
 		}
 		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-		if err != nil || pid <= 0 || seen[pid] || !alive(pid) {
+		if err != nil || pid <= 0 || seen[pid] {
 			return
 		}
 		seen[pid] = true
 		pids = append(pids, pid)
 	}
-	add(Path(dir))
+	addIfHeld(Path(dir), false)
 	d := filepath.Clean(dir)
 	shards, _ := filepath.Glob(filepath.Join(filepath.Dir(d), "."+globEscape(filepath.Base(d))+".shard-*-of-*.lock"))
 	for _, p := range shards {
-		if f, err := os.Open(p); err == nil {
-			if lock(f, false) == nil { // not held by anyone now
-				unlock(f)
-			} else {
-				add(p)
-			}
-			f.Close()
-		}
+		addIfHeld(p, false)
 	}
 	sort.Ints(pids)
 	return pids

@@ -71,7 +71,8 @@ func TestExclusion(t *testing.T) {
 }
 
 // A lock dies with its process: a holder killed with SIGKILL leaves the
-// directory free, and while it lives the refusal names its PID.
+// directory free, and while it lives the refusal names its PID (read from
+// the lock file it holds; no PID is checked for life).
 func TestLockHeldByAnotherProcess(t *testing.T) {
 	if os.Getenv("DIRLOCK_HOLD") != "" {
 		l, err := Exclusive(os.Getenv("DIRLOCK_HOLD"))
@@ -101,6 +102,15 @@ func TestLockHeldByAnotherProcess(t *testing.T) {
 	heldBy(t, err, cmd.Process.Pid)
 	cmd.Process.Kill()
 	cmd.Wait()
+	// The killed holder's PID is still in the lock file; a refusal now
+	// names the live holder only (this process, as shard 0 of 2).
+	s0, err := Shard(dir, 0, 2)
+	if err != nil {
+		t.Fatalf("after the holder was killed: %v", err)
+	}
+	_, err = Exclusive(dir)
+	heldBy(t, err, os.Getpid())
+	s0.Release()
 	l, err := Exclusive(dir)
 	if err != nil {
 		t.Fatalf("after the holder was killed: %v", err)

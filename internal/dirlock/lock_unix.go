@@ -29,10 +29,3 @@ func lock(f *os.File, exclusive bool) error {
 }
 
 func unlock(f *os.File) { syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }
-
-// alive says whether a process with this PID exists (signal 0 checks
-// without sending; EPERM means it exists under another user).
-func alive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
-}

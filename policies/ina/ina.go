@@ -1,30 +1,48 @@
 // Package ina provides the policies that share an aggregating device's
 // scarce memory (a programmable switch's aggregator slots, a SmartNIC's
 // buffer) among the training jobs that aggregate their gradients in the
-// network, as named plugins:
+// network, as named plugins.
+//
+// Occupancy is fluid, as the systems hold aggregators: a chunk holds one
+// for its round trip (SwitchML: until every worker's contribution has
+// arrived and the result has left; ATP: until the parameter server's
+// result passes back), so a job streaming at its line rate holds its
+// bandwidth-delay product in slots (Demand.Need: 252 at 100 Gb/s, 5 us
+// and ATP's 248-byte chunks), spread over the Window of aggregators its
+// chunks cycle through; memory pressure comes from the jobs synchronising
+// at the same moment, not from whole windows held for whole phases.
 //
 //   - none: no in-network aggregation; every job runs its host all-reduce.
 //   - static (SwitchML, NSDI'21): the pool is cut into fixed partitions of
-//     partition slots; a job takes one when it starts, if one is free, and
-//     keeps it to its end; a job without one runs its host all-reduce, and
-//     takes the next partition that frees up at its next iteration.
-//   - atp (ATP, NSDI'21): one shared pool. Each job's window of slots is
-//     a set of aggregators chosen by hashing (job, index), as ATP's
-//     HashNew_crc does; a slot held by another job at the moment is a
-//     collision, and the chunks that map to it go unaggregated to the
-//     job's parameter server over the host path, for the whole phase.
-//     First come, first served; nothing is preempted.
-//   - esa (ESA: Wang et al., arXiv 2201.06398; ICNP 2023): preemptive
-//     allocation with priority. Whenever a job enters or leaves its
-//     synchronisation, the pool is dealt to the jobs synchronising in
-//     priority order, each up to its window; a job that loses slots has
-//     the partial aggregates in them sent to its parameter server, and
-//     one left with none sends the rest of its phase there. ESA's full
-//     text is not public; this reading is from its abstract ("preemptive
-//     allocation plus priority scheduling"). Priority is the least
-//     remaining work first (argument priority: remaining), which shortens
-//     mean completion time as shortest-remaining-time does; fifo (the
-//     earliest arrival first) is the alternative.
+//     partition slots (default: the bandwidth-delay product, as SwitchML
+//     sizes a job's pool); a job takes one when it starts, if one is free,
+//     and keeps it to its end; a job without one runs its host
+//     all-reduce, and takes the next partition that frees up.
+//   - atp (ATP, NSDI'21): one shared pool. Each job's chunks cycle over a
+//     window of aggregators chosen by hashing (appID, index) as ATP's
+//     HashNew_crc does (CRC-32 truncated to 16 bits, modulo the pool,
+//     salted until new to the job: in-ATP/ATP common/HashTable.cc), or by
+//     ideal uniform hashing (Pool.Hash "uniform"). A chunk whose aggregator
+//     another job's chunk holds is a collision: it goes unaggregated to the
+//     job's fallback (its parameter server); the next chunk to that index
+//     tries again. A job's collided share is the chance that its
+//     aggregator is held: summed over the other synchronising jobs, the
+//     share of its window they overlap times the share of their window
+//     they hold in flight. First come, first served; nothing is preempted.
+//   - esa (ESA: Wang et al., arXiv 2201.06398; ICNP 2023): atp's pool and
+//     hashing with preemption in the data plane. A chunk that finds its
+//     aggregator held by a lower-priority job takes it; the partial
+//     aggregate in it goes to its owner's fallback (Grant.Evicted). The
+//     priority is what a switch can know, carried in the packet and set
+//     by the host: remaining-iterations (default; fewer first) or
+//     size-class (a 4-bit class of the job's remaining gradient bytes,
+//     log2 of MB), or fifo (job arrival). Only ESA's abstract could be
+//     read from here ("preemptive aggregator allocation primitive and
+//     priority scheduling at the data-plane"; the full text, arXiv
+//     2201.06398, was not reachable): this is a reading of it.
+//   - esa-oracle: the central dealer of exact remaining work that deals
+//     the pool whole to the synchronising jobs at every phase change, kept
+//     as the oracle ablation of esa.
 //
 // A policy sees jobs only through Demand and answers with Grants; it
 // keeps its own state between calls, which come in the simulator's event
@@ -43,22 +61,32 @@ import (
 
 // Demand is a job that begins a synchronisation phase and asks for slots.
 type Demand struct {
-	Job    int // unique, stable
-	Window int // slots it would use (its window of chunks in flight)
-	// Priority orders jobs for preemptive policies: lower first (esa:
-	// the remaining work in seconds). Arrival breaks ties (lower first).
-	Priority float64
-	Arrival  int
+	Job int // unique, stable
+	// Window is the aggregators its chunks cycle over (ATP's
+	// AGTR_TO_USE_PER_APPLICATION); Need is how many of them it holds at
+	// once, its bandwidth-delay product in slots (at most Window).
+	Window int
+	Need   int
+	// What a host knows and can carry in its packets: iterations left and
+	// gradient bytes left to synchronise (esa's priorities).
+	RemainingIterations int
+	RemainingBytes      float64
+	// Work is the exact remaining work in seconds, known only to an
+	// oracle (esa-oracle). Arrival breaks ties (lower first).
+	Work    float64
+	Arrival int
 }
 
-// Grant is what a job gets for a synchronisation phase: Slots of the pool
-// (its in-network window); PSFraction of its chunks go unaggregated to its
-// parameter server (atp's collisions); Ring: no in-network aggregation,
-// its host all-reduce instead.
+// Grant is what a job holds from now on: Slots of the pool in flight;
+// PSFraction of its chunks go unaggregated to its fallback (collisions,
+// or no slots at all); Evicted: slots whose partial aggregates were
+// taken from it now (preemption) and go to its fallback; Ring: no
+// in-network aggregation, its host all-reduce instead.
 type Grant struct {
 	Job        int
 	Slots      int
 	PSFraction float64
+	Evicted    int
 	Ring       bool
 }
 
@@ -88,12 +116,24 @@ type Reserver interface {
 // Pool describes the aggregator memory a policy shares.
 type Pool struct {
 	Slots int
-	// PerJob is the device's window per job, the default of static's
-	// partition.
+	// PerJob is the default of static's partition: a job's
+	// bandwidth-delay product in slots.
 	PerJob int
-	// Seed seeds atp's hashing (each job's set of slots).
+	// Seed seeds the hashing (which application IDs the jobs get).
 	Seed uint64
+	// Hash is how atp and esa map a job's window onto the pool: crc
+	// (ATP's own, the default) or uniform (ideal hashing).
+	Hash string
 }
+
+// Hashes (Pool.Hash).
+const (
+	HashCRC     = "crc"
+	HashUniform = "uniform"
+)
+
+// HashNames lists the hashes.
+func HashNames() []string { return []string{HashCRC, HashUniform} }
 
 type factory struct {
 	args map[string]string // argument -> default
@@ -113,14 +153,20 @@ var registry = map[string]factory{
 		}
 		return newStatic(p.Slots, size), nil
 	}},
-	"atp": {args: map[string]string{}, make: func(p Pool, _ map[string]string) (Policy, error) { return newATP(p), nil }},
-	"esa": {args: map[string]string{"priority": "remaining"}, make: func(p Pool, a map[string]string) (Policy, error) {
+	"atp": {args: map[string]string{}, make: func(p Pool, _ map[string]string) (Policy, error) { return newShared("atp", p, "") }},
+	"esa": {args: map[string]string{"priority": PriorityRemainingIterations}, make: func(p Pool, a map[string]string) (Policy, error) {
+		if !slices.Contains(Priorities(), a["priority"]) {
+			return nil, fmt.Errorf("esa: priority %q; want %s (what a switch can read from the packet)", a["priority"], strings.Join(Priorities(), ", "))
+		}
+		return newShared("esa", p, a["priority"])
+	}},
+	"esa-oracle": {args: map[string]string{"priority": "remaining"}, make: func(p Pool, a map[string]string) (Policy, error) {
 		switch a["priority"] {
 		case "remaining", "fifo":
 		default:
-			return nil, fmt.Errorf("esa: priority %q; want remaining (least remaining work first) or fifo (earliest arrival first)", a["priority"])
+			return nil, fmt.Errorf("esa-oracle: priority %q; want remaining (least exact remaining work first) or fifo (earliest arrival first)", a["priority"])
 		}
-		return newESA(p.Slots, a["priority"] == "fifo"), nil
+		return newESAOracle(p.Slots, a["priority"] == "fifo"), nil
 	}},
 }
 
@@ -156,6 +202,12 @@ func New(entry string, pool Pool, args map[string]string) (Policy, error) {
 	}
 	if pool.Slots < 1 {
 		return nil, fmt.Errorf("%s: a pool of %d slots; want at least 1", name, pool.Slots)
+	}
+	if pool.Hash == "" {
+		pool.Hash = HashCRC
+	}
+	if !slices.Contains(HashNames(), pool.Hash) {
+		return nil, fmt.Errorf("%s: hash %q; want %s", name, pool.Hash, strings.Join(HashNames(), " or "))
 	}
 	all := map[string]string{}
 	for k, v := range f.args {

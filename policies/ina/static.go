@@ -63,7 +63,7 @@ func (s *static) Enter(d Demand) []Grant {
 
 func (s *static) Peek(d Demand) Grant {
 	if _, ok := s.held[d.Job]; ok {
-		return Grant{Job: d.Job, Slots: min(s.size, d.Window)}
+		return Grant{Job: d.Job, Slots: min(s.size, d.Need)}
 	}
 	return Grant{Job: d.Job, Ring: true}
 }

@@ -179,6 +179,8 @@ func TestParseCSV(t *testing.T) {
 		{"stage,bytes,latency_us\n\na,1,NaN\n", "x.csv:3: latency_us"},
 		{"stage,bytes,latency_us,background_load\na,1,2,1.5\n", "x.csv:2: background_load"},
 		{"# only a comment\n", "no header"},
+		{"stage,bytes,latency_us\n", "x.csv:1: no measurement under the header"},
+		{"# measured on x\nstage,bytes,latency_us\n\n", "x.csv:3: no measurement under the header"},
 	} {
 		if _, err := ParseCSV(strings.NewReader(c.in), "x.csv"); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: %v, want %q", c.in, err, c.want)

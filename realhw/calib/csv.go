@@ -84,5 +84,8 @@ func ParseCSV(r io.Reader, name string) ([]realhw.Sample, error) {
 	if cols == 0 {
 		return nil, fmt.Errorf("%s: no header line %q found", name, "stage,bytes,latency_us[,background_load]")
 	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s:%d: no measurement under the header; want one line stage,bytes,latency_us per measurement", name, line)
+	}
 	return out, nil
 }

@@ -5,9 +5,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/conspirator-sim/conspirator/internal/inputfile"
 	"io"
 	"math"
-	"os"
 	"regexp"
 	"runtime"
 	"slices"
@@ -53,6 +53,11 @@ type Profile struct {
 	// measurement tool writes and no scenario key takes (a typo in an
 	// imported CSV would otherwise be fitted and ignored without a word).
 	Notes []string `yaml:"notes,omitempty"`
+	// Compute is the measured GPU compute table (calibrate --import of
+	// realhw/torch/measure_compute.py's CSV or its JSON); ComputeMode the
+	// mode whose rows a run applies (graph unless chosen).
+	Compute     []ComputeRow `yaml:"compute,omitempty"`
+	ComputeMode string       `yaml:"compute_mode,omitempty"`
 
 	// throughput holds the median bytes/second of single-size stages
 	// (nvbandwidth), which have no line to fit.
@@ -68,6 +73,9 @@ type Provenance struct {
 	Tool    string         `yaml:"tool"`
 	Sources []string       `yaml:"sources,omitempty"`
 	Samples map[string]int `yaml:"samples"` // per stage
+	// GPU is the GPU (catalog type, device name, driver, CUDA) of GPU-side
+	// measurements; a scenario that applies them must run that type.
+	GPU *GPUInfo `yaml:"gpu,omitempty"`
 }
 
 // Machine identifies the measured machine.
@@ -348,7 +356,7 @@ func (p *Profile) WriteYAML(w io.Writer) error {
 // version and unparsable durations or bandwidths are errors naming the
 // file and line.
 func LoadProfile(path string) (*Profile, error) {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("calib: %w", err)
 	}
@@ -401,6 +409,12 @@ func ReadProfile(r io.Reader, name string) (*Profile, error) {
 			}
 			s.fit.PerByte = 1 / bw.BytesPerSecond()
 		}
+	}
+	if err := p.readComputeTimes(name); err != nil {
+		return nil, err
+	}
+	if len(p.Compute) > 0 && (p.Provenance.GPU == nil || p.Provenance.GPU.Type == "") {
+		return nil, fmt.Errorf("%s: compute rows without provenance.gpu.type: the GPU they were measured on must be named", name)
 	}
 	if d := p.Decision; d != nil {
 		for i := range d.Sizes {

@@ -203,6 +203,7 @@ func (p *Profile) fillScenario() {
 		set[sp.Key] = FlowYAML(sp.AboveMedian())
 		from[sp.Key] = fmt.Sprintf("the unloaded %s stage's time above its median, %d requests (p99 +%.3g us, p99.9 +%.3g us over the median): the tail a host job of this kind adds to its fixed cost", sp.Measured, sp.Samples, round(sp.P99US-sp.P50US, 3), round(sp.P999US-sp.P50US, 3))
 	}
+	p.fillCUDA(set, from)
 	if d := p.Decision; d != nil && d.Applied {
 		set["datapath.host.decision_time"] = d.HostDecisionTime
 		from["datapath.host.decision_time"] = fmt.Sprintf("%s policy's decision time measured on the %s at %s (%s)", d.Policy, d.MeasuredOn, d.ProposedFrom, d.Rule)

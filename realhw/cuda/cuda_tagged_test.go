@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/conspirator-sim/conspirator/engine"
 	"github.com/conspirator-sim/conspirator/realhw/calib"
 	"github.com/conspirator-sim/conspirator/sim/datapath"
 )
@@ -126,4 +127,44 @@ func TestWriteMeasurementsCSV(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%d samples written to %s", len(out), path)
+}
+
+// The backend, the device query and the per-copy measurement: against the
+// no-device stand-in each says there is no usable GPU; on a GPU, the
+// stand-in kernel of 2 ms takes at least 2 ms (it spins on the GPU's
+// nanosecond timer) and less than 50, every copy takes time, a 16 MiB
+// pinned copy is faster than a pageable one, and each copy timed one by
+// one gives as many samples as asked.
+func TestBackend(t *testing.T) {
+	b, err := NewBackend()
+	_, ierr := DeviceInfo()
+	_, merr := MeasureEach([]int64{4096}, 3)
+	if os.Getenv("CONSPIRATOR_CUDA_STUB") == "1" {
+		for _, e := range []error{err, ierr, merr} {
+			if e == nil || !strings.Contains(e.Error(), "no usable GPU") {
+				t.Errorf("with the no-device stub: %v, want the no-usable-GPU error", e)
+			}
+		}
+		return
+	}
+	if err != nil || ierr != nil || merr != nil {
+		t.Fatal(err, ierr, merr)
+	}
+	defer b.Close()
+	kw := b.(interface {
+		KernelWork(engine.Time) (engine.Time, error)
+	})
+	d, err := kw.KernelWork(2 * engine.Millisecond)
+	if err != nil || d < 2*engine.Millisecond || d > 50*engine.Millisecond {
+		t.Errorf("KernelWork(2ms) = %v, %v", d, err)
+	}
+	pin, err1 := b.DMA(16 << 20)
+	pag, err2 := b.HostCopy(16 << 20)
+	if err1 != nil || err2 != nil || !(pin > 0) || !(pag > pin) {
+		t.Errorf("16 MiB: pinned %v (%v), pageable %v (%v)", pin, err1, pag, err2)
+	}
+	ss, err := MeasureEach([]int64{4096, 1 << 20}, 7)
+	if err != nil || len(ss) != 2*4*7+7 {
+		t.Errorf("MeasureEach: %d samples, %v; want %d", len(ss), err, 2*4*7+7)
+	}
 }

@@ -1,13 +1,22 @@
 // Package cuda provides the CUDA backend of realhw: pinned and pageable
-// host-to-device and device-to-host copies over a range of sizes, kernel
-// launch latency and a small kernel, through cgo against the CUDA driver
-// and runtime. It is built only with -tags cuda; without it every call
-// reports that it was not built.
+// host-to-device and device-to-host copies over a range of sizes (as means,
+// or every copy timed for a validation's p50 and p99), kernel launch
+// latency with and without synchronize, a small kernel, and a Backend that
+// performs a request's GPU-side stages (the copies, the launch, a stand-in
+// kernel that spins for the model's compute time, the result copy), through
+// cgo against the CUDA driver and runtime (the C side is rh.h). It is built
+// only with -tags cuda; without it every call reports that it was not
+// built (ErrNotBuilt) and Built is false.
 //
-// Tested so far without a GPU only: CI compiles, links and runs the tagged
-// package against testdata/stub, declarations of the calls it makes and
-// libraries that answer "no device" as a GPU-less machine would. That
-// checks the cgo code against the documented signatures, the argument
-// checks and the no-GPU error; the measurements themselves have not yet
-// run on a GPU (TestMeasure checks them where one answers).
+// Where it has run: CI compiles, links and runs the tagged package against
+// testdata/stub, declarations of the calls it makes and libraries that
+// answer "no device" as a GPU-less machine would (the cgo code against the
+// documented signatures, the argument checks, the no-GPU error). Measure
+// has run on a GPU once: an H200 (driver 580.159.04, CUDA 13.0), through
+// this package's test binary built against the stand-ins with the real
+// sonames (TestWriteMeasurementsCSV; ../shared/reference/
+// measured-h200-2026-11-27/realhw-cuda-measure.csv, which agrees with an
+// independent cudaMemcpy program within 1%). MeasureEach, DeviceInfo, the
+// Backend and its spin kernel have not yet run on a GPU: device-check.sh
+// runs them (TestBackend) with the CLI's calibrate and run --backend cuda.
 package cuda

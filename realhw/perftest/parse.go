@@ -156,6 +156,9 @@ func Parse(r io.Reader, name string) (*Result, error) {
 		}
 		if text == "" || text[0] < '0' || text[0] > '9' {
 			res.Skipped = append(res.Skipped, line)
+			if text != "" { // said, so that a garbled row is not lost unseen
+				res.Warnings = append(res.Warnings, fmt.Sprintf("%s:%d: left out: a line inside the table that is not a row (it does not start with a byte count): %q", name, line, clip(text, 60)))
+			}
 			continue
 		}
 		row, err := parseRow(strings.Fields(text), cols, res.BWUnit)
@@ -193,6 +196,14 @@ func Parse(r io.Reader, name string) (*Result, error) {
 	}
 	res.Verb, res.RTTFactor = verb, rtt
 	return res, nil
+}
+
+// clip shortens s to at most n bytes for a message.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
 }
 
 func isSeparator(s string) bool {

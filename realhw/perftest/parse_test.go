@@ -1,9 +1,11 @@
 package perftest
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -48,6 +50,13 @@ func TestBandwidthUnitsFromHeader(t *testing.T) {
 		}
 		if r.Kind != Bandwidth || r.BWUnit != c.unit || len(r.Rows) != c.rows || len(r.Skipped) != c.skipped || r.Tool != "ib_write_bw" {
 			t.Fatalf("%s: kind %s unit %s rows %d skipped %v tool %s", c.file, r.Kind, r.BWUnit, len(r.Rows), r.Skipped, r.Tool)
+		}
+		// Every skipped line is named in the warnings, with its text.
+		for _, ln := range r.Skipped {
+			tag := fmt.Sprintf("%s:%d: left out:", c.file, ln)
+			if !slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.HasPrefix(w, tag) }) {
+				t.Errorf("%s: skipped line %d is not in the warnings %q", c.file, ln, r.Warnings)
+			}
 		}
 		found := false
 		for i, row := range r.Rows {

@@ -98,7 +98,7 @@ func Run(cfg datapath.Config, res []datapath.PathResult, b realhw.Backend, reps 
 			}
 			slices.Sort(times)
 			row := Row{Path: p.Name, Stage: name, Kind: string(kind), ModelP50US: stat.Quantile(0.5, stat.Empirical, times, nil), ModelMeanUS: p.Stages[name]}
-			call, why := op(p.Name, kind, b, in, out, engine.Seconds(times[0]*1e-6/stretch), cfg.Request.ComputeTime.Time())
+			call, why := op(p.Name, kind, b, in, out, engine.Seconds(times[0]*1e-6/stretch), cfg.Request.ComputeTime.Time(), engine.Seconds(row.ModelP50US*1e-6))
 			if call == nil {
 				row.Simulated = why
 				rep.Rows = append(rep.Rows, row)
@@ -125,8 +125,10 @@ func Run(cfg datapath.Config, res []datapath.PathResult, b realhw.Backend, reps 
 
 // op returns the backend call that performs a stage of the given kind on
 // the given path, with a label; or nil and the reason it stays simulated.
-// work is the stage's unloaded host CPU time (host-cpu stages).
-func op(path string, kind datapath.StageKind, b realhw.Backend, in, out int64, work, compute engine.Time) (func() (engine.Time, error), string) {
+// work is the stage's unloaded host CPU time (host-cpu stages); modelP50
+// the model's median time of the stage (a GPU compute stage's stand-in
+// kernel runs that long).
+func op(path string, kind datapath.StageKind, b realhw.Backend, in, out int64, work, compute, modelP50 engine.Time) (func() (engine.Time, error), string) {
 	tcpLike := path == datapath.PathTCP || path == datapath.PathLoopback
 	switch {
 	case kind == datapath.KindNetwork && tcpLike:
@@ -143,13 +145,30 @@ func op(path string, kind datapath.StageKind, b realhw.Backend, in, out int64, w
 		return func() (engine.Time, error) { return b.CPUWork(compute) }, fmt.Sprintf("CPUWork(%v)", compute)
 	case kind == datapath.KindDMA:
 		return func() (engine.Time, error) { return b.DMA(in) }, fmt.Sprintf("DMA(%d B)", in)
-	case kind == datapath.KindCompute || kind == datapath.KindLaunch || kind == datapath.KindSync:
+	case kind == datapath.KindCompute:
+		if k, ok := b.(realhw.KernelWorker); ok {
+			return func() (engine.Time, error) { return k.KernelWork(modelP50) }, fmt.Sprintf("KernelWork(%v): %s", modelP50, standIn)
+		}
+		return nil, "runs on a GPU: needs the cuda backend (-tags cuda) and a GPU"
+	case kind == datapath.KindLaunch:
+		if l, ok := b.(realhw.Launcher); ok {
+			return l.Launch, "Launch(): an empty kernel's launch, not waited for"
+		}
+		return nil, "runs on a GPU: needs the cuda backend (-tags cuda) and a GPU"
+	case kind == datapath.KindSync:
+		if r, ok := b.(realhw.ResultCopier); ok {
+			return func() (engine.Time, error) { return r.ResultCopy(out) }, fmt.Sprintf("ResultCopy(%d B): pinned cudaMemcpy D2H (the wait for the GPU is in the compute stage's synchronize)", out)
+		}
 		return nil, "runs on a GPU: needs the cuda backend (-tags cuda) and a GPU"
 	case kind == datapath.KindSoC || kind == datapath.KindNIC:
 		return nil, "runs on the SmartNIC: measure its Arm cores with calibrate --backend host on the SoC"
 	}
 	return nil, "no backend operation for stage kind " + string(kind)
 }
+
+// standIn says what a GPU compute stage runs on the cuda backend (as
+// realhw/cuda.KernelWorkNote, which this package cannot import untagged).
+const standIn = "stand-in kernel spinning on %globaltimer for the model's compute time, launched and synchronized; not the model's kernels"
 
 func measure(call func() (engine.Time, error), label string, reps int) (*Real, error) {
 	ts := make([]float64, 0, reps)

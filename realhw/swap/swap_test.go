@@ -103,3 +103,74 @@ func TestSwapOnFakeBackend(t *testing.T) {
 		t.Error("zero reps accepted")
 	}
 }
+
+// gpuFake is a GPU backend with known times: 20 us per pinned copy (DMA
+// and result), 30 us per pageable one, 4 us per launch, and a stand-in
+// kernel that takes exactly the work asked. Combined with the host-like
+// fake, every stage of the tcp path but none of the SmartNIC's runs.
+type gpuFake struct{ work []engine.Time }
+
+func (g *gpuFake) Name() string { return "gpu" }
+func (g *gpuFake) Network(int64) (engine.Time, error) {
+	return 0, realhw.Unsupported("gpu", realhw.StageNetwork)
+}
+func (g *gpuFake) Reply(int64) (engine.Time, error) {
+	return 0, realhw.Unsupported("gpu", realhw.StageReply)
+}
+func (g *gpuFake) HostCopy(int64) (engine.Time, error) { return 30 * engine.Microsecond, nil }
+func (g *gpuFake) CPUWork(engine.Time) (engine.Time, error) {
+	return 0, realhw.Unsupported("gpu", realhw.StageCPU)
+}
+func (g *gpuFake) DMA(int64) (engine.Time, error)     { return 20 * engine.Microsecond, nil }
+func (g *gpuFake) Compute(int64) (engine.Time, error) { return 0, nil }
+func (g *gpuFake) KernelWork(d engine.Time) (engine.Time, error) {
+	g.work = append(g.work, d)
+	return d, nil
+}
+func (g *gpuFake) Launch() (engine.Time, error)          { return 4 * engine.Microsecond, nil }
+func (g *gpuFake) ResultCopy(int64) (engine.Time, error) { return 20 * engine.Microsecond, nil }
+func (g *gpuFake) Close() error                          { return nil }
+
+// With a GPU backend combined with the host one (as run --backend cuda
+// does), the tcp path's GPU stages run for real: the pageable copy on the
+// GPU backend (30 us, not the host fake's 5), the launch (4 us), the
+// compute as a stand-in kernel of the model's p50 compute time (so its
+// real time equals the model's), the result copy (20 us); network and
+// reply fall back to the host fake (10 us); the conspirator path's DMA
+// is the pinned copy (20 us).
+func TestSwapOnGPUBackend(t *testing.T) {
+	cfg := datapath.Defaults()
+	cfg.Clients.Requests = 50
+	cfg.Paths = []string{datapath.PathTCP, datapath.PathConspirator}
+	res, err := datapath.Run(cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &gpuFake{}
+	b := realhw.Combine(g, &fake{})
+	if b.Name() != "gpu+fake" {
+		t.Errorf("name %q", b.Name())
+	}
+	rep, err := Run(cfg, res.Paths, b, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]Row{}
+	for _, r := range rep.Rows {
+		rows[r.Path+"/"+r.Stage] = r
+	}
+	for key, us := range map[string]float64{
+		"tcp/network": 10, "tcp/copy-h2d": 30, "tcp/launch": 4, "tcp/sync+d2h": 20, "conspirator/dma": 20,
+	} {
+		if r := rows[key]; r.Real == nil || math.Abs(r.Real.MeanUS-us) > 1e-9 {
+			t.Errorf("%s: %+v, want performed at %v us", key, r.Real, us)
+		}
+	}
+	gpuRow := rows["tcp/gpu"]
+	if gpuRow.Real == nil || !strings.Contains(gpuRow.Real.Op, "stand-in kernel") || math.Abs(gpuRow.Real.MeanUS-gpuRow.ModelP50US) > 1e-3 {
+		t.Errorf("tcp/gpu: %+v (model p50 %v us), want the stand-in kernel run for the model's p50", gpuRow.Real, gpuRow.ModelP50US)
+	}
+	if r := rows["conspirator/soc-decide"]; r.Real != nil {
+		t.Errorf("the SmartNIC's decision ran on %+v", r.Real)
+	}
+}

@@ -358,14 +358,21 @@ func (c *cluster) daemonLogs() string {
 	return b.String()
 }
 
-func freePort(t *testing.T) int {
+// freePorts returns n distinct TCP ports that were free a moment ago:
+// all n listeners are open at once (one after another, a closed port can
+// be handed out again), then closed for the daemons to bind.
+func freePorts(t *testing.T, n int) []any {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	var ports []any
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return ports
 }
 
 // startSlurm starts munged, slurmctld and slurmd in the foreground as
@@ -414,7 +421,7 @@ ReturnToService=2
 MailProg=/bin/true
 NodeName=localhost NodeAddr=127.0.0.1 CPUs=2 State=UNKNOWN
 PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
-`, freePort(t), freePort(t), sock, dir)
+`, append(freePorts(t, 2), sock, dir)...)
 	if err := os.WriteFile(c.conf, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}

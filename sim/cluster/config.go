@@ -110,6 +110,14 @@ type Config struct {
 	SpeedModel   string `yaml:"speed_model" doc:"model whose measured speeds scale work across GPU types and MIG sizes (resnet50, bert)" default:"resnet50"`
 	Tenants      string `yaml:"tenants" doc:"trace (the trace's tenant; empty = one shared tenant), per-job (every job isolated), single" default:"trace"`
 	MIGOptions   string `yaml:"mig_options" doc:"MIG profiles a job may use: smallest (the smallest covering its share) or fitting (every covering one)" default:"fitting"`
+	// MIGCompute and MIGGeometry are omitted from the resolved inputs
+	// when empty, so that adding them left the identity (inputs_sha256)
+	// of every cluster scenario as it was.
+	MIGCompute  string `yaml:"mig_compute,omitempty" doc:"how a MIG instance's compute is counted when its speed is read on the A100 tables: sms (its SMs over the whole GPU's, where the geometry knows them: the H200's and imported ones; slices elsewhere) or slices (k of 7); empty is sms" default:"" source:"choice: the SMs are what computes; an H200 4g.71gb has 64 of 132 SMs (48%), not 4/7 (57%), and 3g.71gb 60 (45%) (nvidia-smi mig -lgip on an H200, 2026-11-27); on the A100, whose tables these are, SMs are proportional to slices (14 each), so both bases read them alike"`
+	MIGGeometry string `yaml:"mig_geometry,omitempty" doc:"MIG geometries in place of the catalog's, TYPE=FILE pairs separated by commas (files written by 'conspirator mig import' from nvidia-smi mig -lgip/-lgipp); relative to the working directory"`
+	// Geometries are the files of MIGGeometry, read by Run and Check
+	// through Env.Geometry, by catalog GPU name.
+	Geometries map[string]*mig.Geometry `yaml:"-"`
 
 	// BadRows: a trace or node list row with a value out of range, a
 	// missing field or an unknown GPU type is an error by default; real
@@ -307,6 +315,12 @@ func (c Config) Validate() error {
 			add("reference_gpu", "%v", err)
 		}
 	}
+	if c.MIGCompute != "" && !slices.Contains(mig.Bases, c.MIGCompute) {
+		add("mig_compute", "%q; use %s (empty is %s)", c.MIGCompute, strings.Join(mig.Bases, " or "), mig.BasisSMs)
+	}
+	if _, err := c.geometryFiles(tm); err != nil {
+		add("mig_geometry", "%v", err)
+	}
 	if !slices.Contains(gpu.Models(), c.SpeedModel) {
 		add("speed_model", "%q has no speed table; use one of %s", c.SpeedModel, strings.Join(gpu.Models(), ", "))
 	}
@@ -382,6 +396,7 @@ func (c Config) Validate() error {
 		add("migration_cost", "%v; want a finite value >= 0", c.MigrationCost)
 	}
 	c.validateMemory(add)
+	c.validateTimes(add) // bounds.go
 	if gc := c.GangComm; gc.Model != "none" {
 		if _, err := train.Lookup(gc.Model); err != nil {
 			add("gang_comm.model", "%v; or none (spanning is free)", err)
@@ -534,4 +549,36 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// geometryFiles parses MIGGeometry: catalog GPU name -> file.
+func (c Config) geometryFiles(tm gpu.TraceTypeMap) (map[string]string, error) {
+	out := map[string]string{}
+	if strings.TrimSpace(c.MIGGeometry) == "" {
+		return out, nil
+	}
+	for _, pair := range strings.Split(c.MIGGeometry, ",") {
+		typ, file, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		typ, file = strings.TrimSpace(typ), strings.TrimSpace(file)
+		if !ok || typ == "" || file == "" {
+			return nil, fmt.Errorf("%q is not TYPE=FILE, e.g. h200-141gb=h200-mig.yaml (written by conspirator mig import)", pair)
+		}
+		name, err := resolveType(typ, tm)
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("%s given twice", name)
+		}
+		out[name] = file
+	}
+	return out, nil
+}
+
+// migBasis is MIGCompute with its default.
+func (c Config) migBasis() string {
+	if c.MIGCompute == "" {
+		return mig.BasisSMs
+	}
+	return c.MIGCompute
 }

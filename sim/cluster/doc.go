@@ -45,7 +45,11 @@
 // RelSpeed of Config.SpeedModel, whole-GPU throughput relative to an
 // A100-80GB). A placement gives capacity C = f x RelSpeed(G) for a fraction f
 // of a non-MIG GPU G, or SpeedFraction(G, k) x RelSpeed(G) for a MIG instance
-// of k compute slices; the job's speed there is C/D and its remaining work
+// of k compute slices; with Config.MIGCompute sms (the default) k is the
+// instance's SM share x 7 where the geometry knows SMs (the H200's, measured;
+// imported geometries), because SMs are what computes and they are not
+// proportional to slices there (4g.71gb: 64 of 132 SMs, 48%, not 4/7);
+// packing still counts slices. The job's speed there is C/D and its remaining work
 // (reference nanoseconds) drains at that speed. A gang runs at its slowest
 // task's speed.
 //

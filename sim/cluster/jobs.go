@@ -19,11 +19,6 @@ import (
 	"github.com/conspirator-sim/conspirator/workloads/trace"
 )
 
-// DownloadHint tells a user without the trace where it comes from.
-const DownloadHint = "the Alibaba GPU traces are at https://github.com/alibaba/clusterdata " +
-	"(openb: folder cluster-trace-gpu-v2023/csv); download the file there, or point " +
-	"cluster.trace / cluster.nodes at your copy"
-
 // InputError is a problem with the run's input files (a missing or
 // malformed trace or node list), as opposed to a failure of the
 // simulation: the command line reports it as a configuration error.
@@ -50,6 +45,9 @@ type Env struct {
 	// goroutine; it must not block for long. It is for a person watching
 	// (a progress bar) and has no effect on the results.
 	Progress progress.Func
+	// Geometry reads a MIG geometry file of Config.MIGGeometry (in the
+	// assembly: mig.ReadYAML of the file). Needed only when it is set.
+	Geometry func(path string) (*mig.Geometry, error)
 }
 
 // Files lists the input files c reads, with the key naming each, so that
@@ -61,13 +59,55 @@ func (c Config) Files() (keys, paths []string) {
 	if c.Nodes != "" {
 		keys, paths = append(keys, "cluster.nodes"), append(paths, c.Nodes)
 	}
+	if files, err := c.geometryFiles(nil); err == nil {
+		names := make([]string, 0, len(files))
+		for n := range files {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		for _, n := range names {
+			keys, paths = append(keys, "cluster.mig_geometry"), append(paths, files[n])
+		}
+	}
 	return keys, paths
 }
 
+// readGeometries reads the geometry files of cfg.MIGGeometry through
+// env.Geometry: each must describe the GPU type it is given for.
+func readGeometries(cfg Config, env Env, tm gpu.TraceTypeMap) (map[string]*mig.Geometry, error) {
+	files, err := cfg.geometryFiles(tm)
+	if err != nil || len(files) == 0 {
+		return nil, err
+	}
+	if env.Geometry == nil {
+		return nil, fmt.Errorf("cluster.mig_geometry: no reader given (the assembly sets cluster.Env.Geometry)")
+	}
+	out := map[string]*mig.Geometry{}
+	for name, path := range files {
+		g, err := env.Geometry(path)
+		if err != nil {
+			return nil, &InputError{fmt.Errorf("cluster.mig_geometry %s=%s: %w", name, path, err)}
+		}
+		if g.Model != name {
+			return nil, &InputError{fmt.Errorf("cluster.mig_geometry %s=%s: the file describes %q, not %s; re-import with --name %s or give it for %s", name, path, g.Model, name, name, g.Model)}
+		}
+		out[name] = g
+	}
+	return out, nil
+}
+
 // NotFound is the error for an input file that does not exist: the key,
-// the path and where the data can be downloaded.
+// the path, where the data can be downloaded (trace.Source) and the key
+// to point at a copy. The assembly adds where a relative path led
+// (sim.MissingInput); the model reads no working directory.
 func NotFound(key, path string) error {
-	return &InputError{fmt.Errorf("%s: file %s not found; %s", key, path, DownloadHint)}
+	return &InputError{fmt.Errorf("%s: file %s not found; %s", key, path, Hint(key, path))}
+}
+
+// Hint is the end of every message about a missing input file: where its
+// data comes from and how to give another path.
+func Hint(key, path string) string {
+	return trace.Source(path, "") + "; download the file there, or point " + key + " at your copy"
 }
 
 // importInput reads one input file through env, turning a missing file
@@ -285,6 +325,9 @@ func prepareJobs(cfg Config, all []workloads.Job, seed uint64) (feed func() jobF
 				return nil, nil, nil, err
 			}
 		}
+		if err := checkHorizon(cfg, jobs); err != nil {
+			return nil, nil, nil, err
+		}
 		feed = func() jobFeed {
 			g, _ := trace.NewSynthesizer(jobs, rate, engine.NewStream(seed, "cluster/synthetic"))
 			return &synthFeed{g: g, n: n, skip: cfg.Window.Skip, lo: cfg.Window.Jobs, compress: cfg.Window.Compress}
@@ -340,6 +383,12 @@ func prepareJobs(cfg Config, all []workloads.Job, seed uint64) (feed func() jobF
 		if err := checkJob(k, &jobs[k]); err != nil {
 			return nil, nil, nil, err
 		}
+	}
+	if err := checkHorizon(cfg, jobs); err != nil {
+		return nil, nil, nil, err
+	}
+	if err := checkLeaveOut(cfg, len(jobs)); err != nil {
+		return nil, nil, nil, err
 	}
 	return func() jobFeed { return &sliceFeed{jobs: jobs} }, jobs, pods, nil
 }
@@ -466,6 +515,11 @@ func buildCluster(cfg Config, listed []trace.Node, read *InputReport, seed uint6
 		s, err := gpu.Lookup(n)
 		if err != nil {
 			return nil, nil, nil, nil, err
+		}
+		if g, ok := cfg.Geometries[s.Name]; ok {
+			s.MIG = g // the device's geometry in place of the catalog's (s is a copy)
+		} else if cfg.MIGGeometry != "" && cfg.Geometries == nil {
+			return nil, nil, nil, nil, fmt.Errorf("cluster.mig_geometry is set but its files were not read (Run and Check read them)")
 		}
 		rel := s.RelSpeed[cfg.SpeedModel]
 		if !(rel > 0) {
@@ -736,7 +790,7 @@ func (pl *planner) batchOptions(p *jobPlan, ty *gpuType, share, rel float64) {
 		if !ty.spec.MIG.Covers(pr, share) {
 			continue
 		}
-		c := gpu.SpeedFraction(ty.spec, pr.Compute, pl.cfg.SpeedModel) * ty.rel
+		c := gpu.InstanceSpeedFraction(ty.spec, pr, pl.cfg.SpeedModel, pl.cfg.migBasis()) * ty.rel
 		p.optsMIG = append(p.optsMIG, snapshot.Option{GPUType: ty.name, Profile: pr.Name, Speed: min(top, c/demand),
 			Fraction: shareOfInstance(ty.spec.MIG, pr, share)})
 		if pl.cfg.MIGOptions == MIGOptionsSmallest {
@@ -769,7 +823,7 @@ func (pl *planner) serviceOptions(p *jobPlan, ty *gpuType, share, rel, mem float
 	}
 	for k := range ty.spec.MIG.Profiles { // smallest first
 		pr := &ty.spec.MIG.Profiles[k]
-		c := gpu.SpeedFraction(ty.spec, pr.Compute, pl.cfg.SpeedModel) * ty.rel
+		c := gpu.InstanceSpeedFraction(ty.spec, pr, pl.cfg.SpeedModel, pl.cfg.migBasis()) * ty.rel
 		if c < d*(1-tol) || float64(pr.MemoryBytes) < m*(1-tol) {
 			continue
 		}

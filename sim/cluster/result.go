@@ -52,7 +52,12 @@ type PolicyResult struct {
 	// placement. They say whether capacity binds.
 	CapacityUsed float64 `json:"capacity_used"`
 	PeakActive   float64 `json:"peak_active_gpus"`
-	QueuedPct    float64 `json:"jobs_queued_pct"`
+	// ByType is what the policy used of each GPU type: beside each
+	// seed's sample (Clusters) it says what part of the sampled cluster
+	// the policy uses, and so why its GPU-hours may not vary with the
+	// sample. Types it never used are absent.
+	ByType    map[string]TypeUse `json:"by_type,omitempty"`
+	QueuedPct float64            `json:"jobs_queued_pct"`
 	// Migrations and Unscheduled are counts per run (means over seeds).
 	Migrations  float64 `json:"migrations"`
 	Unscheduled float64 `json:"unscheduled"`
@@ -295,6 +300,7 @@ func mean(runs []seedRun, k int, m PolicyResult) PolicyResult {
 	m.Utilization = avg(func(p *PolicyResult) float64 { return p.Utilization })
 	m.CapacityUsed = avg(func(p *PolicyResult) float64 { return p.CapacityUsed })
 	m.PeakActive = avg(func(p *PolicyResult) float64 { return p.PeakActive })
+	m.ByType = meanByType(runs, k)
 	m.QueuedPct = avg(func(p *PolicyResult) float64 { return p.QueuedPct })
 	m.Migrations = avg(func(p *PolicyResult) float64 { return p.Migrations })
 	m.Unscheduled = avg(func(p *PolicyResult) float64 { return p.Unscheduled })
@@ -478,4 +484,44 @@ func meanSpanned(runs []seedRun, k int) *Spanned {
 		return nil
 	}
 	return &Spanned{Jobs: jobs / float64(len(runs)), MeanSpeed: speed / float64(n)}
+}
+
+// TypeUse is one GPU type's use by a policy: the most GPUs of it held at
+// once and the GPU-hours on it; over seeds, the most held in any seed and
+// the range of the GPU-hours (a seed whose sample lacks the type, or that
+// did not use it, counts 0).
+type TypeUse struct {
+	Peak     int     `json:"peak_gpus"`
+	HoursMin float64 `json:"gpu_hours_min"`
+	HoursMax float64 `json:"gpu_hours_max"`
+}
+
+// meanByType combines policy k's use of each GPU type over the seeds.
+func meanByType(runs []seedRun, k int) map[string]TypeUse {
+	var out map[string]TypeUse
+	for _, sr := range runs {
+		for t, u := range sr.policies[k].ByType {
+			if out == nil {
+				out = map[string]TypeUse{}
+			}
+			o, seen := out[t]
+			if !seen {
+				o.HoursMin = u.HoursMin
+			}
+			o.Peak = max(o.Peak, u.Peak)
+			o.HoursMin = min(o.HoursMin, u.HoursMin)
+			o.HoursMax = max(o.HoursMax, u.HoursMax)
+			out[t] = o
+		}
+	}
+	// A type some seed did not use: its minimum is 0.
+	for t, o := range out {
+		for _, sr := range runs {
+			if _, ok := sr.policies[k].ByType[t]; !ok {
+				o.HoursMin = 0
+			}
+		}
+		out[t] = o
+	}
+	return out
 }

@@ -169,8 +169,13 @@ type run struct {
 	freed []int
 
 	// metrics
-	lastT              engine.Time
-	active, peak       int
+	lastT        engine.Time
+	active, peak int
+	// activeBy, peakBy and hoursBy are active, peak and gpuHours per
+	// GPU type (r.types' index): what part of the sampled cluster a
+	// policy uses.
+	activeBy, peakBy   []int
+	hoursBy            []float64
 	touched            []int // scratch: GPUs whose tasks changed in one event
 	alloc              float64
 	gpuHours, fracHour float64
@@ -218,6 +223,11 @@ func Run(cfg Config, seed uint64, env Env) (*Result, error) {
 		return nil, fmt.Errorf("cluster config:\n%w", err)
 	}
 	tm, _ := gpu.ParseTraceTypeMap(cfg.TypeMap)
+	geoms, err := readGeometries(cfg, env, tm)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Geometries = geoms
 	nodes, nodesRead, err := readNodes(cfg, env)
 	if err != nil {
 		return nil, err
@@ -271,6 +281,11 @@ func Check(cfg Config, seed uint64, env Env) error {
 		return fmt.Errorf("cluster config:\n%w", err)
 	}
 	tm, _ := gpu.ParseTraceTypeMap(cfg.TypeMap)
+	geoms, err := readGeometries(cfg, env, tm)
+	if err != nil {
+		return err
+	}
+	cfg.Geometries = geoms
 	nodes, nodesRead, err := readNodes(cfg, env)
 	if err != nil {
 		return err
@@ -522,7 +537,8 @@ func workloadClasses(feed jobFeed, pl *planner) ([]snapshot.WorkloadClass, error
 
 func simulate(cfg Config, pol snapshot.Policy, types []gpuType, gpus []clusterGPU, servers []clusterServer, feed jobFeed, pl *planner, pods []workloads.Job, now func() time.Time, report func(frac float64)) (PolicyResult, Timing, error) {
 	r := &run{now: now, cfg: cfg, sim: engine.New(nil), pol: pol, mig: true, types: types, feed: feed, planner: pl, report: report, size: feed.size(),
-		live: map[int]*jobState{}, gpus: make([]gpuState, len(gpus)), servers: make([]serverState, len(servers))}
+		live: map[int]*jobState{}, gpus: make([]gpuState, len(gpus)), servers: make([]serverState, len(servers)),
+		activeBy: make([]int, len(types)), peakBy: make([]int, len(types)), hoursBy: make([]float64, len(types))}
 	comm, err := newGangComm(cfg.GangComm)
 	if err != nil {
 		return PolicyResult{}, Timing{}, err
@@ -575,12 +591,23 @@ func simulate(cfg Config, pol snapshot.Policy, types []gpuType, gpus []clusterGP
 	if r.err != nil {
 		return PolicyResult{}, Timing{}, r.err
 	}
+	if err := r.sim.Err(); err != nil {
+		return PolicyResult{}, Timing{}, err // stopped at the horizon: no clipped JCTs
+	}
 	r.advance()
 	pr := PolicyResult{
 		GPUHours: r.gpuHours, GPUHoursFractional: r.fracHour,
 		JCT: summarize(&r.jct), Queue: summarize(&r.queue),
 		Migrations: float64(r.migrations), Decisions: r.decisions.Count(),
 		PeakActive: float64(r.peak), Seeds: 1,
+	}
+	for t, n := range r.peakBy {
+		if n > 0 {
+			if pr.ByType == nil {
+				pr.ByType = map[string]TypeUse{}
+			}
+			pr.ByType[r.types[t].name] = TypeUse{Peak: n, HoursMin: r.hoursBy[t], HoursMax: r.hoursBy[t]}
+		}
 	}
 	if r.gpuHours > 0 {
 		pr.Utilization = r.fracHour / r.gpuHours
@@ -768,6 +795,10 @@ func (r *run) advance() {
 		dt := (now - r.lastT).Seconds() / 3600
 		r.gpuHours += float64(r.active) * dt
 		r.peak = max(r.peak, r.active) // held for dt > 0, not a transient
+		for t, n := range r.activeBy {
+			r.peakBy[t] = max(r.peakBy[t], n)
+			r.hoursBy[t] += float64(n) * dt
+		}
 		r.fracHour += r.alloc * dt
 		r.lastT = now
 	}
@@ -1098,7 +1129,7 @@ func (r *run) startRunning(k int) {
 	js.state, js.last = stateRunning, r.sim.Now()
 	left := js.remaining
 	if js.speed != 1 {
-		left = engine.Time(math.Ceil(float64(js.remaining) / js.speed))
+		left = engine.CeilNanos(float64(js.remaining) / js.speed) // saturates: the engine refuses it past its horizon
 	}
 	js.ev, js.hasEv = r.sim.MustAfter(left, func() { r.complete(k) }), true
 }
@@ -1188,6 +1219,7 @@ func (r *run) release(id int) {
 	if g.tasks == 0 {
 		g.used, g.tenant = 0, ""
 		r.active--
+		r.activeBy[g.typ]--
 		r.servers[g.srv].busy--
 	}
 	cpu, mem := r.job(ts.job).plan.taskCPUMem(id - r.job(ts.job).firstTask)
@@ -1259,7 +1291,7 @@ func (r *run) acquire(id int, p snapshot.Placement, tenant string) (engine.Time,
 				ops++
 			}
 			slices.SortFunc(g.instances, func(a, b instance) int { return a.Start - b.Start })
-			delay = engine.Time(ops) * r.cfg.MIGReconfigTime.Time()
+			delay = engine.MulSat(int64(ops), r.cfg.MIGReconfigTime.Time())
 		}
 		if !joins {
 			g.compute += prof.Compute
@@ -1288,6 +1320,7 @@ func (r *run) acquire(id int, p snapshot.Placement, tenant string) (engine.Time,
 	sv.mem += mem
 	if g.tasks == 0 {
 		r.active++
+		r.activeBy[g.typ]++
 		sv.busy++
 	}
 	g.tasks++

@@ -451,6 +451,7 @@ func (c ClientsConfig) validate(p *problems) {
 	if c.Requests < 1 {
 		p.addf("clients.requests", "%d must be at least 1", c.Requests)
 	}
+	c.checkHorizon(p)
 	if c.GPUChoice != ChoiceRoundRobin && c.GPUChoice != ChoiceHash {
 		p.addf("clients.gpu_choice", "unknown choice %q; use %q or %q", c.GPUChoice, ChoiceRoundRobin, ChoiceHash)
 	}
@@ -466,10 +467,16 @@ func (r RequestConfig) validate(p *problems) {
 	if r.OutputBytesPerItem < 1 {
 		p.addf("request.output_bytes_per_item", "%d must be at least 1B", int64(r.OutputBytesPerItem))
 	}
+	// A model without a compute-time table is the model's mistake, whatever
+	// the stack: named at request.model here, as the run would refuse it.
+	knownModel := r.ComputeTime != 0 || r.Model == "" || slices.Contains(gpu.Models(), strings.ToLower(r.Model))
+	if !knownModel {
+		p.addf("request.model", "no compute-time table for model %q; known models: %s; or set request.compute_time", r.Model, strings.Join(gpu.Models(), ", "))
+	}
 	switch gpu.Stack(r.Stack) {
 	case gpu.StackPyTorch:
 	case gpu.StackTensorRT:
-		if r.ComputeTime == 0 && r.Model != "" && !strings.EqualFold(r.Model, "resnet50") {
+		if knownModel && r.ComputeTime == 0 && r.Model != "" && !strings.EqualFold(r.Model, "resnet50") {
 			p.addf("request.stack", "tensorrt has published per-batch times for resnet50 only, not %q; use stack: pytorch or set request.compute_time", r.Model)
 		}
 	default:

@@ -249,7 +249,7 @@ func (rc *recorder) scheduleHalf(s *system) {
 		rc.halfArea = s.inFlightTW.Integral(s.sim.Now())
 		rc.halfTaken = true
 	})
-	s.sim.MustAt(2*rc.halfAt, func() {
+	s.sim.MustAt(engine.AddSat(rc.halfAt, rc.halfAt), func() { // saturates: the engine refuses it past its horizon
 		rc.endAt = s.sim.Now()
 		rc.endArea = s.inFlightTW.Integral(rc.endAt)
 		rc.endTaken = true
@@ -359,6 +359,9 @@ func Run(cfg Config, seed uint64) (*Result, error) {
 		s.rec.scheduleHalf(s)
 		s.start()
 		s.sim.Run()
+		if err := s.sim.Err(); err != nil {
+			return nil, fmt.Errorf("path %s: %w", path, err) // stopped at the horizon: no clipped result
+		}
 		res.Paths = append(res.Paths, s.summarize())
 	}
 	return res, nil

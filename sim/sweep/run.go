@@ -234,13 +234,16 @@ func sameSweep(dir string, stored, spec Spec, resume bool) error {
 // it exactly one succeeds, and its file is whole). It reports whether
 // this call created path.
 func createOnce(fsys fileSystem, path string, data []byte) (bool, error) {
-	tmp := atomicfs.TempName(path)
+	tmp, err := atomicfs.CreateTemp(path)
+	if err != nil {
+		return false, fmt.Errorf("write %s: %w", path, err)
+	}
 	defer atomicfs.ReleaseTemp(tmp)
 	if err := fsys.WriteFile(tmp, data); err != nil {
 		fsys.RemoveAll(tmp)
 		return false, fmt.Errorf("write %s: %w", path, err)
 	}
-	err := fsys.Link(tmp, path)
+	err = fsys.Link(tmp, path)
 	fsys.RemoveAll(tmp)
 	if errors.Is(err, fs.ErrExist) {
 		return false, nil

@@ -74,7 +74,7 @@ func BenchmarkReplay5335(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	for _, pol := range []string{"none", "static", "atp", "esa"} {
+	for _, pol := range []string{"none", "static", "atp", "esa", "esa-oracle"} {
 		b.Run(pol, func(b *testing.B) {
 			c, env := listed(jobs...)
 			c.Cluster.Servers, c.Cluster.GPUsPerServer = 32, 8

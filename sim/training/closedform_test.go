@@ -150,22 +150,25 @@ func TestFastForwardEqualsStepping(t *testing.T) {
 	}
 }
 
-// The iteration split by hand. A lone job of 4 GPUs on 4 servers with a
-// pool of 128 slots (a quarter of its 512-slot window): its in-network
-// flows stream at 128 x 256 B / 5 us = 6.55 GB/s, below the NIC's 12.5,
-// so a phase takes S/6.55 GB/s + RTT where the whole window would take
-// S/12.5 GB/s + RTT; the difference is waiting for aggregators, the rest
-// communication, and compute is C, per iteration. Under none (the ring)
-// nothing waits. Two jobs of 3 GPUs on 3 servers of 2 (they share server
-// 1's NIC, as in TestTwoJobsShareANIC) with a plentiful pool wait for
-// nothing either, though their phases take about twice as long:
+// The iteration split by hand. A lone job of 4 GPUs on 4 servers, a
+// chunk round trip of 5.12 us: it holds 12.5 GB/s x 5.12 us / 256 B = 250
+// slots in flight at line rate (its bandwidth-delay product). With a pool
+// of 125, half that, its in-network flows stream at 125 x 256 B /
+// 5.12 us = 6.25 GB/s, half the NIC's 12.5, so a phase takes S/6.25 GB/s
+// + RTT where its whole need would take S/12.5 GB/s + RTT; the difference
+// is waiting for aggregators, the rest communication, and compute is C,
+// per iteration. Under none (the ring) nothing waits. Two jobs of 3 GPUs
+// on 3 servers of 2 (they share server 1's NIC, as in
+// TestTwoJobsShareANIC) with a plentiful pool of static partitions wait
+// for nothing either, though their phases take about twice as long:
 // contention is communication.
 func TestIterationSplitByHand(t *testing.T) {
 	const iters = 30
 	job := train.Job{ID: "a", GPUs: 4, Iterations: iters, Model: "resnet50"}
 	c, env := listed(job)
 	c.Cluster.Servers = 4
-	c.INA.Slots = 128
+	c.INA.Slots = 125
+	c.INA.ChunkRTT = RTTOrDevice(5120)
 	c.Policies, c.Baseline = []string{"esa", "none"}, ""
 	r := mustRun(t, c, env)
 	m, _ := train.Lookup("resnet50")
@@ -173,8 +176,9 @@ func TestIterationSplitByHand(t *testing.T) {
 	C := max(1, engine.Seconds(comp))
 	S := m.GradientBytes(4)
 	dev, _ := hw.LookupAggregator("tofino-switchml")
-	slow := resource.TransferTime(S, 128*dev.SlotBytes/dev.ChunkRTT.Seconds()) + dev.ChunkRTT
-	fast := resource.TransferTime(S, 100e9/8) + dev.ChunkRTT
+	rtt := engine.Time(5120)
+	slow := resource.TransferTime(S, 125*dev.SlotBytes/rtt.Seconds()) + rtt
+	fast := resource.TransferTime(S, 100e9/8) + rtt
 	near := func(got float64, want engine.Time) bool { return math.Abs(got-want.Seconds()) <= 2e-9 }
 	e := policy(t, r, "esa").Iteration
 	if !near(e.ComputeS, C) || !near(e.CommS, fast) || !near(e.WaitS, slow-fast) {
@@ -185,9 +189,9 @@ func TestIterationSplitByHand(t *testing.T) {
 	}
 	c2, env2 := listed(train.Job{ID: "a", GPUs: 3, Iterations: iters, Model: "resnet50"}, train.Job{ID: "b", GPUs: 3, Iterations: iters, Model: "resnet50"})
 	c2.Cluster.Servers, c2.Cluster.GPUsPerServer = 3, 2
-	c2.Policies, c2.Baseline = []string{"esa"}, ""
+	c2.Policies, c2.Baseline = []string{"static"}, ""
 	c2.INA.Slots = 1 << 16
-	p := policy(t, mustRun(t, c2, env2), "esa")
+	p := policy(t, mustRun(t, c2, env2), "static")
 	if p.Iteration.WaitS != 0 || !(p.Iteration.CommS > fast.Seconds()*1.5) {
 		t.Errorf("two jobs sharing NICs with a plentiful pool: split %+v, want no waiting and communication slowed by the sharing (above %v)", p.Iteration, 1.5*fast.Seconds())
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/conspirator-sim/conspirator/engine"
 	"github.com/conspirator-sim/conspirator/hw"
 	"github.com/conspirator-sim/conspirator/hw/gpu"
 	"github.com/conspirator-sim/conspirator/hw/units"
@@ -38,8 +39,8 @@ type Config struct {
 	Sync    SyncConfig    `yaml:"sync" doc:"how a job sums its gradients when it does not aggregate in the network"`
 	INA     INAConfig     `yaml:"ina" doc:"the aggregating device and its memory"`
 
-	Policies   []string                     `yaml:"policies" doc:"aggregator memory policies to compare, each on the same jobs: static (SwitchML), atp (ATP), esa (ESA), none (host all-reduce only); NAME/LABEL runs NAME with policy_args of its own" default:"[static, atp, esa, none]"`
-	PolicyArgs map[string]map[string]string `yaml:"policy_args" doc:"arguments per policy entry, e.g. {static: {partition: \"1024\"}, esa: {priority: fifo}}" default:"{}"`
+	Policies   []string                     `yaml:"policies" doc:"aggregator memory policies to compare, each on the same jobs: static (SwitchML), atp (ATP), esa (ESA in the data plane), esa-oracle (a central dealer of exact remaining work, an ablation), none (host all-reduce only); NAME/LABEL runs NAME with policy_args of its own" default:"[static, atp, esa, none]"`
+	PolicyArgs map[string]map[string]string `yaml:"policy_args" doc:"arguments per policy entry, e.g. {static: {partition: \"1024\"}, esa: {priority: size-class}} (esa: remaining-iterations, size-class or fifo; esa-oracle: remaining or fifo)" default:"{}"`
 	Baseline   string                       `yaml:"baseline" doc:"policy the others' mean JCT is compared with, seed by seed (ESA's yardstick is ATP-style sharing); empty: none" default:"atp"`
 	Seeds      int                          `yaml:"seeds" doc:"runs of every policy, seeds seed .. seed+seeds-1 (synthetic jobs and atp's hashing per seed); metrics are means with 95% CIs" default:"1"`
 	RecordJobs bool                         `yaml:"record_jobs" doc:"keep one record per job (training_jobs.csv)" default:"true"`
@@ -72,7 +73,8 @@ type SynthConfig struct {
 	Rate          units.Rate `yaml:"rate" doc:"Poisson arrival rate; 0/s: all arrive at 0" default:"0/s"`
 	GPUs          []int      `yaml:"gpus" doc:"GPU counts a job may ask for" default:"[4, 8]"`
 	GPUWeights    []float64  `yaml:"gpu_weights" doc:"weight of each gpus entry; empty: equal" default:"[]"`
-	Models        []string   `yaml:"models" doc:"models a job may train, equally likely" default:"[resnet50, vgg16, bert-large]"`
+	Models        []string   `yaml:"models" doc:"models a job may train, equally likely unless model_weights" default:"[resnet50, vgg16, bert-large]"`
+	ModelWeights  []float64  `yaml:"model_weights" doc:"weight of each models entry (the model mix); empty: equal" default:"[]"`
 	MinIterations int        `yaml:"min_iterations" doc:"fewest iterations of a job" default:"200"`
 	MaxIterations int        `yaml:"max_iterations" doc:"most iterations of a job (log-uniform between)" default:"2000"`
 }
@@ -84,6 +86,7 @@ type ClusterConfig struct {
 	GPU           string          `yaml:"gpu" doc:"GPU type of every server (catalog name)" default:"a100-80gb"`
 	NIC           units.Bandwidth `yaml:"nic" doc:"each server's NIC line rate, each direction" default:"100Gbps" source:"measured: SwitchML and ATP evaluate with 100 Gb/s NICs"`
 	NetLatency    units.Duration  `yaml:"net_latency" doc:"alpha of the alpha-beta cost: one step of a ring across servers (NIC, wire, switch)" default:"hw:nic.connectx6.one_way_latency"`
+	Precision     string          `yaml:"precision" doc:"compute precision: tf32 (TF32 on A100: ResNet-50 938 img/s) or amp (mixed precision, as production training runs: ResNet-50 2,470 img/s; the other models derived by FLOP ratios or the FP16 peak, marked derived in summary.json)" default:"tf32"`
 	Intra         string          `yaml:"intra" doc:"GPU-to-GPU link inside a server: nvlink3 (A100), nvlink2 (V100) or pcie4" default:"nvlink3"`
 }
 
@@ -99,9 +102,87 @@ type INAConfig struct {
 	Device    string          `yaml:"device" doc:"aggregating device: tofino-switchml, tofino-atp (a Tofino switch with SwitchML's or ATP's pool and chunk) or bluefield3 (a BlueField-3 on the switch that sums in its DRAM with its Arm cores)" default:"tofino-switchml"`
 	Slots     OrDevice        `yaml:"slots" doc:"aggregator slots in the pool: a count, or device for the device's (tofino-switchml 8,192; tofino-atp 20,000; bluefield3 1,048,576)" default:"device"`
 	Window    OrDevice        `yaml:"window" doc:"slots a job's window asks for: a count, or device for the device's per-job figure (SwitchML-omnetpp 512, ATP 2,800)" default:"device"`
-	ChunkRTT  units.Duration  `yaml:"chunk_rtt" doc:"a chunk's round trip through the device, which holds its slot that long; 0s: the device's" default:"0s"`
-	SlotBytes units.Bytes     `yaml:"slot_bytes" doc:"payload of one chunk; 0B: the device's (256 B SwitchML, 248 B ATP)" default:"0B"`
+	ChunkRTT  RTTOrDevice     `yaml:"chunk_rtt" doc:"a chunk's round trip through the device, which holds its aggregator that long (a job streaming at its line rate holds its bandwidth-delay product in slots): a duration above 0, or device for the device's (5 us)" default:"device"`
+	SlotBytes BytesOrDevice   `yaml:"slot_bytes" doc:"payload of one chunk: a size above 0 and at most the device's memory (slots x slot bytes), or device for the device's (256 B SwitchML, 248 B ATP)" default:"device"`
+	Fallback  string          `yaml:"fallback" doc:"where a chunk the device does not aggregate (a collision, an eviction, a job without slots) is summed: ps-sharded (parameter-server shards on every server of the job, co-located with its workers, as BytePS's co-located mode and ATP's several-PS option run them: every NIC carries 2(k-1)/k of the missed bytes each way) or ps-single (one parameter server on the job's first server, whose NIC carries (k-1) times them)" default:"ps-sharded" source:"choice: ATP's paper text could not be read from here; ATP's client takes a number of PSs (in-ATP/ATP docs/benchmark.md), BytePS co-locates its servers with the workers"`
+	Hash      string          `yaml:"hash" doc:"how atp and esa map a job's window onto the pool: crc (ATP's HashNew_crc: CRC-32 of app ID and index, truncated to 16 bits, modulo the pool) or uniform (ideal uniform hashing)" default:"crc" source:"in-ATP/ATP common/HashTable.cc"`
 	SumRate   units.Bandwidth `yaml:"sum_rate" doc:"a SmartNIC aggregator's summation rate, the bytes of contributions its Arm cores add per second, shared by every job; 0B/s: the device's (bluefield3: 30 GB/s, an estimate, plausible 10 to 60 GB/s); a switch sums at line rate and takes no value" default:"0B/s"`
+}
+
+// Fallbacks (INAConfig.Fallback).
+const (
+	FallbackSharded = "ps-sharded"
+	FallbackSingle  = "ps-single"
+)
+
+// Fallbacks lists the fallbacks.
+func Fallbacks() []string { return []string{FallbackSharded, FallbackSingle} }
+
+// RTTOrDevice is a round trip that can defer to the device's: YAML
+// "device" or a duration. "device" is not 0, so that a round trip of 0
+// is refused rather than read as the default.
+type RTTOrDevice int64
+
+// RTTFromDevice is "device".
+const RTTFromDevice RTTOrDevice = -1
+
+// UnmarshalText reads "device" or a duration.
+func (o *RTTOrDevice) UnmarshalText(b []byte) error {
+	s := strings.TrimSpace(string(b))
+	if s == "device" {
+		*o = RTTFromDevice
+		return nil
+	}
+	d, err := units.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("%q is neither a duration nor device", s)
+	}
+	if d < 0 {
+		return fmt.Errorf("%v is negative; want a duration above 0, or device", d)
+	}
+	*o = RTTOrDevice(d)
+	return nil
+}
+
+// MarshalText writes "device" or the duration.
+func (o RTTOrDevice) MarshalText() ([]byte, error) {
+	if o == RTTFromDevice {
+		return []byte("device"), nil
+	}
+	return []byte(units.Duration(o).String()), nil
+}
+
+// BytesOrDevice is a chunk size that can defer to the device's: YAML
+// "device" or a size; "device" is not 0, as RTTOrDevice.
+type BytesOrDevice int64
+
+// BytesFromDevice is "device".
+const BytesFromDevice BytesOrDevice = -1
+
+// UnmarshalText reads "device" or a size.
+func (o *BytesOrDevice) UnmarshalText(b []byte) error {
+	s := strings.TrimSpace(string(b))
+	if s == "device" {
+		*o = BytesFromDevice
+		return nil
+	}
+	n, err := units.ParseBytes(s)
+	if err != nil {
+		return fmt.Errorf("%q is neither a size nor device", s)
+	}
+	if n < 0 {
+		return fmt.Errorf("%v is negative; want a size above 0, or device", n)
+	}
+	*o = BytesOrDevice(n)
+	return nil
+}
+
+// MarshalText writes "device" or the size.
+func (o BytesOrDevice) MarshalText() ([]byte, error) {
+	if o == BytesFromDevice {
+		return []byte("device"), nil
+	}
+	return []byte(units.Bytes(o).String()), nil
 }
 
 // OrDevice is a count that can defer to the aggregating device's own
@@ -143,10 +224,10 @@ func Defaults() Config {
 	lat, _ := hw.LookupNIC("connectx6")
 	return Config{
 		Jobs: JobsConfig{Source: SourceSynthetic, Model: "resnet50", IterationScale: 1, Compress: 1,
-			Synthetic: SynthConfig{Jobs: 16, GPUs: []int{4, 8}, GPUWeights: []float64{}, Models: []string{"resnet50", "vgg16", "bert-large"}, MinIterations: 200, MaxIterations: 2000}},
-		Cluster:    ClusterConfig{Servers: 16, GPUsPerServer: 1, GPU: "a100-80gb", NIC: units.Bandwidth(100e9 / 8), NetLatency: units.Duration(lat.OneWayLatency), Intra: "nvlink3"},
+			Synthetic: SynthConfig{Jobs: 16, GPUs: []int{4, 8}, GPUWeights: []float64{}, ModelWeights: []float64{}, Models: []string{"resnet50", "vgg16", "bert-large"}, MinIterations: 200, MaxIterations: 2000}},
+		Cluster:    ClusterConfig{Servers: 16, GPUsPerServer: 1, GPU: "a100-80gb", NIC: units.Bandwidth(100e9 / 8), NetLatency: units.Duration(lat.OneWayLatency), Intra: "nvlink3", Precision: train.PrecisionTF32},
 		Sync:       SyncConfig{AllReduce: AllReduceHierarchical, BytesPerValue: 4, Overlap: "none"},
-		INA:        INAConfig{Device: "tofino-switchml", Slots: FromDevice, Window: FromDevice},
+		INA:        INAConfig{Device: "tofino-switchml", Slots: FromDevice, Window: FromDevice, ChunkRTT: RTTFromDevice, SlotBytes: BytesFromDevice, Fallback: FallbackSharded, Hash: ina.HashCRC},
 		Policies:   []string{"static", "atp", "esa", "none"},
 		PolicyArgs: map[string]map[string]string{},
 		Baseline:   "atp",
@@ -178,10 +259,10 @@ func (c Config) device() (hw.AggregatorSpec, error) {
 	if c.INA.Window != FromDevice {
 		d.PerJobSlots = int(c.INA.Window)
 	}
-	if c.INA.ChunkRTT > 0 {
-		d.ChunkRTT = c.INA.ChunkRTT.Time()
+	if c.INA.ChunkRTT != RTTFromDevice {
+		d.ChunkRTT = engine.Time(c.INA.ChunkRTT)
 	}
-	if c.INA.SlotBytes > 0 {
+	if c.INA.SlotBytes != BytesFromDevice {
 		d.SlotBytes = float64(c.INA.SlotBytes)
 	}
 	if c.INA.SumRate > 0 {
@@ -192,6 +273,14 @@ func (c Config) device() (hw.AggregatorSpec, error) {
 
 // Validate reports every problem of c, each at its key.
 func (c Config) Validate() error {
+	_, err := c.resolve()
+	return err
+}
+
+// resolve validates c and resolves it into the setup the replays read,
+// looking every name up once: every problem is reported, each at its key.
+func (c Config) resolve() (*setup, error) {
+	st := &setup{cfg: c, models: map[string]modelPlan{}}
 	var p []error
 	add := func(key, format string, a ...any) { p = append(p, units.Invalid(key, format, a...)) }
 	switch c.Jobs.Source {
@@ -203,7 +292,7 @@ func (c Config) Validate() error {
 		if strings.TrimSpace(c.Jobs.Trace) == "" {
 			add("jobs.trace", "empty; name a cluster trace")
 		}
-		if _, err := train.Lookup(c.Jobs.Model); err != nil {
+		if err := st.addModel(c.Jobs.Model); err != nil {
 			add("jobs.model", "%v", err)
 		}
 	case SourceSynthetic:
@@ -235,11 +324,24 @@ func (c Config) Validate() error {
 		if len(s.GPUWeights) > 0 && sum == 0 {
 			add("jobs.synthetic.gpu_weights", "every weight is 0; give at least one a weight above 0")
 		}
+		if len(s.ModelWeights) > 0 && len(s.ModelWeights) != len(s.Models) {
+			add("jobs.synthetic.model_weights", "%d weights for %d models; give one per entry of models, or none", len(s.ModelWeights), len(s.Models))
+		}
+		msum := 0.0
+		for i, w := range s.ModelWeights {
+			if !(w >= 0) || w > 1e12 {
+				add(fmt.Sprintf("jobs.synthetic.model_weights[%d]", i), "%v; want a weight >= 0", w)
+			}
+			msum += w
+		}
+		if len(s.ModelWeights) > 0 && msum == 0 {
+			add("jobs.synthetic.model_weights", "every weight is 0; give at least one a weight above 0")
+		}
 		if len(s.Models) == 0 {
 			add("jobs.synthetic.models", "empty; name at least one of %s", strings.Join(train.Models(), ", "))
 		}
 		for i, m := range s.Models {
-			if _, err := train.Lookup(m); err != nil {
+			if err := st.addModel(m); err != nil {
 				add(fmt.Sprintf("jobs.synthetic.models[%d]", i), "%v", err)
 			}
 		}
@@ -279,8 +381,13 @@ func (c Config) Validate() error {
 	if cl.NetLatency < 0 {
 		add("cluster.net_latency", "%v is negative", cl.NetLatency)
 	}
-	if _, err := hw.LookupIntraServerLink(cl.Intra); err != nil {
+	if !slices.Contains(train.Precisions(), cl.Precision) {
+		add("cluster.precision", "%q; use %s", cl.Precision, strings.Join(train.Precisions(), " or "))
+	}
+	if l, err := hw.LookupIntraServerLink(cl.Intra); err != nil {
 		add("cluster.intra", "%v", err)
+	} else {
+		st.intra = l
 	}
 	if !slices.Contains([]string{AllReduceRing, AllReduceHierarchical, AllReducePS}, c.Sync.AllReduce) {
 		add("sync.all_reduce", "%q; use %s, %s or %s", c.Sync.AllReduce, AllReduceRing, AllReduceHierarchical, AllReducePS)
@@ -292,6 +399,7 @@ func (c Config) Validate() error {
 		add("sync.overlap", "%q; use none or full", c.Sync.Overlap)
 	}
 	d, err := c.device()
+	st.dev = d
 	if err != nil {
 		add("ina.device", "%v", err)
 	} else {
@@ -305,17 +413,27 @@ func (c Config) Validate() error {
 	if float64(c.INA.SumRate) > 1e13 {
 		add("ina.sum_rate", "%v; want at most 10 TB/s", c.INA.SumRate)
 	}
-	if c.INA.Slots != FromDevice && (c.INA.Slots < 1 || c.INA.Slots > 1<<30) {
-		add("ina.slots", "%d; a pool aggregates nothing without slots: want 1 to 2^30 slots, or device for the device's own (to run without in-network aggregation, use the policy none)", int(c.INA.Slots))
+	if c.INA.Slots != FromDevice && (c.INA.Slots < 1 || c.INA.Slots > MaxSlots) {
+		add("ina.slots", "%d; a pool aggregates nothing without slots: want 1 to %d slots (16 times a BlueField-3's pool; the pool's tables take 8 bytes a slot), or device for the device's own (to run without in-network aggregation, use the policy none)", int64(c.INA.Slots), MaxSlots)
 	}
-	if c.INA.Window != FromDevice && (c.INA.Window < 1 || c.INA.Window > 1<<30) {
-		add("ina.window", "%d; want 1 to 2^30 slots, or device for the device's per-job figure", int(c.INA.Window))
+	if c.INA.Window != FromDevice && (c.INA.Window < 1 || c.INA.Window > MaxSlots) {
+		add("ina.window", "%d; want 1 to %d slots, or device for the device's per-job figure", int64(c.INA.Window), MaxSlots)
 	}
-	if c.INA.ChunkRTT < 0 {
-		add("ina.chunk_rtt", "%v is negative", c.INA.ChunkRTT)
+	if c.INA.ChunkRTT != RTTFromDevice && (c.INA.ChunkRTT < 1 || c.INA.ChunkRTT > RTTOrDevice(engine.Seconds(1))) {
+		add("ina.chunk_rtt", "%v; a chunk holds its aggregator for its round trip, so it must take some time: want above 0 and at most 1s, or device for the device's", units.Duration(c.INA.ChunkRTT))
 	}
-	if c.INA.SlotBytes < 0 {
-		add("ina.slot_bytes", "%v is negative", c.INA.SlotBytes)
+	if c.INA.SlotBytes != BytesFromDevice {
+		if base, berr := hw.LookupAggregator(c.INA.Device); berr == nil {
+			if mem := float64(base.Slots) * base.SlotBytes; c.INA.SlotBytes < 1 || float64(c.INA.SlotBytes) > mem {
+				add("ina.slot_bytes", "%v; want a chunk of at least 1 B and at most the %s's memory, %v (its %d slots of %v), or device", units.Bytes(c.INA.SlotBytes), base.Name, units.Bytes(mem), base.Slots, units.Bytes(base.SlotBytes))
+			}
+		}
+	}
+	if !slices.Contains(Fallbacks(), c.INA.Fallback) {
+		add("ina.fallback", "%q; use %s", c.INA.Fallback, strings.Join(Fallbacks(), " or "))
+	}
+	if !slices.Contains(ina.HashNames(), c.INA.Hash) {
+		add("ina.hash", "%q; use %s", c.INA.Hash, strings.Join(ina.HashNames(), " or "))
 	}
 	if len(c.Policies) == 0 {
 		add("policies", "empty; list some of %s", strings.Join(ina.Names(), ", "))
@@ -327,7 +445,10 @@ func (c Config) Validate() error {
 		}
 		seen[name] = true
 		if err == nil {
-			if _, perr := ina.New(name, ina.Pool{Slots: max(d.Slots, 1), PerJob: max(d.PerJobSlots, 1)}, c.PolicyArgs[name]); perr != nil {
+			// The arguments do not depend on the pool's size: checked on a
+			// pool of one slot, so that validate allocates nothing the
+			// input sizes (ina.slots is bounded above for the run).
+			if _, perr := ina.New(name, ina.Pool{Slots: 1, PerJob: 1, Hash: ina.HashCRC}, c.PolicyArgs[name]); perr != nil {
 				add(fmt.Sprintf("policies[%d]", i), "%v", perr)
 			}
 		}
@@ -344,5 +465,10 @@ func (c Config) Validate() error {
 	if c.Seeds < 1 || c.Seeds > 1000 {
 		add("seeds", "%d; want 1 to 1000", c.Seeds)
 	}
-	return errors.Join(p...)
+	c.checkTimes(add)
+	if err := errors.Join(p...); err != nil {
+		return nil, err
+	}
+	st.need = st.inFlight()
+	return st, nil
 }

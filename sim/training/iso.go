@@ -13,8 +13,9 @@ import (
 // all-reduce stays on the server's GPU links, which no other job
 // crosses), and a spanning job that shares no server with another
 // spanning job and whose grant no other job can change (none and static
-// always; esa while every spanning job's window fits the pool together;
-// atp and a SmartNIC aggregator only while it is the one spanning job).
+// always; esa-oracle while every spanning job's need fits the pool
+// together; atp, esa (whose hashed windows may overlap) and a SmartNIC
+// aggregator only while it is the one spanning job).
 // The length is the one a lone job's phases take (planTime), so a
 // fast-forwarded job ends at the same nanosecond as stepping it would.
 // Whenever jobs start or end, every fast-forwarded job is reviewed: one
@@ -48,8 +49,8 @@ func (r *rack) isolatedNow(k int) bool {
 	switch base {
 	case "none", "static":
 		return true
-	case "esa":
-		return len(r.netJobs)*r.window() <= r.dev.Slots
+	case "esa-oracle":
+		return len(r.netJobs)*r.need() <= r.dev.Slots
 	}
 	return len(r.netJobs) == 1
 }
@@ -75,12 +76,12 @@ func (r *rack) fastForward(k int) {
 	n := j.spec.Iterations - j.iters
 	length, comm, wait := r.iterLength(k)
 	j.ffComm, j.ffWait = comm, wait
-	total := engine.Time(n) * length
+	total := engine.MulSat(int64(n), length) // saturates: the engine refuses it past its horizon
 	if r.cfg.Sync.Overlap == "full" {
 		// One server: compute and synchronisation overlap after the first
 		// compute, one synchronisation at a time: C + (n-1) max(C,S) + S.
 		s := length - j.compute
-		total = j.compute + engine.Time(n-1)*max(j.compute, s) + s
+		total = engine.AddSat(engine.AddSat(j.compute, engine.MulSat(int64(n-1), max(j.compute, s))), s)
 	}
 	j.isolated, j.ffStart, j.ffIter, j.ffLen = true, r.sim.Now(), j.iters, length
 	if len(j.servers) > 1 {

@@ -24,8 +24,9 @@ type syncPlan struct {
 	tail   engine.Time
 }
 
-// window is the slots a job's window asks for.
-func (r *rack) window() int { return r.dev.PerJobSlots }
+// need is the slots a synchronising job holds in flight (its
+// bandwidth-delay product, setup.inFlight).
+func (r *rack) need() int { return r.st.need }
 
 // inaCap is the rate a window of slots streams at: slots x slot bytes per
 // chunk round trip.
@@ -50,9 +51,8 @@ func (r *rack) inaPath(s int) []resource.LinkID {
 	return sv.ina
 }
 
-// psPath is the path of job j's i-th server to its parameter server (its
-// first) and back: the host path of chunks not aggregated in the network;
-// built once per job.
+// psPath is the path of job j's i-th server to a parameter server on its
+// first server and back (fallback ps-single): built once per job.
 func (r *rack) psPath(j *jobState, i int) []resource.LinkID {
 	if j.psPaths == nil {
 		ps := j.servers[0]
@@ -64,12 +64,62 @@ func (r *rack) psPath(j *jobState, i int) []resource.LinkID {
 	return j.psPaths[i]
 }
 
+// shardPath is job j's i-th server to its successor among the job's
+// servers (fallback ps-sharded, see fallback); built once per job.
+func (r *rack) shardPath(j *jobState, i int) []resource.LinkID {
+	if j.shardPaths == nil {
+		k := len(j.servers)
+		j.shardPaths = make([][]resource.LinkID, k)
+		for x, s := range j.servers {
+			j.shardPaths[x] = []resource.LinkID{r.servers[s].tx, r.servers[j.servers[(x+1)%k]].rx}
+		}
+	}
+	return j.shardPaths[i]
+}
+
+// fallbackBytes is what one fallback flow carries for f bytes of each
+// worker's gradient not aggregated in the network: ps-single, f from
+// each of the k-1 other servers to the first and the sum back (one flow
+// over both directions: push and pull pipeline chunk by chunk);
+// ps-sharded, a parameter-server shard co-located on each of the k
+// servers (BytePS's co-located mode): each server pushes (k-1)/k f to
+// the others' shards and sends its own shard's sums, (k-1)/k f, back to
+// each, so every NIC carries 2(k-1)/k f each way, the bytes of a ring
+// all-reduce of f. One flow per server to its successor carries them,
+// loading every link as the k(k-1) push and pull flows would.
+func (r *rack) fallbackBytes(j *jobState, f float64) float64 {
+	if r.cfg.INA.Fallback == FallbackSingle {
+		return f
+	}
+	k := float64(len(j.servers))
+	return 2 * (k - 1) / k * f
+}
+
+// fallback appends the flows of f bytes of each worker's gradient sent to
+// job j's fallback.
+func (r *rack) fallback(j *jobState, f float64, fl []flowSpec) []flowSpec {
+	if !(f > 0) {
+		return fl
+	}
+	b := r.fallbackBytes(j, f)
+	if r.cfg.INA.Fallback == FallbackSingle {
+		for i := 1; i < len(j.servers); i++ {
+			fl = append(fl, flowSpec{bytes: b, path: r.psPath(j, i)})
+		}
+		return fl
+	}
+	for i := range j.servers {
+		fl = append(fl, flowSpec{bytes: b, path: r.shardPath(j, i)})
+	}
+	return fl
+}
+
 // plan lays out job j's synchronisation under grant g. The host
 // all-reduce's plan is built once per job; an in-network one into the
 // job's buffers, valid until its next plan.
 func (r *rack) plan(j *jobState, g ina.Grant) syncPlan {
-	k := len(j.servers)
 	if g.Ring {
+		k := len(j.servers)
 		if j.ringPlan.stages != nil {
 			return j.ringPlan
 		}
@@ -93,24 +143,28 @@ func (r *rack) plan(j *jobState, g ina.Grant) syncPlan {
 		}
 		return j.ringPlan
 	}
-	fl := j.specBuf[:0]
-	psBytes := g.PSFraction * j.grad
-	if g.Slots == 0 {
-		psBytes = j.grad
-	}
-	if inaBytes := j.grad - psBytes; inaBytes > 0 && g.Slots > 0 {
-		for _, s := range j.servers {
-			fl = append(fl, flowSpec{bytes: inaBytes, path: r.inaPath(s), cap: r.inaCap(g.Slots), ina: true})
-		}
-	}
-	if psBytes > 0 {
-		for i := 1; i < k; i++ {
-			fl = append(fl, flowSpec{bytes: psBytes, path: r.psPath(j, i)})
-		}
-	}
+	fl := r.inaFlows(j, g, j.grad, 0, j.specBuf[:0])
 	j.specBuf = fl
 	j.stageBuf = append(j.stageBuf[:0], fl)
 	return syncPlan{stages: j.stageBuf, tail: r.dev.ChunkRTT + j.local}
+}
+
+// inaFlows appends the flows of an in-network synchronisation of left
+// bytes of each worker's gradient under grant g: the share g.PSFraction
+// (all of it without slots) and extra bytes (evicted partial aggregates)
+// to the fallback, the rest through the device at the rate its slots
+// allow (slots x chunk bytes per round trip).
+func (r *rack) inaFlows(j *jobState, g ina.Grant, left, extra float64, fl []flowSpec) []flowSpec {
+	fb := g.PSFraction * left
+	if g.Slots == 0 {
+		fb = left
+	}
+	if in := left - fb; in > 0 {
+		for _, s := range j.servers {
+			fl = append(fl, flowSpec{bytes: in, path: r.inaPath(s), cap: r.inaCap(g.Slots), ina: true})
+		}
+	}
+	return r.fallback(j, fb+extra, fl)
 }
 
 // planFresh is plan into slices of its own, for timing a phase (planTime)
@@ -152,8 +206,10 @@ func (r *rack) linkCount() int {
 // demand is what job k asks the policy for.
 func (r *rack) demand(k int) ina.Demand {
 	j := &r.jobs[k]
-	left := float64(j.spec.Iterations-j.iters) * (j.compute.Seconds() + r.idealSync(j).Seconds())
-	return ina.Demand{Job: k, Window: r.window(), Priority: left, Arrival: k}
+	n := j.spec.Iterations - j.iters
+	work := float64(n) * (j.compute.Seconds() + r.idealSync(j).Seconds())
+	return ina.Demand{Job: k, Window: r.dev.PerJobSlots, Need: r.need(), RemainingIterations: n,
+		RemainingBytes: float64(n) * j.grad, Work: work, Arrival: k}
 }
 
 // idealSync is a phase of job j with its whole window and nothing else on
@@ -163,7 +219,7 @@ func (r *rack) idealSync(j *jobState) engine.Time {
 		return j.local
 	}
 	if j.ideal == 0 {
-		j.ideal = r.planTime(r.planFresh(j, ina.Grant{Slots: r.window()}))
+		j.ideal = r.planTime(r.planFresh(j, ina.Grant{Slots: r.need()}))
 	}
 	return j.ideal
 }
@@ -195,7 +251,7 @@ func (r *rack) computeDone(k int) {
 // next iteration's compute starts beside it).
 func (r *rack) startSync(k int) {
 	j := &r.jobs[k]
-	j.phase, j.syncStart, j.onPS = phaseSync, r.sim.Now(), false
+	j.phase, j.syncStart = phaseSync, r.sim.Now()
 	j.computeEnd, j.syncBusy = false, true
 	if r.cfg.Sync.Overlap == "full" && j.iters+1 < j.spec.Iterations {
 		r.stepped++
@@ -232,19 +288,20 @@ func (r *rack) runStages(k int) {
 	}
 	st := j.stages[j.stage]
 	j.stage++
-	j.inaFlows = j.inaFlows[:0]
+	r.startFlows(j, st)
+}
+
+// startFlows starts a stage's flows, recording them (j.ids, j.idsINA)
+// for a regrant.
+func (r *rack) startFlows(j *jobState, st []flowSpec) {
 	j.transfers = j.transfers[:0]
+	j.idsINA = j.idsINA[:0]
 	for _, f := range st {
 		j.transfers = append(j.transfers, resource.Transfer{Bytes: f.bytes, Path: f.path, Cap: f.cap, Done: j.onFlow})
+		j.idsINA = append(j.idsINA, f.ina)
 	}
 	j.pending += len(st)
-	ids := r.net.StartAll(j.transfers, j.ids[:0])
-	j.ids = ids
-	for i, f := range st {
-		if f.ina {
-			j.inaFlows = append(j.inaFlows, ids[i])
-		}
-	}
+	j.ids = r.net.StartAll(j.transfers, j.ids[:0])
 }
 
 // flowDone is called when one of job k's flows has finished.
@@ -256,57 +313,58 @@ func (r *rack) flowDone(k int) {
 	}
 }
 
-// startExtra starts a flow outside the plan (partial aggregates sent to
-// the parameter server), counted with the stage in flight.
-func (r *rack) startExtra(k int, bytes float64, path []resource.LinkID) {
-	j := &r.jobs[k]
-	j.pending++
-	r.net.Start(bytes, path, 0, j.onFlow)
-}
-
-// regrant applies a changed grant to a job in its synchronisation: more or
-// fewer slots move its in-network flows' caps; slots it lost had partial
-// aggregates in them, which go to its parameter server; with none left,
-// the rest of its phase goes there too (it does not come back within the
-// phase).
+// regrant applies a changed grant to a job in its synchronisation. A
+// chunk holds its aggregator for one round trip, so a new grant applies
+// from the next chunk on: the bytes each worker has left are split anew
+// between the device (at the rate of its new slots) and the fallback
+// (its new collided share), and the partial aggregates evicted from it
+// (esa) go to the fallback too. Collided aggregators are tried again by
+// the next chunks: a job whose collisions end comes back to the device
+// within its phase.
 func (r *rack) regrant(g ina.Grant) {
 	j := &r.jobs[g.Job]
-	if j.phase != phaseSync || j.grant.Ring || j.onPS || len(j.inaFlows) == 0 {
-		r.setHeld(g.Job, g)
-		j.grant.Slots = g.Slots
+	r.setHeld(g.Job, g)
+	if j.phase != phaseSync || j.grant.Ring || g.Ring || j.pending == 0 || len(j.ids) == 0 {
+		j.grant.Slots, j.grant.PSFraction = g.Slots, g.PSFraction
 		return
 	}
-	lost := j.grant.Slots - g.Slots
-	j.grant.Slots = g.Slots
 	r.markWait(j, g)
-	r.setHeld(g.Job, g)
-	if g.Slots == 0 {
-		j.onPS = true
-		// The in-network flows stop: each worker's bytes left, with its
-		// share of the partial aggregates, go to the parameter server; the
-		// parameter server's own flow has nowhere to go and ends.
-		ids := append([]resource.FlowID(nil), j.inaFlows...)
-		j.inaFlows = j.inaFlows[:0]
-		for i, id := range ids {
-			left := r.net.Cancel(id)
-			j.pending--
-			if i > 0 && left > 0 {
-				r.startExtra(g.Job, left+float64(lost)*r.dev.SlotBytes, r.psPath(j, i))
-			}
+	j.grant.Slots, j.grant.PSFraction = g.Slots, g.PSFraction
+	// What each worker has left: the most any of its flows through the
+	// device has left, plus the fallback's, in gradient bytes.
+	var in, fb float64
+	running := 0
+	for _, id := range j.ids {
+		if r.net.Running(id) {
+			running++
 		}
+	}
+	if running == 0 {
+		return // the stage's flows have all ended; their done functions end it
+	}
+	j.left = r.net.CancelAll(j.ids, j.left[:0])
+	for i := range j.ids {
+		if j.left[i] == 0 {
+			continue
+		}
+		if j.idsINA[i] {
+			in = max(in, j.left[i])
+		} else {
+			fb = max(fb, j.left[i])
+		}
+	}
+	j.pending -= running
+	left := in + fb/r.fallbackBytes(j, 1)
+	extra := float64(g.Evicted) * r.dev.SlotBytes
+	fl := r.inaFlows(j, g, left, extra, j.specBuf[:0])
+	j.specBuf = fl
+	if len(fl) == 0 {
 		if j.pending == 0 {
 			r.runStages(g.Job)
 		}
 		return
 	}
-	for _, id := range j.inaFlows {
-		r.net.SetCap(id, r.inaCap(g.Slots))
-	}
-	if lost > 0 {
-		for i := 1; i < len(j.servers); i++ {
-			r.startExtra(g.Job, float64(lost)*r.dev.SlotBytes, r.psPath(j, i))
-		}
-	}
+	r.startFlows(j, fl)
 }
 
 // The split of a synchronisation into communication and waiting for
@@ -325,7 +383,7 @@ func (r *rack) waitShare(j *jobState, g ina.Grant) float64 {
 	if g.Ring {
 		return 0 // the host all-reduce waits for no aggregator
 	}
-	w := r.window()
+	w := r.need()
 	q := min(64, int(math.Round(64*float64(g.Slots)/float64(w))))
 	if g.Slots > 0 {
 		q = max(q, 1)

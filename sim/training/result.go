@@ -11,7 +11,6 @@ import (
 
 	"github.com/conspirator-sim/conspirator/engine"
 	"github.com/conspirator-sim/conspirator/engine/stats"
-	"github.com/conspirator-sim/conspirator/hw"
 	"github.com/conspirator-sim/conspirator/policies/ina"
 	"github.com/conspirator-sim/conspirator/workloads/train"
 )
@@ -59,6 +58,9 @@ type PolicyResult struct {
 	JCT     Summary  `json:"jct_s"`
 	JCTCI   *float64 `json:"jct_mean_ci95,omitempty"`
 	Speedup *Speedup `json:"vs_baseline,omitempty"`
+	// VsNone is the speedup over no in-network aggregation (the policy
+	// none, the host all-reduce), when it runs: what aggregating gains.
+	VsNone *Speedup `json:"vs_none,omitempty"`
 	// MakespanS is when the last job ended.
 	MakespanS float64 `json:"makespan_s"`
 	Jobs      float64 `json:"jobs"`
@@ -104,7 +106,14 @@ type Result struct {
 	Device string
 	Slots  int
 	Window int
-	Jobs   int
+	// InFlight is the slots a synchronising job holds at once (its
+	// bandwidth-delay product); Fallback and Hash as configured.
+	InFlight int
+	Fallback string
+	Hash     string
+	Jobs     int
+	// Models are the models the jobs trained, timed on the rack's GPU.
+	Models []ModelInfo
 }
 
 // Env is what the assembly gives the model: the readers of job lists and
@@ -122,12 +131,9 @@ type Env struct {
 // Run replays every policy of cfg on the same jobs, under cfg.Seeds seeds
 // (synthetic jobs and atp's hashing are drawn per seed).
 func Run(cfg Config, seed uint64, env Env) (*Result, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("training config:\n%w", err)
-	}
-	dev, err := cfg.device()
+	st, err := cfg.resolve()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("training config:\n%w", err)
 	}
 	var listed []train.Job
 	switch cfg.Jobs.Source {
@@ -146,18 +152,22 @@ func Run(cfg Config, seed uint64, env Env) (*Result, error) {
 			return nil, err
 		}
 	}
+	if err := st.addJobs(listed); err != nil {
+		return nil, err
+	}
 	runs := make([][]PolicyResult, cfg.Seeds)
 	errs := make([]error, cfg.Seeds)
 	parts := progress.NewParts(env.Progress, cfg.Seeds*len(cfg.Policies))
 	parallel.Each(cfg.Seeds, runtime.GOMAXPROCS(0), func(s int) {
-		runs[s], errs[s] = runSeed(cfg, dev, listed, seed+uint64(s), parts, s*len(cfg.Policies))
+		runs[s], errs[s] = runSeed(st, listed, seed+uint64(s), parts, s*len(cfg.Policies))
 	})
 	for s, err := range errs {
 		if err != nil {
 			return nil, fmt.Errorf("seed %d: %w", seed+uint64(s), err)
 		}
 	}
-	res := &Result{PerSeed: runs, Device: dev.Name, Slots: dev.Slots, Window: dev.PerJobSlots, Baseline: cfg.Baseline}
+	dev := st.dev
+	res := &Result{PerSeed: runs, Device: dev.Name, Slots: dev.Slots, Window: dev.PerJobSlots, InFlight: st.need, Fallback: cfg.INA.Fallback, Hash: cfg.INA.Hash, Baseline: cfg.Baseline, Models: st.modelInfos()}
 	res.Jobs = int(runs[0][0].Jobs)
 	for k := range cfg.Policies {
 		res.Policies = append(res.Policies, mergePolicy(cfg, runs, k))
@@ -175,12 +185,15 @@ func jobsOf(cfg Config, listed []train.Job, seed uint64) ([]train.Job, error) {
 		if float64(s.Rate) > 0 {
 			gap = 1 / float64(s.Rate)
 		}
-		var w []float64
+		var w, mw []float64
 		if len(s.GPUWeights) > 0 {
 			w = s.GPUWeights
 		}
+		if len(s.ModelWeights) > 0 {
+			mw = s.ModelWeights
+		}
 		var err error
-		jobs, err = train.Synthesize(s.Jobs, train.Mix{GPUs: s.GPUs, GPUWeights: w, Models: s.Models,
+		jobs, err = train.Synthesize(s.Jobs, train.Mix{GPUs: s.GPUs, GPUWeights: w, Models: s.Models, ModelWeights: mw,
 			MinIterations: s.MinIterations, MaxIterations: s.MaxIterations, MeanGapS: gap}, engine.NewStream(seed, "training/synthetic"))
 		if err != nil {
 			return nil, err
@@ -218,22 +231,45 @@ func jobsOf(cfg Config, listed []train.Job, seed uint64) ([]train.Job, error) {
 			}
 		}
 	}
+	if err := CheckJobs(cfg, jobs, cfg.jobsFile()); err != nil {
+		return nil, err
+	}
 	return jobs, nil
 }
 
+// jobsFile names the file the jobs came from, for messages.
+func (c Config) jobsFile() string {
+	switch c.Jobs.Source {
+	case SourceList:
+		return c.Jobs.List
+	case SourceTrace:
+		return c.Jobs.Trace
+	}
+	return "training.jobs.synthetic"
+}
+
+// Jobs returns the jobs a run of cfg replays under seed, from listed (a
+// list's or trace's jobs), as the run prepares them: skip, limit,
+// compress, iteration_scale, then the horizon check (CheckJobs).
+// validate calls it so that it refuses what the run would.
+func Jobs(cfg Config, listed []train.Job, seed uint64) ([]train.Job, error) {
+	return jobsOf(cfg, listed, seed)
+}
+
 // runSeed replays every policy on one seed's jobs.
-func runSeed(cfg Config, dev hw.AggregatorSpec, listed []train.Job, seed uint64, parts *progress.Parts, item int) ([]PolicyResult, error) {
+func runSeed(st *setup, listed []train.Job, seed uint64, parts *progress.Parts, item int) ([]PolicyResult, error) {
+	cfg := st.cfg
 	jobs, err := jobsOf(cfg, listed, seed)
 	if err != nil {
 		return nil, err
 	}
 	var out []PolicyResult
 	for i, name := range cfg.Policies {
-		pol, err := ina.New(name, ina.Pool{Slots: dev.Slots, PerJob: dev.PerJobSlots, Seed: seed}, cfg.PolicyArgs[name])
+		pol, err := ina.New(name, st.pool(seed), cfg.PolicyArgs[name])
 		if err != nil {
 			return nil, err
 		}
-		r, err := newRack(cfg, dev, jobs, pol, name)
+		r, err := newRack(st, jobs, pol, name)
 		if err != nil {
 			return nil, err
 		}
@@ -342,24 +378,31 @@ func mergePolicy(cfg Config, runs [][]PolicyResult, k int) PolicyResult {
 		}
 		m.Events, m.SteppedIterations, m.FastForwarded = ev/int64(len(runs)), st/int64(len(runs)), ff/int64(len(runs))
 	}
-	b := slices.Index(cfg.Policies, cfg.Baseline)
-	if b >= 0 && b != k {
-		x := make([]float64, len(runs))
-		ok := true
-		for s := range runs {
-			if !(runs[s][k].JCT.Mean > 0) {
-				ok = false
-				break
-			}
-			x[s] = runs[s][b].JCT.Mean / runs[s][k].JCT.Mean
-		}
-		if ok {
-			mean, hw := stats.MeanCI(x, 0.95)
-			m.Speedup = &Speedup{Baseline: cfg.Baseline, X: mean, Min: slices.Min(x), Max: slices.Max(x)}
-			if len(runs) > 1 {
-				m.Speedup.CI95 = &hw
-			}
-		}
+	m.Speedup = speedup(cfg, runs, k, cfg.Baseline)
+	if cfg.Baseline != "none" {
+		m.VsNone = speedup(cfg, runs, k, "none")
 	}
 	return m
+}
+
+// speedup is policy k's mean JCT against policy base's, seed by seed:
+// nil when base is not run, is k, or a mean is not positive.
+func speedup(cfg Config, runs [][]PolicyResult, k int, base string) *Speedup {
+	b := slices.Index(cfg.Policies, base)
+	if b < 0 || b == k {
+		return nil
+	}
+	x := make([]float64, len(runs))
+	for s := range runs {
+		if !(runs[s][k].JCT.Mean > 0) {
+			return nil
+		}
+		x[s] = runs[s][b].JCT.Mean / runs[s][k].JCT.Mean
+	}
+	mean, hw := stats.MeanCI(x, 0.95)
+	sp := &Speedup{Baseline: base, X: mean, Min: slices.Min(x), Max: slices.Max(x)}
+	if len(runs) > 1 {
+		sp.CI95 = &hw
+	}
+	return sp
 }

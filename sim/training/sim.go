@@ -52,21 +52,23 @@ type jobState struct {
 
 	// Stepped mode: the phase in flight.
 	phase    int
-	inaFlows []resource.FlowID // the stage's in-network flows, by server
-	stages   [][]flowSpec      // the phase's plan, run from stage on
+	stages   [][]flowSpec // the phase's plan, run from stage on
 	stage    int
 	pending  int // flows of the stage in flight
 	ringPlan syncPlan
 	psPaths  [][]resource.LinkID
+	// shardPaths: fallback ps-sharded's flows (server to successor)
+	shardPaths [][]resource.LinkID
 	// buffers reused from phase to phase
 	specBuf   []flowSpec
 	stageBuf  [][]flowSpec
 	transfers []resource.Transfer
-	ids       []resource.FlowID
+	ids       []resource.FlowID // the stage's flows
+	idsINA    []bool            // which of them go through the device
+	left      []float64         // regrant's scratch: what each had left
 	// callbacks bound once per job (a closure per event would allocate)
 	onCompute, onEndSync, onFlow, onBegin func()
 	grant                                 ina.Grant
-	onPS                                  bool // the phase fell back to the parameter server
 	syncStart                             engine.Time
 	ideal                                 engine.Time // the phase with its whole window, links as they were
 	tail                                  engine.Time // fixed latency after the flows
@@ -103,6 +105,7 @@ type rack struct {
 	reported int
 
 	cfg     Config
+	st      *setup
 	dev     hw.AggregatorSpec
 	intra   hw.IntraServerLinkSpec
 	sim     *engine.Simulator
@@ -129,18 +132,15 @@ type rack struct {
 	jct       stats.Tally
 }
 
-// newRack builds the rack of cfg for one replay of jobs under policy.
-func newRack(cfg Config, dev hw.AggregatorSpec, jobs []train.Job, pol ina.Policy, name string) (*rack, error) {
-	intra, err := hw.LookupIntraServerLink(cfg.Cluster.Intra)
-	if err != nil {
-		return nil, err
-	}
+// newRack builds the rack of st for one replay of jobs under policy.
+func newRack(st *setup, jobs []train.Job, pol ina.Policy, name string) (*rack, error) {
+	cfg, dev, intra := st.cfg, st.dev, st.intra
 	sim := engine.New(nil)
 	net, err := resource.NewNetwork(sim)
 	if err != nil {
 		return nil, err
 	}
-	r := &rack{cfg: cfg, dev: dev, intra: intra, sim: sim, net: net, pol: pol, polName: name, nicRate: float64(cfg.Cluster.NIC), held: map[int]float64{}}
+	r := &rack{cfg: cfg, st: st, dev: dev, intra: intra, sim: sim, net: net, pol: pol, polName: name, nicRate: float64(cfg.Cluster.NIC), held: map[int]float64{}}
 	for range cfg.Cluster.Servers {
 		tx, err := net.AddLink(r.nicRate)
 		if err != nil {
@@ -161,15 +161,11 @@ func newRack(cfg Config, dev hw.AggregatorSpec, jobs []train.Job, pol ina.Policy
 		r.nicSum, _ = net.AddLink(sum)
 	}
 	for _, j := range jobs {
-		m, err := train.Lookup(j.Model)
-		if err != nil {
-			return nil, fmt.Errorf("job %s: %w", j.ID, err)
+		m, ok := st.models[j.Model]
+		if !ok {
+			return nil, fmt.Errorf("job %s: model %q was not resolved", j.ID, j.Model)
 		}
-		c, err := m.ComputeSeconds(cfg.Cluster.GPU)
-		if err != nil {
-			return nil, err
-		}
-		r.jobs = append(r.jobs, jobState{spec: j, model: m, compute: max(1, engine.Seconds(c)), grad: m.GradientBytes(cfg.Sync.BytesPerValue)})
+		r.jobs = append(r.jobs, jobState{spec: j, model: m.model, compute: m.compute, grad: m.grad})
 	}
 	return r, nil
 }
@@ -180,6 +176,9 @@ func (r *rack) run() (PolicyResult, error) {
 		r.sim.MustAt(r.jobs[0].spec.Arrival, r.arrive)
 	}
 	r.sim.Run()
+	if err := r.sim.Err(); err != nil {
+		return PolicyResult{}, err // stopped at the horizon: no clipped result
+	}
 	return r.result(), nil
 }
 

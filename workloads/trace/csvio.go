@@ -243,9 +243,10 @@ func (f *fields) optInt(col string, lo, hi int64) (int64, bool) {
 	return v, true
 }
 
-// maxSeconds bounds trace times so that seconds convert to engine.Time
-// without overflow (about 285 years).
-const maxSeconds = 9e9
+// maxSeconds bounds trace times, each and an arrival plus its duration
+// (addJob), by the simulator's horizon (engine.Horizon, 100 years): a
+// Unix date up to 2070 still reads.
+const maxSeconds = engine.HorizonSeconds
 
 // seconds reads an optional time or duration in seconds (a number), or a
 // date-time "2006-01-02 15:04:05" (UTC), returned as seconds since the Unix
@@ -277,7 +278,7 @@ func parseSeconds(s string) (engine.Time, error) {
 	for _, layout := range []string{"2006-01-02 15:04:05", time.RFC3339, "2006-01-02T15:04:05"} {
 		if tm, err := time.Parse(layout, s); err == nil {
 			u := tm.Unix()
-			if u < 0 || u > maxSeconds {
+			if u < 0 || float64(u) > maxSeconds {
 				return 0, fmt.Errorf("date %q is before 1970 or too far ahead", truncate(s, 40))
 			}
 			return engine.Time(u) * engine.Second, nil

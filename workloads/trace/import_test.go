@@ -352,3 +352,29 @@ func TestNonUTF8FieldRejected(t *testing.T) {
 		t.Errorf("strict import: %v, want an error naming UTF-8", err)
 	}
 }
+
+// Trace times are bounded by the simulator's horizon (100 years,
+// 3,155,760,000 s), each and an arrival plus its duration, naming the row
+// and column; a job that ends exactly at the horizon is kept.
+func TestTimesWithinTheHorizon(t *testing.T) {
+	const hdr = "id,arrival_s,num_gpu,duration_s\n"
+	for _, c := range []struct {
+		name, rows, want string // want "": imported
+	}{
+		{"ends at the horizon", "j1,3155759000,1,1000\n", ""},
+		{"arrival past it", "j1,3155760001,1,1\n", "x.csv:2:2: arrival_s"},
+		{"duration past it", "j1,0,1,3155760001\n", "x.csv:2:4: duration_s: value 3.155760001e+09 is beyond 3.15576e+09 s"},
+		{"sum past it", "j1,2000000000,1,2000000000\n", "x.csv:2:4: duration_s: arrival 2000000000 s plus duration 2000000000 s ends at 4000000000 s, past the simulator's horizon of 100 years"},
+		{"the issue's row", "j1,8999999999,1,8999999999\n", "x.csv:2:2: arrival_s"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Import(strings.NewReader(hdr+c.rows), "x.csv", Options{Strict: true})
+			switch {
+			case c.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Fatalf("error = %v, want containing %q", err, c.want)
+			}
+		})
+	}
+}

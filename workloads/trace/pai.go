@@ -2,6 +2,7 @@ package trace
 
 import (
 	"fmt"
+	"github.com/conspirator-sim/conspirator/internal/inputfile"
 	"io"
 	"math"
 	"os"
@@ -47,7 +48,7 @@ func importPAI(files PAIFiles, opt Options) (Result, error) {
 	if files.Tasks == "" {
 		return Result{}, fmt.Errorf("alibaba-v2020: the task table (pai_task_table.csv) is required")
 	}
-	f, err := os.Open(files.Tasks)
+	f, err := inputfile.Open(files.Tasks)
 	if err != nil {
 		return Result{}, err
 	}
@@ -57,8 +58,9 @@ func importPAI(files PAIFiles, opt Options) (Result, error) {
 	return Import(f, files.Tasks, opt)
 }
 
-// fillPAIFiles finds the sibling tables of one PAI table file by name.
-func fillPAIFiles(files *PAIFiles, path string) {
+// fillPAIFiles finds the sibling tables of one PAI table file by name. It
+// returns where the task table, the one required, would be.
+func fillPAIFiles(files *PAIFiles, path string) (tasks string) {
 	dir, base := filepath.Split(path)
 	suffix := ""
 	for _, p := range []string{"pai_job_table", "pai_task_table", "pai_instance_table"} {
@@ -78,6 +80,7 @@ func fillPAIFiles(files *PAIFiles, path string) {
 	find(&files.Tasks, "pai_task_table")
 	find(&files.Jobs, "pai_job_table")
 	find(&files.Instances, "pai_instance_table")
+	return filepath.Join(dir, "pai_task_table"+suffix)
 }
 
 type paiJob struct {
@@ -94,7 +97,7 @@ type paiSpan struct {
 // readSideTable streams a headerless side table of the PAI trace with its
 // own row accounting; bad rows are summarised in a note of b.
 func readSideTable(path string, cols []string, b *builder, fn func(f *fields, line int) *fieldErr) error {
-	file, err := os.Open(path)
+	file, err := inputfile.Open(path)
 	if err != nil {
 		return err
 	}

@@ -4,8 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"github.com/conspirator-sim/conspirator/internal/inputfile"
 	"io"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -171,12 +172,16 @@ func ImportFile(path string, opt Options) (Result, error) {
 	}
 	if format == FormatPAI {
 		files := opt.PAI
-		fillPAIFiles(&files, path)
+		tasks := fillPAIFiles(&files, path)
+		if files.Tasks == "" {
+			// A missing file, named: the caller says where the trace comes from.
+			return Result{}, &fs.PathError{Op: "open", Path: tasks, Err: fmt.Errorf("%w (alibaba-v2020 reads its task table, with the job and instance tables beside it)", fs.ErrNotExist)}
+		}
 		res, err := importPAI(files, opt)
 		res.Detected = detected
 		return res, err
 	}
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path)
 	if err != nil {
 		return Result{}, err
 	}
@@ -250,7 +255,7 @@ func resolveFormat(name string, head []byte, given string) (string, bool, error)
 	}
 	if head == nil {
 		// ImportFile: read the first bytes to look at the header.
-		f, err := os.Open(name)
+		f, err := inputfile.Open(name)
 		if err != nil {
 			return "", false, err
 		}
@@ -463,6 +468,15 @@ func (b *builder) addJob(j workloads.Job, typeCol string) error {
 		return b.reject(j.Row, typeCol, fe.kind, fe.reason, false)
 	}
 	j.GPUTypes = types
+	if end := j.Arrival.Seconds() + j.Duration.Seconds(); end > maxSeconds {
+		col := "duration_s"
+		if _, ok := b.header[col]; !ok {
+			col = ""
+		}
+		return b.reject(j.Row, col, "past the horizon", fmt.Sprintf(
+			"arrival %.0f s plus duration %.0f s ends at %.0f s, past the simulator's horizon of %s (%.0f s); shorten the job or shift the trace's times",
+			j.Arrival.Seconds(), j.Duration.Seconds(), end, engine.HorizonText, maxSeconds), false)
+	}
 	if err := j.Validate(); err != nil {
 		return b.reject(j.Row, "", "invalid job", err.Error(), false)
 	}

@@ -5,9 +5,9 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"github.com/conspirator-sim/conspirator/internal/inputfile"
 	"io"
 	"math"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,6 +28,13 @@ type Job struct {
 	Row        int // the source line, 0 for synthetic jobs
 }
 
+// MaxIterations bounds a job's iterations (a row of a job list, a
+// synthetic job): BERT-large pre-training takes about 10^6; a billion at
+// a millisecond each is 11.6 days, at a second 31.7 years, within the
+// simulator's horizon (engine.Horizon), which sim/training checks against
+// each job's compute time.
+const MaxIterations = 1_000_000_000
+
 // MaxFileBytes bounds a job list read whole: the public list of 5,335 jobs
 // is 133 KB.
 const MaxFileBytes = 256 << 20
@@ -39,7 +46,7 @@ const MaxFileBytes = 256 << 20
 // arrives at 0. A bad row is a *trace.RowError naming the file, row and
 // column; so is a model the catalog does not know.
 func ReadJobList(path string) ([]Job, error) {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -131,12 +138,12 @@ func ParseJobList(name string, r io.Reader) ([]Job, error) {
 			return nil, bad("num_gpu", "%q; want a whole number of GPUs from 1 to 4096", field("num_gpu"))
 		}
 		sub, err := strconv.ParseFloat(field("submit_time"), 64)
-		if err != nil || !(sub >= 0) || math.IsInf(sub, 0) || sub > 1e12 {
-			return nil, bad("submit_time", "%q; want seconds >= 0", field("submit_time"))
+		if err != nil || !(sub >= 0) || math.IsInf(sub, 0) || sub > engine.HorizonSeconds {
+			return nil, bad("submit_time", "%q; want seconds from 0 to %.0f (the simulator's horizon, %s)", field("submit_time"), engine.HorizonSeconds, engine.HorizonText)
 		}
 		it, err := strconv.Atoi(field("iterations"))
-		if err != nil || it < 1 {
-			return nil, bad("iterations", "%q; want a whole number of iterations >= 1", field("iterations"))
+		if err != nil || it < 1 || it > MaxIterations {
+			return nil, bad("iterations", "%q; want a whole number of iterations from 1 to %d", field("iterations"), MaxIterations)
 		}
 		m, err := Lookup(field("model"))
 		if err != nil {

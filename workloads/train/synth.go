@@ -13,6 +13,7 @@ type Mix struct {
 	GPUs          []int
 	GPUWeights    []float64 // one per GPUs entry; nil: equal
 	Models        []string
+	ModelWeights  []float64 // one per Models entry; nil: equal
 	MinIterations int
 	MaxIterations int
 	MeanGapS      float64 // mean time between arrivals, seconds
@@ -52,9 +53,29 @@ func Synthesize(n int, mix Mix, stream *engine.Stream) ([]Job, error) {
 			u -= w[k]
 			k++
 		}
-		m, _ := Lookup(mix.Models[stream.IntN(len(mix.Models))])
+		m, _ := Lookup(mix.Models[pickModel(mix.ModelWeights, len(mix.Models), stream)])
 		it := int(math.Round(math.Exp(lo + (hi-lo)*stream.Float64())))
 		jobs[i] = Job{ID: fmt.Sprintf("syn-%d", i+1), Arrival: engine.Seconds(t), GPUs: mix.GPUs[k], Iterations: max(1, it), Model: m.Name}
 	}
 	return jobs, nil
+}
+
+// pickModel draws a model's index: equally likely without weights (one
+// draw of IntN, as before weights existed, so that unweighted mixes
+// draw the same jobs), else by weight.
+func pickModel(w []float64, n int, stream *engine.Stream) int {
+	if w == nil {
+		return stream.IntN(n)
+	}
+	var total float64
+	for _, x := range w {
+		total += x
+	}
+	u := stream.Float64() * total
+	k := 0
+	for k < len(w)-1 && u >= w[k] {
+		u -= w[k]
+		k++
+	}
+	return k
 }

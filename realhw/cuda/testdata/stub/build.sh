@@ -6,6 +6,15 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 out="$1"
 mkdir -p "$out"
-cc -shared -fPIC -Wall -Werror -DDRIVER -I"$here" -o "$out/libcuda.so" "$here/nodevice.c"
-cc -shared -fPIC -Wall -Werror -I"$here" -o "$out/libcudart.so" "$here/nodevice.c"
+# With SONAMES=1 the stand-ins carry the real libraries' sonames
+# (libcuda.so.1, libcudart.so.$CUDART_MAJOR, default 13), so that a binary
+# linked against them here loads the real ones on a GPU machine
+# (realhw/cuda/device-check.sh build).
+drv=() rt=()
+if [ "${SONAMES:-0}" = 1 ]; then
+  drv=(-Wl,-soname,libcuda.so.1)
+  rt=(-Wl,-soname,libcudart.so.${CUDART_MAJOR:-13})
+fi
+cc -shared -fPIC -Wall -Werror -DDRIVER -I"$here" "${drv[@]}" -o "$out/libcuda.so" "$here/nodevice.c"
+cc -shared -fPIC -Wall -Werror -I"$here" "${rt[@]}" -o "$out/libcudart.so" "$here/nodevice.c"
 echo "export CGO_CFLAGS='-I$here' CGO_LDFLAGS='-L$out' LD_LIBRARY_PATH='$out'"

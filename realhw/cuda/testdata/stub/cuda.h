@@ -13,6 +13,7 @@ typedef int CUresult; /* an enum in the real header; 0 is CUDA_SUCCESS */
 #define CUDA_ERROR_NO_DEVICE 100
 
 typedef unsigned long long CUdeviceptr;
+typedef int CUdevice;
 typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
@@ -26,5 +27,7 @@ CUresult cuLaunchKernel(CUfunction f,
                         unsigned int sharedMemBytes, CUstream hStream,
                         void **kernelParams, void **extra);
 CUresult cuCtxSynchronize(void);
+CUresult cuDriverGetVersion(int *driverVersion);
+CUresult cuDeviceGetName(char *name, int len, CUdevice dev);
 
 #endif

@@ -34,5 +34,6 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event);
 cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end);
 cudaError_t cudaEventDestroy(cudaEvent_t event);
 cudaError_t cudaGetLastError(void);
+cudaError_t cudaRuntimeGetVersion(int *runtimeVersion);
 
 #endif

@@ -17,6 +17,9 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned
 	return CUDA_ERROR_NO_DEVICE;
 }
 CUresult cuCtxSynchronize(void) { return CUDA_ERROR_NO_DEVICE; }
+/* The version queries need no device and answer as CUDA 13.0 would. */
+CUresult cuDriverGetVersion(int *v) { *v = 13000; return CUDA_SUCCESS; }
+CUresult cuDeviceGetName(char *name, int len, CUdevice dev) { (void)name; (void)len; (void)dev; return CUDA_ERROR_NO_DEVICE; }
 #else
 cudaError_t cudaFree(void *p) { (void)p; return cudaErrorNoDevice; }
 cudaError_t cudaMalloc(void **p, size_t n) { (void)p; (void)n; return cudaErrorNoDevice; }
@@ -29,4 +32,5 @@ cudaError_t cudaEventSynchronize(cudaEvent_t e) { (void)e; return cudaErrorNoDev
 cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b) { (void)ms; (void)a; (void)b; return cudaErrorNoDevice; }
 cudaError_t cudaEventDestroy(cudaEvent_t e) { (void)e; return cudaErrorNoDevice; }
 cudaError_t cudaGetLastError(void) { return cudaErrorNoDevice; }
+cudaError_t cudaRuntimeGetVersion(int *v) { *v = 13000; return cudaSuccess; }
 #endif

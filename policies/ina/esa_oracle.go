@@ -2,8 +2,14 @@ package ina
 
 import "slices"
 
-// esa deals the pool to the synchronising jobs by priority, preempting.
-type esa struct {
+// esaOracle is a central dealer: whenever a job enters or leaves its
+// synchronisation, it deals the pool to the synchronising jobs in order of
+// their exact remaining work (or arrival, fifo), each up to the slots it
+// has in flight (Demand.Need), preempting at once. No switch can do this
+// (it knows neither the remaining work nor the other jobs' needs); it is
+// kept as the oracle ablation of esa, the bound a data-plane scheduler
+// could approach.
+type esaOracle struct {
 	slots  int
 	fifo   bool
 	active []esaJob // jobs in their synchronisation phase, in deal order
@@ -17,17 +23,17 @@ type esaJob struct {
 	dealt bool // it has been dealt slots since it entered
 }
 
-func newESA(slots int, fifo bool) *esa { return &esa{slots: slots, fifo: fifo} }
+func newESAOracle(slots int, fifo bool) *esaOracle { return &esaOracle{slots: slots, fifo: fifo} }
 
-func (*esa) Name() string { return "esa" }
-func (*esa) Start(int)    {}
-func (*esa) End(int)      {}
+func (*esaOracle) Name() string { return "esa-oracle" }
+func (*esaOracle) Start(int)    {}
+func (*esaOracle) End(int)      {}
 
 // before orders the active jobs: priority (or arrival, fifo), then
 // arrival, then job.
-func (e *esa) before(a, b Demand) bool {
-	if !e.fifo && a.Priority != b.Priority {
-		return a.Priority < b.Priority
+func (e *esaOracle) before(a, b Demand) bool {
+	if !e.fifo && a.Work != b.Work {
+		return a.Work < b.Work
 	}
 	if a.Arrival != b.Arrival {
 		return a.Arrival < b.Arrival
@@ -35,20 +41,23 @@ func (e *esa) before(a, b Demand) bool {
 	return a.Job < b.Job
 }
 
-// deal gives each active job, in order, up to its window of what is left,
+// deal gives each active job, in order, up to its need of what is left,
 // and returns the grants that changed (first the job first, if given).
-func (e *esa) deal(first int) []Grant {
+func (e *esaOracle) deal(first int) []Grant {
 	left := e.slots
 	out := e.out[:0]
 	var lead Grant
 	hasLead := false
 	for i := range e.active {
 		a := &e.active[i]
-		n := min(a.Window, left)
+		n := min(a.Need, left)
 		left -= n
 		changed := !a.dealt || a.slots != n
-		a.slots, a.dealt = n, true
 		g := Grant{Job: a.Job, Slots: n}
+		if a.dealt {
+			g.Evicted = max(0, a.slots-n) // preempted: partial aggregates lost
+		}
+		a.slots, a.dealt = n, true
 		if n == 0 {
 			g.PSFraction = 1 // nothing to aggregate in: its parameter server
 		}
@@ -68,14 +77,14 @@ func (e *esa) deal(first int) []Grant {
 	return out
 }
 
-func (e *esa) Peek(d Demand) Grant {
+func (e *esaOracle) Peek(d Demand) Grant {
 	left := e.slots
 	for _, a := range e.active {
 		if e.before(a.Demand, d) {
 			left -= a.slots
 		}
 	}
-	n := min(d.Window, max(left, 0))
+	n := min(d.Need, max(left, 0))
 	g := Grant{Job: d.Job, Slots: n}
 	if n == 0 {
 		g.PSFraction = 1
@@ -83,7 +92,7 @@ func (e *esa) Peek(d Demand) Grant {
 	return g
 }
 
-func (e *esa) Enter(d Demand) []Grant {
+func (e *esaOracle) Enter(d Demand) []Grant {
 	// Kept in deal order: inserted after every job before it.
 	i := len(e.active)
 	for i > 0 && e.before(d, e.active[i-1].Demand) {
@@ -93,7 +102,7 @@ func (e *esa) Enter(d Demand) []Grant {
 	return e.deal(d.Job)
 }
 
-func (e *esa) Leave(job int) []Grant {
+func (e *esaOracle) Leave(job int) []Grant {
 	e.active = slices.DeleteFunc(e.active, func(a esaJob) bool { return a.Job == job })
 	return e.deal(-1)
 }

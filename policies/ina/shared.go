@@ -1,0 +1,257 @@
+package ina
+
+import (
+	"hash/crc32"
+	"math"
+	"math/bits"
+	"slices"
+)
+
+// ESA's priorities (argument priority): what a switch can read from a
+// packet, set by the host.
+const (
+	PriorityRemainingIterations = "remaining-iterations"
+	PrioritySizeClass           = "size-class"
+	PriorityFIFO                = "fifo"
+)
+
+// Priorities lists esa's priorities.
+func Priorities() []string {
+	return []string{PriorityRemainingIterations, PrioritySizeClass, PriorityFIFO}
+}
+
+// shared is atp's and esa's pool: every job's chunks cycle over a hashed
+// window of aggregators; a chunk holds its aggregator for one round trip,
+// so a synchronising job holds Need of its Window at any moment, spread
+// evenly over it (its chunks' indices advance). A chunk finds its
+// aggregator held by job b with probability overlap(a,b)/W_a x
+// held_b/W_b; held, it goes to the job's fallback (atp, and esa when b
+// outranks or ties a), or takes the aggregator and sends b's partial
+// aggregate to b's fallback (esa, when a outranks b). Grants are rates of
+// these events, recomputed whenever a job enters or leaves its
+// synchronisation: a collided aggregator is tried again by the next
+// chunk, so a job's collisions fall as soon as the job holding its
+// aggregators leaves.
+type shared struct {
+	name     string
+	pool     Pool
+	priority string // esa's; "" for atp (no preemption)
+
+	sets    map[int]bitset      // crc: job -> its window's slots
+	words   map[int][]int32     // crc: job -> the words of its bitset holding any
+	overlap map[int]map[int]int // crc: job -> job -> slots their windows share
+	active  []sharedJob         // synchronising jobs, in entry order
+	out     []Grant
+}
+
+// sharedJob is a synchronising job and what it holds.
+type sharedJob struct {
+	d     Demand
+	w     int     // its window, at most the pool
+	rank  float64 // esa: lower outranks
+	slots int     // held in flight
+	ps    float64 // collided share
+}
+
+type bitset []uint64
+
+func newBitset(n int) bitset { return make(bitset, (n+63)/64) }
+
+func (b bitset) set(i int)      { b[i>>6] |= 1 << (uint(i) & 63) }
+func (b bitset) has(i int) bool { return b[i>>6]&(1<<(uint(i)&63)) != 0 }
+
+func newShared(name string, p Pool, priority string) (*shared, error) {
+	return &shared{name: name, pool: p, priority: priority, sets: map[int]bitset{}, words: map[int][]int32{}, overlap: map[int]map[int]int{}}, nil
+}
+
+func (s *shared) Name() string { return s.name }
+func (*shared) Start(int)      {}
+
+func (s *shared) End(job int) {
+	delete(s.sets, job)
+	delete(s.words, job)
+	for o := range s.overlap[job] {
+		delete(s.overlap[o], job)
+	}
+	delete(s.overlap, job)
+}
+
+// appID is the 16-bit application ID ATP's hash takes: jobs are numbered
+// in arrival order, offset by the seed so that each seed draws other
+// pairs of windows (an operator assigns them; ATP's code takes one per
+// job on the command line).
+func (s *shared) appID(job int) uint16 {
+	return uint16(1 + (uint64(job)+s.pool.Seed*7919)%65535)
+}
+
+// crcSet is job's window as ATP's HashNew_crc lays it out
+// (in-ATP/ATP common/HashTable.cc): for index i, CRC-32 (IEEE, as its
+// crc32_le with ~ at the end) of the bytes appID, index, salt (each
+// little-endian 16 bits), truncated to its uint16_t, modulo the pool;
+// the salt's low byte bumped (wrapping at 255 into the high byte, as
+// there) until the slot is new to the job.
+func crcSet(app uint16, w, slots int) bitset {
+	b := newBitset(slots)
+	in := [6]byte{byte(app), byte(app >> 8)}
+	for i := range w {
+		in[2], in[3], in[4], in[5] = byte(i), byte(i>>8), 0, 0
+		for {
+			v := int(uint16(crc32.ChecksumIEEE(in[:]))) % slots
+			in[4]++
+			if in[4] == 255 {
+				in[4] = 0
+				in[5]++
+			}
+			if !b.has(v) {
+				b.set(v)
+				break
+			}
+		}
+	}
+	return b
+}
+
+// window is job d's window on this pool.
+func (s *shared) window(d Demand) int { return max(1, min(d.Window, s.pool.Slots)) }
+
+// share is the slots job a's and job b's windows share: counted on ATP's
+// hash, or their expectation w_a w_b / P under uniform hashing.
+func (s *shared) share(a, b *sharedJob) float64 {
+	if s.pool.Hash == HashUniform {
+		return float64(a.w) * float64(b.w) / float64(s.pool.Slots)
+	}
+	ka, kb := a.d.Job, b.d.Job
+	if n, ok := s.overlap[ka][kb]; ok {
+		return float64(n)
+	}
+	sa, sb := s.set(ka, a.w), s.set(kb, b.w)
+	wa, wb := s.words[ka], s.words[kb]
+	if len(wb) < len(wa) {
+		wa = wb
+	}
+	n := 0
+	for _, w := range wa {
+		n += bits.OnesCount64(sa[w] & sb[w])
+	}
+	for _, p := range [][2]int{{ka, kb}, {kb, ka}} {
+		if s.overlap[p[0]] == nil {
+			s.overlap[p[0]] = map[int]int{}
+		}
+		s.overlap[p[0]][p[1]] = n
+	}
+	return float64(n)
+}
+
+// set is job's window of w slots (crc), built when first needed.
+func (s *shared) set(job, w int) bitset {
+	if b, ok := s.sets[job]; ok {
+		return b
+	}
+	b := crcSet(s.appID(job), w, s.pool.Slots)
+	var ws []int32
+	for i, x := range b {
+		if x != 0 {
+			ws = append(ws, int32(i))
+		}
+	}
+	s.sets[job], s.words[job] = b, ws
+	return b
+}
+
+// rank is job d's priority under esa, lower first; 0 for atp.
+func (s *shared) rank(d Demand) float64 {
+	switch s.priority {
+	case PriorityRemainingIterations:
+		return float64(d.RemainingIterations)
+	case PrioritySizeClass:
+		// A 4-bit class the host sets from its remaining gradient bytes:
+		// log2 of megabytes, 0 to 15.
+		return math.Min(15, math.Max(0, math.Floor(math.Log2(d.RemainingBytes/1e6))))
+	case PriorityFIFO:
+		return float64(d.Arrival)
+	}
+	return 0
+}
+
+// blocks says whether b's held aggregators turn a's chunks away (b is not
+// preempted by a): always under atp; under esa unless a outranks b.
+func (s *shared) blocks(a, b *sharedJob) bool {
+	return s.priority == "" || b.rank <= a.rank
+}
+
+// collided is a's collided share given the others' holdings now.
+func (s *shared) collided(a *sharedJob) float64 {
+	p := 0.0
+	for i := range s.active {
+		b := &s.active[i]
+		if b.d.Job == a.d.Job || b.slots == 0 || !s.blocks(a, b) {
+			continue
+		}
+		p += s.share(a, b) / float64(a.w) * float64(b.slots) / float64(b.w)
+	}
+	return math.Min(1, p)
+}
+
+// grant sets a's holding from its collided share and returns its grant.
+func (s *shared) grant(a *sharedJob) Grant {
+	a.ps = s.collided(a)
+	a.slots = int(math.Round((1 - a.ps) * float64(min(a.d.Need, a.w))))
+	g := Grant{Job: a.d.Job, Slots: a.slots, PSFraction: a.ps}
+	if a.slots == 0 {
+		g.PSFraction = 1
+	}
+	return g
+}
+
+// regrant recomputes every synchronising job but skip, in entry order
+// (each against the others' holdings as they stand), appending the
+// grants that changed to out. A job of esa whose holding fell lost the
+// partial aggregates in it to a job that outranks it.
+func (s *shared) regrant(skip int, out []Grant) []Grant {
+	for i := range s.active {
+		a := &s.active[i]
+		if a.d.Job == skip {
+			continue
+		}
+		was, wasPS := a.slots, a.ps
+		g := s.grant(a)
+		if a.slots == was && a.ps == wasPS {
+			continue
+		}
+		if s.priority != "" && a.slots < was {
+			g.Evicted = was - a.slots
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+// Enter adds d to the synchronising jobs: atp in entry order, esa in
+// rank order (then entry), so that a regrant meets every job after those
+// that outrank it, at their new holdings.
+func (s *shared) Enter(d Demand) []Grant {
+	n := sharedJob{d: d, w: s.window(d), rank: s.rank(d)}
+	i := len(s.active)
+	if s.priority != "" {
+		for i > 0 && n.rank < s.active[i-1].rank {
+			i--
+		}
+	}
+	s.active = slices.Insert(s.active, i, n)
+	a := &s.active[i]
+	out := append(s.out[:0], s.grant(a))
+	out = s.regrant(d.Job, out)
+	s.out = out
+	return out
+}
+
+func (s *shared) Leave(job int) []Grant {
+	s.active = slices.DeleteFunc(s.active, func(a sharedJob) bool { return a.d.Job == job })
+	s.out = s.regrant(-1, s.out[:0])
+	return s.out
+}
+
+func (s *shared) Peek(d Demand) Grant {
+	a := sharedJob{d: d, w: s.window(d), rank: s.rank(d)}
+	return s.grant(&a)
+}

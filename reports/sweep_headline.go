@@ -1,0 +1,301 @@
+package reports
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/conspirator-sim/conspirator/sim/sweep"
+)
+
+// What a sweep's report opens with (issue 38): the binary's version and
+// commit that computed its points, the scenario by its own name, the
+// seeds, and the result in one line; and, for a data-path sweep whose gap
+// is nowhere defined (every point has an unstable path), the capacity
+// answer instead of a column of "not defined".
+
+// sweepProv is what a sweep's points say of themselves (their
+// summary.json files), gathered as they are aggregated.
+type sweepProv struct {
+	// scenario is the scenario's own name: an emitted sweep's spec names
+	// its copy of the file (scenario.yaml), the points the scenario.
+	scenario string
+	// builds are the distinct "version (commit ...)" that computed the
+	// points, in first-seen order.
+	builds []string
+	// calibration is the calibration profile of the points ("" none).
+	calibration string
+}
+
+func (p *sweepProv) add(r Result) {
+	if p.scenario == "" {
+		p.scenario = r.Scenario
+	}
+	if b := Build(r.Version, r.Commit); !slices.Contains(p.builds, b) {
+		p.builds = append(p.builds, b)
+	}
+	if c := r.calibration(); c != "" {
+		p.calibration = c
+	}
+}
+
+// Build names the binary that computed a result: its version and
+// commit, and honestly why the commit is unknown where the binary carries
+// none (`go run` and GOFLAGS=-buildvcs=false build without it).
+func Build(version, commit string) string {
+	s := "conspirator " + orUnknown(version)
+	if commit == "" {
+		return s + " (commit unknown: built without VCS info)"
+	}
+	return s + " (commit " + commit + ")"
+}
+
+// sweepProvenance is the sweep's line of what computed it.
+func sweepProvenance(agg SweepAggregate, title string) string {
+	parts := []string{"computed by " + strings.Join(agg.prov.builds, " and ")}
+	if len(agg.prov.builds) == 0 {
+		parts = []string{"no point complete, so no build to name"}
+	}
+	parts = append(parts, "scenario "+orUnknown(title))
+	seeds := make([]string, len(agg.Seeds))
+	for i, s := range agg.Seeds {
+		seeds[i] = fmt.Sprint(s)
+	}
+	parts = append(parts, "seeds "+strings.Join(seeds, ", "))
+	if agg.prov.calibration != "" {
+		parts = append(parts, "calibration profile "+agg.prov.calibration)
+	} else {
+		parts = append(parts, "no calibration profile (catalog values)")
+	}
+	return strings.Join(parts, "; ")
+}
+
+// sweepHeadlines are the headline metrics of a sweep, the first the sweep
+// has: the data path's gap, the cluster saving, esa's speedup; mark is
+// the paper's value, reached where the metric is at or beyond it (below
+// it where lower).
+var sweepHeadlines = []struct {
+	kind, name string
+	m          metric
+	what       string
+	mark       float64
+	unit       string
+	lower      bool
+}{
+	{"derived", "conspirator vs host-rdma", metricNamed(derivedMetrics, "gap_pct"), "conspirator's mean end-to-end time below host-rdma's, % (the paper: 15)", 15, "%", false},
+	{"policies", "conspirator", metricNamed(policyMetrics, "vs_baseline.pct"), "the conspirator policy's GPU-hours against the baseline, % (the paper: -33)", -33, "%", true},
+	{"training", "esa", metricNamed(trainingMetrics, "vs_baseline.x"), "esa's mean JCT speedup over the baseline, x (ESA: up to 1.35)", 1.35, "x", false},
+}
+
+// groupAt writes a group's parameters as "k=v, k=v".
+func groupAt(g sweep.Group) string {
+	var kv []string
+	for _, p := range g.Params {
+		kv = append(kv, p.Key+"="+p.Value)
+	}
+	return strings.Join(kv, ", ")
+}
+
+// SweepHeadline is the sweep's result in one line: the headline metric's
+// range over the combinations (or its value, with one), how many reach
+// the paper's value, how many have none; where none has a value, the
+// capacity answer. "" when the sweep has no headline metric.
+func SweepHeadline(agg SweepAggregate) string {
+	for _, h := range sweepHeadlines {
+		key := h.kind + "/" + h.name + "/" + h.m.field
+		var defined []sweep.Group
+		total := 0
+		for _, g := range agg.Groups {
+			e, ok := g.Metrics[key]
+			if !ok {
+				continue
+			}
+			total++
+			if !math.IsNaN(e.Mean) {
+				defined = append(defined, g)
+			}
+		}
+		if total == 0 {
+			continue
+		}
+		what, _, _ := strings.Cut(h.what, ", ")
+		if len(defined) == 0 {
+			s := fmt.Sprintf("%s: not defined at any of the %d combinations (a path unstable at each).", what, total)
+			if c := capacityHeadline(agg); c != "" {
+				s = "Capacity: " + c + ". " + capitalise(s)
+			}
+			return s
+		}
+		val := func(g sweep.Group) string {
+			v := fmtSig(g.Metrics[key].Mean)
+			if hw := halfWidth(g, h.kind, h.name, h.m); !math.IsNaN(hw) {
+				v += " ± " + fmtSig(hw)
+			}
+			return v + h.unit
+		}
+		var s string
+		if total == 1 {
+			s = fmt.Sprintf("%s: %s (the paper: %s%s)", what, val(defined[0]), fmtSig(h.mark), h.unit)
+		} else {
+			lo, hi, reach := defined[0], defined[0], 0
+			for _, g := range defined {
+				v := g.Metrics[key].Mean
+				if v < lo.Metrics[key].Mean {
+					lo = g
+				}
+				if v > hi.Metrics[key].Mean {
+					hi = g
+				}
+				if h.lower && v <= h.mark || !h.lower && v >= h.mark {
+					reach++
+				}
+			}
+			s = fmt.Sprintf("%s: from %s (%s) to %s (%s) over %d combinations; the paper's %s%s reached at %d of them", what, val(lo), groupAt(lo), val(hi), groupAt(hi), total, fmtSig(h.mark), h.unit, reach)
+		}
+		if n := total - len(defined); n > 0 {
+			s += fmt.Sprintf("; not defined at %d (a path unstable)", n)
+		}
+		return s + "."
+	}
+	if c := capacityHeadline(agg); c != "" {
+		return "Capacity: " + c + "."
+	}
+	return ""
+}
+
+// capacityHeadline says, per path of a data-path sweep, the most it
+// delivered while stable and the resource busiest there, and at how many
+// combinations it is unstable with what was busiest at those.
+func capacityHeadline(agg SweepAggregate) string {
+	var out []string
+	for _, n := range agg.Paths {
+		best, at, bestRes := -1.0, "", ""
+		unstable, total := 0, 0
+		busy := map[string]int{}
+		var order []string
+		for _, g := range agg.Groups {
+			thr, ok := g.Metrics["paths/"+n+"/throughput_rps"]
+			if !ok {
+				continue
+			}
+			total++
+			res, u := busiest(g, n)
+			if g.Metrics["paths/"+n+"/unstable"].Mean > 0 {
+				unstable++
+				if busy[res] == 0 {
+					order = append(order, res)
+				}
+				busy[res]++
+				continue
+			}
+			if thr.Mean > best {
+				best, at, bestRes = thr.Mean, groupAt(g), fmt.Sprintf("%s %s", res, fmtPct(u))
+			}
+		}
+		if total == 0 {
+			continue
+		}
+		var s string
+		if best >= 0 {
+			s = fmt.Sprintf("%s delivers at most %s req/s while stable (%s; busiest: %s)", n, fmtSig(best), at, bestRes)
+		} else {
+			s = n + " is stable nowhere"
+		}
+		if unstable > 0 {
+			var b []string
+			for _, r := range order {
+				b = append(b, fmt.Sprintf("%s at %d", r, busy[r]))
+			}
+			s += fmt.Sprintf(", unstable at %d of %d combinations (busiest there: %s)", unstable, total, strings.Join(b, ", "))
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, "; ")
+}
+
+// unstableRule states the one rule every path's stability is judged by
+// (sim/datapath's recorder.unstable), for the reports to print beside
+// the flags it sets.
+const unstableRule = "Unstable (one rule for every path): the open loop's mean number of requests in flight in the second half of the arrivals exceeds 1.5 times the first half's plus one, and the backlog when arrivals end exceeds both 1% of the arrivals and twice that first-half mean (or the in-flight count passed max_in_flight); a mild overload that leaves fewer than 1% of the arrivals behind is not flagged. Throughput is the completions from the first request's start to the last one's finish: it includes the run's end, when clients have sent their last requests, so even a stable path reads below the nominal offered rate."
+
+// WriteSweepHeadline prints the sweep's headline line, then the headline
+// metric of every parameter combination with its 95% CI as a short table
+// (the range where there are more than 30); where no combination has a
+// value, each combination's capacity (throughput, busiest resource,
+// stability) instead, and the rule that flags a path unstable.
+func WriteSweepHeadline(w io.Writer, agg SweepAggregate) {
+	if h := SweepHeadline(agg); h != "" {
+		fmt.Fprintf(w, "\n%s\n", h)
+	}
+	for _, h := range sweepHeadlines {
+		key := h.kind + "/" + h.name + "/" + h.m.field
+		var rows [][]string
+		defined := 0
+		for _, g := range agg.Groups {
+			e, ok := g.Metrics[key]
+			if !ok {
+				continue
+			}
+			v := "not defined (an unstable path)"
+			if !math.IsNaN(e.Mean) {
+				defined++
+				v = fmtSig(e.Mean)
+				if hw := halfWidth(g, h.kind, h.name, h.m); !math.IsNaN(hw) {
+					v += " ± " + fmtSig(hw)
+				}
+			}
+			rows = append(rows, []string{groupAt(g), v})
+		}
+		if len(rows) == 0 {
+			continue
+		}
+		if defined == 0 {
+			writeCapacityLines(w, agg)
+			return
+		}
+		if len(rows) > 30 {
+			fmt.Fprintln(w, "every combination in aggregate.csv, the maps in report.md")
+			return
+		}
+		fmt.Fprintf(w, "\n%s:\n", h.what)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		for _, r := range rows {
+			fmt.Fprintf(tw, "  %s\t%s\n", r[0], r[1])
+		}
+		tw.Flush()
+		return
+	}
+	writeCapacityLines(w, agg)
+}
+
+// writeCapacityLines prints each combination's paths: throughput, the
+// busiest resource and whether unstable (at most 30 combinations; the
+// report's capacity table has them all).
+func writeCapacityLines(w io.Writer, agg SweepAggregate) {
+	if len(agg.Paths) == 0 || len(agg.Groups) == 0 || len(agg.Groups) > 30 {
+		return
+	}
+	fmt.Fprintln(w, "\neach path's throughput (req/s) and busiest resource:")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, g := range agg.Groups {
+		var cells []string
+		for _, n := range agg.Paths {
+			thr, ok := g.Metrics["paths/"+n+"/throughput_rps"]
+			if !ok {
+				continue
+			}
+			res, u := busiest(g, n)
+			c := fmt.Sprintf("%s %s, %s %s", n, fmtSig(thr.Mean), res, fmtPct(u))
+			if g.Metrics["paths/"+n+"/unstable"].Mean > 0 {
+				c += ", unstable"
+			}
+			cells = append(cells, c)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\n", groupAt(g), strings.Join(cells, "\t"))
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "%s\n", unstableRule)
+}
