@@ -193,6 +193,11 @@ datapath.gpus are of another type.`,
 					}
 				}
 			case backend == "cuda":
+				for _, name := range []string{"fit-load", "validation-loads"} {
+					if cmd.Flags().Changed(name) {
+						return usagef("--%s sets a background load of --backend host's runs; it does not apply to --backend cuda", name)
+					}
+				}
 				var err error
 				if prof, cval, err = calibrateCUDA(a, short, validate, date, gpuInfo); err != nil {
 					return err

@@ -248,6 +248,7 @@ func TestSpreadAndLoadBadInput(t *testing.T) {
 		{[]string{"calibrate", "--backend", "host", "--validate", "--validation-loads", "20%,96%"}, `--validation-loads[1] "96%"`},
 		{[]string{"calibrate", "--backend", "host", "--validation-loads", "-0.1"}, `--validation-loads[0] "-0.1"`},
 		{[]string{"calibrate", "--import", "x.txt", "--fit-load", "50%"}, "--fit-load sets a background load"},
+		{[]string{"calibrate", "--backend", "cuda", "--validation-loads", "50%"}, "--validation-loads sets a background load of --backend host's runs; it does not apply to --backend cuda"},
 		{[]string{"run", "paper/e2e", "--no-report", "--set", "datapath.host.spread.cpu_work={distribution: weibull}"}, `datapath.host.spread.cpu_work.distribution: unknown distribution "weibull"`},
 		{[]string{"run", "paper/e2e", "--no-report", "--set", "datapath.host.spread.reply={distribution: empirical, p: [0, 1], excess_us: [-2, 1]}"}, "datapath.host.spread.reply.excess_us[0]: -2 is a negative spread"},
 		{[]string{"run", "paper/e2e", "--no-report", "--set", "calibration=" + override}, "datapath.host.spread.copy.excess_us[2]: 2 is below excess_us[1] = 3"},
