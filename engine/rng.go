@@ -42,3 +42,6 @@ func (s *Stream) Uint64() uint64 { return s.r.Uint64() }
 
 // Exp returns an exponential draw with the given mean.
 func (s *Stream) Exp(mean float64) float64 { return s.r.ExpFloat64() * mean }
+
+// NormFloat64 returns a standard normal draw.
+func (s *Stream) NormFloat64() float64 { return s.r.NormFloat64() }

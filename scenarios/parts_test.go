@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -27,7 +28,7 @@ func TestPartsSetTheirParameters(t *testing.T) {
 	def := datapath.Defaults()
 	def.Overrides = nil
 	got := *sc.DataPath
-	if got.Host != def.Host || got.Network != def.Network || got.SmartNIC != def.SmartNIC || len(got.Overrides) != 0 {
+	if !reflect.DeepEqual(got.Host, def.Host) || got.Network != def.Network || got.SmartNIC != def.SmartNIC || len(got.Overrides) != 0 {
 		t.Errorf("paper/e2e does not resolve to the defaults:\n host %+v\n want %+v\n overrides %v", got.Host, def.Host, got.Overrides)
 	}
 

@@ -229,3 +229,38 @@ func TestDetectFormat(t *testing.T) {
 		}
 	}
 }
+
+// Bad spreads and load targets exit 2 naming the key, and write nothing:
+// a load target outside (0, 95%], a spread distribution that does not
+// exist, a negative spread, a quantile table that is not monotone (given
+// with --set, through a profile's proposed override, or in a profile's
+// spread section).
+func TestSpreadAndLoadBadInput(t *testing.T) {
+	dir := t.TempDir()
+	head := fmt.Sprintf("version: %d\nprovenance:\n  tool: x\n  machine: {}\n  samples: {}\nstages: []\n", calib.ProfileVersion)
+	override := writeFile(t, dir, "override.yaml", head+"scenario:\n  datapath.host.spread.copy: '{distribution: empirical, p: [0, 0.5, 1], excess_us: [0, 3, 2]}'\n")
+	section := writeFile(t, dir, "section.yaml", head+"spread:\n  - {stage: network, measured: tcp-network, key: datapath.host.spread.network, samples: 3, shift_us: 0, p50_us: 1, p99_us: 1, p999_us: 1, distribution: empirical, p: [0, 1], excess_us: [-1, 2]}\n")
+	for i, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"calibrate", "--backend", "host", "--fit-load", "0%"}, `--fit-load "0%": a background load target must be in (0%, 95%]`},
+		{[]string{"calibrate", "--backend", "host", "--validate", "--validation-loads", "20%,96%"}, `--validation-loads[1] "96%"`},
+		{[]string{"calibrate", "--backend", "host", "--validation-loads", "-0.1"}, `--validation-loads[0] "-0.1"`},
+		{[]string{"calibrate", "--import", "x.txt", "--fit-load", "50%"}, "--fit-load sets a background load"},
+		{[]string{"calibrate", "--backend", "cuda", "--validation-loads", "50%"}, "--validation-loads sets a background load of --backend host's runs; it does not apply to --backend cuda"},
+		{[]string{"run", "paper/e2e", "--no-report", "--set", "datapath.host.spread.cpu_work={distribution: weibull}"}, `datapath.host.spread.cpu_work.distribution: unknown distribution "weibull"`},
+		{[]string{"run", "paper/e2e", "--no-report", "--set", "datapath.host.spread.reply={distribution: empirical, p: [0, 1], excess_us: [-2, 1]}"}, "datapath.host.spread.reply.excess_us[0]: -2 is a negative spread"},
+		{[]string{"run", "paper/e2e", "--no-report", "--set", "calibration=" + override}, "datapath.host.spread.copy.excess_us[2]: 2 is below excess_us[1] = 3"},
+		{[]string{"run", "paper/e2e", "--no-report", "--set", "calibration=" + section}, "spread[0] (network).excess_us[0]: -1 is a negative spread"},
+	} {
+		out := filepath.Join(dir, fmt.Sprint("out", i))
+		code, _, stderr := cli(t, nil, append(c.args, "-o", out)...)
+		if code != exitUsage || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", c.args, code, stderr, c.want)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%v: wrote %s", c.args, out)
+		}
+	}
+}

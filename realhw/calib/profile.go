@@ -31,13 +31,20 @@ const ProfileVersion = 1
 // is kept with applied: false and its reason, never silently dropped or
 // silently used.
 type Profile struct {
-	Version    int            `yaml:"version"`
-	Provenance Provenance     `yaml:"provenance"`
-	Stages     []StageFit     `yaml:"stages"`
-	CPU        []CPUFit       `yaml:"cpu,omitempty"`
-	Background []LoadFit      `yaml:"background,omitempty"`
-	Decision   *DecisionFit   `yaml:"decision,omitempty"`
-	Scenario   map[string]any `yaml:"scenario,omitempty"` // --set style overrides from applied fits (keys sorted on output)
+	Version    int          `yaml:"version"`
+	Provenance Provenance   `yaml:"provenance"`
+	Stages     []StageFit   `yaml:"stages"`
+	CPU        []CPUFit     `yaml:"cpu,omitempty"`
+	Background []LoadFit    `yaml:"background,omitempty"`
+	Decision   *DecisionFit `yaml:"decision,omitempty"`
+	// Spread holds the host stages' costs as distributions (StageSpread),
+	// from the unloaded host run; the scenario overrides carry their part
+	// above the median onto datapath.host.spread.
+	Spread []StageSpread `yaml:"spread,omitempty"`
+	// SpreadCorrelation couples one request's stage draws (the copula's
+	// rho, datapath.host.spread.correlation), from the same run.
+	SpreadCorrelation float64        `yaml:"spread_correlation,omitempty"`
+	Scenario          map[string]any `yaml:"scenario,omitempty"` // --set style overrides from applied fits (keys sorted on output)
 	// ScenarioFrom says, per key of Scenario, which measurement and fit
 	// the value comes from; a run that applies the profile carries it into
 	// summary.json and its report.
@@ -154,7 +161,9 @@ var QuantileP = func() []float64 {
 	for i := range 100 {
 		p = append(p, float64(i)/100)
 	}
-	for i := range 9 {
+	// 0.991 .. 0.999 (0.99 is the last of the 1% steps: listed twice, as
+	// it was before, the table had no 99.9% point).
+	for i := 1; i <= 9; i++ {
 		p = append(p, 0.99+float64(i)/1000)
 	}
 	return append(p, 0.9999, 1)
@@ -424,6 +433,12 @@ func ReadProfile(r io.Reader, name string) (*Profile, error) {
 				return nil, fmt.Errorf("%s: decision.host_decision_time: %w", name, err)
 			}
 		}
+	}
+	if err := checkSpreads(name, p.Spread); err != nil {
+		return nil, err
+	}
+	if !(p.SpreadCorrelation >= 0 && p.SpreadCorrelation <= 1) {
+		return nil, fmt.Errorf("%s: spread_correlation %v is outside [0, 1]", name, p.SpreadCorrelation)
 	}
 	for i, lf := range p.Background {
 		for j, l := range lf.Levels {

@@ -113,6 +113,14 @@ func measure(opts Options) (*Profile, []*host.PathRun, error) {
 	}
 	samples = append(samples, mc...)
 	p := FromSamples(samples)
+	for _, r := range runs {
+		if r.Config.Load == 0 {
+			costs, _, _ := unloadedCosts(r)
+			var shifted hostCosts
+			p.Spread, shifted = fitSpreads(r, costs)
+			p.SpreadCorrelation = shifted.rho
+		}
+	}
 	m, hz := CollectMachine()
 	p.Provenance.Machine = m
 	p.Provenance.Date = opts.Date
@@ -173,6 +181,28 @@ func (p *Profile) fillScenario() {
 		set["datapath.host.pinned_h2d"] = units.Bandwidth(round(bw, 4)).String()
 		from["datapath.host.pinned_h2d"] = fmt.Sprintf("nvbandwidth host_to_device_memcpy_ce, median of %d samples", p.Provenance.Samples["nvbandwidth/host_to_device_memcpy_ce"])
 	}
+	if f, ok := p.Stage(host.StageMemcpy); ok {
+		const key = "datapath.host.memcpy_bandwidth"
+		if f.Applied && f.PerByte > 0 {
+			set[key] = units.Bandwidth(round(1/f.PerByte, 4)).String()
+			from[key] = fmt.Sprintf("%s latency fit (%s), its bandwidth: %d samples over %d sizes", host.StageMemcpy, f.Method, f.Samples, len(f.Sizes))
+		} else {
+			// Said, not silent: the key keeps the catalog's rate.
+			note := fmt.Sprintf("%s: fit not applied (%s), so %s keeps the catalog's value (%v)", host.StageMemcpy, f.Reason, key, datapath.Defaults().Host.MemcpyBandwidth)
+			if !slices.Contains(p.Notes, note) {
+				p.Notes = append(p.Notes, note)
+			}
+		}
+	}
+	if len(p.Spread) > 0 {
+		const key = "datapath.host.spread.correlation"
+		set[key] = units.Fraction(p.SpreadCorrelation).String()
+		from[key] = fmt.Sprintf("the mean pairwise correlation of the unloaded stages' normal scores (%d stages)", len(p.Spread))
+	}
+	for _, sp := range p.Spread {
+		set[sp.Key] = FlowYAML(sp.AboveMedian())
+		from[sp.Key] = fmt.Sprintf("the unloaded %s stage's time above its median, %d requests (p99 +%.3g us, p99.9 +%.3g us over the median): the tail a host job of this kind adds to its fixed cost", sp.Measured, sp.Samples, round(sp.P99US-sp.P50US, 3), round(sp.P999US-sp.P50US, 3))
+	}
 	p.fillCUDA(set, from)
 	if d := p.Decision; d != nil && d.Applied {
 		set["datapath.host.decision_time"] = d.HostDecisionTime
@@ -195,11 +225,21 @@ type LevelError struct {
 	UsedForFit     bool    `json:"used_for_fit"`
 	P50Error       float64 `json:"p50_error"`
 	P99Error       float64 `json:"p99_error"`
+	P999Error      float64 `json:"p999_error"`
 	RealP50US      float64 `json:"real_p50_us"`
 	RealP99US      float64 `json:"real_p99_us"`
+	RealP999US     float64 `json:"real_p999_us"`
 	ModelP50US     float64 `json:"model_p50_us"`
 	ModelP99US     float64 `json:"model_p99_us"`
+	ModelP999US    float64 `json:"model_p999_us"`
 	MeasuredLoad   float64 `json:"measured_load"` // the load generator's duty cycle from getrusage
+	// ModelLoad is the load the model ran at: the measured one (the
+	// validation's x-axis), or the target where none was measured.
+	ModelLoad float64 `json:"model_load"`
+	// ModelNoSpreadP50US and ModelNoSpreadP99US are the model's with
+	// constant stages (no spread): how much of the tail the spreads carry.
+	ModelNoSpreadP50US float64 `json:"model_no_spread_p50_us"`
+	ModelNoSpreadP99US float64 `json:"model_no_spread_p99_us"`
 	// RealTailShare and ModelTailShare are the shares of requests slower
 	// than the fit's TailUS: the requests that waited for a slice. The
 	// p99 is ill-conditioned where about 1% of requests wait (it jumps
@@ -271,11 +311,20 @@ func Validate(opts Options) (*Validation, error) {
 		for _, q := range run.Requests {
 			counts[q.Bytes]++
 		}
-		m, err := fit.Simulate(counts, u, opts.Seed+uint64(100*i))
+		mu := runLoad(run)
+		m, err := fit.Simulate(counts, mu, opts.Seed+uint64(100*i))
+		if err != nil {
+			return nil, err
+		}
+		flat := fit
+		flat.noSpread = true
+		m0, err := flat.Simulate(counts, mu, opts.Seed+uint64(100*i))
 		if err != nil {
 			return nil, err
 		}
 		l, set := compareLevel(u, slices.Contains(opts.CalibrationLoads, u), run, m, fit.TailUS)
+		l.ModelLoad = round4(mu)
+		l.ModelNoSpreadP50US, l.ModelNoSpreadP99US = round4(quantile(m0.EndToEnd, 0.5)), round4(quantile(m0.EndToEnd, 0.99))
 		v.Levels = append(v.Levels, l)
 		v.Samples = append(v.Samples, set)
 	}
@@ -283,11 +332,12 @@ func Validate(opts Options) (*Validation, error) {
 }
 
 func levelError(u float64, real, model []float64, measured float64) LevelError {
-	r50, r99 := quantile(real, 0.5), quantile(real, 0.99)
-	m50, m99 := quantile(model, 0.5), quantile(model, 0.99)
+	r50, r99, r999 := quantile(real, 0.5), quantile(real, 0.99), quantile(real, 0.999)
+	m50, m99, m999 := quantile(model, 0.5), quantile(model, 0.99), quantile(model, 0.999)
 	return LevelError{
-		BackgroundLoad: u, P50Error: round4((m50 - r50) / r50), P99Error: round4((m99 - r99) / r99),
-		RealP50US: round4(r50), RealP99US: round4(r99), ModelP50US: round4(m50), ModelP99US: round4(m99), MeasuredLoad: round4(measured),
+		BackgroundLoad: u, P50Error: round4((m50 - r50) / r50), P99Error: round4((m99 - r99) / r99), P999Error: round4((m999 - r999) / r999),
+		RealP50US: round4(r50), RealP99US: round4(r99), RealP999US: round4(r999),
+		ModelP50US: round4(m50), ModelP99US: round4(m99), ModelP999US: round4(m999), MeasuredLoad: round4(measured), ModelLoad: u,
 	}
 }
 

@@ -21,7 +21,9 @@ import (
 //   - from the unloaded run only, the work of each stage: a loopback
 //     message (tcp-network: fixed + per byte, which the model's reply
 //     reuses for the reply's size), the copy's rate (tcp-copy's slope)
-//     and the compute (tcp-compute's median);
+//     and the compute (tcp-compute's median), and each stage's spread
+//     over its fastest cost (Spreads: empirical quantile tables, coupled
+//     per request by a Gaussian copula);
 //   - from the loaded fit runs, what background load does to it under
 //     hw.BackgroundSlice: the interference (the rise of the compute stage's
 //     median, CPU work alone) and the
@@ -32,9 +34,12 @@ import (
 type HostFit struct {
 	// NetworkFixedUS and NetworkPerByteNS are one loopback message's host
 	// time: send, transfer and receive, as the two threads take turns.
+	// The fixed part is the fastest message's (the line's fixed cost
+	// lowered by the shift of Spreads; the line's own is NetLineFixedUS).
 	NetworkFixedUS   float64 `json:"network_fixed_us"`
 	NetworkPerByteNS float64 `json:"network_per_byte_ns"`
-	// MemcpyGBps is the server's copy rate; ComputeUS the fixed compute.
+	// MemcpyGBps is the server's copy rate; ComputeUS the fixed compute,
+	// the fastest request's (its median is ComputeMedianUS).
 	MemcpyGBps float64 `json:"memcpy_gb_per_s"`
 	ComputeUS  float64 `json:"compute_us"`
 	// Interference is alpha in 1 + alpha*u; WakeupMiss and SliceUS are
@@ -52,11 +57,40 @@ type HostFit struct {
 	// TailUS is the largest unloaded median end-to-end latency over the
 	// sizes plus ThresholdUS: a request slower than this waited for a
 	// slice, whatever its size.
-	TailUS   float64   `json:"tail_us"`
+	TailUS float64 `json:"tail_us"`
+	// FitLoads are the loaded fit runs' loads as measured (the generator's
+	// duty cycle; the configured one where it reported none).
 	FitLoads []float64 `json:"fit_loads"`
 	// ReplyBytes and Cores are the testbed's, copied into the model.
 	ReplyBytes int64 `json:"reply_bytes"`
 	Cores      int   `json:"cores"`
+	// Spreads are the stages' excesses over their fixed costs, from the
+	// unloaded run (NetworkFixedUS and ComputeUS are the fastest request's
+	// costs: see StageSpread); the model draws from them at every load.
+	Spreads []StageSpread `json:"spreads"`
+	// SpreadCorr couples one request's stage draws (copulaRho).
+	SpreadCorr float64 `json:"spread_correlation"`
+	// Notes say what a fit left out or took from a refused line.
+	Notes []string `json:"notes,omitempty"`
+	// NetLineFixedUS and ComputeMedianUS are the costs before the shift:
+	// the message line's fixed cost and the compute's median, which the
+	// model takes when run without spreads (the constant-cost model as it
+	// was before spreads).
+	NetLineFixedUS  float64 `json:"network_line_fixed_us"`
+	ComputeMedianUS float64 `json:"compute_median_us"`
+	// noSpread runs the model with constant stages at the line's and the
+	// median's costs (the comparison of how much of the tail the spreads
+	// carry).
+	noSpread bool
+}
+
+// runLoad is the background load a run had: the generator's measured duty
+// cycle, or the configured one where it measured none.
+func runLoad(run *host.PathRun) float64 {
+	if m := run.Load.Measured; m > 0 && m < 1 {
+		return m
+	}
+	return run.Config.Load
 }
 
 // ErrFitNotApplied is wrapped by FitHost's error when a stage fit it needs
@@ -81,28 +115,35 @@ func FitHost(unloaded *host.PathRun, loaded []*host.PathRun) (HostFit, error) {
 	if len(loaded) == 0 {
 		return HostFit{}, fmt.Errorf("calib: the host fit needs at least one loaded run (the background model's parameters)")
 	}
-	_, by := groupByStage(unloaded.Samples())
-	net := FitLinear(host.StageTCPNetwork, by[host.StageTCPNetwork])
+	costs, net, cp := unloadedCosts(unloaded)
 	if !net.Applied {
 		return HostFit{}, fmt.Errorf("calib: %s %w (%s): no loopback model", host.StageTCPNetwork, ErrFitNotApplied, net.Reason)
 	}
-	cp := FitLinear(host.StageTCPCopy, by[host.StageTCPCopy])
 	if cp.PerByte <= 0 {
 		return HostFit{}, fmt.Errorf("calib: %s %w (%s): no copy rate", host.StageTCPCopy, ErrFitNotApplied, cp.Reason)
 	}
-	var comp []float64
-	for _, s := range by[host.StageTCPCompute] {
-		comp = append(comp, s.Latency.Seconds())
-	}
-	baseComp := median(comp)
+	baseComp := costs.compute
+	spreads, shifted := fitSpreads(unloaded, costs)
 	f := HostFit{
-		NetworkFixedUS:   round(net.Fixed*1e6, 4),
+		NetworkFixedUS:   round(shifted.netFixed*1e6, 4),
+		NetLineFixedUS:   round(costs.netFixed*1e6, 4),
+		ComputeMedianUS:  round(costs.compute*1e6, 4),
 		NetworkPerByteNS: round(net.PerByte*1e9, 4),
 		MemcpyGBps:       round(1/cp.PerByte/1e9, 4),
-		ComputeUS:        round(baseComp*1e6, 4),
+		ComputeUS:        round(shifted.compute*1e6, 4),
 		SliceUS:          hw.DefaultHostCosts.SchedSlice.Seconds() * 1e6,
 		ReplyBytes:       unloaded.Config.ReplyBytes,
 		Cores:            1,
+		Spreads:          spreads,
+		SpreadCorr:       shifted.rho,
+	}
+	if cp.Method == MethodTwoRegime {
+		f.Notes = append(f.Notes, fmt.Sprintf("%s: %s", cp.Stage, cp.Note))
+	}
+	if !cp.Applied {
+		// The model needs a copy rate; the slope is used, and said to be
+		// from a refused fit, with the size it misses.
+		f.Notes = append(f.Notes, fmt.Sprintf("%s: the copy rate is the slope of a fit not applied (%s); the copy stage's spread is measured against it", cp.Stage, cp.Reason))
 	}
 	// The unloaded end-to-end median per size, and the noise above it.
 	base := map[int64][]float64{}
@@ -127,10 +168,11 @@ func FitHost(unloaded *host.PathRun, loaded []*host.PathRun) (HostFit, error) {
 	var alphaW, alphaN, missW, missN float64
 	var waits []float64
 	for _, run := range loaded {
-		u := run.Config.Load
-		if !(u > 0 && u < 1) {
+		if u := run.Config.Load; !(u > 0 && u < 1) {
 			return HostFit{}, fmt.Errorf("calib: a loaded fit run has load %v, want one in (0, 1)", u)
 		}
+		// The load the generator reached, which the model is then run at.
+		u := runLoad(run)
 		f.FitLoads = append(f.FitLoads, u)
 		var comp, over []float64
 		for _, q := range run.Requests {
@@ -192,15 +234,34 @@ func (f HostFit) Config(size int64, requests int, u float64) datapath.Config {
 	c.Clients.Count, c.Clients.Mode, c.Clients.ThinkTime, c.Clients.Requests = 1, datapath.ModeClosed, 0, requests
 	c.WarmupRequests, c.RecordRequests = 0, true
 	c.Request.Batch, c.Request.InputBytesPerItem, c.Request.OutputBytesPerItem = 1, units.Bytes(size), units.Bytes(f.ReplyBytes)
-	c.Request.ComputeTime = units.Duration(engine.Seconds(f.ComputeUS * 1e-6))
+	compute, netFixed := f.ComputeUS, f.NetworkFixedUS
+	if f.noSpread {
+		compute, netFixed = f.ComputeMedianUS, f.NetLineFixedUS
+	}
+	c.Request.ComputeTime = units.Duration(engine.Seconds(compute * 1e-6))
 	h := &c.Host
 	h.Cores, h.Clock = f.Cores, units.Frequency(1e9) // cycles per byte below are then ns per byte
-	h.TCPRxPerMessage, h.TCPTxPerMessage = units.Duration(engine.Seconds(f.NetworkFixedUS*1e-6)), 0
+	h.TCPRxPerMessage, h.TCPTxPerMessage = units.Duration(engine.Seconds(netFixed*1e-6)), 0
 	h.TCPRxCyclesPerByte, h.TCPTxCyclesPerByte = f.NetworkPerByteNS, 0
 	h.MemcpyBandwidth = units.Bandwidth(f.MemcpyGBps * 1e9)
 	h.BackgroundLoad, h.BackgroundModel = units.Fraction(u), string(hw.BackgroundSlice)
 	h.Interference, h.WakeupMiss = units.Ratio(f.Interference), units.Fraction(f.WakeupMiss)
 	h.SchedSlice = units.Duration(engine.Seconds(f.SliceUS * 1e-6))
+	if !f.noSpread {
+		h.Spread.Correlation = units.Fraction(f.SpreadCorr)
+		for _, sp := range f.Spreads {
+			switch sp.Stage {
+			case "network":
+				h.Spread.Network = sp.Spread()
+			case "copy":
+				h.Spread.Copy = sp.Spread()
+			case "compute":
+				h.Spread.CPUWork = sp.Spread()
+			case "reply":
+				h.Spread.Reply = sp.Spread()
+			}
+		}
+	}
 	return c
 }
 

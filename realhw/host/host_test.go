@@ -137,7 +137,7 @@ func TestLoadDutyCycle(t *testing.T) {
 	if again := l.Stop(); again.Measured != rep.Measured {
 		t.Error("second Stop gave a different report")
 	}
-	for _, bad := range []LoadConfig{{Fraction: 0.95}, {Fraction: -0.1}, {Fraction: 0.5, Period: time.Microsecond}} {
+	for _, bad := range []LoadConfig{{Fraction: 0.96}, {Fraction: -0.1}, {Fraction: 0.5, Period: time.Microsecond}} {
 		if _, err := StartLoad(bad); err == nil {
 			t.Errorf("%+v accepted", bad)
 		}

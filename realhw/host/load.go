@@ -24,8 +24,7 @@ import (
 // would also hold the Go runtime's Ps while spinning and starve the
 // measured goroutines for milliseconds, a Go artefact no host has.
 type LoadConfig struct {
-	// Fraction is the duty cycle u of every worker, in [0, 0.9]. Above
-	// 0.9 a 2-core test machine stops answering, so it is refused.
+	// Fraction is the duty cycle u of every worker, in [0, 0.95].
 	Fraction float64
 	// Workers is the number of busy threads; 0 means one per CPU this
 	// process may run on.
@@ -42,8 +41,9 @@ type LoadConfig struct {
 	NoPin bool
 }
 
-// MaxLoadFraction is the largest background duty cycle accepted.
-const MaxLoadFraction = 0.9
+// MaxLoadFraction is the largest background duty cycle accepted: loads
+// are targets in (0, 0.95] (0 for none).
+const MaxLoadFraction = 0.95
 
 func (c *LoadConfig) defaults() error {
 	if !(c.Fraction >= 0 && c.Fraction <= MaxLoadFraction) {
@@ -281,9 +281,11 @@ func work(cfg LoadConfig, cpu int, offset time.Duration, stop <-chan struct{}, s
 	}
 	started()
 	cpu0, err := ThreadCPUTime()
+	clock0, clockErr := threadClock()
 	start := time.Now()
 	time.Sleep(offset)
-	busy := time.Duration(float64(cfg.Period) * cfg.Fraction)
+	d := duty{fraction: cfg.Fraction, period: cfg.Period}
+	var spun time.Duration // wall time spent spinning: the CPU time where the thread clock is missing
 	stopped := func() bool {
 		select {
 		case <-stop:
@@ -292,17 +294,38 @@ func work(cfg LoadConfig, cpu int, offset time.Duration, stop <-chan struct{}, s
 			return false
 		}
 	}
-	for period := start.Add(offset); !stopped(); period = period.Add(cfg.Period) {
-		spinEnd := period.Add(busy)
+	for next := start.Add(offset); !stopped(); {
+		end := next.Add(cfg.Period)
+		had := spun
+		if clockErr == nil {
+			if c, err := threadClock(); err == nil {
+				had = c - clock0
+			}
+		}
+		// Closed loop: this period's busy time makes up what the worker
+		// is short of u x its wall time so far. A fixed busy time per
+		// period (as first written, and as stress-ng does) delivers less:
+		// a sleep ends up to a millisecond late (Go's timers on an idle
+		// many-core machine), which the next period's spin lost, and a
+		// spin preempted by the measured threads runs less than its wall
+		// time. On the 16-core GPU machine targets of 20/40/60% measured
+		// 14/33/51%.
+		busy := d.next(end.Sub(start), had)
+		t0 := time.Now()
+		spinEnd := t0.Add(busy)
 		for time.Now().Before(spinEnd) {
 			// Busy: the whole point is to hold the core.
 		}
-		if d := time.Until(period.Add(cfg.Period)); d > 0 {
-			time.Sleep(d)
-		} else {
-			// Fell behind (preempted): restart the cycle from now rather
-			// than spinning through the missed periods back to back.
-			period = time.Now().Add(-cfg.Period)
+		spun += time.Since(t0)
+		if w := time.Until(end); w > 0 {
+			time.Sleep(w)
+		}
+		next = end
+		if now := time.Now(); now.Sub(end) > cfg.Period {
+			// Fell a whole period behind (stopped, or the machine
+			// suspended): restart the cycle from now rather than spinning
+			// through the missed periods back to back.
+			next = now
 		}
 	}
 	u.Wall = time.Since(start)
@@ -312,6 +335,36 @@ func work(cfg LoadConfig, cpu int, offset time.Duration, stop <-chan struct{}, s
 		u.CPUTime = cpu1 - cpu0
 	}
 	return u, err
+}
+
+// duty is the load workers' duty-cycle control: each period's busy time is
+// what brings the worker's CPU time up to fraction x its wall time by the
+// period's end, at most twice the nominal busy time and at most the
+// period less half its nominal sleep.
+// What it cannot make up that way (other processes held the core) is
+// written off, so that it never spins whole periods back to back to catch
+// up once the core frees: a burst the configured load does not have.
+type duty struct {
+	fraction float64
+	period   time.Duration
+	written  time.Duration // CPU time owed and written off
+}
+
+// next returns the busy time of the period that ends at wall time end
+// (from the worker's start), the worker having had cpu so far.
+func (d *duty) next(end, cpu time.Duration) time.Duration {
+	nominal := time.Duration(d.fraction * float64(d.period))
+	// Every period keeps at least half its nominal sleep: a worker that
+	// spins whole periods to catch up loses the share the kernel's
+	// scheduler gives a thread that sleeps (on the busy 2-core VM it then
+	// held 30% at targets of 60% and 80%, the fixed duty cycle 37-51%).
+	hi := min(2*nominal, d.period-(d.period-nominal)/2)
+	owed := time.Duration(d.fraction*float64(end)) - cpu - d.written
+	if owed > hi {
+		d.written += owed - hi
+		owed = hi
+	}
+	return max(owed, 0)
 }
 
 // allCPUs is 0 .. runtime.NumCPU()-1.

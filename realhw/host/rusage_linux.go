@@ -26,3 +26,15 @@ func ThreadCPUTime() (time.Duration, error) {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
 }
+
+// threadClock is the calling thread's CPU time from
+// clock_gettime(CLOCK_THREAD_CPUTIME_ID): exact at any instant (it adds
+// the running slice), which the load generator's duty-cycle control reads
+// once a period.
+func threadClock() (time.Duration, error) {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+		return 0, fmt.Errorf("host: clock_gettime(CLOCK_THREAD_CPUTIME_ID): %w", err)
+	}
+	return time.Duration(ts.Nano()), nil
+}

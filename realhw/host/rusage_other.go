@@ -11,3 +11,9 @@ import (
 func ThreadCPUTime() (time.Duration, error) {
 	return 0, errors.New("host: per-thread CPU time needs Linux (getrusage RUSAGE_THREAD)")
 }
+
+// threadClock needs Linux's CLOCK_THREAD_CPUTIME_ID; elsewhere the load
+// generator falls back to the wall time it spun.
+func threadClock() (time.Duration, error) {
+	return 0, errors.New("host: per-thread CPU clock needs Linux")
+}

@@ -27,6 +27,10 @@ func benchConspirator(b *testing.B) {
 	cfg.RecordRequests = false
 	cfg.WarmupRequests = 0
 	cfg.Clients.Requests = max(1, b.N/cfg.Clients.Count)
+	if benchSpread {
+		t := benchTable()
+		cfg.Host.Spread = HostSpreads{Network: t, Copy: t, CPUWork: t, Reply: t}
+	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	res, err := Run(cfg, 1)
@@ -42,5 +46,56 @@ func benchConspirator(b *testing.B) {
 	b.ReportMetric(float64(res.Paths[0].Events())/float64(n), "events/request")
 	if res.Paths[0].Completed != n {
 		b.Fatalf("completed %d of %d", res.Paths[0].Completed, n)
+	}
+}
+
+// BenchmarkConspiratorSpread is BenchmarkConspirator on the binary heap
+// with every host spread drawn from a 111-point table (the size
+// calibrate --backend host writes): the cost of the draws beside the
+// constant run.
+func BenchmarkConspiratorSpread(b *testing.B) {
+	defer func(k engine.QueueKind) { EventQueue = k }(EventQueue)
+	EventQueue = engine.QueueBinaryHeap
+	for _, spread := range []bool{false, true} {
+		name := "spread=constant"
+		if spread {
+			name = "spread=empirical"
+		}
+		b.Run(name, func(b *testing.B) {
+			benchSpread = spread
+			defer func() { benchSpread = false }()
+			benchConspirator(b)
+		})
+	}
+}
+
+// benchSpread makes benchConspirator set every host spread.
+var benchSpread bool
+
+func benchTable() Spread {
+	var p, q []float64
+	for i := range 111 {
+		p = append(p, float64(i)/110)
+		q = append(q, float64(i*i)/1000)
+	}
+	return Spread{Distribution: SpreadEmpirical, P: p, ExcessUS: q}
+}
+
+// BenchmarkSpreadDraw is one draw from a 111-point table: the cost a
+// spread adds per host job, apart from what the varied times do to the
+// simulation.
+func BenchmarkSpreadDraw(b *testing.B) {
+	t := benchTable()
+	d := newSpreadDraws(HostSpreads{Network: t, Copy: ConstantSpread(), CPUWork: ConstantSpread(), Reply: ConstantSpread()}, 1)[spreadNetwork]
+	s := &system{}
+	s.spread[spreadNetwork] = d
+	r := &request{}
+	b.ReportAllocs()
+	var sum engine.Time
+	for b.Loop() {
+		sum += s.excess(spreadNetwork, r)
+	}
+	if sum < 0 {
+		b.Fatal(sum)
 	}
 }

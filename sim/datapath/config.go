@@ -130,6 +130,9 @@ type HostConfig struct {
 	TCPTxPerMessage    units.Duration `yaml:"tcp_tx_per_message" doc:"host TCP send cost per message" default:"hw:host.tcp_tx_per_message"`
 	Price              units.Money    `yaml:"price" doc:"price charged to the host CPU in the cost table" source:"hw:host_cpu.xeon-8380-2s.price"`
 	Power              units.Power    `yaml:"power" doc:"power charged to the host CPU in the cost table" source:"hw:host_cpu.xeon-8380-2s.power"`
+	// Spread is the distribution of each host stage's time over its fixed
+	// cost (see Spread): constant unless a calibration profile sets it.
+	Spread HostSpreads `yaml:"spread" doc:"spread of the host stages' costs over their fixed parts (constant without a calibration profile: the catalog states none)"`
 }
 
 // NetworkConfig describes the client-server network.
@@ -243,6 +246,7 @@ func Defaults() Config {
 			TCPTxPerMessage:    units.Duration(c.TCPTxPerMessage),
 			Price:              units.Money(cpu.PriceUSD),
 			Power:              units.Power(cpu.PowerW),
+			Spread:             HostSpreads{Correlation: 0, Network: ConstantSpread(), Copy: ConstantSpread(), CPUWork: ConstantSpread(), Reply: ConstantSpread()},
 		},
 		Network: NetworkConfig{
 			NIC:                    nic.Name,
@@ -556,6 +560,7 @@ func (h HostConfig) validate(p *problems) {
 	nonNegative(p, "host.tcp_tx_cycles_per_byte", h.TCPTxCyclesPerByte)
 	nonNegative(p, "host.price", float64(h.Price))
 	nonNegative(p, "host.power", float64(h.Power))
+	h.Spread.validate(p)
 }
 
 func (n NetworkConfig) validate(p *problems) {

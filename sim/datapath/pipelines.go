@@ -30,16 +30,16 @@ var tcpPath = []stage{
 	{name: "network", kind: KindNetwork, start: func(s *system, r *request) {
 		r.join(3)
 		s.inbound.Send(r.in, s.clientCap, r.next)
-		s.sim.MustAfter(s.clientTCP.TxWork(r.in), r.next) // client CPU, not shared
-		s.host.Wake(s.tcp.RxWork(r.in), r.next)           // [host] the receiving thread wakes
+		s.sim.MustAfter(s.clientTCP.TxWork(r.in), r.next)                  // client CPU, not shared
+		s.host.Wake(s.tcp.RxWork(r.in)+s.excess(spreadNetwork, r), r.next) // [host] the receiving thread wakes
 	}},
 	{name: "decide", kind: KindHostCPU, start: hostWork(func(s *system) engine.Time { return s.decision }), end: pickLeastLoaded}, // [host]
 	{name: "copy-h2d", kind: KindHostCopy, start: copyCPU},                                                                        // [host] cudaMemcpy: issue, and staging when pageable
 	{name: "copy-dma", kind: KindDMA, start: copyDMA},                                                                             // pinned copies only: the copy engine over PCIe
 	{name: "launch", kind: KindLaunch, start: hostWork(func(s *system) engine.Time { return s.launch })},                          // [host]
 	{name: "gpu", kind: KindCompute, start: runOnGPU, end: finishOnGPU},
-	{name: "sync+d2h", kind: KindSync, start: hostWork(func(s *system) engine.Time { return s.syncAndResult })},               // [host] wait for the GPU, copy the result back
-	{name: "reply-tx", kind: KindHostCPU, start: func(s *system, r *request) { s.host.Execute(s.tcp.TxWork(r.out), r.next) }}, // [host]
+	{name: "sync+d2h", kind: KindSync, start: hostWork(func(s *system) engine.Time { return s.syncAndResult })},                                        // [host] wait for the GPU, copy the result back
+	{name: "reply-tx", kind: KindHostCPU, start: func(s *system, r *request) { s.host.Execute(s.tcp.TxWork(r.out)+s.excess(spreadReply, r), r.next) }}, // [host]
 	{name: "reply", kind: KindReply, start: func(s *system, r *request) {
 		r.join(2)
 		s.outbound.Send(r.out, s.clientCap, r.next)
@@ -124,10 +124,14 @@ var conspiratorPath = []stage{
 // threads take turns on a pinned core, so a message is one host job of
 // TxWork + RxWork that starts with the receiver's wake-up.
 var loopbackPath = []stage{
-	{name: "network", kind: KindNetwork, start: func(s *system, r *request) { s.host.Wake(s.tcp.TxWork(r.in)+s.tcp.RxWork(r.in), r.next) }}, // [host]
-	{name: "copy", kind: KindHostCopy, start: func(s *system, r *request) { s.host.Execute(s.memcpy(r.in), r.next) }},                       // [host]
-	{name: "compute", kind: KindCompute, start: func(s *system, r *request) { s.host.Execute(s.cpuCompute, r.next) }},                       // [host] on the CPU
-	{name: "reply", kind: KindReply, start: func(s *system, r *request) { s.host.Wake(s.tcp.TxWork(r.out)+s.tcp.RxWork(r.out), r.next) }},   // [host]
+	{name: "network", kind: KindNetwork, start: func(s *system, r *request) {
+		s.host.Wake(s.tcp.TxWork(r.in)+s.tcp.RxWork(r.in)+s.excess(spreadNetwork, r), r.next)
+	}}, // [host]
+	{name: "copy", kind: KindHostCopy, start: func(s *system, r *request) { s.host.Execute(s.memcpy(r.in)+s.excess(spreadCopy, r), r.next) }}, // [host]
+	{name: "compute", kind: KindCompute, start: func(s *system, r *request) { s.host.Execute(s.cpuCompute+s.excess(spreadCPU, r), r.next) }},  // [host] on the CPU
+	{name: "reply", kind: KindReply, start: func(s *system, r *request) {
+		s.host.Wake(s.tcp.TxWork(r.out)+s.tcp.RxWork(r.out)+s.excess(spreadReply, r), r.next)
+	}}, // [host]
 }
 
 // stagesOf returns the pipeline of a path name.
@@ -149,13 +153,13 @@ func stagesOf(path string) []stage {
 
 // Stage helpers shared by the paths.
 
-// hostWork runs a fixed amount of host CPU work.
+// hostWork runs host CPU work: its fixed cost plus the CPU work spread.
 func hostWork(work func(s *system) engine.Time) func(s *system, r *request) {
-	return func(s *system, r *request) { s.host.Execute(work(s), r.next) }
+	return func(s *system, r *request) { s.host.Execute(work(s)+s.excess(spreadCPU, r), r.next) }
 }
 
 // copyCPU is the CPU side of the host's cudaMemcpy of the input.
-func copyCPU(s *system, r *request) { s.host.Execute(s.copyCPU, r.next) }
+func copyCPU(s *system, r *request) { s.host.Execute(s.copyCPU+s.excess(spreadCopy, r), r.next) }
 
 // copyDMA is the copy engine's transfer of a pinned copy over the GPU's
 // link (shared by concurrent copies into that GPU). A pageable copy has
@@ -170,7 +174,7 @@ func copyDMA(s *system, r *request) {
 
 // rdmaReply posts the result on the host and sends it to the client.
 func rdmaReply(s *system, r *request) {
-	s.host.Execute(s.post, r.sendReply) // then the wire: see request.sendReply
+	s.host.Execute(s.post+s.excess(spreadCPU, r), r.sendReply) // then the wire: see request.sendReply
 }
 
 func runOnGPU(s *system, r *request) { r.gpu.Run(r.compute, r.next) }

@@ -45,6 +45,14 @@ type system struct {
 	syncAndResult engine.Time // sync wait + CPU side of the result's cudaMemcpy
 	memcpyRate    float64     // loopback path: one thread's memcpy, bytes/s
 	cpuCompute    engine.Time // loopback path: the request's compute on the CPU
+	// spread draws each host job's excess over its fixed cost, per kind
+	// (nil: constant).
+	spread [numSpreads]*spreadDraw
+	// spreadRho couples one request's draws (HostSpreads.Correlation):
+	// each request draws spreadZ from spreadCommon, and a draw mixes it
+	// with its own normal, sqrt(rho) and sqrt(1 - rho).
+	spreadRho, spreadShared, spreadOwn float64
+	spreadCommon                       *engine.Stream
 
 	clients []*client
 	free    []*request
@@ -83,6 +91,7 @@ type request struct {
 	pending int         // callbacks the current stage still waits for
 	dropped bool
 	times   []engine.Time // per-stage durations
+	spreadZ float64       // the request's shared normal of its spread draws
 
 	next      func() // bound r.advance
 	sendReply func() // bound r.replyWire
@@ -199,6 +208,11 @@ func newSystem(cfg Config, path string, seed uint64) (*system, error) {
 	s.syncAndResult = h.SyncWait.Time() + resultCPU
 	s.memcpyRate = float64(h.MemcpyBandwidth)
 	s.cpuCompute = cfg.Request.ComputeTime.Time()
+	s.spread = newSpreadDraws(h.Spread, seed)
+	if rho := float64(h.Spread.Correlation); rho > 0 && s.spread != [numSpreads]*spreadDraw{} {
+		s.spreadRho, s.spreadShared, s.spreadOwn = rho, math.Sqrt(rho), math.Sqrt(1-rho)
+		s.spreadCommon = engine.NewStream(seed, "host/spread/common")
+	}
 
 	s.inFlightTW = stats.NewTimeWeighted(0, 0)
 	s.rec = newRecorder(cfg, path, len(s.stages))
@@ -298,6 +312,9 @@ func (s *system) newRequest(c *client) *request {
 	r.stage = 0
 	r.dropped = false
 	clear(r.times)
+	if s.spreadCommon != nil {
+		r.spreadZ = s.spreadCommon.NormFloat64()
+	}
 	return r
 }
 
