@@ -465,10 +465,13 @@ type mapAxis struct {
 // 100 of the axis's unit, in KiB and MiB for bytes and µs and ms for
 // seconds; 2 and 5 between where fewer than three powers fall in range)
 // placed at their fractional index, where the values are positive and
-// span a factor of ten; otherwise at the swept values themselves.
+// span a factor of ten over more than eight cells; otherwise at the swept
+// values themselves. With a few cells every cell carries its own value: a
+// round tick between two cells (1000 between 100 and 2000) reads as the
+// value of the cell it falls in.
 func roundTicks(a mapAxis) plot.Ticker {
 	lo, hi := slices.Min(a.xs), slices.Max(a.xs)
-	if !(lo > 0) || hi < 10*lo || !slices.IsSorted(a.xs) {
+	if len(a.xs) <= 8 || !(lo > 0) || hi < 10*lo || !slices.IsSorted(a.xs) {
 		return indexTicks{readable(a.values)}
 	}
 	var ticks []plot.Tick

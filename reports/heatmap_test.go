@@ -151,17 +151,19 @@ func TestContourPaths(t *testing.T) {
 	}
 }
 
-// Round ticks: a log-spaced byte axis is labelled at 1, 10, 100 KiB and 1
-// MiB, a time axis at 100 µs, 1 ms, 10 ms, each at its place among the
-// swept values; a short linear axis at its own values.
+// Round ticks: a long log-spaced byte axis is labelled at 1, 10, 100 KiB
+// and 1 MiB, a time axis at 100 µs, 1 ms, 10 ms, each at its place among
+// the swept values; a short axis, log-spaced or not, at its own values
+// (a round 1000 between cells 100 and 2000 would read as a cell's value).
 func TestRoundTicks(t *testing.T) {
 	for _, c := range []struct {
 		values []string
 		want   []string
 	}{
-		{[]string{"512B", "4KiB", "32KiB", "256KiB", "2MiB", "8MiB"}, []string{"1KiB", "10KiB", "100KiB", "1MiB"}},
-		{[]string{"50us", "500us", "5ms", "20ms"}, []string{"100µs", "1ms", "10ms"}},
+		{[]string{"512B", "1KiB", "2KiB", "4KiB", "16KiB", "32KiB", "64KiB", "256KiB", "2MiB", "8MiB"}, []string{"1KiB", "10KiB", "100KiB", "1MiB"}},
+		{[]string{"50us", "80us", "200us", "500us", "800us", "2ms", "5ms", "8ms", "20ms"}, []string{"100µs", "1ms", "10ms"}},
 		{[]string{"0%", "40%", "80%"}, []string{"0%", "40%", "80%"}},
+		{[]string{"1", "10", "100", "2000"}, []string{"1", "10", "100", "2000"}},
 	} {
 		xs, unit, _ := numericAxis(c.values)
 		var got []string
@@ -174,9 +176,9 @@ func TestRoundTicks(t *testing.T) {
 			t.Errorf("%v: %v, want %v", c.values, got, c.want)
 		}
 	}
-	xs, _, _ := numericAxis([]string{"100us", "1ms", "10ms"})
-	if tk := roundTicks(mapAxis{nil, xs, "s", ""}).Ticks(0, 2); tk[1].Label != "1ms" || tk[1].Value != 1 {
-		t.Errorf("1 ms at %v (%q), want index 1", tk[1].Value, tk[1].Label)
+	xs, _, _ := numericAxis([]string{"100us", "200us", "300us", "500us", "1ms", "2ms", "3ms", "5ms", "10ms"})
+	if tk := roundTicks(mapAxis{nil, xs, "s", ""}).Ticks(0, 8); len(tk) != 3 || tk[1].Label != "1ms" || tk[1].Value != 4 {
+		t.Errorf("ticks %v, want 1 ms at index 4 between 100µs and 10ms", tk)
 	}
 }
 
