@@ -633,6 +633,20 @@ func (t thickCross) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) 
 // other values as swept.
 func readable(values []string) []string {
 	xs, unit, ok := numericAxis(values)
+	if ok && unit == "/s" && slices.Max(xs) < 1 {
+		// An arrival rate below one a second reads as so many a minute
+		// or an hour (0.016667/s is 1/min).
+		out := make([]string, len(xs))
+		for i, r := range xs {
+			switch {
+			case r*60 >= 1 || r == 0:
+				out[i] = fmtSig(r*60) + "/min"
+			default:
+				out[i] = fmtSig(r*3600) + "/h"
+			}
+		}
+		return out
+	}
 	if !ok || unit != "B" {
 		return values
 	}

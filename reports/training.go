@@ -74,7 +74,7 @@ type TrainingPolicy struct {
 var trainingMetrics = []metric{
 	{field: "jct_s.mean", label: "mean job completion time (s)", title: "Mean JCT of the training jobs", plot: true, ci: "jct_s.mean.ci95"},
 	{field: "jct_s.p99", label: "p99 job completion time (s)"},
-	{field: "vs_baseline.x", label: "speedup of mean JCT over the baseline (x)", short: "JCT speedup (x)", title: "Speedup over the baseline", plot: true, ci: "vs_baseline.ci95", ratio: true},
+	{field: "vs_baseline.x", label: "speedup of mean JCT over the baseline (x)", short: "JCT speedup over the baseline (x)", title: "Speedup over the baseline", plot: true, ci: "vs_baseline.ci95", ratio: true},
 	{field: "iteration.comm_s", label: "communication per iteration (s)"},
 	{field: "iteration.wait_s", label: "waiting for aggregators per iteration (s)", short: "aggregator wait / iteration (s)", title: "Waiting for aggregators", plot: true},
 	{field: "mean_slots_held", label: "aggregator slots held (time mean)"},
