@@ -93,9 +93,10 @@ func printSummary(w io.Writer, s *sim.Summary, timing *sim.Timing) {
 				fmt.Fprint(w, " and servers")
 			}
 			if c, ok := s.Inputs["cluster"].(map[string]any); ok && fmt.Sprint(c["seed_varies"]) == cluster.SeedVariesWorkload {
-				fmt.Fprint(w, ", and its own bootstrap of the jobs")
+				fmt.Fprintln(w, ", and its own bootstrap of the jobs), ± the 95% bootstrap interval (t x the SD over seeds: the trace's sampling error); per seed: seeds.csv")
+			} else {
+				fmt.Fprintln(w, "), ± the 95% CI; per seed: seeds.csv")
 			}
-			fmt.Fprintln(w, "), ± the 95% CI; per seed: seeds.csv")
 		}
 		if len(s.Clusters) > 0 {
 			fmt.Fprintf(w, "cluster: %s\n", clusterLine(s.Clusters))

@@ -74,6 +74,13 @@ func (c Config) validateRegimes(add func(key, format string, args ...any)) {
 	if fast && c.Nodes == "" {
 		add("fast_share", "%v needs a node list to sample (cluster.nodes); with declared gpus, declare the mix itself", share)
 	}
+	if fast && c.ReferenceGPU == "" {
+		// Without it the reference is the sample's most common type, which
+		// the share itself moves (T4 at 25% A100s on openb, A100 above):
+		// every job's size and work would be read against another GPU, and
+		// the map would show that, not the mix (a review of issue 39).
+		add("reference_gpu", "empty with fast_share %v: the default reference (the sample's most common GPU type) moves with the share and changes how every job is read; name one, e.g. reference_gpu: a100-40gb (openb's most common)", share)
+	}
 	tm, _ := gpu.ParseTraceTypeMap(c.TypeMap)
 	for i, m := range c.FastGPUs {
 		if _, err := resolveType(m, tm); err != nil {

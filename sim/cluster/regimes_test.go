@@ -32,6 +32,7 @@ func TestValidateRegimes(t *testing.T) {
 		{"fast share without a node list", func(c *Config) { c.FastShare = "0.5"; c.Nodes = ""; c.GPUs = []GPUGroup{{Model: "t4", Count: 2}} }, "fast_share:"},
 		{"unknown fast model", func(c *Config) { c.FastGPUs = []string{"x9000"} }, "fast_gpus[0]:"},
 		{"seed_varies", func(c *Config) { c.SeedVaries = "everything" }, "seed_varies:"},
+		{"fast share without a reference GPU", func(c *Config) { c.FastShare = "0.25"; c.ReferenceGPU = "" }, "reference_gpu:"},
 		{"tenant count with synthetic jobs", func(c *Config) { c.Tenants = "4"; c.Synthetic.Jobs = 100 }, "synthetic.jobs:"},
 	} {
 		cfg := Defaults()
@@ -45,7 +46,7 @@ func TestValidateRegimes(t *testing.T) {
 		func(c *Config) { c.JobKind, c.BatchFraction = JobKindBatchFraction, 0 },
 		func(c *Config) { c.JobKind, c.BatchFraction = JobKindBatchFraction, 1 },
 		func(c *Config) { c.Tenants = "1" },
-		func(c *Config) { c.FastShare, c.FastGPUs = "0", []string{"G2"} },
+		func(c *Config) { c.FastShare, c.FastGPUs, c.ReferenceGPU = "0", []string{"G2"}, "G2" },
 		func(c *Config) { c.SeedVaries = SeedVariesCluster },
 	} {
 		cfg := Defaults()

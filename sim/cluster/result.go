@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
+
+	"gonum.org/v1/gonum/stat"
 
 	"github.com/conspirator-sim/conspirator/engine/stats"
 	"github.com/conspirator-sim/conspirator/policies/snapshot"
@@ -258,6 +261,7 @@ func merge(cfg Config, runs []seedRun) *Result {
 		}
 		res.PerSeed = append(res.PerSeed, ps)
 	}
+	ci := seedInterval(cfg)
 	name := cfg.baseline()
 	base := slices.Index(cfg.Policies, name)
 	if base >= 0 {
@@ -268,16 +272,16 @@ func merge(cfg Config, runs []seedRun) *Result {
 		m.Seeds = len(runs)
 		if len(runs) > 1 {
 			m = mean(runs, k, m)
-			_, hw := stats.MeanCI(column(runs, k, func(p *PolicyResult) float64 { return p.GPUHours }), 0.95)
+			hw := ci(column(runs, k, func(p *PolicyResult) float64 { return p.GPUHours }))
 			m.GPUHoursCI95 = &hw
 		}
 		if base >= 0 && k != base {
-			m.VsBaseline = saving(runs, k, base, name)
+			m.VsBaseline = saving(runs, k, base, name, ci)
 		}
 		if b := bestBaseline(cfg, runs); b >= 0 && strings.HasPrefix(cfg.Policies[k], "conspirator") {
-			m.VsBest = saving(runs, k, b, cfg.Policies[b])
+			m.VsBest = saving(runs, k, b, cfg.Policies[b], ci)
 		}
-		m.LeftOut = leftOut(runs, k, base, name)
+		m.LeftOut = leftOut(runs, k, base, name, ci)
 		res.Policies = append(res.Policies, m)
 	}
 	return res
@@ -402,7 +406,7 @@ func meanByKind(runs []seedRun, k int) []KindResult {
 // leftOut is policy k's GPU-hours in the replays without the longest
 // jobs, per entry, with the saving against the baseline b seed by seed
 // (none for the baseline itself, or without one).
-func leftOut(runs []seedRun, k, b int, name string) []LeftOut {
+func leftOut(runs []seedRun, k, b int, name string, ci func([]float64) float64) []LeftOut {
 	var out []LeftOut
 	for e := range runs[0].leftOut {
 		lo := LeftOut{Entry: runs[0].leftOut[e].entry, Jobs: runs[0].leftOut[e].jobs}
@@ -415,7 +419,7 @@ func leftOut(runs []seedRun, k, b int, name string) []LeftOut {
 			}
 		}
 		if b >= 0 && k != b && len(pct) == len(runs) {
-			mean, hw := stats.MeanCI(pct, 0.95)
+			mean, hw := stat.Mean(pct, nil), ci(pct)
 			lo.VsBaseline = &Saving{Baseline: name, Pct: mean, Min: slices.Min(pct), Max: slices.Max(pct)}
 			if len(runs) > 1 {
 				lo.VsBaseline.CI95 = &hw
@@ -426,8 +430,27 @@ func leftOut(runs []seedRun, k, b int, name string) []LeftOut {
 	return out
 }
 
+// seedInterval is the half-width of the 95% interval the summary gives
+// over seeds. Where seeds vary only the sampled servers (seed_varies:
+// cluster) it is the CI of the mean over server samples, t·SD/sqrt(n).
+// Where each seed also replays a bootstrap of the jobs, the seeds are
+// bootstrap replicates of one trace: the trace's sampling error is their
+// spread, which does not shrink with more seeds, so the interval is
+// t·SD (the normal bootstrap interval with Student's t for few
+// replicates); t·SD/sqrt(n) would be only the Monte Carlo error of their
+// mean (a review of issue 39 found it 2.8x too narrow).
+func seedInterval(cfg Config) func([]float64) float64 {
+	return func(xs []float64) float64 {
+		_, hw := stats.MeanCI(xs, 0.95)
+		if cfg.SeedVaries == SeedVariesWorkload {
+			hw *= math.Sqrt(float64(len(xs)))
+		}
+		return hw
+	}
+}
+
 // saving compares policy k with the baseline b seed by seed.
-func saving(runs []seedRun, k, b int, name string) *Saving {
+func saving(runs []seedRun, k, b int, name string, ci func([]float64) float64) *Saving {
 	pct := make([]float64, len(runs))
 	for s := range runs {
 		bh := runs[s].policies[b].GPUHours
@@ -436,7 +459,7 @@ func saving(runs []seedRun, k, b int, name string) *Saving {
 		}
 		pct[s] = 100 * (runs[s].policies[k].GPUHours - bh) / bh
 	}
-	mean, hw := stats.MeanCI(pct, 0.95)
+	mean, hw := stat.Mean(pct, nil), ci(pct)
 	sv := &Saving{Baseline: name, Pct: mean, Min: slices.Min(pct), Max: slices.Max(pct)}
 	if len(runs) > 1 {
 		sv.CI95 = &hw
