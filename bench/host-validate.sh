@@ -16,12 +16,13 @@
 #                                  # stage costs (how much of the p99 the spread
 #                                  # carries); needs python3 for bench/p99gap.py
 #
-# `run` writes, under $OUT (default bench/out), host-validate-<N>core/:
-# machine.txt (nproc, lscpu, load average before and after: a quiet machine
-# has a load average near 0), rep<i>/ (validation.json, profile.yaml,
-# plots/) and table.txt (each repetition's printed table: p50, p99 and
-# p99.9 error per held-out load, the load the generator measured, met or
-# missed). With the device tool, carry the binary (it is ignored by git):
+# `run` writes, under $OUT (default bench/out), two files:
+# host-validate-<N>core-summary.txt (machine: nproc, lscpu, load average
+# before and after, a quiet machine has one near 0; each repetition's
+# printed table: p50, p99 and p99.9 error per held-out load, the load the
+# generator measured, met or missed; the R2 gaps) and
+# host-validate-<N>core.tar.gz (rep<i>/ validation.json, profile.yaml,
+# plots/, rep<i>.log, the r2 sweeps). With the device tool, carry the binary (it is ignored by git):
 #   run(command="bench/host-validate.sh run", carry=["bench/out/static"])
 # About 15-25 s per repetition on 16 cores.
 set -euo pipefail
@@ -51,13 +52,32 @@ run)
 	: >"$dir/table.txt"
 	for i in $(seq 1 "${REPEATS:-3}"); do
 		echo "== repetition $i of ${REPEATS:-3}" | tee -a "$dir/table.txt"
-		"$bin" calibrate --backend host --validate -o "$dir/rep$i" 2>&1 | sed -n '/^validation:/,$p' | tee -a "$dir/table.txt"
+		# The whole output is kept (an error prints before the table, and
+		# a failed repetition must not stop the others or go unsaid).
+		rc=0
+		"$bin" calibrate --backend host --validate -o "$dir/rep$i" >"$dir/rep$i.log" 2>&1 || rc=$?
+		if [ "$rc" != 0 ]; then
+			echo "repetition $i failed (exit $rc); its output:" | tee -a "$dir/table.txt"
+			tail -20 "$dir/rep$i.log" | tee -a "$dir/table.txt"
+		else
+			sed -n '/^validation:/,$p' "$dir/rep$i.log" | tee -a "$dir/table.txt"
+		fi
 	done
 	echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$dir/machine.txt"
-	"$0" r2 "$dir/rep1/profile.yaml" | tee "$dir/r2.txt"
-	echo "written: $dir (table.txt, r2.txt, machine.txt, rep*/validation.json)"
-	if grep -q ' missed ' "$dir/table.txt"; then
-		echo "some held-out load missed the target (|p50| <= 10%, |p99| <= 25%): see $dir/table.txt"
+	if [ -f "$dir/rep1/profile.yaml" ]; then
+		OUT="$dir" bash bench/host-validate.sh r2 "$dir/rep1/profile.yaml" 2>&1 | tee "$dir/r2.txt" || true
+	else
+		echo "no profile from repetition 1: r2 skipped" | tee "$dir/r2.txt"
+	fi
+	# The device tool brings back only a few files from $OUT: one summary
+	# to read at once and one archive of everything.
+	out="${OUT:-bench/out}"
+	cat "$dir/machine.txt" "$dir/table.txt" "$dir/r2.txt" >"$out/host-validate-${n}core-summary.txt"
+	tar -czf "$out/host-validate-${n}core.tar.gz" -C "$(dirname "$dir")" "$(basename "$dir")"
+	rm -rf "$dir"
+	echo "written: $out/host-validate-${n}core-summary.txt and $out/host-validate-${n}core.tar.gz (rep*/validation.json, profile.yaml, logs, r2 sweeps)"
+	if grep -q ' missed ' "$out/host-validate-${n}core-summary.txt"; then
+		echo "some held-out load missed the target (|p50| <= 10%, |p99| <= 25%): see the summary"
 	fi
 	;;
 r2)
