@@ -116,18 +116,9 @@ var CopyStages = []string{StageH2DPinned, StageH2DPageable, StageD2HPinned, Stag
 // that a stage's p50 and p99 can be read: the held-out runs of calibrate
 // --backend cuda --validate.
 func MeasureEach(sizes []int64, reps int) ([]realhw.Sample, error) {
-	if reps < 1 || reps > 10000 {
-		return nil, fmt.Errorf("realhw/cuda: reps %d must be in [1, 10000]", reps)
-	}
-	var maxN int64
-	for _, n := range sizes {
-		if n < 4 || n > 1<<30 {
-			return nil, fmt.Errorf("realhw/cuda: size %d must be in [4, 1GiB]", n)
-		}
-		maxN = max(maxN, n)
-	}
-	if len(sizes) == 0 {
-		return nil, fmt.Errorf("realhw/cuda: no sizes to measure")
+	maxN, err := checkMeasure(sizes, reps)
+	if err != nil {
+		return nil, err
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()

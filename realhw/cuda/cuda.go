@@ -29,22 +29,31 @@ const (
 	StageKernel      = "cuda-scale-kernel" // scale kernel over n bytes of float32, with synchronize
 )
 
-// Measure times pinned and pageable H2D and D2H copies of each size (mean
-// of reps copies, CUDA events), kernel launch latency and the scale kernel
-// over each size, on device 0.
-func Measure(sizes []int64, reps int) ([]realhw.Sample, error) {
+// checkMeasure checks a measurement's sizes and repetitions, and returns
+// the largest size (the buffers' size).
+func checkMeasure(sizes []int64, reps int) (maxN int64, err error) {
 	if reps < 1 || reps > 10000 {
-		return nil, fmt.Errorf("realhw/cuda: reps %d must be in [1, 10000]", reps)
+		return 0, fmt.Errorf("realhw/cuda: reps %d must be in [1, 10000]", reps)
 	}
-	var maxN int64
 	for _, n := range sizes {
 		if n < 4 || n > 1<<30 {
-			return nil, fmt.Errorf("realhw/cuda: size %d must be in [4, 1GiB]", n)
+			return 0, fmt.Errorf("realhw/cuda: size %d must be in [4, 1GiB]", n)
 		}
 		maxN = max(maxN, n)
 	}
 	if len(sizes) == 0 {
-		return nil, fmt.Errorf("realhw/cuda: no sizes to measure")
+		return 0, fmt.Errorf("realhw/cuda: no sizes to measure")
+	}
+	return maxN, nil
+}
+
+// Measure times pinned and pageable H2D and D2H copies of each size (mean
+// of reps copies, CUDA events), kernel launch latency and the scale kernel
+// over each size, on device 0.
+func Measure(sizes []int64, reps int) ([]realhw.Sample, error) {
+	maxN, err := checkMeasure(sizes, reps)
+	if err != nil {
+		return nil, err
 	}
 	// The driver API calls below act on the context current on the calling
 	// OS thread, which cudaFree(0) makes current on this one: the goroutine
