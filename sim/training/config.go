@@ -462,16 +462,14 @@ func (c Config) resolve() (*setup, error) {
 			}
 		}
 	}
-	switch c.INA.Placement {
-	case PlacementRack:
-	case PlacementServer:
-		if n, nerr := c.serverNIC(); nerr != nil {
-			add("ina.server_nic", "%v", nerr)
-		} else {
-			st.snic = n
-		}
-	default:
+	if !slices.Contains(Placements(), c.INA.Placement) {
 		add("ina.placement", "%q; use %s", c.INA.Placement, strings.Join(Placements(), " or "))
+	}
+	// Checked under rack too, so that a wrong name is not kept unseen.
+	if n, nerr := c.serverNIC(); nerr != nil {
+		add("ina.server_nic", "%v", nerr)
+	} else {
+		st.snic = n
 	}
 	if !slices.Contains(Fallbacks(), c.INA.Fallback) {
 		add("ina.fallback", "%q; use %s", c.INA.Fallback, strings.Join(Fallbacks(), " or "))

@@ -121,6 +121,7 @@ func TestPlacementBadInput(t *testing.T) {
 		{func(c *Config) { c.INA.Placement = "nic" }, "ina.placement"},
 		{func(c *Config) { c.INA.Placement, c.INA.ServerNIC = PlacementServer, "tofino-atp" }, "ina.server_nic"},
 		{func(c *Config) { c.INA.Placement, c.INA.ServerNIC = PlacementServer, "connectx9" }, "ina.server_nic"},
+		{func(c *Config) { c.INA.ServerNIC = "tofino-switchml" }, "ina.server_nic"}, // under rack too
 	} {
 		c := Defaults()
 		tc.set(&c)
