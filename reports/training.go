@@ -25,15 +25,19 @@ const (
 // TrainingResult is summary.json's training section: the aggregating
 // device and one entry per aggregator memory policy.
 type TrainingResult struct {
-	Device   string           `json:"device"`
-	Slots    int              `json:"slots"`
-	Window   int              `json:"window"`
-	InFlight int              `json:"in_flight"`
-	Fallback string           `json:"fallback"`
-	Hash     string           `json:"hash"`
-	Jobs     int              `json:"jobs"`
-	Baseline string           `json:"baseline"`
-	Policies []TrainingPolicy `json:"policies"`
+	Device   string `json:"device"`
+	Slots    int    `json:"slots"`
+	Window   int    `json:"window"`
+	InFlight int    `json:"in_flight"`
+	Fallback string `json:"fallback"`
+	Hash     string `json:"hash"`
+	// Placement is server where each server's SmartNIC sums first;
+	// absent for rack.
+	Placement string           `json:"placement"`
+	ServerNIC string           `json:"server_nic"`
+	Jobs      int              `json:"jobs"`
+	Baseline  string           `json:"baseline"`
+	Policies  []TrainingPolicy `json:"policies"`
 }
 
 // TrainingPolicy is one aggregator memory policy's outcome, means over
@@ -107,6 +111,9 @@ func writeTrainingTable(md *strings.Builder, t *TrainingResult) {
 	fmt.Fprintf(md, "\n## Training\n\n%d jobs; aggregating device %s, a pool of %d slots, a window of %d per job", t.Jobs, t.Device, t.Slots, t.Window)
 	if t.Fallback != "" {
 		fmt.Fprintf(md, ", of which a synchronising job holds %d in flight (its bandwidth-delay product); chunks not aggregated go to the fallback %s; atp and esa hash with %s", t.InFlight, t.Fallback, t.Hash)
+	}
+	if t.Placement != "" {
+		fmt.Fprintf(md, "; placement %s: each server's %s sums its own GPUs' gradients first, then the servers' sums cross the device (the host ring under none)", t.Placement, t.ServerNIC)
 	}
 	md.WriteString(".")
 	if len(t.Policies) > 0 && t.Policies[0].Seeds > 1 {

@@ -26,6 +26,11 @@ type TrainingSummary struct {
 	InFlight int    `json:"in_flight"`
 	Fallback string `json:"fallback"`
 	Hash     string `json:"hash"`
+	// Placement is server (each server's SmartNIC, ServerNIC, sums its
+	// GPUs first) or absent for rack, the default, so that the summaries
+	// of rack runs read as before.
+	Placement string `json:"placement,omitempty"`
+	ServerNIC string `json:"server_nic,omitempty"`
 	// Models are the models trained, with their compute on the rack's GPU
 	// and whether the figure is derived rather than measured.
 	Models   []training.ModelInfo    `json:"models"`
@@ -87,7 +92,11 @@ func runTraining(cfg training.Config, seed uint64, files map[string][]byte, prog
 	}
 	files["training_jobs.csv"] = trainingJobsCSV(res)
 	files["occupancy.csv"] = occupancyCSV(res)
-	return &TrainingSummary{Device: res.Device, Slots: res.Slots, Window: res.Window, InFlight: res.InFlight, Fallback: res.Fallback, Hash: res.Hash, Models: res.Models, Jobs: res.Jobs, Baseline: res.Baseline, Policies: res.Policies}, nil
+	sum := &TrainingSummary{Device: res.Device, Slots: res.Slots, Window: res.Window, InFlight: res.InFlight, Fallback: res.Fallback, Hash: res.Hash, ServerNIC: res.ServerNIC, Models: res.Models, Jobs: res.Jobs, Baseline: res.Baseline, Policies: res.Policies}
+	if res.Placement != training.PlacementRack {
+		sum.Placement = res.Placement
+	}
+	return sum, nil
 }
 
 // trainingJobsCSV writes one row per job and policy (the first seed's).

@@ -106,7 +106,9 @@ type INAConfig struct {
 	SlotBytes BytesOrDevice   `yaml:"slot_bytes" doc:"payload of one chunk: a size above 0 and at most the device's memory (slots x slot bytes), or device for the device's (256 B SwitchML, 248 B ATP)" default:"device"`
 	Fallback  string          `yaml:"fallback" doc:"where a chunk the device does not aggregate (a collision, an eviction, a job without slots) is summed: ps-sharded (parameter-server shards on every server of the job, co-located with its workers, as BytePS's co-located mode and ATP's several-PS option run them: every NIC carries 2(k-1)/k of the missed bytes each way) or ps-single (one parameter server on the job's first server, whose NIC carries (k-1) times them)" default:"ps-sharded" source:"choice: ATP's paper text could not be read from here; ATP's client takes a number of PSs (in-ATP/ATP docs/benchmark.md), BytePS co-locates its servers with the workers"`
 	Hash      string          `yaml:"hash" doc:"how atp and esa map a job's window onto the pool: crc (ATP's HashNew_crc: CRC-32 of app ID and index, truncated to 16 bits, modulo the pool) or uniform (ideal uniform hashing)" default:"crc" source:"in-ATP/ATP common/HashTable.cc"`
-	SumRate   units.Bandwidth `yaml:"sum_rate" doc:"a SmartNIC aggregator's summation rate, the bytes of contributions its Arm cores add per second, shared by every job; 0B/s: the device's (bluefield3: 30 GB/s, an estimate, plausible 10 to 60 GB/s); a switch sums at line rate and takes no value" default:"0B/s"`
+	Placement string          `yaml:"placement" doc:"where the aggregation happens: rack (the device aggregates every worker server's gradient: a switch on every port, or one SmartNIC on a switch port for the whole rack) or server (hierarchical: each server's SmartNIC, server_nic, first sums its own GPUs' gradients of a job spanning servers, taking them over its DMA and through its summation, and returns the sum to them; across servers the device aggregates the servers' sums under the policy, or the host ring of the servers under none)" default:"rack" source:"choice: the SmartNIC placements issue 41 asks to compare"`
+	ServerNIC string          `yaml:"server_nic" doc:"the SmartNIC in every server under placement server (bluefield3): its DMA engine carries each GPU's gradient in and the sum back, its summation (sum_rate) adds them" default:"bluefield3"`
+	SumRate   units.Bandwidth `yaml:"sum_rate" doc:"a SmartNIC aggregator's summation rate, the bytes of contributions its Arm cores add per second, shared by every job (the rack's SmartNIC, and under placement server each server's); 0B/s: the device's (bluefield3: 30 GB/s, an estimate, plausible 10 to 60 GB/s); a switch sums at line rate and takes no value" default:"0B/s"`
 }
 
 // Fallbacks (INAConfig.Fallback).
@@ -114,6 +116,15 @@ const (
 	FallbackSharded = "ps-sharded"
 	FallbackSingle  = "ps-single"
 )
+
+// Placements (INAConfig.Placement).
+const (
+	PlacementRack   = "rack"
+	PlacementServer = "server"
+)
+
+// Placements lists the placements.
+func Placements() []string { return []string{PlacementRack, PlacementServer} }
 
 // Fallbacks lists the fallbacks.
 func Fallbacks() []string { return []string{FallbackSharded, FallbackSingle} }
@@ -227,7 +238,7 @@ func Defaults() Config {
 			Synthetic: SynthConfig{Jobs: 16, GPUs: []int{4, 8}, GPUWeights: []float64{}, ModelWeights: []float64{}, Models: []string{"resnet50", "vgg16", "bert-large"}, MinIterations: 200, MaxIterations: 2000}},
 		Cluster:    ClusterConfig{Servers: 16, GPUsPerServer: 1, GPU: "a100-80gb", NIC: units.Bandwidth(100e9 / 8), NetLatency: units.Duration(lat.OneWayLatency), Intra: "nvlink3", Precision: train.PrecisionTF32},
 		Sync:       SyncConfig{AllReduce: AllReduceHierarchical, BytesPerValue: 4, Overlap: "none"},
-		INA:        INAConfig{Device: "tofino-switchml", Slots: FromDevice, Window: FromDevice, ChunkRTT: RTTFromDevice, SlotBytes: BytesFromDevice, Fallback: FallbackSharded, Hash: ina.HashCRC},
+		INA:        INAConfig{Device: "tofino-switchml", Slots: FromDevice, Window: FromDevice, ChunkRTT: RTTFromDevice, SlotBytes: BytesFromDevice, Fallback: FallbackSharded, Hash: ina.HashCRC, Placement: PlacementRack, ServerNIC: "bluefield3"},
 		Policies:   []string{"static", "atp", "esa", "none"},
 		PolicyArgs: map[string]map[string]string{},
 		Baseline:   "atp",
@@ -269,6 +280,28 @@ func (c Config) device() (hw.AggregatorSpec, error) {
 		d.SumBytesPerSec = float64(c.INA.SumRate)
 	}
 	return d, nil
+}
+
+// serverNIC resolves the SmartNIC in every server (placement server):
+// its DMA rate from the SmartNIC catalog, its summation from the
+// aggregator's, with sum_rate applied.
+func (c Config) serverNIC() (serverNIC, error) {
+	a, err := hw.LookupAggregator(c.INA.ServerNIC)
+	if err != nil {
+		return serverNIC{}, err
+	}
+	if a.Ports > 0 {
+		return serverNIC{}, fmt.Errorf("%s is a switch; a server's aggregator is a SmartNIC: use bluefield3", a.Name)
+	}
+	n, err := hw.LookupSmartNIC(c.INA.ServerNIC)
+	if err != nil {
+		return serverNIC{}, err
+	}
+	sum := a.SumBytesPerSec
+	if c.INA.SumRate > 0 {
+		sum = float64(c.INA.SumRate)
+	}
+	return serverNIC{name: a.Name, dma: n.DMABytesPerSec, sum: sum}, nil
 }
 
 // Validate reports every problem of c, each at its key.
@@ -406,7 +439,7 @@ func (c Config) resolve() (*setup, error) {
 		if d.Ports > 0 && cl.Servers > d.Ports {
 			add("cluster.servers", "%d servers, but the %s switch has %d ports: one worker server per port; use at most %d", cl.Servers, d.Name, d.Ports, d.Ports)
 		}
-		if d.Ports > 0 && c.INA.SumRate > 0 {
+		if d.Ports > 0 && c.INA.SumRate > 0 && c.INA.Placement != PlacementServer {
 			add("ina.sum_rate", "%v, but %s is a switch, which sums at line rate on every port; sum_rate is a SmartNIC's (bluefield3)", c.INA.SumRate, d.Name)
 		}
 	}
@@ -428,6 +461,15 @@ func (c Config) resolve() (*setup, error) {
 				add("ina.slot_bytes", "%v; want a chunk of at least 1 B and at most the %s's memory, %v (its %d slots of %v), or device", units.Bytes(c.INA.SlotBytes), base.Name, units.Bytes(mem), base.Slots, units.Bytes(base.SlotBytes))
 			}
 		}
+	}
+	if !slices.Contains(Placements(), c.INA.Placement) {
+		add("ina.placement", "%q; use %s", c.INA.Placement, strings.Join(Placements(), " or "))
+	}
+	// Checked under rack too, so that a wrong name is not kept unseen.
+	if n, nerr := c.serverNIC(); nerr != nil {
+		add("ina.server_nic", "%v", nerr)
+	} else {
+		st.snic = n
 	}
 	if !slices.Contains(Fallbacks(), c.INA.Fallback) {
 		add("ina.fallback", "%q; use %s", c.INA.Fallback, strings.Join(Fallbacks(), " or "))

@@ -26,6 +26,17 @@ type setup struct {
 	// bandwidth-delay product, NIC rate x chunk round trip / chunk bytes,
 	// at most the device's window per job.
 	need int
+	// snic is the SmartNIC in every server under placement server.
+	snic serverNIC
+}
+
+// serverNIC is the SmartNIC that sums its own server's GPUs' gradients
+// (placement server): the DMA engine's rate each way between the GPUs
+// and the SmartNIC, and its summation rate, bytes of contributions per
+// second.
+type serverNIC struct {
+	name     string
+	dma, sum float64
 }
 
 // modelPlan is one model on the rack's GPU.

@@ -111,7 +111,11 @@ type Result struct {
 	InFlight int
 	Fallback string
 	Hash     string
-	Jobs     int
+	// Placement is where the aggregation happens (rack or server), and
+	// ServerNIC the SmartNIC in each server under server.
+	Placement string
+	ServerNIC string
+	Jobs      int
 	// Models are the models the jobs trained, timed on the rack's GPU.
 	Models []ModelInfo
 }
@@ -167,7 +171,10 @@ func Run(cfg Config, seed uint64, env Env) (*Result, error) {
 		}
 	}
 	dev := st.dev
-	res := &Result{PerSeed: runs, Device: dev.Name, Slots: dev.Slots, Window: dev.PerJobSlots, InFlight: st.need, Fallback: cfg.INA.Fallback, Hash: cfg.INA.Hash, Baseline: cfg.Baseline, Models: st.modelInfos()}
+	res := &Result{PerSeed: runs, Device: dev.Name, Slots: dev.Slots, Window: dev.PerJobSlots, InFlight: st.need, Fallback: cfg.INA.Fallback, Hash: cfg.INA.Hash, Placement: cfg.INA.Placement, Baseline: cfg.Baseline, Models: st.modelInfos()}
+	if cfg.INA.Placement == PlacementServer {
+		res.ServerNIC = st.snic.name
+	}
 	res.Jobs = int(runs[0][0].Jobs)
 	for k := range cfg.Policies {
 		res.Policies = append(res.Policies, mergePolicy(cfg, runs, k))

@@ -289,10 +289,15 @@ func (r *rack) start(k int, servers, gpus []int) {
 // single-server job its whole ring over the GPU link, 2(g-1) alpha +
 // 2(g-1)/g S/B; for a spanning one (hierarchical, in-network, parameter
 // server) the reduce before and the broadcast after, on its largest
-// server; 0 for a flat ring, whose GPU-link steps run in step with the
-// NIC's.
+// server, over the GPU link or, under placement server, through the
+// server's SmartNIC (nicReduceTime, whatever the policy: under none the
+// servers' sums then cross on the host ring of the servers); 0 for a
+// flat ring, whose GPU-link steps run in step with the NIC's.
 func (r *rack) intraTime(j *jobState) engine.Time {
 	g := slices.Max(j.gpusOn)
+	if len(j.servers) > 1 && r.cfg.INA.Placement == PlacementServer {
+		return r.nicReduceTime(g, j.grad)
+	}
 	if g < 2 || (len(j.servers) > 1 && r.cfg.Sync.AllReduce == AllReduceRing) {
 		return 0
 	}
@@ -300,12 +305,29 @@ func (r *rack) intraTime(j *jobState) engine.Time {
 	return steps*r.intra.Latency + resource.TransferTime(2*float64(g-1)/float64(g)*j.grad, r.intra.BytesPerSec)
 }
 
+// nicReduceTime is the part inside a server of g GPUs under placement
+// server: its SmartNIC takes every GPU's gradient of grad bytes over its
+// DMA engine and sums them (pipelined chunk by chunk, at the slower of
+// the two: g S / min(DMA, sum)), then returns the sum to each GPU over
+// the DMA engine (g S / DMA). Before and after the crossing of the
+// servers, as the hierarchical all-reduce's reduce and broadcast are; a
+// server with one GPU has nothing to sum (0). The jobs on one server
+// do not share its SmartNIC's engines, as they do not share its NVLink.
+func (r *rack) nicReduceTime(g int, grad float64) engine.Time {
+	if g < 2 {
+		return 0
+	}
+	n := r.st.snic
+	b := float64(g) * grad
+	return resource.TransferTime(b, min(n.dma, n.sum)) + resource.TransferTime(b, n.dma)
+}
+
 // ringBytes is what each inter-server edge of job j's ring carries in one
 // all-reduce: 2(n-1)/n S over n GPUs (flat) or 2(k-1)/k S over k servers
 // (hierarchical), and its latency 2(n-1) or 2(k-1) alphas.
 func (r *rack) ringBytes(j *jobState) (float64, engine.Time) {
 	n := float64(j.gpus)
-	if r.cfg.Sync.AllReduce == AllReduceHierarchical || r.cfg.Sync.AllReduce == AllReducePS {
+	if r.cfg.Sync.AllReduce == AllReduceHierarchical || r.cfg.Sync.AllReduce == AllReducePS || r.cfg.INA.Placement == PlacementServer {
 		n = float64(len(j.servers))
 	}
 	return 2 * (n - 1) / n * j.grad, engine.Time(2*(n-1)) * r.cfg.Cluster.NetLatency.Time()
