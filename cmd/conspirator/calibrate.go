@@ -558,6 +558,15 @@ func printProfile(a *app, p *calib.Profile, v *calib.Validation) {
 				100*l.RealTailShare, 100*l.ModelTailShare, ok, l.DominantStage)
 		}
 		tw.Flush()
+		var onCPU []string
+		for _, l := range v.Levels {
+			if l.MeasuredLoadOnCPU > 0 {
+				onCPU = append(onCPU, fmt.Sprintf("%.0f%%: %.1f%%", 100*l.BackgroundLoad, 100*l.MeasuredLoadOnCPU))
+			}
+		}
+		if len(onCPU) > 0 {
+			fmt.Fprintf(a.stdout, "load on the CPU the client and server are pinned to (the model runs at the mean over the cores, \"measured\"): %s\n", strings.Join(onCPU, ", "))
+		}
 		fmt.Fprintf(a.stdout, "target: |p50 error| <= %.0f%%, |p99 error| <= %.0f%% at every held-out load (p99.9 reported, not judged); the model runs at the measured load; \"no spread\" is the model's p99 with constant stage costs; the worst stage has the largest model-real difference at the quantile that misses.\n",
 			100*calib.P50Target, 100*calib.P99Target)
 		fmt.Fprintln(a.stdout, "The p99 is ill-conditioned where about 1% of requests wait for a slice; the tail share says whether the model has the right number of them.")

@@ -233,6 +233,10 @@ type LevelError struct {
 	ModelP99US     float64 `json:"model_p99_us"`
 	ModelP999US    float64 `json:"model_p999_us"`
 	MeasuredLoad   float64 `json:"measured_load"` // the load generator's duty cycle from getrusage
+	// MeasuredLoadOnCPU is the duty cycle on the CPU the measured
+	// client and server run on (0: not pinned); the model runs at
+	// MeasuredLoad, the mean over the cores.
+	MeasuredLoadOnCPU float64 `json:"measured_load_on_measured_cpu,omitempty"`
 	// ModelLoad is the load the model ran at: the measured one (the
 	// validation's x-axis), or the target where none was measured.
 	ModelLoad float64 `json:"model_load"`

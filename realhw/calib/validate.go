@@ -344,6 +344,7 @@ func compareLevel(u float64, usedForFit bool, run *host.PathRun, m *ModelRun, ta
 		real[j] = q.EndToEnd.Seconds() * 1e6
 	}
 	l := levelError(u, real, m.EndToEnd, run.Load.Measured)
+	l.MeasuredLoadOnCPU = round4(run.Load.OnFirstCPU)
 	l.UsedForFit = usedForFit
 	l.RealTailShare, l.ModelTailShare = tailShare(real, tailUS), tailShare(m.EndToEnd, tailUS)
 	worst := -1.0

@@ -80,3 +80,20 @@ func TestDutyWritesOffWhatItCannotGet(t *testing.T) {
 		t.Errorf("ahead of the target: busy %v, want 0", b)
 	}
 }
+
+// The load on the measured CPU is the mean duty of the workers pinned to
+// it alone: two on CPU 0 at 30% and 50%, one on CPU 1 at 90%, give 40%
+// there (the mean over all three would be 56.7%); none pinned there, 0.
+func TestDutyOnOneCPU(t *testing.T) {
+	ws := []WorkerUsage{
+		{CPU: 0, Wall: time.Second, CPUTime: 300 * time.Millisecond},
+		{CPU: 1, Wall: time.Second, CPUTime: 900 * time.Millisecond},
+		{CPU: 0, Wall: 2 * time.Second, CPUTime: time.Second},
+	}
+	if got := dutyOn(ws, 0); math.Abs(got-0.4) > 1e-12 {
+		t.Errorf("duty on CPU 0: %v, want 0.4", got)
+	}
+	if got := dutyOn(ws, 3); got != 0 {
+		t.Errorf("duty on CPU 3 (no worker): %v, want 0", got)
+	}
+}

@@ -98,8 +98,13 @@ type LoadReport struct {
 	Fraction float64       `json:"fraction"` // configured duty cycle
 	Workers  []WorkerUsage `json:"workers"`
 	Measured float64       `json:"measured"` // mean CPU/wall over the workers (0 with no workers)
-	Err      error         `json:"-"`        // first error of the generator, if any
-	ErrText  string        `json:"err,omitempty"`
+	// OnFirstCPU is the mean CPU/wall of the workers pinned to the first
+	// allowed CPU, the one the measured client and server are pinned to
+	// (RunTCPPath): the contention they meet, which can differ from the
+	// mean over all cores (0 when the workers are not pinned).
+	OnFirstCPU float64 `json:"on_first_cpu,omitempty"`
+	Err        error   `json:"-"` // first error of the generator, if any
+	ErrText    string  `json:"err,omitempty"`
 }
 
 // loadChildEnv names the environment variable that turns this executable
@@ -257,6 +262,9 @@ func runLoadChild(spec string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(rep.Workers) > 0 {
 		rep.Measured = sum / float64(len(rep.Workers))
 	}
+	if !c.NoPin && len(c.CPUs) > 0 {
+		rep.OnFirstCPU = dutyOn(rep.Workers, c.CPUs[0])
+	}
 	if err := json.NewEncoder(stdout).Encode(rep); err != nil {
 		return 1
 	}
@@ -374,4 +382,19 @@ func allCPUs() []int {
 		cpus[i] = i
 	}
 	return cpus
+}
+
+// dutyOn is the mean CPU/wall of the workers pinned to cpu (0 if none).
+func dutyOn(ws []WorkerUsage, cpu int) float64 {
+	sum, n := 0.0, 0
+	for _, w := range ws {
+		if w.CPU == cpu && w.Wall > 0 {
+			sum += w.CPUTime.Seconds() / w.Wall.Seconds()
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
 }
