@@ -114,10 +114,43 @@ func mapAxes(agg SweepAggregate) (xi, yi int, note string, ok bool) {
 // ownPoint is where the sweep's scenario itself lies on the two axes, as
 // fractional cell indices (NaN where unknown or outside the swept range):
 // its values of the two keys, resolved as the sweep's points were.
-func ownPoint(dir string, agg SweepAggregate, xi, yi int) (float64, float64) {
+//
+// on says whether a group's other parameters are the scenario's own (the
+// cross belongs only on those maps: a scenario at background load 0% or
+// with the node list's own mix of GPUs is not on the 80% or 25% map).
+func ownPoint(dir string, agg SweepAggregate, xi, yi int) (x, y float64, on func(sweep.Group) bool) {
+	x, y, flat := ownValues(dir, agg, xi, yi)
+	on = func(g sweep.Group) bool {
+		for i, kv := range g.Params {
+			if i == xi || i == yi {
+				continue
+			}
+			v, ok := flat[kv.Key]
+			if !ok || !sameValue(strings.Trim(v, `"`), kv.Value) {
+				return false
+			}
+		}
+		return true
+	}
+	return x, y, on
+}
+
+// sameValue compares a scenario's value with a swept one: as numbers in
+// one unit where both read as such (0.25 and 25%), else as written.
+func sameValue(a, b string) bool {
+	if a == b {
+		return true
+	}
+	xs, _, ok := numericAxis([]string{a, b})
+	return ok && math.Abs(xs[0]-xs[1]) <= 1e-9*math.Max(1, math.Abs(xs[1]))
+}
+
+// ownValues is ownPoint's cell position and the scenario's inputs,
+// flattened to their keys.
+func ownValues(dir string, agg SweepAggregate, xi, yi int) (float64, float64, map[string]string) {
 	spec, err := sweep.ReadSpec(dir)
 	if err != nil {
-		return math.NaN(), math.NaN()
+		return math.NaN(), math.NaN(), nil
 	}
 	name := spec.Meta["scenario"]
 	if !slices.Contains(scenarios.List(), name) && !filepath.IsAbs(name) {
@@ -131,16 +164,16 @@ func ownPoint(dir string, agg SweepAggregate, xi, yi int) (float64, float64) {
 	}
 	var sc scenarios.Scenario
 	if err := scenarios.Load(name, sets, nil, &sc); err != nil {
-		return math.NaN(), math.NaN()
+		return math.NaN(), math.NaN(), nil
 	}
 	m, err := sim.InputsMap(&sc)
 	if err != nil {
-		return math.NaN(), math.NaN()
+		return math.NaN(), math.NaN(), nil
 	}
 	b, _ := json.Marshal(m)
 	var in map[string]any
 	if json.Unmarshal(b, &in) != nil {
-		return math.NaN(), math.NaN()
+		return math.NaN(), math.NaN(), nil
 	}
 	flat := map[string]string{}
 	flatten("", in, flat)
@@ -157,7 +190,7 @@ func ownPoint(dir string, agg SweepAggregate, xi, yi int) (float64, float64) {
 		}
 		return fractionalIndex(all[:len(all)-1], all[len(all)-1])
 	}
-	return at(xi), at(yi)
+	return at(xi), at(yi), flat
 }
 
 // fractionalIndex places v among the ascending values xs: index i where
@@ -199,7 +232,7 @@ func sweepHeatmaps(dir string, agg SweepAggregate) ([]*figure, string, error) {
 	xp, yp := agg.Params[xi], agg.Params[yi]
 	xs, xu, _ := numericAxis(xp.Values)
 	ys, yu, _ := numericAxis(yp.Values)
-	ownX, ownY := ownPoint(dir, agg, xi, yi)
+	ownX, ownY, ownOn := ownPoint(dir, agg, xi, yi)
 	fixedKeys, byFixed := groupByOthers(agg.Groups, xi, yi)
 	fixedNames := fixedFileNames(fixedKeys)
 	var figs []*figure
@@ -256,7 +289,11 @@ func sweepHeatmaps(dir string, agg SweepAggregate) ([]*figure, string, error) {
 				if p.fixed != "" {
 					title += ", " + fixedWords(p.fixed)
 				}
-				f, dropped, hit, err := heatmapFigure(mapGrid{p.z}, sc, mapAxis{xp.Values, xs, xu, axisName(xp.Key)}, mapAxis{yp.Values, ys, yu, axisName(yp.Key)}, title, keyTitle, hm.mark, hm.markLabel, ownX, ownY)
+				px, py := ownX, ownY
+				if g := byFixed[p.fixed]; len(g) == 0 || !ownOn(g[0]) {
+					px, py = math.NaN(), math.NaN()
+				}
+				f, dropped, hit, err := heatmapFigure(mapGrid{p.z}, sc, mapAxis{xp.Values, xs, xu, axisName(xp.Key)}, mapAxis{yp.Values, ys, yu, axisName(yp.Key)}, title, keyTitle, hm.mark, hm.markLabel, px, py)
 				if err != nil {
 					return nil, "", err
 				}
@@ -282,7 +319,7 @@ func sweepHeatmaps(dir string, agg SweepAggregate) ([]*figure, string, error) {
 				if dropped > 0 {
 					f.caption += fmt.Sprintf(" %d piece(s) of that line ringing only one or two cells (within one seed's noise) left out.", dropped)
 				}
-				if !math.IsNaN(ownX) && !math.IsNaN(ownY) {
+				if !math.IsNaN(px) && !math.IsNaN(py) {
 					f.caption += " The cross: the scenario's own point."
 				}
 				figs = append(figs, f)

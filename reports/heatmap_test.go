@@ -222,3 +222,23 @@ func TestSweepHeatmapsPolicySaving(t *testing.T) {
 		t.Errorf("key title %q", got)
 	}
 }
+
+// The scenario's own cross goes only on the maps of its own other
+// parameters: a value matches as written or as the same number.
+func TestSameValue(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{
+		{"80%", "80%", true},
+		{"0%", "80%", false},
+		{"0.5", "0.50", true},
+		{"", "0.25", false},
+		{"1ms", "1000us", true},
+		{"conspirator", "conspirator", true},
+	} {
+		if got := sameValue(c.a, c.b); got != c.want {
+			t.Errorf("sameValue(%q, %q) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}
