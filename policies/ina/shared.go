@@ -90,12 +90,17 @@ func (s *shared) appID(job int) uint16 {
 // little-endian 16 bits), truncated to its uint16_t, modulo the pool;
 // the salt's low byte bumped (wrapping at 255 into the high byte, as
 // there) until the slot is new to the job.
+//
+// The salt has 255 x 256 values: an index that finds no new slot in all
+// of them (a window near or past the 65,536 slots the 16-bit hash can
+// name; Config validation refuses one past CRCMaxWindow) is left out
+// rather than searched for forever.
 func crcSet(app uint16, w, slots int) bitset {
 	b := newBitset(slots)
 	in := [6]byte{byte(app), byte(app >> 8)}
 	for i := range w {
 		in[2], in[3], in[4], in[5] = byte(i), byte(i>>8), 0, 0
-		for {
+		for range 255 * 256 {
 			v := int(uint16(crc32.ChecksumIEEE(in[:]))) % slots
 			in[4]++
 			if in[4] == 255 {
@@ -110,6 +115,9 @@ func crcSet(app uint16, w, slots int) bitset {
 	}
 	return b
 }
+
+// CRCMaxWindow is the most aggregators ATP's 16-bit hash can name.
+const CRCMaxWindow = 1 << 16
 
 // window is job d's window on this pool.
 func (s *shared) window(d Demand) int { return max(1, min(d.Window, s.pool.Slots)) }

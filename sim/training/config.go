@@ -451,6 +451,11 @@ func (c Config) resolve() (*setup, error) {
 	}
 	if c.INA.Window != FromDevice && (c.INA.Window < 1 || c.INA.Window > MaxSlots) {
 		add("ina.window", "%d; want 1 to %d slots, or device for the device's per-job figure", int64(c.INA.Window), MaxSlots)
+	} else if err == nil && c.INA.Hash == ina.HashCRC && min(d.PerJobSlots, d.Slots) > ina.CRCMaxWindow {
+		// ATP's switch indexes its aggregators by a CRC truncated to 16
+		// bits: a window past 65,536 has slots its hash cannot name (and
+		// laying it out would never end).
+		add("ina.window", "%d slots on a pool of %d under hash crc: ATP's hash is 16 bits and names at most %d aggregators; use a window of at most %d, or hash uniform", d.PerJobSlots, d.Slots, ina.CRCMaxWindow, ina.CRCMaxWindow)
 	}
 	if c.INA.ChunkRTT != RTTFromDevice && (c.INA.ChunkRTT < 1 || c.INA.ChunkRTT > RTTOrDevice(engine.Seconds(1))) {
 		add("ina.chunk_rtt", "%v; a chunk holds its aggregator for its round trip, so it must take some time: want above 0 and at most 1s, or device for the device's", units.Duration(c.INA.ChunkRTT))
