@@ -110,8 +110,8 @@ func Shard(dir string, i, n int) (*Lock, error) {
 	return &Lock{files: []*os.File{main, own}}, nil
 }
 
-// errBusy is what take returns when the lock is held.
-var errBusy = errors.New("lock held")
+// ErrBusy is what TryFlock (and so take) returns when the lock is held.
+var ErrBusy = errors.New("lock held")
 
 // take opens path and locks it without waiting, exclusively or shared; an
 // exclusive holder writes its PID into the file for the message of the
@@ -135,7 +135,7 @@ func take(path string, exclusive bool) (*os.File, error) {
 // held turns a failed take into the error a user reads: a *HeldError
 // naming the holders where the lock is held, else the error itself.
 func held(dir string, err error) error {
-	if !errors.Is(err, errBusy) {
+	if !errors.Is(err, ErrBusy) {
 		return err
 	}
 	return &HeldError{Dir: filepath.Clean(dir), PIDs: holders(dir)}
