@@ -81,7 +81,7 @@ run() {
     log=$(printf '%s/%02d-%s.log' "$out" "$n" "$name")
     printf '%02d %s: %s\n' "$n" "$name" "$*" >> "$out/commands.log"
     local t0=$SECONDS
-    timeout 600 "$@" > "$log" 2>&1
+    timeout "${STEP_TIMEOUT:-600}" "$@" > "$log" 2>&1
     local rc=$?
     printf '%02d-%s\t%d\t%d\n' "$n" "$name" "$rc" $((SECONDS - t0)) >> "$out/steps.tsv"
     echo "step $n $name: exit $rc"
