@@ -7,8 +7,12 @@
 #                                  # writes bench/out/static/conspirator and
 #                                  # commit.txt (the commit it was built from)
 #   bench/host-validate.sh run     # on the quiet machine (no Go needed): runs
-#                                  # the static binary REPEATS times (default 3),
-#                                  # then `r2` with the first repetition's profile
+#                                  # the static binary REPEATS times (default 3;
+#                                  # validation loads VALIDATION_LOADS, default
+#                                  # 0%,20%,40%,60%), pools them (bench/hvpool.py:
+#                                  # the machine's repeatability beside the
+#                                  # model's error), then `r2` with the first
+#                                  # repetition's profile
 #   bench/host-validate.sh r2 PROFILE  # the paper's R2 gap (mean and p99,
 #                                  # conspirator vs host-rdma, 0% and 80% load,
 #                                  # SEEDS seeds, default 10) from the catalog,
@@ -55,7 +59,7 @@ run)
 		# The whole output is kept (an error prints before the table, and
 		# a failed repetition must not stop the others or go unsaid).
 		rc=0
-		"$bin" calibrate --backend host --validate -o "$dir/rep$i" >"$dir/rep$i.log" 2>&1 || rc=$?
+		"$bin" calibrate --backend host --validate --validation-loads "${VALIDATION_LOADS:-0%,20%,40%,60%}" -o "$dir/rep$i" >"$dir/rep$i.log" 2>&1 || rc=$?
 		if [ "$rc" != 0 ]; then
 			echo "repetition $i failed (exit $rc); its output:" | tee -a "$dir/table.txt"
 			tail -20 "$dir/rep$i.log" | tee -a "$dir/table.txt"
@@ -64,6 +68,7 @@ run)
 		fi
 	done
 	echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$dir/machine.txt"
+	python3 bench/hvpool.py "$dir" 2>&1 | tee -a "$dir/table.txt" || true
 	if [ -f "$dir/rep1/profile.yaml" ]; then
 		OUT="$dir" bash bench/host-validate.sh r2 "$dir/rep1/profile.yaml" 2>&1 | tee "$dir/r2.txt" || true
 	else

@@ -205,10 +205,42 @@ func TestSliceConfigErrors(t *testing.T) {
 		{HostCPUConfig{Cores: 1, Model: BackgroundSlice, WakeupMiss: 0.1, Rand: r}, "slice > 0"},
 		{HostCPUConfig{Cores: 1, Model: BackgroundSlice, Slice: 1, WakeupMiss: 1.5, Rand: r}, "[0, 1]"},
 		{HostCPUConfig{Cores: 1, Model: BackgroundSlice, Slice: 1, WakeupMiss: 0.1}, "random stream"},
+		{HostCPUConfig{Cores: 1, Model: BackgroundSlice, Slice: 1, WakeupMissFloor: -0.1, Rand: r}, "floor -0.1 must be in [0, 1]"},
 		{HostCPUConfig{Cores: 1, Model: "cfs"}, "unknown background model"},
 	} {
 		if err := tc.cfg.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: error %v, want one containing %q", tc.cfg, err, tc.want)
+		}
+	}
+}
+
+// The floor: under any load u > 0 a wake-up waits with probability
+// floor + u*m, at u = 0 never (hand-derived: 0.02 + 0.1 x 0.1 = 3% of
+// 20,000 wake-ups, 600 +- 5 standard deviations of the binomial count).
+func TestSliceWakeupFloor(t *testing.T) {
+	const n, floor, m = 20000, 0.02, 0.1
+	for _, u := range []float64{0, 0.1} {
+		sim := engine.New(nil)
+		h, err := NewHostCPU(sim, HostCPUConfig{Cores: 1, Background: u, Model: BackgroundSlice,
+			Slice: engine.Millisecond, WakeupMiss: m, WakeupMissFloor: floor, Rand: engine.NewStream(3, "test")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var issue func(i int)
+		issue = func(i int) {
+			if i < n {
+				h.Wake(engine.Microsecond, func() { issue(i + 1) })
+			}
+		}
+		sim.MustAt(0, func() { issue(0) })
+		sim.Run()
+		waits, _ := h.WakeWaits()
+		p := 0.0
+		if u > 0 {
+			p = floor + u*m
+		}
+		if sd := math.Sqrt(n * p * (1 - p)); math.Abs(float64(waits)-n*p) > 5*sd {
+			t.Errorf("load %v: %d of %d wake-ups waited, want %v +- %v", u, waits, n, n*p, 5*sd)
 		}
 	}
 }

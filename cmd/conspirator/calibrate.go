@@ -35,7 +35,7 @@ func (a *app) calibrateCmd() *cobra.Command {
 	var imports []string
 	var validate, short, noPin bool
 	var bufferBytes int64
-	var fitLoad string
+	var fitLoads []string
 	var validationLoads []string
 	var gpuInfo calib.GPUInfo
 	var computeMode string
@@ -91,8 +91,10 @@ and the stage whose error dominates. validation.json holds {"model":
 "datapath", "path", "fit", "levels": [{"load", "measured_load",
 "used_for_fit", "p50_error", "p99_error", "p999_error", "stages",
 "dominant_stage", ...}]} (errors as fractions), with one CDF plot per
-level in plots/. --fit-load and --validation-loads set the loads, each in
-(0%, 95%].
+level in plots/. --fit-load (default 10%,80%) and --validation-loads set
+the loads, each in (0%, 95%]; a validation load may also be 0% (a
+separate unloaded run: whether the model carries the stalls the machine
+has with no stressor).
 
 Each host stage's cost is fitted as a distribution: a fixed part (the
 fastest request of the unloaded run) plus an excess drawn from an
@@ -168,13 +170,26 @@ datapath.gpus are of another type.`,
 				prof.Provenance.Sources = imports
 			case backend == "host":
 				opts := calib.Options{Short: short, Date: date, NoPin: noPin}
-				u, err := loadFlag("--fit-load", fitLoad)
-				if err != nil {
-					return err
+				opts.CalibrationLoads = []float64{0}
+				for i, v := range fitLoads {
+					name := "--fit-load"
+					if len(fitLoads) > 1 {
+						name = fmt.Sprintf("--fit-load[%d]", i)
+					}
+					u, err := loadFlag(name, v, false)
+					if err != nil {
+						return err
+					}
+					if slices.Contains(opts.CalibrationLoads, u) {
+						return usagef("%s %q: given twice; each fit load is one loaded run", name, v)
+					}
+					opts.CalibrationLoads = append(opts.CalibrationLoads, u)
 				}
-				opts.CalibrationLoads = []float64{0, u}
+				if len(opts.CalibrationLoads) == 1 {
+					return usagef("--fit-load: give at least one load, e.g. 10%%,80%%")
+				}
 				for i, v := range validationLoads {
-					u, err := loadFlag(fmt.Sprintf("--validation-loads[%d]", i), v)
+					u, err := loadFlag(fmt.Sprintf("--validation-loads[%d]", i), v, true)
 					if err != nil {
 						return err
 					}
@@ -262,8 +277,8 @@ datapath.gpus are of another type.`,
 	f := c.Flags()
 	f.StringVar(&backend, "backend", "host", "real backend to measure: host, or cuda (a binary built with -tags cuda, on a GPU machine)")
 	f.BoolVar(&validate, "validate", false, "host: after calibrating at 0% and 80% load, run sim/datapath's loopback path and separate real runs at 20%, 40%, 60% and compare; cuda: compare the model's GPU-side stages with separate runs at held-out sizes")
-	f.StringVar(&fitLoad, "fit-load", "80%", "background load of the loaded calibration run, which the background model is fitted at; in (0%, 95%]")
-	f.StringSliceVar(&validationLoads, "validation-loads", []string{"20%", "40%", "60%"}, "background loads of the held-out validation runs; each in (0%, 95%]")
+	f.StringSliceVar(&fitLoads, "fit-load", []string{"10%", "80%"}, "background loads of the loaded calibration runs, which the background model is fitted at (two or more fit the wake-up miss's floor and slope, one its slope alone); each in (0%, 95%]")
+	f.StringSliceVar(&validationLoads, "validation-loads", []string{"20%", "40%", "60%"}, "background loads of the held-out validation runs; each in (0%, 95%], or 0% (a separate unloaded run)")
 	f.BoolVar(&short, "short", false, "a CI-sized run of a few seconds (noisier)")
 	f.BoolVar(&noPin, "no-pin", false, "leave the measured threads and the load workers free to migrate between cores")
 	f.StringArrayVar(&imports, "import", nil, "testbed output to fit instead of measuring (perftest, nvbandwidth, CSV; repeatable)")
@@ -538,8 +553,12 @@ func printProfile(a *app, p *calib.Profile, v *calib.Validation) {
 	}
 	if v != nil {
 		f := v.Fit
-		fmt.Fprintf(a.stdout, "\nvalidation: sim/datapath's %s path, fitted at loads %v (unloaded stage costs; at the loaded ones interference %.3g, wake-up miss %.3g, slice %.0f us from %d waits), against separate real runs; error = (model - real) / real\n",
-			v.Path, append([]float64{0}, f.FitLoads...), f.Interference, f.WakeupMiss, f.SliceUS, f.WaitsSeen)
+		loads := []string{"0%"}
+		for _, u := range f.FitLoads {
+			loads = append(loads, fmt.Sprintf("%.1f%%", 100*u))
+		}
+		fmt.Fprintf(a.stdout, "\nvalidation: sim/datapath's %s path, fitted at loads %s as measured (unloaded stage costs; at the loaded ones interference %.3g, wake-up miss %.3g%% + %.3g x load, slice %.0f us from %d waits), against separate real runs; error = (model - real) / real\n",
+			v.Path, strings.Join(loads, ", "), f.Interference, 100*f.WakeupMissFloor, f.WakeupMiss, f.SliceUS, f.WaitsSeen)
 		for _, n := range f.Notes {
 			fmt.Fprintln(a.stderr, "calibrate: note:", n)
 		}
@@ -587,7 +606,11 @@ func spreadSummary(p *calib.Profile, key string) (string, bool) {
 // loadFlag reads a background load target ("40%" or 0.4), which must lie
 // in (0, host.MaxLoadFraction]; anything else is a usage error (exit 2)
 // naming the flag.
-func loadFlag(name, v string) (float64, error) {
+//
+// zeroOK admits 0 (a validation load: a separate unloaded run against
+// the model with no background load, which says whether the model
+// carries the stalls a machine has with no stressor at all).
+func loadFlag(name, v string, zeroOK bool) (float64, error) {
 	u, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 	if err != nil {
 		f, ferr := units.ParseFraction(v)
@@ -595,6 +618,9 @@ func loadFlag(name, v string) (float64, error) {
 			return 0, usagef("%s %q: write a load as 40%% or 0.4 (%v)", name, v, ferr)
 		}
 		u = float64(f)
+	}
+	if zeroOK && u == 0 {
+		return 0, nil
 	}
 	if !(u > 0 && u <= host.MaxLoadFraction) {
 		return 0, usagef("%s %q: a background load target must be in (0%%, %.0f%%]: 0 is the unloaded run, which calibrate always makes, and above %.0f%% the measured threads barely run", name, v, 100*host.MaxLoadFraction, 100*host.MaxLoadFraction)

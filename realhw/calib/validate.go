@@ -49,8 +49,13 @@ type HostFit struct {
 	// catalog's.
 	Interference float64 `json:"interference"`
 	WakeupMiss   float64 `json:"wakeup_miss"`
-	SliceUS      float64 `json:"sched_slice_us"`
-	WaitsSeen    int     `json:"waits_seen"`
+	// WakeupMissFloor is the share of wake-ups that wait whatever the
+	// load (datapath.host.wakeup_miss_floor): with two or more loaded fit
+	// runs, the per-wake-up miss q(u) = floor + WakeupMiss x u is a
+	// weighted least-squares line through their q; with one, 0.
+	WakeupMissFloor float64 `json:"wakeup_miss_floor"`
+	SliceUS         float64 `json:"sched_slice_us"`
+	WaitsSeen       int     `json:"waits_seen"`
 	// ThresholdUS is the delay over the unloaded median above which a
 	// request counts as having waited for a slice.
 	ThresholdUS float64 `json:"wait_threshold_us"`
@@ -58,6 +63,13 @@ type HostFit struct {
 	// sizes plus ThresholdUS: a request slower than this waited for a
 	// slice, whatever its size.
 	TailUS float64 `json:"tail_us"`
+	// UnloadedTailShare is the unloaded calibration run's share of
+	// requests more than ThresholdUS over their size's median (stalls
+	// with no stressor); FitTailShares are the loaded fit runs' shares,
+	// in FitLoads' order. The wake-up miss is fitted from the loaded
+	// shares less the unloaded one.
+	UnloadedTailShare float64   `json:"unloaded_tail_share"`
+	FitTailShares     []float64 `json:"fit_tail_shares"`
 	// FitLoads are the loaded fit runs' loads as measured (the generator's
 	// duty cycle; the configured one where it reported none).
 	FitLoads []float64 `json:"fit_loads"`
@@ -179,7 +191,9 @@ func FitHost(unloaded *host.PathRun, loaded []*host.PathRun) (HostFit, error) {
 		}
 	}
 	share0 := float64(above0) / float64(max(1, len(unloaded.Requests)))
-	var alphaW, alphaN, missW, missN float64
+	f.UnloadedTailShare = round(share0, 6)
+	var alphaW, alphaN float64
+	var missU, missQ, missN []float64
 	var waits []float64
 	for _, run := range loaded {
 		if u := run.Config.Load; !(u > 0 && u < 1) {
@@ -213,27 +227,60 @@ func FitHost(unloaded *host.PathRun, loaded []*host.PathRun) (HostFit, error) {
 		// in [thr, S), so S = 2 mean - thr, and the share of requests that
 		// waited at all is the share seen / ((S - thr) / S).
 		p := 0.0
+		seen := float64(len(over)) / float64(max(1, len(run.Requests)))
+		f.FitTailShares = append(f.FitTailShares, round(seen, 6))
 		if len(over) > 0 {
 			s := sliceOf(over, thr)
 			// The stressor's share beside the load-independent one (two
 			// independent causes: 1 - seen = (1 - share0)(1 - own)).
-			seen := float64(len(over)) / float64(len(run.Requests))
 			own := math.Max(0, (seen-share0)/(1-share0))
 			p = math.Min(1, own*s/(s-thr))
 		}
-		// p = 1 - (1 - u m)^w for w wake-ups per request.
-		m := (1 - math.Pow(1-p, 1.0/wakeupsPerRequest)) / u
-		missW += math.Min(1, m) * float64(len(run.Requests))
-		missN += float64(len(run.Requests))
+		// p = 1 - (1 - q)^w for w wake-ups per request, q = floor + m u.
+		missU = append(missU, u)
+		missQ = append(missQ, 1-math.Pow(1-p, 1.0/wakeupsPerRequest))
+		missN = append(missN, float64(len(run.Requests)))
 		waits = append(waits, over...)
 		f.WaitsSeen += len(over)
 	}
 	f.Interference = round(alphaW/alphaN, 4)
-	f.WakeupMiss = round(missW/missN, 4)
+	floor, m := fitMiss(missU, missQ, missN)
+	f.WakeupMiss, f.WakeupMissFloor = round(m, 4), round(floor, 6)
 	if len(waits) > 0 {
 		f.SliceUS = round(sliceOf(waits, thr)*1e6, 4)
 	}
 	return f, nil
+}
+
+// fitMiss fits the per-wake-up miss q(u) = floor + m u to the loaded fit
+// runs' (u, q), weighted by their requests: a weighted least-squares line
+// where the runs span two loads or more, kept to floor, m >= 0 (a
+// negative floor is refitted through the origin, a negative slope as a
+// constant); through the origin (floor 0) from one load, as the slice
+// model was before the floor. m is capped so that q(1) <= 1.
+func fitMiss(u, q, w []float64) (floor, m float64) {
+	throughOrigin := func() float64 {
+		var num, den float64
+		for i := range u {
+			num += w[i] * q[i] * u[i]
+			den += w[i] * u[i] * u[i]
+		}
+		return num / den
+	}
+	if len(u) >= 2 && slices.Max(u)-slices.Min(u) > 0.05 {
+		_, m = stat.LinearRegression(u, q, w, false)
+		floor = stat.Mean(q, w) - m*stat.Mean(u, w)
+		switch {
+		case m < 0:
+			floor, m = stat.Mean(q, w), 0
+		case floor < 0:
+			floor, m = 0, throughOrigin()
+		}
+	} else {
+		m = throughOrigin()
+	}
+	floor = math.Min(1, math.Max(0, floor))
+	return floor, math.Max(0, math.Min(1-floor, m))
 }
 
 // sliceOf estimates the longest slice wait S from the delays above the
@@ -263,7 +310,7 @@ func (f HostFit) Config(size int64, requests int, u float64) datapath.Config {
 	h.TCPRxCyclesPerByte, h.TCPTxCyclesPerByte = f.NetworkPerByteNS, 0
 	h.MemcpyBandwidth = units.Bandwidth(f.MemcpyGBps * 1e9)
 	h.BackgroundLoad, h.BackgroundModel = units.Fraction(u), string(hw.BackgroundSlice)
-	h.Interference, h.WakeupMiss = units.Ratio(f.Interference), units.Fraction(f.WakeupMiss)
+	h.Interference, h.WakeupMiss, h.WakeupMissFloor = units.Ratio(f.Interference), units.Fraction(f.WakeupMiss), units.Fraction(f.WakeupMissFloor)
 	h.SchedSlice = units.Duration(engine.Seconds(f.SliceUS * 1e-6))
 	if !f.noSpread {
 		h.Spread.Correlation = units.Fraction(f.SpreadCorr)

@@ -27,6 +27,12 @@ const (
 func synNet(n int64) float64 { return synNetFixed + synNetByte*float64(n) }
 
 func syntheticRun(u, miss, slice float64, perSize int, seed uint64) *host.PathRun {
+	return syntheticRunFloor(u, 0, miss, slice, perSize, seed)
+}
+
+// syntheticRunFloor is syntheticRun whose wake-ups, under any load u > 0,
+// wait with probability floor + u*miss.
+func syntheticRunFloor(u, floor, miss, slice float64, perSize int, seed uint64) *host.PathRun {
 	sizes := []int64{1 << 10, 16 << 10, 64 << 10, 256 << 10}
 	rng := engine.NewStream(seed, "synthetic")
 	jit := func(x float64) float64 { return x * (1 + 0.04*(rng.Float64()-0.5)) }
@@ -36,7 +42,9 @@ func syntheticRun(u, miss, slice float64, perSize int, seed uint64) *host.PathRu
 		n := sizes[i%len(sizes)]
 		net, cp, comp, rep := jit(synNet(n)), jit(float64(n)/synCopyBW), jit(synCompute), jit(synNet(synReply))
 		for range wakeupsPerRequest {
-			if rng.Float64() < u*miss {
+			// Drawn at every load, so the unloaded run's jitter stays
+			// the stream it was before the floor.
+			if r := rng.Float64(); u > 0 && r < floor+u*miss {
 				net += rng.Float64() * slice
 			}
 		}
@@ -319,5 +327,63 @@ func TestSpreadsReproduceTail(t *testing.T) {
 	t.Logf("with spreads p50 %+.2f%% p99 %+.2f%% p99.9 %+.2f%%; constant p50 %+.2f%% p99 %+.2f%% p99.9 %+.2f%%", 100*l.P50Error, 100*l.P99Error, 100*l.P999Error, 100*l0.P50Error, 100*l0.P99Error, 100*l0.P999Error)
 	if l0.P99Error > -0.15 || l0.P999Error > -0.30 {
 		t.Errorf("constant stages: p99 error %+.1f%%, p99.9 %+.1f%%; want below -15%% and -30%% (the tail this test is about)", 100*l0.P99Error, 100*l0.P999Error)
+	}
+}
+
+// With two loaded fit runs FitHost recovers a wake-up miss with a floor,
+// q(u) = floor + m u (hand-derived: q = 1.4% at 10% load, 4.2% at 80%).
+// The tolerances are those of the estimators on 20,000 requests a run:
+// q at 10% from about 560 waiting requests (a 4% standard error), the
+// floor q(0.1) - 0.1 m from both runs (about 7%, 25% allowed), the slope
+// (q(0.8) - q(0.1)) / 0.7 (about 4%, 12% allowed). One loaded run fits
+// through the origin (floor 0), as the slice model did before the floor.
+func TestFitHostMissFloor(t *testing.T) {
+	const floor, miss, slice = 0.01, 0.04, 2e-3
+	unloaded := syntheticRunFloor(0, floor, miss, slice, 5000, 1)
+	f, err := FitHost(unloaded, []*host.PathRun{
+		syntheticRunFloor(0.1, floor, miss, slice, 5000, 2),
+		syntheticRunFloor(0.8, floor, miss, slice, 5000, 3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(f.WakeupMissFloor-floor) > 0.25*floor || math.Abs(f.WakeupMiss-miss) > 0.12*miss {
+		t.Errorf("floor %v, miss %v; want %v and %v", f.WakeupMissFloor, f.WakeupMiss, floor, miss)
+	}
+	if len(f.FitTailShares) != 2 || f.UnloadedTailShare != 0 || !(f.FitTailShares[0] < f.FitTailShares[1]) {
+		t.Errorf("tail shares: unloaded %v, fit %v; want 0 and two rising", f.UnloadedTailShare, f.FitTailShares)
+	}
+	one, err := FitHost(unloaded, []*host.PathRun{syntheticRunFloor(0.8, floor, miss, slice, 5000, 3)})
+	if err != nil || one.WakeupMissFloor != 0 {
+		t.Errorf("one loaded run: floor %v (%v), want 0", one.WakeupMissFloor, err)
+	}
+}
+
+// fitMiss's line and its clamps, on hand-computed points (equal weights).
+func TestFitMiss(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		u, q     []float64
+		floor, m float64
+	}{
+		// Slope (0.011 - 0.004) / 0.7 = 0.01, floor 0.004 - 0.001.
+		{"line", []float64{0.1, 0.8}, []float64{0.004, 0.011}, 0.003, 0.01},
+		// One load: through the origin, 0.008 / 0.8.
+		{"one load", []float64{0.8}, []float64{0.008}, 0, 0.01},
+		// Slope 0.02 gives floor -0.003: refitted through the origin,
+		// (0.2 x 0.001 + 0.8 x 0.013) / (0.04 + 0.64).
+		{"negative floor", []float64{0.2, 0.8}, []float64{0.001, 0.013}, 0, 0.0106 / 0.68},
+		// A falling line: a constant share, their mean.
+		{"negative slope", []float64{0.2, 0.8}, []float64{0.01, 0.005}, 0.0075, 0},
+		// Loads closer than 5 points: through the origin, as one load.
+		{"close loads", []float64{0.78, 0.8}, []float64{0.0078, 0.008}, 0, 0.01},
+	} {
+		w := make([]float64, len(c.u))
+		for i := range w {
+			w[i] = 1
+		}
+		floor, m := fitMiss(c.u, c.q, w)
+		if math.Abs(floor-c.floor) > 1e-9 || math.Abs(m-c.m) > 1e-9 {
+			t.Errorf("%s: floor %v, m %v; want %v and %v", c.name, floor, m, c.floor, c.m)
+		}
 	}
 }

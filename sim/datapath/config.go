@@ -108,6 +108,7 @@ type HostConfig struct {
 	BackgroundModel string          `yaml:"background_model" doc:"per-core (a stressor on every core, stress-ng --cpu-load, fluid time-sharing), threads (u*N busy threads) or slice (per-core stressors that a waking thread preempts, except for a fraction wakeup_miss of wake-ups that wait up to sched_slice; see hw.BackgroundSlice)" default:"per-core" source:"anecdotal: stress-ng --cpu-load noisy neighbour (hardware.md §4)"`
 	SchedSlice      units.Duration  `yaml:"sched_slice" doc:"slice model: longest wait of a wake-up for a background thread's slice" default:"hw:host.sched_slice"`
 	WakeupMiss      units.Fraction  `yaml:"wakeup_miss" doc:"slice model: fraction of wake-ups onto a busy core that wait for the slice" default:"hw:host.wakeup_miss"`
+	WakeupMissFloor units.Fraction  `yaml:"wakeup_miss_floor" doc:"slice model: share of wake-ups that wait for a slice whenever any background load runs, added to background_load x wakeup_miss" default:"hw:host.wakeup_miss_floor"`
 	Interference    units.Ratio     `yaml:"interference" doc:"alpha: host-side work stretched by 1 + alpha*u (cache and memory contention)" default:"hw:host.interference"`
 	// InputCopy is how the host copies a request into the GPU on the tcp
 	// and host-rdma paths; see Defaults for why pageable.
@@ -228,6 +229,7 @@ func Defaults() Config {
 			BackgroundModel:    string(hw.BackgroundPerCore),
 			SchedSlice:         units.Duration(c.SchedSlice),
 			WakeupMiss:         units.Fraction(c.WakeupMiss),
+			WakeupMissFloor:    units.Fraction(c.WakeupMissFloor),
 			Interference:       units.Ratio(c.Interference),
 			MemcpyBandwidth:    units.Bandwidth(c.MemcpyBytesPerSec),
 			InputCopy:          CopyPageable,
@@ -524,6 +526,11 @@ func (h HostConfig) validate(p *problems) {
 	positive(p, "host.sched_slice", float64(h.SchedSlice), "a duration above 0s, e.g. 3ms")
 	if !(h.WakeupMiss >= 0 && h.WakeupMiss <= 1) {
 		p.addf("host.wakeup_miss", "%v is outside [0%%, 100%%]", float64(h.WakeupMiss))
+	}
+	if !(h.WakeupMissFloor >= 0 && h.WakeupMissFloor <= 1) {
+		p.addf("host.wakeup_miss_floor", "%v is outside [0%%, 100%%]", float64(h.WakeupMissFloor))
+	} else if h.WakeupMissFloor+h.WakeupMiss*h.BackgroundLoad > 1 {
+		p.addf("host.wakeup_miss_floor", "%v plus background_load x wakeup_miss (%v x %v) is a share above 100%% of wake-ups; lower one of them", float64(h.WakeupMissFloor), float64(h.BackgroundLoad), float64(h.WakeupMiss))
 	}
 	positive(p, "host.memcpy_bandwidth", float64(h.MemcpyBandwidth), "a bandwidth above 0, e.g. 10GB/s")
 	nonNegative(p, "host.interference", float64(h.Interference))

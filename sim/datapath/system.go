@@ -114,13 +114,14 @@ func newSystem(cfg Config, path string, seed uint64) (*system, error) {
 	h := cfg.Host
 	var err error
 	s.host, err = hw.NewHostCPU(sim, hw.HostCPUConfig{
-		Cores:        h.Cores,
-		Background:   float64(h.BackgroundLoad),
-		Model:        hw.BackgroundModel(h.BackgroundModel),
-		Interference: float64(h.Interference),
-		Slice:        h.SchedSlice.Time(),
-		WakeupMiss:   float64(h.WakeupMiss),
-		Rand:         engine.NewStream(seed, "host/wakeups"),
+		Cores:           h.Cores,
+		Background:      float64(h.BackgroundLoad),
+		Model:           hw.BackgroundModel(h.BackgroundModel),
+		Interference:    float64(h.Interference),
+		Slice:           h.SchedSlice.Time(),
+		WakeupMiss:      float64(h.WakeupMiss),
+		WakeupMissFloor: float64(h.WakeupMissFloor),
+		Rand:            engine.NewStream(seed, "host/wakeups"),
 	})
 	if err != nil {
 		return nil, err
