@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 	"time"
 
 	"github.com/conspirator-sim/conspirator/engine"
@@ -97,7 +98,6 @@ func (o *Options) pathConfig(u float64) host.PathConfig {
 
 // measure is Run, also returning the calibration runs (for Validate).
 func measure(opts Options) (*Profile, []*host.PathRun, error) {
-	var samples []realhw.Sample
 	var runs []*host.PathRun
 	for _, u := range opts.CalibrationLoads {
 		run, err := host.RunTCPPath(opts.pathConfig(u))
@@ -105,6 +105,38 @@ func measure(opts Options) (*Profile, []*host.PathRun, error) {
 			return nil, nil, fmt.Errorf("calib: calibration run at load %v: %w", u, err)
 		}
 		runs = append(runs, run)
+	}
+	return profileOf(opts, runs)
+}
+
+// planned is one run of Validate: its load, and whether it is a
+// calibration run or the validation run of ValidationLoads[val].
+type planned struct {
+	u     float64
+	calib bool
+	val   int
+}
+
+// runPlan orders Validate's runs: ascending load, a calibration run
+// before a validation run of the same load, validation runs of one load
+// in their given order.
+func runPlan(cal, val []float64) []planned {
+	var plan []planned
+	for _, u := range cal {
+		plan = append(plan, planned{u, true, 0})
+	}
+	for i, u := range val {
+		plan = append(plan, planned{u, false, i})
+	}
+	sort.SliceStable(plan, func(i, j int) bool { return plan[i].u < plan[j].u })
+	return plan
+}
+
+// profileOf measures memcpy and the decision time and makes the profile
+// of the calibration runs.
+func profileOf(opts Options, runs []*host.PathRun) (*Profile, []*host.PathRun, error) {
+	var samples []realhw.Sample
+	for _, run := range runs {
 		samples = append(samples, run.Samples()...)
 	}
 	mc, err := host.MemcpyBandwidth(opts.Sizes, opts.MemcpyReps, 0)
@@ -285,7 +317,33 @@ func Validate(opts Options) (*Validation, error) {
 	if err := opts.defaults(); err != nil {
 		return nil, err
 	}
-	p, runs, err := measure(opts)
+	// The runs go in ascending load, calibration and validation runs
+	// interleaved (the calibration run first where both have a load):
+	// what a heavy run leaves behind on a machine then falls on the
+	// heavier runs of both sets alike. On the 16-core H200 host
+	// (2026-11-27), with the calibration runs first, the separate
+	// unloaded run made after the 80% fit run had 2-10x the tail share of
+	// the one before it, and every validation load more than the fit
+	// line through 10% and 80% gave.
+	plan := runPlan(opts.CalibrationLoads, opts.ValidationLoads)
+	var calRuns []*host.PathRun
+	valRuns := make([]*host.PathRun, len(opts.ValidationLoads))
+	for _, pl := range plan {
+		run, err := host.RunTCPPath(opts.pathConfig(pl.u))
+		if err != nil {
+			what := "validation"
+			if pl.calib {
+				what = "calibration"
+			}
+			return nil, fmt.Errorf("calib: %s run at load %v: %w", what, pl.u, err)
+		}
+		if pl.calib {
+			calRuns = append(calRuns, run)
+		} else {
+			valRuns[pl.val] = run
+		}
+	}
+	p, runs, err := profileOf(opts, calRuns)
 	if err != nil {
 		return nil, err
 	}
@@ -307,10 +365,7 @@ func Validate(opts Options) (*Validation, error) {
 	}
 	v := &Validation{Model: "datapath", Path: datapath.PathLoopback, Fit: fit, Profile: p}
 	for i, u := range opts.ValidationLoads {
-		run, err := host.RunTCPPath(opts.pathConfig(u))
-		if err != nil {
-			return nil, fmt.Errorf("calib: validation run at load %v: %w", u, err)
-		}
+		run := valRuns[i]
 		counts := map[int64]int{}
 		for _, q := range run.Requests {
 			counts[q.Bytes]++

@@ -387,3 +387,13 @@ func TestFitMiss(t *testing.T) {
 		}
 	}
 }
+
+// Validate's runs go in ascending load, calibration and validation runs
+// interleaved, the calibration run first at a shared load.
+func TestRunPlan(t *testing.T) {
+	got := runPlan([]float64{0, 0.1, 0.8}, []float64{0, 0.6, 0.2, 0.4})
+	want := []planned{{0, true, 0}, {0, false, 0}, {0.1, true, 0}, {0.2, false, 2}, {0.4, false, 3}, {0.6, false, 1}, {0.8, true, 0}}
+	if !slices.Equal(got, want) {
+		t.Errorf("plan %v, want %v", got, want)
+	}
+}
