@@ -266,8 +266,9 @@ type LevelError struct {
 	ModelP999US    float64 `json:"model_p999_us"`
 	MeasuredLoad   float64 `json:"measured_load"` // the load generator's duty cycle from getrusage
 	// MeasuredLoadOnCPU is the duty cycle on the CPU the measured
-	// client and server run on (0: not pinned); the model runs at
-	// MeasuredLoad, the mean over the cores.
+	// client and server run on (0: not pinned); the model runs at it
+	// where measured (modelLoad), else at MeasuredLoad, the mean over the
+	// cores.
 	MeasuredLoadOnCPU float64 `json:"measured_load_on_measured_cpu,omitempty"`
 	// ModelLoad is the load the model ran at: the measured one (the
 	// validation's x-axis), or the target where none was measured.
@@ -370,7 +371,7 @@ func Validate(opts Options) (*Validation, error) {
 		for _, q := range run.Requests {
 			counts[q.Bytes]++
 		}
-		mu := runLoad(run)
+		mu := modelLoad(run)
 		m, err := fit.Simulate(counts, mu, opts.Seed+uint64(100*i))
 		if err != nil {
 			return nil, err

@@ -397,3 +397,22 @@ func TestRunPlan(t *testing.T) {
 		t.Errorf("plan %v, want %v", got, want)
 	}
 }
+
+// The model runs at the stressor's duty on the pinned CPU where measured,
+// else over the cores, else the configured target.
+func TestModelLoad(t *testing.T) {
+	for _, c := range []struct {
+		cfg, mean, onCPU, want float64
+	}{
+		{0.6, 0.588, 0.429, 0.429},
+		{0.6, 0.588, 0, 0.588},
+		{0.6, 0, 0, 0.6},
+		{0.6, 0.588, 1, 0.588}, // a duty of 1 is not a measurement the model can run at
+	} {
+		run := &host.PathRun{Config: host.PathConfig{Load: c.cfg}}
+		run.Load.Measured, run.Load.OnFirstCPU = c.mean, c.onCPU
+		if got := modelLoad(run); got != c.want {
+			t.Errorf("configured %v, mean %v, on CPU %v: model load %v, want %v", c.cfg, c.mean, c.onCPU, got, c.want)
+		}
+	}
+}
