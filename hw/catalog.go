@@ -151,6 +151,9 @@ type HostCosts struct {
 	// duty-cycle stressor's threads wake every period and, having slept,
 	// may preempt the foreground themselves (see hw.BackgroundSlice).
 	WakeupMissFloor float64
+	// IdleWake is the delay of a wake-up on a core with no background
+	// load (hw.HostCPUConfig.IdleWake).
+	IdleWake engine.Time
 	// MemcpyBytesPerSec is one thread's host-to-host memcpy rate of large
 	// buffers (the loopback path's copy).
 	MemcpyBytesPerSec float64
@@ -255,6 +258,7 @@ var (
 		SchedSlice:         paramTime("host.sched_slice", 3e-3, Derived, "Linux EEVDF base slice, sysctl_sched_base_slice 0.75 ms x (1 + log2 of the CPUs, at most 8) = 3 ms on a server (kernel/sched/fair.c, Linux 6.6+); plausible 0.75 ms (one CPU) to 12 ms (CFS: 24 ms latency target over two runnable threads)", 0.75e-3, 12e-3),
 		WakeupMiss:         param("host.wakeup_miss", 0.02, "1", Measured, "realhw/host loopback TCP on one pinned core with a 10 ms duty-cycle stressor, 2-core VM (Linux 6.18): 1-3% of requests (two wake-ups each) waited 0.5-2.5 ms at 80% load, median unchanged; conspirator calibrate --validate refits it per machine; plausible 0.5% to 10%", 0.005, 0.10),
 		WakeupMissFloor:    param("host.wakeup_miss_floor", 0, "1", Derived, "0: the catalog's wakeup_miss is a share proportional to load; conspirator calibrate --validate fits a floor per machine from two loaded runs (the 2-core VM: 0.76% of requests waited at 10% load, 1.07% at 20%, 1.65% at 58%; not proportional); plausible 0 to 1%", 0, 0.01),
+		IdleWake:           paramTime("host.idle_wake", 0, Derived, "0: no idle-state exit cost is sourced for a server core (C-state exit latencies are platform-specific, C1 about 1-2 us, deeper states tens of us); conspirator calibrate --validate measures it per machine (the 16-core H200 VM: 2.4-5.9 us per wake-up, the drop of the wake-up stages' medians from 0% to 10% load); plausible 0 to 50 us", 0, 50e-6),
 		MemcpyBytesPerSec:  param("host.memcpy_bandwidth", 10e9, "B/s", Estimate, "one thread's memcpy of 64 KiB-4 MiB buffers on a server core, 8-12 GB/s in STREAM-copy single-thread figures; conspirator calibrate measures it (host-memcpy); plausible 5 to 20 GB/s", 5e9, 20e9),
 		Interference:       param("host.interference", 0.10, "1", Estimate, "fit to a blog's stress-ng -8.8% GPU inference throughput (anecdotal: eunomia.dev 2026-05-24); 0.25 with network and disk noise; plausible 0 to 0.25", 0, 0.25),
 	}

@@ -244,3 +244,40 @@ func TestSliceWakeupFloor(t *testing.T) {
 		}
 	}
 }
+
+// IdleWake delays a wake-up by its value at no background load, under
+// every model, and not at all under load; Execute never.
+func TestIdleWake(t *testing.T) {
+	const idle, work = 5 * engine.Microsecond, 10 * engine.Microsecond
+	for _, c := range []struct {
+		model BackgroundModel
+		u     float64
+		wake  bool
+		want  engine.Time
+	}{
+		{BackgroundPerCore, 0, true, idle + work},
+		{BackgroundSlice, 0, true, idle + work},
+		{BackgroundPerCore, 0, false, work},
+		{BackgroundSlice, 0.2, true, work}, // interference 0, miss 0: no wait
+	} {
+		sim := engine.New(nil)
+		h, err := NewHostCPU(sim, HostCPUConfig{Cores: 1, Background: c.u, Model: c.model, Slice: engine.Millisecond,
+			IdleWake: idle, Rand: engine.NewStream(1, "t")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var end engine.Time
+		if c.wake {
+			h.Wake(work, func() { end = sim.Now() })
+		} else {
+			h.Execute(work, func() { end = sim.Now() })
+		}
+		sim.Run()
+		if end != c.want {
+			t.Errorf("%s at %v (wake %v): done at %v, want %v", c.model, c.u, c.wake, end, c.want)
+		}
+	}
+	if err := (HostCPUConfig{Cores: 1, Model: BackgroundPerCore, IdleWake: -1}).Validate(); err == nil || !strings.Contains(err.Error(), "idle wake-up delay") {
+		t.Errorf("a negative idle wake-up: %v", err)
+	}
+}

@@ -558,8 +558,8 @@ func printProfile(a *app, p *calib.Profile, v *calib.Validation) {
 		for _, u := range f.FitLoads {
 			loads = append(loads, fmt.Sprintf("%.1f%%", 100*u))
 		}
-		fmt.Fprintf(a.stdout, "\nvalidation: sim/datapath's %s path, fitted at loads %s as measured (unloaded stage costs; at the loaded ones interference %.3g, wake-up miss %.3g%% + %.3g x load, slice %.0f us from %d waits), against separate real runs; error = (model - real) / real\n",
-			v.Path, strings.Join(loads, ", "), f.Interference, 100*f.WakeupMissFloor, f.WakeupMiss, f.SliceUS, f.WaitsSeen)
+		fmt.Fprintf(a.stdout, "\nvalidation: sim/datapath's %s path, fitted at loads %s as measured (unloaded stage costs; at the loaded ones interference %.3g, wake-up miss %.3g%% + %.3g x load, slice %.0f us from %d waits; an unloaded core's wake-up %.2g us slower than at %.0f%%), against separate real runs; error = (model - real) / real\n",
+			v.Path, strings.Join(loads, ", "), f.Interference, 100*f.WakeupMissFloor, f.WakeupMiss, f.SliceUS, f.WaitsSeen, f.IdleWakeUS, 100*f.IdleWakeLoad)
 		for _, n := range f.Notes {
 			fmt.Fprintln(a.stderr, "calibrate: note:", n)
 		}

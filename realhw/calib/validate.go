@@ -63,6 +63,14 @@ type HostFit struct {
 	// sizes plus ThresholdUS: a request slower than this waited for a
 	// slice, whatever its size.
 	TailUS float64 `json:"tail_us"`
+	// IdleWakeUS is the delay of a wake-up on the core with no background
+	// load (datapath.host.idle_wake): half the drop of the two wake-up
+	// stages' medians (network per size, reply) from the unloaded run to
+	// the least-loaded fit run, at least 0. The network fixed costs above
+	// are net of it (the model adds it back at no load). IdleWakeLoad is
+	// that fit run's load.
+	IdleWakeUS   float64 `json:"idle_wake_us"`
+	IdleWakeLoad float64 `json:"idle_wake_load"`
 	// UnloadedTailShare is the unloaded calibration run's share of
 	// requests more than ThresholdUS over their size's median (stalls
 	// with no stressor); FitTailShares are the loaded fit runs' shares,
@@ -169,6 +177,13 @@ func FitHost(unloaded *host.PathRun, loaded []*host.PathRun) (HostFit, error) {
 	if cp.Method == MethodTwoRegime {
 		f.Notes = append(f.Notes, fmt.Sprintf("%s: %s", cp.Stage, cp.Note))
 	}
+	f.IdleWakeUS, f.IdleWakeLoad = idleWake(unloaded, loaded)
+	// The model's fixed network cost is paid at every load; the idle
+	// wake-up only at none, so the unloaded fit's cost is net of it (and
+	// the wake-up no larger than the cost it comes out of).
+	f.IdleWakeUS = round(math.Min(f.IdleWakeUS, math.Min(f.NetworkFixedUS, f.NetLineFixedUS)), 4)
+	f.NetworkFixedUS = round(f.NetworkFixedUS-f.IdleWakeUS, 4)
+	f.NetLineFixedUS = round(f.NetLineFixedUS-f.IdleWakeUS, 4)
 	if !cp.Applied {
 		// The model needs a copy rate; the slope is used, and said to be
 		// from a refused fit, with the size it misses.
@@ -270,6 +285,48 @@ func FitHost(unloaded *host.PathRun, loaded []*host.PathRun) (HostFit, error) {
 	return f, nil
 }
 
+// idleWake is the delay of a wake-up on an unloaded core (microseconds)
+// and the load it was read at: half the drop of a request's two wake-up
+// stages from the unloaded run to the least-loaded run of loaded (the
+// network stage's median per size, averaged over the sizes, plus the
+// reply's median), at least 0. Medians, so the slice waits of the loaded
+// run do not enter.
+func idleWake(unloaded *host.PathRun, loaded []*host.PathRun) (float64, float64) {
+	if len(loaded) == 0 {
+		return 0, 0
+	}
+	low := loaded[0]
+	for _, r := range loaded[1:] {
+		if modelLoad(r) < modelLoad(low) {
+			low = r
+		}
+	}
+	stages := func(run *host.PathRun) (map[int64][]float64, []float64) {
+		net := map[int64][]float64{}
+		var reply []float64
+		for _, q := range run.Requests {
+			net[q.Bytes] = append(net[q.Bytes], q.Network.Seconds())
+			reply = append(reply, q.Reply.Seconds())
+		}
+		return net, reply
+	}
+	n0, r0 := stages(unloaded)
+	n1, r1 := stages(low)
+	var dNet float64
+	sizes := 0
+	for n, xs := range n0 {
+		if ys, ok := n1[n]; ok && len(xs) > 0 && len(ys) > 0 {
+			dNet += median(xs) - median(ys)
+			sizes++
+		}
+	}
+	if sizes == 0 || len(r0) == 0 || len(r1) == 0 {
+		return 0, modelLoad(low)
+	}
+	d := (dNet/float64(sizes) + median(r0) - median(r1)) / 2
+	return math.Max(0, d) * 1e6, modelLoad(low)
+}
+
 // fitMiss fits the per-wake-up miss q(u) = floor + m u to the loaded fit
 // runs' (u, q), weighted by their requests: a weighted least-squares line
 // where the runs span two loads or more, kept to floor, m >= 0 (a
@@ -330,6 +387,7 @@ func (f HostFit) Config(size int64, requests int, u float64) datapath.Config {
 	h.BackgroundLoad, h.BackgroundModel = units.Fraction(u), string(hw.BackgroundSlice)
 	h.Interference, h.WakeupMiss, h.WakeupMissFloor = units.Ratio(f.Interference), units.Fraction(f.WakeupMiss), units.Fraction(f.WakeupMissFloor)
 	h.SchedSlice = units.Duration(engine.Seconds(f.SliceUS * 1e-6))
+	h.IdleWake = units.Duration(engine.Seconds(f.IdleWakeUS * 1e-6))
 	if !f.noSpread {
 		h.Spread.Correlation = units.Fraction(f.SpreadCorr)
 		for _, sp := range f.Spreads {

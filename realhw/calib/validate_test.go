@@ -416,3 +416,57 @@ func TestModelLoad(t *testing.T) {
 		}
 	}
 }
+
+// withIdleWake adds d to both wake-up stages (network, reply) of every
+// request of run: the synthetic testbed's unloaded core leaving idle.
+func withIdleWake(run *host.PathRun, d time.Duration) *host.PathRun {
+	for i := range run.Requests {
+		q := &run.Requests[i]
+		q.Network += d
+		q.Reply += d
+		q.EndToEnd += 2 * d
+	}
+	return run
+}
+
+// FitHost reads the idle wake-up off the drop of the wake-up stages from
+// the unloaded run to the least-loaded fit run (5 us added to each of the
+// unloaded run's two wake-ups: 5 us, within the medians' 0.2 us error on
+// jittered stages), nets it out of the fixed network cost, and the model
+// pays it at no load only: its unloaded p50 is the unloaded run's, its
+// p50 at 20% load 10 us lower (two wake-ups; within 2 us, the medians'
+// error and the jitter's).
+func TestFitHostIdleWake(t *testing.T) {
+	const idle = 5 * time.Microsecond
+	unloaded := withIdleWake(syntheticRun(0, 0, 0, 5000, 1), idle)
+	f, err := FitHost(unloaded, []*host.PathRun{syntheticRun(0.8, 0, 2e-3, 5000, 3), syntheticRun(0.1, 0, 2e-3, 5000, 2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(f.IdleWakeUS-5) > 0.2 || f.IdleWakeLoad != 0.1 {
+		t.Errorf("idle wake %v us at load %v, want 5 us at 0.1", f.IdleWakeUS, f.IdleWakeLoad)
+	}
+	none, _ := FitHost(syntheticRun(0, 0, 0, 5000, 1), []*host.PathRun{syntheticRun(0.1, 0, 2e-3, 5000, 2)})
+	if none.IdleWakeUS > 0.2 || math.Abs(f.NetworkFixedUS-(none.NetworkFixedUS)) > 0.3 {
+		t.Errorf("no idle cost: idle wake %v us, network fixed %v us (with one: %v)", none.IdleWakeUS, none.NetworkFixedUS, f.NetworkFixedUS)
+	}
+	counts := map[int64]int{1 << 10: 4000}
+	var real []float64
+	for _, q := range unloaded.Requests {
+		if q.Bytes == 1<<10 {
+			real = append(real, q.EndToEnd.Seconds()*1e6)
+		}
+	}
+	m0, err := f.Simulate(counts, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m20, err := f.Simulate(counts, 0.2, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p0, p20, r0 := quantile(m0.EndToEnd, 0.5), quantile(m20.EndToEnd, 0.5), quantile(real, 0.5)
+	if math.Abs(p0-r0) > 1 || math.Abs(p0-p20-10) > 2 {
+		t.Errorf("model p50 %v us unloaded (real %v), %v us at 20%%: want the real one and 10 us less", p0, r0, p20)
+	}
+}

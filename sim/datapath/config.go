@@ -108,6 +108,7 @@ type HostConfig struct {
 	BackgroundModel string          `yaml:"background_model" doc:"per-core (a stressor on every core, stress-ng --cpu-load, fluid time-sharing), threads (u*N busy threads) or slice (per-core stressors that a waking thread preempts, except for a fraction wakeup_miss of wake-ups that wait up to sched_slice; see hw.BackgroundSlice)" default:"per-core" source:"anecdotal: stress-ng --cpu-load noisy neighbour (hardware.md §4)"`
 	SchedSlice      units.Duration  `yaml:"sched_slice" doc:"slice model: longest wait of a wake-up for a background thread's slice" default:"hw:host.sched_slice"`
 	WakeupMiss      units.Fraction  `yaml:"wakeup_miss" doc:"slice model: fraction of wake-ups onto a busy core that wait for the slice" default:"hw:host.wakeup_miss"`
+	IdleWake        units.Duration  `yaml:"idle_wake" doc:"delay of a thread's wake-up on a core with no background load (idle-state exit; a halted vCPU): the receive of the tcp and loopback paths; 0 under any background load" default:"hw:host.idle_wake"`
 	WakeupMissFloor units.Fraction  `yaml:"wakeup_miss_floor" doc:"slice model: share of wake-ups that wait for a slice whenever any background load runs, added to background_load x wakeup_miss" default:"hw:host.wakeup_miss_floor"`
 	Interference    units.Ratio     `yaml:"interference" doc:"alpha: host-side work stretched by 1 + alpha*u (cache and memory contention)" default:"hw:host.interference"`
 	// InputCopy is how the host copies a request into the GPU on the tcp
@@ -230,6 +231,7 @@ func Defaults() Config {
 			SchedSlice:         units.Duration(c.SchedSlice),
 			WakeupMiss:         units.Fraction(c.WakeupMiss),
 			WakeupMissFloor:    units.Fraction(c.WakeupMissFloor),
+			IdleWake:           units.Duration(c.IdleWake),
 			Interference:       units.Ratio(c.Interference),
 			MemcpyBandwidth:    units.Bandwidth(c.MemcpyBytesPerSec),
 			InputCopy:          CopyPageable,
@@ -527,6 +529,7 @@ func (h HostConfig) validate(p *problems) {
 	if !(h.WakeupMiss >= 0 && h.WakeupMiss <= 1) {
 		p.addf("host.wakeup_miss", "%v is outside [0%%, 100%%]", float64(h.WakeupMiss))
 	}
+	nonNegative(p, "host.idle_wake", float64(h.IdleWake))
 	if !(h.WakeupMissFloor >= 0 && h.WakeupMissFloor <= 1) {
 		p.addf("host.wakeup_miss_floor", "%v is outside [0%%, 100%%]", float64(h.WakeupMissFloor))
 	} else if h.WakeupMissFloor+h.WakeupMiss*h.BackgroundLoad > 1 {

@@ -132,14 +132,14 @@ func TestCatalogSourcesMatchDefaults(t *testing.T) {
 			t.Errorf("%s: default %v %s is %g %s, catalog %s is %g %s", f.path, v, fieldUnit, got, p.Unit, key, p.Value, p.Unit)
 		}
 	}
-	// 31 hw: tags in config.go, counted by hand: host 20 (cores, clock,
-	// sched_slice, wakeup_miss, wakeup_miss_floor, interference, memcpy_bandwidth,
+	// 32 hw: tags in config.go, counted by hand: host 21 (cores, clock,
+	// sched_slice, wakeup_miss, wakeup_miss_floor, idle_wake, interference, memcpy_bandwidth,
 	// pinned_h2d, pageable_factor, memcpy_issue, kernel_launch, sync_wait,
 	// poll_completion, post_send, four tcp_*, price, power), network 4,
 	// smartnic 7. Another count means the walk missed fields or a tag was
 	// added or dropped without this test.
-	if n != 31 {
-		t.Errorf("compared %d catalog defaults, want the 31 tagged in Config", n)
+	if n != 32 {
+		t.Errorf("compared %d catalog defaults, want the 32 tagged in Config", n)
 	}
 }
 

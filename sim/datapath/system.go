@@ -121,6 +121,7 @@ func newSystem(cfg Config, path string, seed uint64) (*system, error) {
 		Slice:           h.SchedSlice.Time(),
 		WakeupMiss:      float64(h.WakeupMiss),
 		WakeupMissFloor: float64(h.WakeupMissFloor),
+		IdleWake:        h.IdleWake.Time(),
 		Rand:            engine.NewStream(seed, "host/wakeups"),
 	})
 	if err != nil {
