@@ -1,7 +1,10 @@
 package calib
 
 import (
+	"encoding/json"
+	"fmt"
 	"math"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -468,5 +471,46 @@ func TestFitHostIdleWake(t *testing.T) {
 	p0, p20, r0 := quantile(m0.EndToEnd, 0.5), quantile(m20.EndToEnd, 0.5), quantile(real, 0.5)
 	if math.Abs(p0-r0) > 1 || math.Abs(p0-p20-10) > 2 {
 		t.Errorf("model p50 %v us unloaded (real %v), %v us at 20%%: want the real one and 10 us less", p0, r0, p20)
+	}
+}
+
+// The 16-core H200 host's validation (realhw/data/h200-2026-11-27/
+// host-validate-16core, five repetitions of bench/host-validate.sh run)
+// reads back as this package writes it: four levels at 0/20/40/60%, a fit
+// from the unloaded run and runs at 10% and about 43% on the pinned CPU,
+// with a wake-up miss floor, and every level's model at the load on the
+// pinned CPU where one was measured (modelLoad).
+func TestH200HostValidationFixture(t *testing.T) {
+	for i := 1; i <= 5; i++ {
+		path := fmt.Sprintf("../data/h200-2026-11-27/host-validate-16core/rep%d/validation.json", i)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v Validation
+		if err := json.Unmarshal(b, &v); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		f := v.Fit
+		if len(f.FitLoads) != 2 || math.Abs(f.FitLoads[0]-0.1) > 0.01 || f.FitLoads[1] < 0.3 || f.FitLoads[1] > 0.5 || f.WakeupMissFloor <= 0 || len(f.FitTailShares) != 2 {
+			t.Errorf("%s: fit loads %v, floor %v, fit shares %v", path, f.FitLoads, f.WakeupMissFloor, f.FitTailShares)
+		}
+		var loads []float64
+		for _, l := range v.Levels {
+			loads = append(loads, l.BackgroundLoad)
+			want := l.MeasuredLoad
+			if l.MeasuredLoadOnCPU > 0 {
+				want = l.MeasuredLoadOnCPU
+			}
+			if l.BackgroundLoad > 0 && math.Abs(l.ModelLoad-want) > 1e-4 {
+				t.Errorf("%s: level %v ran the model at %v, want %v", path, l.BackgroundLoad, l.ModelLoad, want)
+			}
+		}
+		if !slices.Equal(loads, []float64{0, 0.2, 0.4, 0.6}) {
+			t.Errorf("%s: levels %v", path, loads)
+		}
+	}
+	if p, err := LoadProfile("../data/h200-2026-11-27/host-validate-16core/rep1/profile.yaml"); err != nil || len(p.Spread) != 4 {
+		t.Errorf("the H200 host's profile: %v (%v)", p, err)
 	}
 }
