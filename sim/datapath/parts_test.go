@@ -14,11 +14,25 @@ func TestResolvePartsGivesDefaults(t *testing.T) {
 	c.Network.LineRate, c.Network.Efficiency, c.Network.Latency, c.Network.PerMessage = 0, 0, 0, 0
 	c.SmartNIC.ArmCores, c.SmartNIC.ArmSpeed, c.SmartNIC.LineRate, c.SmartNIC.DMABandwidth = 0, 0, 0, 0
 	c.SmartNIC.DMAPerOp, c.SmartNIC.Price, c.SmartNIC.Power = 0, 0, 0
+	c.Host.PageableD2HFactor = 0
 	if err := c.ResolveParts(func(string) bool { return false }); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(c, Defaults()) {
 		t.Errorf("resolved %+v\nwant     %+v", c, Defaults())
+	}
+	// A key that defaults to another takes that key's value when unset
+	// (the scenario's, not the catalog's), and keeps its own when set.
+	c.Host.PageableFactor, c.Host.PageableD2HFactor = 0.25, 0
+	if err := c.ResolveParts(func(string) bool { return false }); err != nil || c.Host.PageableD2HFactor != 0.25 {
+		t.Errorf("unset pageable_d2h_factor resolved to %v (%v), want pageable_factor's 25%%", c.Host.PageableD2HFactor, err)
+	}
+	c.Host.PageableD2HFactor = 0.2
+	if err := c.ResolveParts(func(k string) bool { return k == "host.pageable_d2h_factor" }); err != nil || c.Host.PageableD2HFactor != 0.2 || len(c.Overrides) != 0 {
+		t.Errorf("set pageable_d2h_factor resolved to %v, overrides %v (%v), want its own 20%% and no override", c.Host.PageableD2HFactor, c.Overrides, err)
+	}
+	if from, ok := DefaultFrom("host.pageable_d2h_factor"); !ok || from != "host.pageable_factor" {
+		t.Errorf("DefaultFrom(host.pageable_d2h_factor) = %q %v", from, ok)
 	}
 	// Every part key names a key of the section and a part key that
 	// exists; PartDefault gives the catalog's printed value.
