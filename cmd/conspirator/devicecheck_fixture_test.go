@@ -72,7 +72,8 @@ func TestDeviceCheckFixtureMigImport(t *testing.T) {
 // values of the profile the device-side import wrote
 // (calibrate-import/profile.yaml): every stage fit, every proposed
 // scenario value and where it came from, the compute table, the GPU.
-// Only the date and the source paths (/tmp/dc/... there) differ.
+// Only the date and the source paths (/tmp/dc/... there) differ, and the
+// D2H factor, which the device's build did not fit yet.
 func TestDeviceCheckFixtureCalibrateImport(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "cal")
 	code, _, stderr := cli(t, nil, "calibrate", "--import", filepath.Join(deviceCheck, "cuda.csv"), "--import", filepath.Join(deviceCheck, "compute.csv"),
@@ -103,6 +104,16 @@ func TestDeviceCheckFixtureCalibrateImport(t *testing.T) {
 	if !reflect.DeepEqual(made.Provenance, dev.Provenance) {
 		t.Errorf("provenance differs from the device's:\nhere   %+v\ndevice %+v", made.Provenance, dev.Provenance)
 	}
+	// The pageable D2H factor is fitted since the device ran (from the
+	// D2H pair as pageable_factor is from the H2D pair): here only. On
+	// cuda.csv the pinned/pageable D2H time ratios at 1, 4, 16, 64 and
+	// 256 MiB are 0.206, 0.202, 0.201, 0.199 and 0.201: median 0.201.
+	const d2h = "datapath.host.pageable_d2h_factor"
+	if v := made.Scenario[d2h]; v != "20.1%" || !strings.Contains(made.ScenarioFrom[d2h], "D2H time over 5 sizes from 1 MiB (cuda-d2h-pinned, cuda-d2h-pageable): 0.199 to 0.206") {
+		t.Errorf("%s = %v (%s), want 20.1%% from the D2H pair", d2h, v, made.ScenarioFrom[d2h])
+	}
+	delete(made.Scenario, d2h)
+	delete(made.ScenarioFrom, d2h)
 	if !reflect.DeepEqual(made.Scenario, dev.Scenario) || !reflect.DeepEqual(made.ScenarioFrom, dev.ScenarioFrom) {
 		t.Errorf("proposed values differ from the device's:\nhere   %v\ndevice %v", made.Scenario, dev.Scenario)
 	}
