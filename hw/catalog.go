@@ -132,6 +132,13 @@ type HostCosts struct {
 	// pageable copy is staged by the CPU through a pinned bounce buffer,
 	// so it runs at this fraction of the pinned rate and keeps a core busy.
 	PageableFactor float64
+	// PageableD2HFactor is PageableFactor for a copy from the GPU into
+	// pageable host memory (cudaMemcpy device to host), which the driver
+	// stages the other way round and which runs at its own rate (an H200:
+	// 20% of pinned D2H, against 24% H2D). The catalog has no figure of
+	// its own: sim/datapath takes PageableFactor where a scenario leaves
+	// datapath.host.pageable_d2h_factor unset. CopyBackWork reads it.
+	PageableD2HFactor float64
 	// KernelLaunch is the CPU cost of one launch; SyncWait the extra time
 	// from GPU completion until the host thread returns from its
 	// synchronisation.

@@ -75,6 +75,18 @@ func TestStackCosts(t *testing.T) {
 	if cpu, dma := c.CopyWork(1e6, 25e9, true); cpu != 110*engine.Microsecond || dma != 0 {
 		t.Errorf("pageable copy: cpu %v dma %v, want 110us 0", cpu, dma)
 	}
+	// Back from the GPU, a pageable copy runs at its own factor: 10 +
+	// 1e6/(25e9 x 0.2) = 210 us; a pinned one as toward the GPU.
+	c.PageableD2HFactor = 0.2
+	if cpu, dma := c.CopyBackWork(1e6, 25e9, true); cpu != 210*engine.Microsecond || dma != 0 {
+		t.Errorf("pageable copy back: cpu %v dma %v, want 210us 0", cpu, dma)
+	}
+	if cpu, dma := c.CopyBackWork(1e6, 25e9, false); cpu != 10*engine.Microsecond || dma != 40*engine.Microsecond {
+		t.Errorf("pinned copy back: cpu %v dma %v, want 10us 40us", cpu, dma)
+	}
+	if cpu, _ := c.CopyWork(1e6, 25e9, true); cpu != 110*engine.Microsecond {
+		t.Errorf("pageable copy toward the GPU moved with the D2H factor: %v", cpu)
+	}
 	link, _ := LookupPCIe("gen4-x16")
 	if got := P2PBytesPerSec(link, false, 0.5); got != 12.5e9 {
 		t.Errorf("cross-root-complex P2P = %v, want 12.5e9", got)

@@ -39,8 +39,9 @@ func (t TCPStack) cycles(bytes, perByte, perPacket float64) engine.Time {
 	return engine.Time(math.Ceil(c / t.ClockHz * 1e9))
 }
 
-// CopyWork is the host core-time of one cudaMemcpy of the given size, and
-// the part of the transfer left to the GPU's copy engine. A pinned copy
+// CopyWork is the host core-time of one cudaMemcpy toward the GPU of the
+// given size, and the part of the transfer left to the GPU's copy engine
+// (CopyBackWork is the other way). A pinned copy
 // costs the CPU only its fixed issue cost; the DMA then runs at the link's
 // pinned rate (device time, returned as dma). A pageable copy is staged by
 // the CPU through a pinned bounce buffer, so the CPU is busy for the whole
@@ -49,6 +50,16 @@ func (t TCPStack) cycles(bytes, perByte, perPacket float64) engine.Time {
 func (c HostCosts) CopyWork(bytes, pinnedBytesPerSec float64, pageable bool) (cpu, dma engine.Time) {
 	if pageable {
 		return c.MemcpyIssue + SerializationTime(bytes, pinnedBytesPerSec*c.PageableFactor, 0), 0
+	}
+	return c.MemcpyIssue, SerializationTime(bytes, pinnedBytesPerSec, 0)
+}
+
+// CopyBackWork is CopyWork for a copy from the GPU into host memory (a
+// result read back): a pageable one runs at PageableD2HFactor of the
+// pinned rate, which must be set (> 0).
+func (c HostCosts) CopyBackWork(bytes, pinnedBytesPerSec float64, pageable bool) (cpu, dma engine.Time) {
+	if pageable {
+		return c.MemcpyIssue + SerializationTime(bytes, pinnedBytesPerSec*c.PageableD2HFactor, 0), 0
 	}
 	return c.MemcpyIssue, SerializationTime(bytes, pinnedBytesPerSec, 0)
 }

@@ -24,6 +24,10 @@ type KeyDoc struct {
 	// key's default ("datapath.host.cpu" for "datapath.host.cores"); Source
 	// then cites the default part's value.
 	Part string
+	// DefaultFrom, for a key without a default of its own, is the key whose
+	// value it takes when unset ("datapath.host.pageable_factor" for
+	// "datapath.host.pageable_d2h_factor"; datapath.DefaultFrom).
+	DefaultFrom string
 	// Plausible is the plausible tag, "LOW,HIGH" in scenario syntax (units
 	// allowed): the range the key's source leaves open, which
 	// `conspirator sensitivity` moves it across ("" when none is stated;
@@ -37,6 +41,17 @@ type KeyDoc struct {
 func partOf(path string) string {
 	if rel, ok := strings.CutPrefix(path, "datapath."); ok {
 		if k, ok := datapath.PartKey(rel); ok {
+			return "datapath." + k
+		}
+	}
+	return ""
+}
+
+// defaultFromOf returns the key whose value the key at path takes when
+// unset (datapath.DefaultFrom, the one place that says so), or "".
+func defaultFromOf(path string) string {
+	if rel, ok := strings.CutPrefix(path, "datapath."); ok {
+		if k, ok := datapath.DefaultFrom(rel); ok {
 			return "datapath." + k
 		}
 	}
@@ -107,7 +122,7 @@ func walkSchema(t reflect.Type, path string, onStack map[reflect.Type]bool, out 
 				def = text
 			}
 		}
-		*out = append(*out, KeyDoc{Path: p, Type: typeName(ft), Unit: unitOf(ft), Default: def, Doc: f.tag.Get("doc"), Source: src, Part: partOf(p), Plausible: f.tag.Get("plausible")})
+		*out = append(*out, KeyDoc{Path: p, Type: typeName(ft), Unit: unitOf(ft), Default: def, Doc: f.tag.Get("doc"), Source: src, Part: partOf(p), DefaultFrom: defaultFromOf(p), Plausible: f.tag.Get("plausible")})
 		inner, suffix := ft, ""
 		for {
 			switch {
@@ -199,7 +214,7 @@ func WriteSchemaMarkdown(w io.Writer, v any) error {
 	b.WriteString("A default \"the part's, from K\" is the parameter of the part named at key K (`host.cpu`, `network.nic`,\n")
 	b.WriteString("`smartnic.model`, `host.gpu_link`): choosing another part changes it; setting the key overrides the part,\n")
 	b.WriteString("is listed under `overrides` in summary.json, and may not exceed what the part has (cores, port rate).\n")
-	b.WriteString("Its source cites the default part's value.\n\n")
+	b.WriteString("Its source cites the default part's value. A default \"K's value\" is the value of key K in the same scenario.\n\n")
 	b.WriteString(horizonNote)
 	b.WriteString("| key | type | unit | default | meaning | source |\n|---|---|---|---|---|---|\n")
 	quantities := map[string]reflect.Type{}
@@ -214,6 +229,9 @@ func WriteSchemaMarkdown(w io.Writer, v any) error {
 		def := codeOrEmpty(k.Default)
 		if k.Part != "" && k.Default == "" {
 			def = "the part's, from `" + k.Part + "`"
+		}
+		if k.DefaultFrom != "" && k.Default == "" {
+			def = "`" + k.DefaultFrom + "`'s value"
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", k.Path, k.Type, mdEscape(k.Unit), def, mdEscape(k.Doc), mdEscape(src))
 	}

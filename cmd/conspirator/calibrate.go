@@ -67,7 +67,7 @@ and pageable copies both ways from 4 KiB to 256 MiB (16 MiB with --short),
 an empty kernel's launch with and without synchronize, and a stand-in
 kernel (a scale by two over the copied bytes); it fits them as an import
 of their CSV would (pinned_h2d, memcpy_issue, pageable_factor,
-kernel_launch, sync_wait) and records the device's name and CUDA versions
+pageable_d2h_factor, kernel_launch, sync_wait) and records the device's name and CUDA versions
 (give --gpu-type so that a scenario of another GPU refuses the profile).
 With --validate it then times every copy one by one at held-out sizes
 (between the fit's) and launches with synchronize, and writes, per stage

@@ -145,6 +145,8 @@ func (a *app) explainCmd() *cobra.Command {
 			} else if k.Part != "" {
 				part, v, _ := datapath.PartDefault(strings.TrimPrefix(k.Path, "datapath."))
 				fmt.Fprintf(a.stdout, "  default:  %s, the value of %s, the part named at %s; another part gives its own, setting the key overrides it\n", v, part, k.Part)
+			} else if k.DefaultFrom != "" {
+				fmt.Fprintf(a.stdout, "  default:  the value of %s in the same scenario\n", k.DefaultFrom)
 			}
 			if k.Source != "" {
 				src, err := scenarios.SourceText(k.Source)

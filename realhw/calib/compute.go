@@ -306,8 +306,10 @@ func (p *Profile) readComputeTimes(name string) error {
 // factor as the median of pinned over pageable H2D time at the sizes of
 // 1 MiB and more (the pageable rate falls with size, from 12 GB/s at
 // 16 MiB to 7 GB/s at 256 MiB on the H200, so no one line fits it), the
-// launch (an async launch) and the wait for synchronize (a launch with
-// synchronize less an async one).
+// pageable D2H factor the same way from the D2H pair (the result's copy
+// back: 20% on the H200, against 24% H2D), the launch (an async launch)
+// and the wait for synchronize (a launch with synchronize less an async
+// one).
 func (p *Profile) fillCUDA(set map[string]any, from map[string]string) {
 	pin, okPin := p.Stage("cuda-h2d-pinned")
 	if okPin && pin.Applied && pin.PerByte > 0 {
@@ -318,21 +320,13 @@ func (p *Profile) fillCUDA(set map[string]any, from map[string]string) {
 			from["datapath.host.memcpy_issue"] = fmt.Sprintf("cuda-h2d-pinned fit, fixed cost of a synchronous copy (CUDA events over back-to-back copies): %d samples over %d sizes", pin.Samples, len(pin.Sizes))
 		}
 	}
-	if pag, ok := p.Stage("cuda-h2d-pageable"); ok && okPin && len(pin.Medians) > 0 && len(pag.Medians) > 0 {
-		var ratios []float64
-		for i, n := range pin.Sizes {
-			if n < 1<<20 {
-				continue
-			}
-			if j, found := slices.BinarySearch(pag.Sizes, n); found && pag.Medians[j] > 0 {
-				ratios = append(ratios, pin.Medians[i]/pag.Medians[j])
-			}
-		}
-		if len(ratios) > 0 {
-			slices.Sort(ratios)
-			f := min(1, median(ratios))
-			set["datapath.host.pageable_factor"] = fmt.Sprintf("%.3g%%", 100*f)
-			from["datapath.host.pageable_factor"] = fmt.Sprintf("median of pinned / pageable cudaMemcpy H2D time over %d sizes from 1 MiB (cuda-h2d-pinned, cuda-h2d-pageable): %.3g to %.3g", len(ratios), ratios[0], ratios[len(ratios)-1])
+	for _, d := range []struct{ key, dir, pinned, pageable string }{
+		{"datapath.host.pageable_factor", "H2D", "cuda-h2d-pinned", "cuda-h2d-pageable"},
+		{"datapath.host.pageable_d2h_factor", "D2H", "cuda-d2h-pinned", "cuda-d2h-pageable"},
+	} {
+		if f, lo, hi, n, ok := p.pageableRatio(d.pinned, d.pageable); ok {
+			set[d.key] = fmt.Sprintf("%.3g%%", 100*f)
+			from[d.key] = fmt.Sprintf("median of pinned / pageable cudaMemcpy %s time over %d sizes from 1 MiB (%s, %s): %.3g to %.3g", d.dir, n, d.pinned, d.pageable, lo, hi)
 		}
 	}
 	async, okA := p.Stage("cuda-launch-async")
@@ -345,4 +339,31 @@ func (p *Profile) fillCUDA(set map[string]any, from map[string]string) {
 			from["datapath.host.sync_wait"] = fmt.Sprintf("cuda-launch (launch + synchronize, median of %d) less cuda-launch-async", sync.Samples)
 		}
 	}
+}
+
+// pageableRatio is the median, over the sizes of 1 MiB and more that both
+// stages measured, of the pinned stage's median time over the pageable
+// one's: the pageable rate as a fraction of the pinned (at most 1), with
+// the smallest and largest ratio and how many sizes; ok is false where
+// either stage or a common size is missing.
+func (p *Profile) pageableRatio(pinned, pageable string) (f, lo, hi float64, n int, ok bool) {
+	pin, okPin := p.Stage(pinned)
+	pag, okPag := p.Stage(pageable)
+	if !okPin || !okPag || len(pin.Medians) == 0 || len(pag.Medians) == 0 {
+		return 0, 0, 0, 0, false
+	}
+	var ratios []float64
+	for i, size := range pin.Sizes {
+		if size < 1<<20 {
+			continue
+		}
+		if j, found := slices.BinarySearch(pag.Sizes, size); found && pag.Medians[j] > 0 {
+			ratios = append(ratios, pin.Medians[i]/pag.Medians[j])
+		}
+	}
+	if len(ratios) == 0 {
+		return 0, 0, 0, 0, false
+	}
+	slices.Sort(ratios)
+	return min(1, median(ratios)), ratios[0], ratios[len(ratios)-1], len(ratios), true
 }

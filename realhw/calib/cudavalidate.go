@@ -5,11 +5,13 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/conspirator-sim/conspirator/engine"
 	"github.com/conspirator-sim/conspirator/hw"
 	"github.com/conspirator-sim/conspirator/hw/units"
 	"github.com/conspirator-sim/conspirator/realhw"
+	"github.com/conspirator-sim/conspirator/sim/datapath"
 	"gonum.org/v1/gonum/stat"
 )
 
@@ -42,7 +44,7 @@ type CUDAValidation struct {
 }
 
 // cudaModelNote says how the model prices each stage.
-const cudaModelNote = "sim/datapath's host-side GPU costs (hw.HostCosts.CopyWork): a pinned copy memcpy_issue + bytes / pinned_h2d, a pageable one memcpy_issue + bytes / (pinned_h2d x pageable_factor), the same rate both ways; a launch with synchronize kernel_launch + sync_wait"
+const cudaModelNote = "sim/datapath's host-side GPU costs (hw.HostCosts.CopyWork toward the GPU, CopyBackWork back): a pinned copy memcpy_issue + bytes / pinned_h2d either way, a pageable H2D one memcpy_issue + bytes / (pinned_h2d x pageable_factor), a pageable D2H one memcpy_issue + bytes / (pinned_h2d x pageable_d2h_factor, which is pageable_factor where the profile proposes none); a launch with synchronize kernel_launch + sync_wait"
 
 // ValidateCUDA compares the data-path model, with the GPU-side values p
 // proposes, against held-out real samples (copies timed one by one, or
@@ -50,55 +52,9 @@ const cudaModelNote = "sim/datapath's host-side GPU costs (hw.HostCosts.CopyWork
 // the p50 and p99 of the real times against the model's time. held says
 // what the samples are, for the report.
 func ValidateCUDA(p *Profile, fitSizes []int64, heldOut []realhw.Sample, held string) (*CUDAValidation, error) {
-	get := func(key string) (string, error) {
-		v, ok := p.Scenario[key]
-		if !ok {
-			return "", fmt.Errorf("the profile proposes no %s (its cuda fits were not applied); validation needs it", key)
-		}
-		return fmt.Sprint(v), nil
-	}
-	vals := map[string]string{}
-	for _, k := range []string{"datapath.host.pinned_h2d", "datapath.host.memcpy_issue", "datapath.host.pageable_factor", "datapath.host.kernel_launch", "datapath.host.sync_wait"} {
-		v, err := get(k)
-		if err != nil {
-			return nil, err
-		}
-		vals[k] = v
-	}
-	bw, err := units.ParseBandwidth(vals["datapath.host.pinned_h2d"])
+	model, vals, err := cudaModel(p)
 	if err != nil {
 		return nil, err
-	}
-	issue, err := units.ParseDuration(vals["datapath.host.memcpy_issue"])
-	if err != nil {
-		return nil, err
-	}
-	factor, err := units.ParseRatio(vals["datapath.host.pageable_factor"])
-	if err != nil {
-		return nil, err
-	}
-	launch, err := units.ParseDuration(vals["datapath.host.kernel_launch"])
-	if err != nil {
-		return nil, err
-	}
-	wait, err := units.ParseDuration(vals["datapath.host.sync_wait"])
-	if err != nil {
-		return nil, err
-	}
-	costs := hw.HostCosts{MemcpyIssue: issue.Time(), PageableFactor: float64(factor)}
-	rate := bw.BytesPerSecond()
-	model := func(stage string, n int64) (engine.Time, bool) {
-		switch stage {
-		case "cuda-h2d-pinned", "cuda-d2h-pinned":
-			cpu, dma := costs.CopyWork(float64(n), rate, false)
-			return cpu + dma, true
-		case "cuda-h2d-pageable", "cuda-d2h-pageable":
-			cpu, dma := costs.CopyWork(float64(n), rate, true)
-			return cpu + dma, true
-		case "cuda-launch":
-			return launch.Time() + wait.Time(), true
-		}
-		return 0, false
 	}
 	type key struct {
 		stage string
@@ -154,4 +110,75 @@ func HeldOutSizes(fit []int64) []int64 {
 		}
 	}
 	return out
+}
+
+// cudaModel is the data-path model's time of a GPU-side stage at n bytes
+// with the values p proposes (ok false for a stage it does not price), and
+// those values as the profile writes them.
+func cudaModel(p *Profile) (model func(stage string, n int64) (engine.Time, bool), vals map[string]string, err error) {
+	get := func(key string) (string, error) {
+		v, ok := p.Scenario[key]
+		if !ok {
+			return "", fmt.Errorf("the profile proposes no %s (its cuda fits were not applied); validation needs it", key)
+		}
+		return fmt.Sprint(v), nil
+	}
+	vals = map[string]string{}
+	for _, k := range []string{"datapath.host.pinned_h2d", "datapath.host.memcpy_issue", "datapath.host.pageable_factor", "datapath.host.kernel_launch", "datapath.host.sync_wait"} {
+		v, err := get(k)
+		if err != nil {
+			return nil, nil, err
+		}
+		vals[k] = v
+	}
+	// A profile without the D2H factor (one written before it was fitted)
+	// leaves the key unset, and a scenario takes the key the data-path
+	// config says it defaults to.
+	const d2h = "datapath.host.pageable_d2h_factor"
+	if v, ok := p.Scenario[d2h]; ok {
+		vals[d2h] = fmt.Sprint(v)
+	} else {
+		from, _ := datapath.DefaultFrom(strings.TrimPrefix(d2h, "datapath."))
+		vals[d2h] = vals["datapath."+from]
+	}
+	bw, err := units.ParseBandwidth(vals["datapath.host.pinned_h2d"])
+	if err != nil {
+		return nil, nil, err
+	}
+	issue, err := units.ParseDuration(vals["datapath.host.memcpy_issue"])
+	if err != nil {
+		return nil, nil, err
+	}
+	factor, err := units.ParseRatio(vals["datapath.host.pageable_factor"])
+	if err != nil {
+		return nil, nil, err
+	}
+	back, err := units.ParseRatio(vals[d2h])
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", d2h, err)
+	}
+	launch, err := units.ParseDuration(vals["datapath.host.kernel_launch"])
+	if err != nil {
+		return nil, nil, err
+	}
+	wait, err := units.ParseDuration(vals["datapath.host.sync_wait"])
+	if err != nil {
+		return nil, nil, err
+	}
+	costs := hw.HostCosts{MemcpyIssue: issue.Time(), PageableFactor: float64(factor), PageableD2HFactor: float64(back)}
+	rate := bw.BytesPerSecond()
+	return func(stage string, n int64) (engine.Time, bool) {
+		var cpu, dma engine.Time
+		switch stage {
+		case "cuda-h2d-pinned", "cuda-h2d-pageable":
+			cpu, dma = costs.CopyWork(float64(n), rate, stage == "cuda-h2d-pageable")
+		case "cuda-d2h-pinned", "cuda-d2h-pageable":
+			cpu, dma = costs.CopyBackWork(float64(n), rate, stage == "cuda-d2h-pageable")
+		case "cuda-launch":
+			return launch.Time() + wait.Time(), true
+		default:
+			return 0, false
+		}
+		return cpu + dma, true
+	}, vals, nil
 }

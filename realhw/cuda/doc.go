@@ -11,12 +11,16 @@
 // Where it has run: CI compiles, links and runs the tagged package against
 // testdata/stub, declarations of the calls it makes and libraries that
 // answer "no device" as a GPU-less machine would (the cgo code against the
-// documented signatures, the argument checks, the no-GPU error). Measure
-// has run on a GPU once: an H200 (driver 580.159.04, CUDA 13.0), through
-// this package's test binary built against the stand-ins with the real
-// sonames (TestWriteMeasurementsCSV; ../shared/reference/
-// measured-h200-2026-11-27/realhw-cuda-measure.csv, which agrees with an
-// independent cudaMemcpy program within 1%). MeasureEach, DeviceInfo, the
-// Backend and its spin kernel have not yet run on a GPU: device-check.sh
-// runs them (TestBackend) with the CLI's calibrate and run --backend cuda.
+// documented signatures, the argument checks, the no-GPU error). On a GPU,
+// an H200 (driver 580.159.04, CUDA 13.0), on 2026-11-27: first Measure,
+// through this package's test binary built against the stand-ins with the
+// real sonames (../shared/reference/measured-h200-2026-11-27/
+// realhw-cuda-measure.csv, which agrees with an independent cudaMemcpy
+// program within 1%); then everything, by device-check.sh (binaries of
+// commit e503caa): TestMeasure and TestBackend, MeasureEach and DeviceInfo
+// under calibrate --backend cuda --validate, and the Backend with its spin
+// kernel under run --backend cuda, all 9 steps exiting 0. Their outputs are
+// the fixtures in realhw/data/h200-2026-11-27/device-check/. Since then
+// the Backend's ResultCopy copies into pageable memory rather than pinned
+// (as the model prices it); that change has not run on a GPU yet.
 package cuda

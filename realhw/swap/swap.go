@@ -157,7 +157,7 @@ func op(path string, kind datapath.StageKind, b realhw.Backend, in, out int64, w
 		return nil, "runs on a GPU: needs the cuda backend (-tags cuda) and a GPU"
 	case kind == datapath.KindSync:
 		if r, ok := b.(realhw.ResultCopier); ok {
-			return func() (engine.Time, error) { return r.ResultCopy(out) }, fmt.Sprintf("ResultCopy(%d B): pinned cudaMemcpy D2H (the wait for the GPU is in the compute stage's synchronize)", out)
+			return func() (engine.Time, error) { return r.ResultCopy(out) }, fmt.Sprintf("ResultCopy(%d B): %s", out, resultCopyNote)
 		}
 		return nil, "runs on a GPU: needs the cuda backend (-tags cuda) and a GPU"
 	case kind == datapath.KindSoC || kind == datapath.KindNIC:
@@ -165,6 +165,10 @@ func op(path string, kind datapath.StageKind, b realhw.Backend, in, out int64, w
 	}
 	return nil, "no backend operation for stage kind " + string(kind)
 }
+
+// resultCopyNote says what a sync stage performs: the result's copy back
+// into pageable memory, as the model prices it (out.cpu()).
+const resultCopyNote = "cudaMemcpy D2H into pageable memory, as out.cpu() does and the model prices it (the wait for the GPU is in the compute stage's synchronize)"
 
 // standIn says what a GPU compute stage runs on the cuda backend (as
 // realhw/cuda.KernelWorkNote, which this package cannot import untagged).

@@ -166,6 +166,11 @@ func TestSwapOnGPUBackend(t *testing.T) {
 			t.Errorf("%s: %+v, want performed at %v us", key, r.Real, us)
 		}
 	}
+	// The result's copy back is labelled as what the model prices: a copy
+	// into pageable memory (the device check of 2026-11-27 ran it pinned).
+	if r := rows["tcp/sync+d2h"]; r.Real == nil || !strings.Contains(r.Real.Op, "ResultCopy(16000 B): cudaMemcpy D2H into pageable memory, as out.cpu() does and the model prices it") {
+		t.Errorf("tcp/sync+d2h: %+v, want the pageable result copy's label", r.Real)
+	}
 	gpuRow := rows["tcp/gpu"]
 	if gpuRow.Real == nil || !strings.Contains(gpuRow.Real.Op, "stand-in kernel") || math.Abs(gpuRow.Real.MeanUS-gpuRow.ModelP50US) > 1e-3 {
 		t.Errorf("tcp/gpu: %+v (model p50 %v us), want the stand-in kernel run for the model's p50", gpuRow.Real, gpuRow.ModelP50US)

@@ -113,16 +113,20 @@ type HostConfig struct {
 	Interference    units.Ratio     `yaml:"interference" doc:"alpha: host-side work stretched by 1 + alpha*u (cache and memory contention)" default:"hw:host.interference"`
 	// InputCopy is how the host copies a request into the GPU on the tcp
 	// and host-rdma paths; see Defaults for why pageable.
-	InputCopy       string          `yaml:"input_copy" doc:"pageable or pinned cudaMemcpy of the input on the tcp and host-rdma paths" default:"pageable" source:"choice: the paper's unmodified PyTorch baseline copies an unregistered buffer (datapath.Defaults)"`
-	GPULink         string          `yaml:"gpu_link" doc:"PCIe link of each GPU (gen4-x16, gen5-x16)" default:"gen4-x16" source:"vendor: A100 host interface, PCIe Gen4 x16"`
-	PinnedH2D       units.Bandwidth `yaml:"pinned_h2d" doc:"pinned cudaMemcpy rate over the GPU link" source:"hw:pcie.gen4-x16.pinned_h2d"`
-	PageableFactor  units.Ratio     `yaml:"pageable_factor" doc:"pageable over pinned cudaMemcpy rate" default:"hw:host.pageable_factor"`
-	MemcpyIssue     units.Duration  `yaml:"memcpy_issue" doc:"fixed CPU cost of one cudaMemcpy" default:"hw:host.memcpy_issue"`
-	KernelLaunch    units.Duration  `yaml:"kernel_launch" doc:"CPU cost of launching the request's kernel" default:"hw:host.kernel_launch"`
-	SyncWait        units.Duration  `yaml:"sync_wait" doc:"CPU time from GPU completion to the host thread's return from synchronize" default:"hw:host.sync_wait"`
-	MemcpyBandwidth units.Bandwidth `yaml:"memcpy_bandwidth" doc:"one thread's host memcpy rate (the loopback path's copy)" default:"hw:host.memcpy_bandwidth"`
-	PollCompletion  units.Duration  `yaml:"poll_completion" doc:"CPU cost of one completion seen by a polling thread" default:"hw:host.poll_completion"`
-	PostSend        units.Duration  `yaml:"post_send" doc:"CPU cost of posting one RDMA work request" default:"hw:host.post_send"`
+	InputCopy      string          `yaml:"input_copy" doc:"pageable or pinned cudaMemcpy of the input on the tcp and host-rdma paths" default:"pageable" source:"choice: the paper's unmodified PyTorch baseline copies an unregistered buffer (datapath.Defaults)"`
+	GPULink        string          `yaml:"gpu_link" doc:"PCIe link of each GPU (gen4-x16, gen5-x16)" default:"gen4-x16" source:"vendor: A100 host interface, PCIe Gen4 x16"`
+	PinnedH2D      units.Bandwidth `yaml:"pinned_h2d" doc:"pinned cudaMemcpy rate over the GPU link" source:"hw:pcie.gen4-x16.pinned_h2d"`
+	PageableFactor units.Ratio     `yaml:"pageable_factor" doc:"pageable over pinned cudaMemcpy rate" default:"hw:host.pageable_factor"`
+	// PageableD2HFactor is PageableFactor for the copy of the result back
+	// into pageable memory; unset, it is PageableFactor (ResolveParts,
+	// derivedKeys).
+	PageableD2HFactor units.Ratio     `yaml:"pageable_d2h_factor" doc:"pageable over pinned cudaMemcpy rate of the result's copy back from the GPU (device to host); unset, host.pageable_factor" source:"estimate: the H2D factor, the catalog having no D2H figure; a real H200 gives 20% D2H against 24% H2D (realhw/data/h200-2026-11-27/device-check)"`
+	MemcpyIssue       units.Duration  `yaml:"memcpy_issue" doc:"fixed CPU cost of one cudaMemcpy" default:"hw:host.memcpy_issue"`
+	KernelLaunch      units.Duration  `yaml:"kernel_launch" doc:"CPU cost of launching the request's kernel" default:"hw:host.kernel_launch"`
+	SyncWait          units.Duration  `yaml:"sync_wait" doc:"CPU time from GPU completion to the host thread's return from synchronize" default:"hw:host.sync_wait"`
+	MemcpyBandwidth   units.Bandwidth `yaml:"memcpy_bandwidth" doc:"one thread's host memcpy rate (the loopback path's copy)" default:"hw:host.memcpy_bandwidth"`
+	PollCompletion    units.Duration  `yaml:"poll_completion" doc:"CPU cost of one completion seen by a polling thread" default:"hw:host.poll_completion"`
+	PostSend          units.Duration  `yaml:"post_send" doc:"CPU cost of posting one RDMA work request" default:"hw:host.post_send"`
 	// DecisionTime is the scheduler's CPU time per decision on a host
 	// core; the SoC takes DecisionTime / arm_speed.
 	DecisionTime       units.Duration `yaml:"decision_time" doc:"scheduling decision CPU time on one host core" default:"2us" source:"estimate: a least-loaded choice over a few GPUs plus bookkeeping (DefaultDecisionTime); plausible 0.5 us (a bare comparison of queue lengths) to 10 us (a cost model per GPU)" plausible:"500ns,10us"`
@@ -238,6 +242,7 @@ func Defaults() Config {
 			GPULink:            link.Name,
 			PinnedH2D:          units.Bandwidth(link.PinnedH2DBytesPerSec),
 			PageableFactor:     units.Ratio(c.PageableFactor),
+			PageableD2HFactor:  units.Ratio(c.PageableFactor),
 			MemcpyIssue:        units.Duration(c.MemcpyIssue),
 			KernelLaunch:       units.Duration(c.KernelLaunch),
 			SyncWait:           units.Duration(c.SyncWait),
@@ -552,6 +557,9 @@ func (h HostConfig) validate(p *problems) {
 	positive(p, "host.pinned_h2d", float64(h.PinnedH2D), "a bandwidth above 0, e.g. 25GB/s")
 	if !(h.PageableFactor > 0 && h.PageableFactor <= 1) {
 		p.addf("host.pageable_factor", "%v is outside (0%%, 100%%]: a pageable copy is at most as fast as a pinned one", float64(h.PageableFactor))
+	}
+	if !(h.PageableD2HFactor > 0 && h.PageableD2HFactor <= 1) {
+		p.addf("host.pageable_d2h_factor", "%v is outside (0%%, 100%%]: a pageable copy back from the GPU is at most as fast as a pinned one; leave the key unset to take host.pageable_factor", h.PageableD2HFactor)
 	}
 	for _, d := range []struct {
 		key string

@@ -44,6 +44,9 @@ func TestDefaultTagsMatchDefaults(t *testing.T) {
 				} else if _, fromPart := PartKey(strings.TrimPrefix(path+key, "datapath.")); fromPart {
 					// Its default is the default part's value:
 					// TestResolvePartsGivesDefaults.
+				} else if _, derived := DefaultFrom(strings.TrimPrefix(path+key, "datapath.")); derived {
+					// Its default is another key's value:
+					// TestResolvePartsGivesDefaults.
 				} else if ty != reflect.TypeOf(GPUConfig{}) {
 					t.Errorf("%s%s: no default tag", path, key)
 				}
@@ -97,6 +100,8 @@ func TestValidateErrors(t *testing.T) {
 		{"unknown mode", func(c *Config) { c.Clients.Mode = "bursty" }, []string{"datapath.clients.mode", `"closed"`}},
 		{"zero batch", func(c *Config) { c.Request.Batch = 0 }, []string{"datapath.request.batch"}},
 		{"pageable faster than pinned", func(c *Config) { c.Host.PageableFactor = 1.5 }, []string{"datapath.host.pageable_factor", "at most as fast"}},
+		{"pageable D2H faster than pinned", func(c *Config) { c.Host.PageableD2HFactor = 1.5 }, []string{"datapath.host.pageable_d2h_factor", "150%", "at most as fast", "unset to take host.pageable_factor"}},
+		{"pageable D2H zero", func(c *Config) { c.Host.PageableD2HFactor = 0 }, []string{"datapath.host.pageable_d2h_factor", "outside (0%, 100%]"}},
 		{"unknown copy", func(c *Config) { c.Host.InputCopy = "zero-copy" }, []string{"datapath.host.input_copy"}},
 		{"unknown SmartNIC", func(c *Config) { c.SmartNIC.Model = "bluefield4" }, []string{"datapath.smartnic.model", "bluefield3"}},
 		{"zero Arm cores", func(c *Config) { c.SmartNIC.ArmCores = 0 }, []string{"datapath.smartnic.arm_cores"}},

@@ -167,6 +167,34 @@ var partParams = []partParam{
 		}, nil),
 }
 
+// derivedKey is a key whose default is another key's value (not a part's):
+// the one place that says so. ResolveParts copies it where the scenario
+// leaves the key unset; a set value is the scenario's, not an override.
+type derivedKey struct {
+	key, from string
+	copy      func(c *Config)
+}
+
+// derivedKeys lists every key that defaults to another key.
+var derivedKeys = []derivedKey{
+	// One pageable rate both ways unless a measurement says otherwise
+	// (calibrate --backend cuda fits it from the D2H pair).
+	{"host.pageable_d2h_factor", "host.pageable_factor", func(c *Config) { c.Host.PageableD2HFactor = c.Host.PageableFactor }},
+}
+
+// DefaultFrom returns the key whose value key takes when a scenario leaves
+// it unset ("host.pageable_factor" for "host.pageable_d2h_factor"), and
+// false when key has a default of its own. Keys are relative to the
+// datapath section.
+func DefaultFrom(key string) (string, bool) {
+	for _, d := range derivedKeys {
+		if d.key == key {
+			return d.from, true
+		}
+	}
+	return "", false
+}
+
 // PartKey returns the key whose part sets key ("host.cpu" for
 // "host.cores"), and false when no part sets it. Keys are relative to the
 // datapath section.
@@ -197,7 +225,8 @@ func PartDefault(key string) (part, value string, ok bool) {
 // written value that differs is recorded in c.Overrides, and one that
 // exceeds what the part has (more cores, a faster port) is an error naming
 // both keys. An unknown part name is left to Validate, which lists the
-// known parts.
+// known parts. Then every key that defaults to another (derivedKeys) and
+// is unset takes that key's value.
 func (c *Config) ResolveParts(set func(key string) bool) error {
 	c.Overrides = nil
 	var errs []error
@@ -209,6 +238,11 @@ func (c *Config) ResolveParts(set func(key string) bool) error {
 		}
 		if o != nil {
 			c.Overrides = append(c.Overrides, *o)
+		}
+	}
+	for _, d := range derivedKeys {
+		if !set(d.key) {
+			d.copy(c)
 		}
 	}
 	return errors.Join(errs...)

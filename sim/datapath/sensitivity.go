@@ -102,8 +102,11 @@ var scalable = map[string]knob{
 		c.Host.Interference = units.Ratio(mul(float64(c.Host.Interference), f))
 		return c.Host.Interference.String()
 	}, hostCost("interference")},
+	// The pageable rate both ways: the D2H factor moves with the H2D one
+	// (equal to it unless a profile measured it).
 	"host.pageable_factor": {func(c *Config, f float64) string {
 		c.Host.PageableFactor = units.Ratio(min(1, mul(float64(c.Host.PageableFactor), f)))
+		c.Host.PageableD2HFactor = units.Ratio(min(1, mul(float64(c.Host.PageableD2HFactor), f)))
 		return c.Host.PageableFactor.String()
 	}, hostCost("pageable_factor")},
 	"host.pinned_h2d": {func(c *Config, f float64) string {
@@ -129,10 +132,11 @@ var scalable = map[string]knob{
 // notScaled are the unsourced data-path keys Sensitivity leaves alone, and
 // why (TestSensitivityCoversUnsourced reads it).
 var notScaled = map[string]string{
-	"host.cpu":              "a part name, not a number: change it with --set",
-	"host.background_model": "a choice between load models, not a number",
-	"host.memcpy_bandwidth": "used by the loopback path only (calibrate --validate), by none of the paper's four",
-	"network.max_qps":       "a limit on clients, not a cost: it changes no latency below it",
+	"host.cpu":                 "a part name, not a number: change it with --set",
+	"host.background_model":    "a choice between load models, not a number",
+	"host.memcpy_bandwidth":    "used by the loopback path only (calibrate --validate), by none of the paper's four",
+	"network.max_qps":          "a limit on clients, not a cost: it changes no latency below it",
+	"host.pageable_d2h_factor": "moves with host.pageable_factor, whose value it takes unless a profile measured it",
 }
 
 func durationKnob(field func(c *Config) *units.Duration) func(c *Config, f float64) string {

@@ -199,14 +199,14 @@ func newSystem(cfg Config, path string, seed uint64) (*system, error) {
 	s.post = h.PostSend.Time()
 	s.launch = h.KernelLaunch.Time()
 	s.notify = cfg.SmartNIC.NotifyLatency.Time()
-	costs := hw.HostCosts{MemcpyIssue: h.MemcpyIssue.Time(), PageableFactor: float64(h.PageableFactor)}
+	costs := hw.HostCosts{MemcpyIssue: h.MemcpyIssue.Time(), PageableFactor: float64(h.PageableFactor), PageableD2HFactor: float64(h.PageableD2HFactor)}
 	in := float64(int64(cfg.Request.InputBytesPerItem) * int64(cfg.Request.Batch))
 	out := float64(int64(cfg.Request.OutputBytesPerItem) * int64(cfg.Request.Batch))
 	s.pinned = h.InputCopy == CopyPinned
 	s.copyCPU, _ = costs.CopyWork(in, s.gpuLinkRate, !s.pinned)
 	// The result is copied back into a fresh (pageable) CPU tensor on every
-	// path, as out.cpu() does.
-	resultCPU, _ := costs.CopyWork(out, s.gpuLinkRate, true)
+	// path, as out.cpu() does, at the pageable D2H rate.
+	resultCPU, _ := costs.CopyBackWork(out, s.gpuLinkRate, true)
 	s.syncAndResult = h.SyncWait.Time() + resultCPU
 	s.memcpyRate = float64(h.MemcpyBandwidth)
 	s.cpuCompute = cfg.Request.ComputeTime.Time()
