@@ -175,3 +175,58 @@ func TestDeviceCheckFixtureBackendJSON(t *testing.T) {
 		t.Errorf("performed stages per path %v, want tcp 9, gpudirect 4, host-rdma 6, conspirator 5", performed)
 	}
 }
+
+// deviceCheck2 is the second run of device-check.sh on an H200 the same
+// day, built from e710591: the D2H factor fitted on the device, the result
+// copied back into pageable memory.
+var deviceCheck2 = filepath.Join("..", "..", "realhw", "data", "h200-2026-11-27", "device-check-2")
+
+// Its calibrate --import gives, here, the profile the device wrote, the
+// D2H factor included; its backend.json copies the result into pageable
+// memory on every path, as the model prices it.
+func TestDeviceCheck2Fixture(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "cal")
+	code, _, stderr := cli(t, nil, "calibrate", "--import", filepath.Join(deviceCheck2, "cuda.csv"), "--import", filepath.Join(deviceCheck2, "compute.csv"),
+		"--gpu-type", "h200-141gb", "--gpu-driver", "580.159.04", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	made, err := calib.LoadProfile(filepath.Join(out, "profile.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev, err := calib.LoadProfile(filepath.Join(deviceCheck2, "calibrate-import", "profile.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []*calib.Profile{made, dev} {
+		p.Provenance.Date, p.Provenance.Sources = "", nil
+	}
+	if !reflect.DeepEqual(made.Stages, dev.Stages) || !reflect.DeepEqual(made.Compute, dev.Compute) || !reflect.DeepEqual(made.Scenario, dev.Scenario) || !reflect.DeepEqual(made.ScenarioFrom, dev.ScenarioFrom) {
+		t.Errorf("the import here differs from the device's:\nhere   %v\ndevice %v", made.Scenario, dev.Scenario)
+	}
+	// Hand-checked against 07-calibrate-import.log.
+	if v := dev.Scenario["datapath.host.pageable_d2h_factor"]; v == nil || v == "" {
+		t.Errorf("the device's import proposes no pageable_d2h_factor: %v", dev.Scenario)
+	}
+	b, err := os.ReadFile(filepath.Join(deviceCheck2, "run-cuda", "backend.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep swap.Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range rep.Rows {
+		if r.Stage == "sync+d2h" && r.Real != nil {
+			n++
+			if !strings.Contains(r.Real.Op, "into pageable memory") {
+				t.Errorf("%s: the result copy %q is not into pageable memory", r.Path, r.Real.Op)
+			}
+		}
+	}
+	if n != 4 {
+		t.Errorf("%d result copies performed, want one per path", n)
+	}
+}
