@@ -11,7 +11,8 @@ import glob, json, os, sys
 
 def main():
     d = sys.argv[1]
-    reps = sorted(glob.glob(os.path.join(d, "rep*", "validation.json")))
+    reps = sorted(glob.glob(os.path.join(d, "rep*", "validation.json")),
+                  key=lambda p: int(os.path.basename(os.path.dirname(p))[3:]))
     if not reps:
         print("hvpool: no rep*/validation.json under %s" % d)
         return 1

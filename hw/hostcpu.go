@@ -92,10 +92,14 @@ type HostCPUConfig struct {
 	// IdleWake (>= 0, any model) delays every wake-up when Background is
 	// 0: a core with nothing else to run idles between requests and
 	// leaves its idle state (or, in a VM, its halted vCPU) on the wake-up;
-	// under any background load it is kept busy or shallow. On the 16-core
-	// H200 host the two wake-up stages of a loopback request were 2.4-5.9
-	// us each faster at 20-60% load than unloaded, compute and copy not
-	// (2026-11-27, 5 repetitions).
+	// under any background load it is kept busy or shallow. On one 16-core
+	// H200 VM the two wake-up stages of a loopback request were 2.4-5.9 us
+	// each faster at 20-60% load than unloaded (2026-11-27, 4 of 5
+	// repetitions); on two others the drop to 10% was 0-2.6 us or none.
+	// A simplification: a real idle exit depends on how long the core
+	// idled (the request rate, the idle governor), not on whether a
+	// stressor exists, so a core kept busy by requests alone still pays
+	// it here, and it vanishes at the smallest load. Catalog 0.
 	IdleWake engine.Time
 }
 

@@ -247,6 +247,7 @@ func TestSpreadAndLoadBadInput(t *testing.T) {
 		{[]string{"calibrate", "--backend", "host", "--fit-load", "0%"}, `--fit-load "0%": a background load target must be in (0%, 95%]`},
 		{[]string{"calibrate", "--backend", "host", "--validate", "--validation-loads", "20%,96%"}, `--validation-loads[1] "96%"`},
 		{[]string{"calibrate", "--backend", "host", "--fit-load", "10%,0.1"}, `--fit-load[1] "0.1": given twice`},
+		{[]string{"calibrate", "--backend", "host", "--validate", "--validation-loads", "20%,0.2"}, `--validation-loads[1] "0.2": given twice`},
 		{[]string{"calibrate", "--backend", "host", "--fit-load", "10%,0%"}, `--fit-load[1] "0%": a background load target must be in (0%, 95%]`},
 		{[]string{"run", "paper/e2e", "--no-report", "--set", "datapath.host.wakeup_miss_floor=101%"}, "host.wakeup_miss_floor"},
 		{[]string{"run", "paper/e2e", "--no-report", "--set", "datapath.host.background_model=slice", "--set", "datapath.host.background_load=90%", "--set", "datapath.host.wakeup_miss=100%", "--set", "datapath.host.wakeup_miss_floor=50%"}, "is a share above 100% of wake-ups"},
