@@ -22,7 +22,8 @@
 #   05 conspirator calibrate --backend cuda --validate (profile + validation.json)
 #   06 measure_compute.py: ResNet-50 FP16, batches 1/8/32/128, eager and graph
 #   07 conspirator calibrate --import cuda.csv compute.csv (the measured profile)
-#   08 conspirator run paper/e2e --backend cuda on this GPU (backend.json)
+#   08 conspirator run paper/e2e --backend cuda on this GPU under step 07's
+#      profile (backend.json: the model's stages beside the real ones)
 #   09 the shipped H200 scenario under step 07's profile
 # About 3-5 minutes on an H200. Commit OUT's small files as fixtures
 # (testdata) with OUT/commands.log, and compare with realhw/data/h200-2026-11-27.
@@ -99,7 +100,7 @@ run() {
   step calibrate-cuda ./conspirator calibrate --backend cuda --validate --gpu-type "$gpu" --gpu-driver "$driver" -o "$out/calibrate-cuda"
   step compute python3 measure_compute.py --gpu-type "$gpu" --batches 1,8,32,128 --modes eager,graph --precision fp16 -o "$out/compute.csv"
   step calibrate-import ./conspirator calibrate --import "$out/cuda.csv" --import "$out/compute.csv" --gpu-type "$gpu" --gpu-driver "$driver" -o "$out/calibrate-import"
-  step run-cuda ./conspirator run paper/e2e --backend cuda --set "datapath.gpus=[{type: $gpu, count: 2}]" --set datapath.host.gpu_link=gen5-x16 --set datapath.record_requests=true --no-sensitivity -o "$out/run-cuda"
+  step run-cuda ./conspirator run paper/e2e --backend cuda --set "datapath.gpus=[{type: $gpu, count: 2}]" --set datapath.host.gpu_link=gen5-x16 --set datapath.record_requests=true --set "calibration=$out/calibrate-import/profile.yaml" --no-sensitivity -o "$out/run-cuda"
   step run-h200-profile ./conspirator run h200/e2e-h200.yaml --set "calibration=$out/calibrate-import/profile.yaml" --no-sensitivity -o "$out/run-h200-profile"
   # Keep what is small: the result directories' plots are left out.
   find "$out" -name '*.png' -delete 2>/dev/null || true

@@ -102,4 +102,15 @@ static inline int rh_memcpy(void *dst, const void *src, size_t n, int kind) {
 	return cudaMemcpy(dst, src, n, (enum cudaMemcpyKind)kind);
 }
 
+// rh_memcpy_done is rh_memcpy that returns once the copy has landed: a
+// pageable host-to-device cudaMemcpy returns when the buffer is staged,
+// before the last DMA completes (the CUDA runtime's API notes on
+// synchronous copies), so an event recorded after it is waited for.
+static inline int rh_memcpy_done(void *dst, const void *src, size_t n, int kind, cudaEvent_t e) {
+	int r;
+	if ((r = cudaMemcpy(dst, src, n, (enum cudaMemcpyKind)kind))) return r;
+	if ((r = cudaEventRecord(e, 0))) return r;
+	return cudaEventSynchronize(e);
+}
+
 #endif

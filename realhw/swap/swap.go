@@ -98,7 +98,16 @@ func Run(cfg datapath.Config, res []datapath.PathResult, b realhw.Backend, reps 
 			}
 			slices.Sort(times)
 			row := Row{Path: p.Name, Stage: name, Kind: string(kind), ModelP50US: stat.Quantile(0.5, stat.Empirical, times, nil), ModelMeanUS: p.Stages[name]}
-			call, why := op(p.Name, kind, b, in, out, engine.Seconds(times[0]*1e-6/stretch), cfg.Request.ComputeTime.Time(), engine.Seconds(row.ModelP50US*1e-6))
+			if row.ModelMeanUS == 0 && times[len(times)-1] == 0 {
+				// Nothing to perform: performing it would add a copy the
+				// model does not make (a pageable input's staging DMA is
+				// inside its copy-h2d; the review of issue 42 found it
+				// performed twice).
+				row.Simulated = zeroStage
+				rep.Rows = append(rep.Rows, row)
+				continue
+			}
+			call, why := op(p.Name, kind, b, in, out, engine.Seconds(times[0]*1e-6/stretch), cfg.Request.ComputeTime.Time(), engine.Seconds(row.ModelP50US*1e-6), cfg.Host.InputCopy == datapath.CopyPinned)
 			if call == nil {
 				row.Simulated = why
 				rep.Rows = append(rep.Rows, row)
@@ -128,7 +137,12 @@ func Run(cfg datapath.Config, res []datapath.PathResult, b realhw.Backend, reps 
 // work is the stage's unloaded host CPU time (host-cpu stages); modelP50
 // the model's median time of the stage (a GPU compute stage's stand-in
 // kernel runs that long).
-func op(path string, kind datapath.StageKind, b realhw.Backend, in, out int64, work, compute, modelP50 engine.Time) (func() (engine.Time, error), string) {
+//
+// pinned is the scenario's input_copy: a pinned input's host-copy stage is
+// only the copy's issue in the model, and its transfer the DMA stage, which
+// the backend performs as one pinned cudaMemcpy (issue included); a
+// pageable input's host-copy stage is the whole CPU-staged copy.
+func op(path string, kind datapath.StageKind, b realhw.Backend, in, out int64, work, compute, modelP50 engine.Time, pinned bool) (func() (engine.Time, error), string) {
 	tcpLike := path == datapath.PathTCP || path == datapath.PathLoopback
 	switch {
 	case kind == datapath.KindNetwork && tcpLike:
@@ -137,14 +151,18 @@ func op(path string, kind datapath.StageKind, b realhw.Backend, in, out int64, w
 		return func() (engine.Time, error) { return b.Reply(out) }, fmt.Sprintf("Reply(%d B)", out)
 	case kind == datapath.KindNetwork || kind == datapath.KindReply:
 		return nil, "an RDMA transfer: needs an RDMA NIC (the rdma backend, -tags rdma)"
+	case kind == datapath.KindHostCopy && pinned:
+		return nil, "a pinned input's copy issue: performed inside the DMA stage's pinned cudaMemcpy"
 	case kind == datapath.KindHostCopy:
-		return func() (engine.Time, error) { return b.HostCopy(in) }, fmt.Sprintf("HostCopy(%d B)", in)
+		return func() (engine.Time, error) { return b.HostCopy(in) }, fmt.Sprintf("HostCopy(%d B): the pageable input's copy, to its landing on the device", in)
 	case kind == datapath.KindHostCPU:
 		return func() (engine.Time, error) { return b.CPUWork(work) }, fmt.Sprintf("CPUWork(%v)", work)
 	case kind == datapath.KindCompute && path == datapath.PathLoopback:
 		return func() (engine.Time, error) { return b.CPUWork(compute) }, fmt.Sprintf("CPUWork(%v)", compute)
+	case kind == datapath.KindDMA && path == datapath.PathConspirator:
+		return func() (engine.Time, error) { return b.DMA(in) }, fmt.Sprintf("DMA(%d B): a pinned host-to-device cudaMemcpy standing in for the SmartNIC's DMA into the GPU (no SmartNIC here; a different data path)", in)
 	case kind == datapath.KindDMA:
-		return func() (engine.Time, error) { return b.DMA(in) }, fmt.Sprintf("DMA(%d B)", in)
+		return func() (engine.Time, error) { return b.DMA(in) }, fmt.Sprintf("DMA(%d B): a pinned cudaMemcpy, its issue included", in)
 	case kind == datapath.KindCompute:
 		if k, ok := b.(realhw.KernelWorker); ok {
 			return func() (engine.Time, error) { return k.KernelWork(modelP50) }, fmt.Sprintf("KernelWork(%v): %s", modelP50, standIn)
@@ -165,6 +183,9 @@ func op(path string, kind datapath.StageKind, b realhw.Backend, in, out int64, w
 	}
 	return nil, "no backend operation for stage kind " + string(kind)
 }
+
+// zeroStage says why a stage the model prices at 0 is not performed.
+const zeroStage = "0 in the model (a pageable input's staging DMA is priced inside copy-h2d): nothing to perform"
 
 // resultCopyNote says what a sync stage performs: the result's copy back
 // into pageable memory, as the model prices it (out.cpu()).

@@ -178,4 +178,34 @@ func TestSwapOnGPUBackend(t *testing.T) {
 	if r := rows["conspirator/soc-decide"]; r.Real != nil {
 		t.Errorf("the SmartNIC's decision ran on %+v", r.Real)
 	}
+	// The pageable input's DMA is inside copy-h2d in the model (0 there):
+	// not performed a second time. The conspirator path's DMA is a pinned
+	// host copy standing in for the SmartNIC's, and says so.
+	if r := rows["tcp/copy-dma"]; r.Real != nil || r.Simulated != zeroStage {
+		t.Errorf("tcp/copy-dma: real %+v, simulated %q; want not performed (0 in the model)", r.Real, r.Simulated)
+	}
+	if r := rows["conspirator/dma"]; r.Real == nil || !strings.Contains(r.Real.Op, "standing in for the SmartNIC's DMA") {
+		t.Errorf("conspirator/dma: %+v, want labelled as the stand-in", r.Real)
+	}
+	// A pinned input: the host-copy stage is the issue alone in the model,
+	// performed inside the DMA stage's pinned copy (20 us here).
+	cfg.Host.InputCopy = datapath.CopyPinned
+	res, err = datapath.Run(cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err = Run(cfg, res.Paths, b, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows = map[string]Row{}
+	for _, r := range rep.Rows {
+		rows[r.Path+"/"+r.Stage] = r
+	}
+	if r := rows["tcp/copy-h2d"]; r.Real != nil || !strings.Contains(r.Simulated, "inside the DMA stage's pinned cudaMemcpy") {
+		t.Errorf("pinned tcp/copy-h2d: real %+v, simulated %q", r.Real, r.Simulated)
+	}
+	if r := rows["tcp/copy-dma"]; r.Real == nil || math.Abs(r.Real.MeanUS-20) > 1e-9 {
+		t.Errorf("pinned tcp/copy-dma: %+v, want the pinned copy performed at 20 us", r.Real)
+	}
 }
