@@ -468,11 +468,12 @@ func TestFitHostWakeDrop(t *testing.T) {
 }
 
 // The 16-core H200 host's validation (realhw/data/h200-2026-11-27/
-// host-validate-16core, five repetitions of bench/host-validate.sh run)
-// reads back as this package writes it: four levels at 0/20/40/60%, a fit
-// from the unloaded run and runs at 10% and about 43% on the pinned CPU,
-// with a wake-up miss floor, and every level's model at the load on the
-// pinned CPU where one was measured (modelLoad).
+// host-validate-16core, five repetitions of bench/host-validate.sh run
+// with the code frozen at 9c36d50) reads back as this package writes it:
+// four levels at 0/20/40/60%, a fit from the unloaded run and runs at 10%
+// and 30% (on the pinned CPU too), no level near a fit load, and every
+// level's model at the load on the pinned CPU where one was measured
+// (modelLoad).
 func TestH200HostValidationFixture(t *testing.T) {
 	for i := 1; i <= 5; i++ {
 		path := fmt.Sprintf("../data/h200-2026-11-27/host-validate-16core/rep%d/validation.json", i)
@@ -485,7 +486,7 @@ func TestH200HostValidationFixture(t *testing.T) {
 			t.Fatalf("%s: %v", path, err)
 		}
 		f := v.Fit
-		if len(f.FitLoads) != 2 || math.Abs(f.FitLoads[0]-0.1) > 0.01 || f.FitLoads[1] < 0.3 || f.FitLoads[1] > 0.5 || f.WakeupMissFloor <= 0 || len(f.FitTailShares) != 2 {
+		if len(f.FitLoads) != 2 || math.Abs(f.FitLoads[0]-0.1) > 0.01 || math.Abs(f.FitLoads[1]-0.3) > 0.01 || f.WakeupMissFloor < 0 || len(f.FitTailShares) != 2 {
 			t.Errorf("%s: fit loads %v, floor %v, fit shares %v", path, f.FitLoads, f.WakeupMissFloor, f.FitTailShares)
 		}
 		var loads []float64
@@ -497,6 +498,9 @@ func TestH200HostValidationFixture(t *testing.T) {
 			}
 			if l.BackgroundLoad > 0 && math.Abs(l.ModelLoad-want) > 1e-4 {
 				t.Errorf("%s: level %v ran the model at %v, want %v", path, l.BackgroundLoad, l.ModelLoad, want)
+			}
+			if l.NearFitLoad != 0 {
+				t.Errorf("%s: level %v is near the fit load %v", path, l.BackgroundLoad, l.NearFitLoad)
 			}
 		}
 		if !slices.Equal(loads, []float64{0, 0.2, 0.4, 0.6}) {
