@@ -248,11 +248,21 @@ func (b *Backend) copy(stage string, n int64) (engine.Time, error) {
 			return 0, err
 		}
 		dst, src, kind := s.copyArgs(stage)
-		// Timed on the wall clock until the copy has landed (the event
-		// after it is waited for), as calibrate's CUDA events time it: a
-		// pageable H2D cudaMemcpy returns once staged, and the review of
-		// issue 42 found the two timings 75 us and about 98 us apart at
-		// 1.2 MB.
+		// Timed on the wall clock until the copy has landed. A pageable
+		// H2D cudaMemcpy returns once the buffer is staged, before its
+		// last DMA (CUDA's API synchronization notes; the review of issue
+		// 42 found 75 us returned against the events' ~98 us at 1.2 MB),
+		// so an event after it is waited for; every other cudaMemcpy here
+		// returns when the copy is done, and waiting on an event would only
+		// add its API time (8-9 us on the H200: the 16,000 B result copy
+		// took 9.7-9.9 us returned, 18.3-19.0 us waited, 2026-11-27).
+		if stage != StageH2DPageable {
+			t0 := time.Now()
+			if r := C.rh_memcpy(dst, src, C.size_t(n), kind); r != 0 {
+				return 0, fmt.Errorf("realhw/cuda: %s of %d bytes: error %d (%s)", stage, n, int(r), errName(int(r)))
+			}
+			return engine.Seconds(time.Since(t0).Seconds()), nil
+		}
 		var e C.cudaEvent_t
 		if r := C.cudaEventCreate(&e); r != 0 {
 			return 0, fmt.Errorf("realhw/cuda: %s: creating an event: error %d (%s)", stage, int(r), errName(int(r)))
