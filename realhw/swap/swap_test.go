@@ -178,6 +178,30 @@ func TestSwapOnGPUBackend(t *testing.T) {
 	if r := rows["conspirator/soc-decide"]; r.Real != nil {
 		t.Errorf("the SmartNIC's decision ran on %+v", r.Real)
 	}
+	// A path's mean with real stages: each performed stage's mean
+	// replaces the model's, except the GPU compute, whose stand-in ran for
+	// the model's median and replaces that (the model's queueing for the
+	// GPU stays). The SmartNIC's buffer stage (0, a NIC stage) keeps its
+	// own reason.
+	for _, ps := range rep.Paths {
+		want := ps.ModelMeanUS
+		for _, r := range rep.Rows {
+			if r.Path != ps.Path || r.Real == nil {
+				continue
+			}
+			if r.Kind == string(datapath.KindCompute) {
+				want += r.Real.MeanUS - r.ModelP50US
+			} else {
+				want += r.Real.MeanUS - r.ModelMeanUS
+			}
+		}
+		if math.Abs(ps.WithRealMeanUS-want) > 1e-6 {
+			t.Errorf("%s: with real stages %v, want %v", ps.Path, ps.WithRealMeanUS, want)
+		}
+	}
+	if r := rows["conspirator/buffer"]; r.Real != nil || !strings.Contains(r.Simulated, "SmartNIC") {
+		t.Errorf("conspirator/buffer: real %+v, simulated %q; want the SmartNIC's reason", r.Real, r.Simulated)
+	}
 	// The pageable input's DMA is inside copy-h2d in the model (0 there):
 	// not performed a second time. The conspirator path's DMA is a pinned
 	// host copy standing in for the SmartNIC's, and says so.
@@ -207,5 +231,26 @@ func TestSwapOnGPUBackend(t *testing.T) {
 	}
 	if r := rows["tcp/copy-dma"]; r.Real == nil || math.Abs(r.Real.MeanUS-20) > 1e-9 {
 		t.Errorf("pinned tcp/copy-dma: %+v, want the pinned copy performed at 20 us", r.Real)
+	}
+	// The issue is counted once: the DMA's real copy holds it, so the
+	// host-copy stage's model time leaves the sum.
+	for _, ps := range rep.Paths {
+		if ps.Path != "tcp" {
+			continue
+		}
+		want := ps.ModelMeanUS - rows["tcp/copy-h2d"].ModelMeanUS
+		for _, r := range rep.Rows {
+			if r.Path != "tcp" || r.Real == nil {
+				continue
+			}
+			if r.Kind == string(datapath.KindCompute) {
+				want += r.Real.MeanUS - r.ModelP50US
+			} else {
+				want += r.Real.MeanUS - r.ModelMeanUS
+			}
+		}
+		if math.Abs(ps.WithRealMeanUS-want) > 1e-6 {
+			t.Errorf("pinned tcp: with real stages %v, want %v", ps.WithRealMeanUS, want)
+		}
 	}
 }
