@@ -75,20 +75,7 @@ func TestDeviceCheckFixtureMigImport(t *testing.T) {
 // Only the date and the source paths (/tmp/dc/... there) differ, and the
 // D2H factor, which the device's build did not fit yet.
 func TestDeviceCheckFixtureCalibrateImport(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "cal")
-	code, _, stderr := cli(t, nil, "calibrate", "--import", filepath.Join(deviceCheck, "cuda.csv"), "--import", filepath.Join(deviceCheck, "compute.csv"),
-		"--gpu-type", "h200-141gb", "--gpu-driver", "580.159.04", "-o", out)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	made, err := calib.LoadProfile(filepath.Join(out, "profile.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dev, err := calib.LoadProfile(filepath.Join(deviceCheck, "calibrate-import", "profile.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	made, dev := importAsDevice(t, deviceCheck)
 	if want := []string{"/tmp/dc/cuda.csv", "/tmp/dc/compute.csv"}; !reflect.DeepEqual(dev.Provenance.Sources, want) {
 		t.Errorf("fixture sources %q, want %q", dev.Provenance.Sources, want)
 	}
@@ -185,20 +172,7 @@ var deviceCheck2 = filepath.Join("..", "..", "realhw", "data", "h200-2026-11-27"
 // D2H factor included; its backend.json copies the result into pageable
 // memory on every path, as the model prices it.
 func TestDeviceCheck2Fixture(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "cal")
-	code, _, stderr := cli(t, nil, "calibrate", "--import", filepath.Join(deviceCheck2, "cuda.csv"), "--import", filepath.Join(deviceCheck2, "compute.csv"),
-		"--gpu-type", "h200-141gb", "--gpu-driver", "580.159.04", "-o", out)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	made, err := calib.LoadProfile(filepath.Join(out, "profile.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dev, err := calib.LoadProfile(filepath.Join(deviceCheck2, "calibrate-import", "profile.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	made, dev := importAsDevice(t, deviceCheck2)
 	for _, p := range []*calib.Profile{made, dev} {
 		p.Provenance.Date, p.Provenance.Sources = "", nil
 	}
@@ -229,4 +203,25 @@ func TestDeviceCheck2Fixture(t *testing.T) {
 	if n != 4 {
 		t.Errorf("%d result copies performed, want one per path", n)
 	}
+}
+
+// importAsDevice runs, here, the calibrate --import the device check in
+// dir ran (its cuda.csv and compute.csv, the H200, its driver) and returns
+// the profile it makes beside the one the device wrote.
+func importAsDevice(t *testing.T, dir string) (made, dev *calib.Profile) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "cal")
+	code, _, stderr := cli(t, nil, "calibrate", "--import", filepath.Join(dir, "cuda.csv"), "--import", filepath.Join(dir, "compute.csv"),
+		"--gpu-type", "h200-141gb", "--gpu-driver", "580.159.04", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	made, err := calib.LoadProfile(filepath.Join(out, "profile.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dev, err = calib.LoadProfile(filepath.Join(dir, "calibrate-import", "profile.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	return made, dev
 }
