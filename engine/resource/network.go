@@ -28,10 +28,15 @@ type LinkID int
 // No map is iterated: the order of every pass follows from the events
 // so far, so results are deterministic.
 type Network struct {
-	sim    *engine.Simulator
-	links  []netLink
-	flows  map[FlowID]*netFlow
-	lastID FlowID
+	sim   *engine.Simulator
+	links []netLink
+	// Flows by slot: a flow's ID is its start's sequence number over
+	// its slot (flowSlotBits), so that a lookup is an index and a check,
+	// not a map's hash (a map cost a tenth of a replay). A slot is
+	// reused once its flow ended; the sequence number keeps IDs unique.
+	slots  []*netFlow
+	live   int
+	lastID uint64
 
 	// scratch for a component: reused so that an event allocates nothing
 	// in steady state.
@@ -61,6 +66,8 @@ type netLink struct {
 
 type netFlow struct {
 	id        FlowID
+	slot      int
+	running   bool // on its links: started, not finished or cancelled
 	path      []LinkID
 	cap       float64 // +Inf when uncapped
 	remaining float64 // bytes at time at
@@ -91,7 +98,7 @@ func NewNetwork(sim *engine.Simulator) (*Network, error) {
 	if sim == nil {
 		return nil, fmt.Errorf("resource: NewNetwork needs a simulator, got nil")
 	}
-	n := &Network{sim: sim, flows: map[FlowID]*netFlow{}}
+	n := &Network{sim: sim}
 	n.flushFn = n.flush
 	return n, nil
 }
@@ -167,22 +174,39 @@ func (n *Network) add(t Transfer) *netFlow {
 		f = n.spare[k-1]
 		n.spare = n.spare[:k-1]
 	} else {
-		f = &netFlow{net: n}
+		f = &netFlow{net: n, slot: len(n.slots)}
 		f.finishFn = f.finish
+		n.slots = append(n.slots, f)
 	}
-	f.id, f.path, f.cap, f.remaining, f.at, f.done = n.lastID, path, capBytesPerSec, bytes, n.sim.Now(), t.Done
-	f.rate, f.fill, f.frozen, f.hasEv = 0, 0, false, false
-	n.flows[f.id] = f
+	f.id = FlowID(n.lastID<<flowSlotBits | uint64(f.slot))
+	f.path, f.cap, f.remaining, f.at, f.done = path, capBytesPerSec, bytes, n.sim.Now(), t.Done
+	f.rate, f.fill, f.frozen, f.hasEv, f.running = 0, 0, false, false, true
+	n.live++
 	for _, l := range f.path {
 		n.links[l].flows = append(n.links[l].flows, f)
 	}
 	return f
 }
 
+// flowSlotBits is the low bits of a FlowID that name its slot.
+const flowSlotBits = 24
+
+// flow is the running flow id names, or nil.
+func (n *Network) flow(id FlowID) *netFlow {
+	s := uint64(id) & (1<<flowSlotBits - 1)
+	if s >= uint64(len(n.slots)) {
+		return nil
+	}
+	if f := n.slots[s]; f.running && f.id == id {
+		return f
+	}
+	return nil
+}
+
 // SetCap changes flow id's cap from now on (<= 0: uncapped); bytes sent so
 // far are kept. Unknown or finished flows are ignored.
 func (n *Network) SetCap(id FlowID, capBytesPerSec float64) {
-	f := n.flows[id]
+	f := n.flow(id)
 	if f == nil {
 		return
 	}
@@ -199,7 +223,7 @@ func (n *Network) SetCap(id FlowID, capBytesPerSec float64) {
 // Cancel stops flow id without running its done function and returns the
 // bytes it had left (0 for an unknown or finished flow).
 func (n *Network) Cancel(id FlowID) float64 {
-	f := n.flows[id]
+	f := n.flow(id)
 	if f == nil {
 		return 0
 	}
@@ -219,7 +243,7 @@ func (n *Network) CancelAll(ids []FlowID, left []float64) []float64 {
 	seeds := n.seeds[:0]
 	now := n.sim.Now()
 	for _, id := range ids {
-		f := n.flows[id]
+		f := n.flow(id)
 		if f == nil {
 			left = append(left, 0)
 			continue
@@ -239,7 +263,7 @@ func (n *Network) CancelAll(ids []FlowID, left []float64) []float64 {
 
 // Rate is flow id's rate now (0 when finished or unknown).
 func (n *Network) Rate(id FlowID) float64 {
-	if f := n.flows[id]; f != nil {
+	if f := n.flow(id); f != nil {
 		return f.rate
 	}
 	return 0
@@ -248,7 +272,7 @@ func (n *Network) Rate(id FlowID) float64 {
 // Remaining is what flow id has left to send now (0 when finished or
 // unknown).
 func (n *Network) Remaining(id FlowID) float64 {
-	if f := n.flows[id]; f != nil {
+	if f := n.flow(id); f != nil {
 		return n.remainingAt(f, n.sim.Now())
 	}
 	return 0
@@ -258,12 +282,11 @@ func (n *Network) Remaining(id FlowID) float64 {
 // (even before its done function has run) or was cancelled, so that a
 // caller cancelling flows knows which done functions will still run.
 func (n *Network) Running(id FlowID) bool {
-	_, ok := n.flows[id]
-	return ok
+	return n.flow(id) != nil
 }
 
 // Flows is the number of flows in progress.
-func (n *Network) Flows() int { return len(n.flows) }
+func (n *Network) Flows() int { return n.live }
 
 func (n *Network) remainingAt(f *netFlow, now engine.Time) float64 {
 	return max(0, f.remaining-f.rate*(now-f.at).Seconds())
@@ -275,7 +298,8 @@ func (n *Network) drop(f *netFlow) {
 		n.sim.Cancel(f.ev)
 		f.hasEv = false
 	}
-	delete(n.flows, f.id)
+	f.running = false
+	n.live--
 	for _, l := range f.path {
 		fl := n.links[l].flows
 		i := slices.Index(fl, f)
