@@ -47,6 +47,7 @@ type Network struct {
 	stack     []LinkID
 	seeds     []LinkID
 	heap      []fillEntry
+	unfrozen  []*netFlow // fillByLevels' scratch
 	spare     []*netFlow // finished flows, reused
 
 	// Flows that ended at this instant, their rates recomputed and done
@@ -394,7 +395,16 @@ const heapFillAbove = 64
 // rate rises by the tightest increment (a link's fair share of what it
 // has left, or a flow's distance to its cap), which freezes the flows
 // concerned, until all are frozen.
+//
+// Every unfrozen flow has the same rate, level (each pass adds the same
+// increment to all of them), so a pass adds the increment to level once;
+// the nearest cap is the least cap less level (rounding is monotone);
+// and a link's capacity left loses the increment once per unfrozen flow
+// crossing it, as when each flow took it off its links in turn: the
+// same operations on the same numbers as a pass over every flow, at the
+// cost of a pass over the links and the unfrozen flows.
 func (n *Network) fillByLevels(flows []*netFlow, links []LinkID) {
+	unf := append(n.unfrozen[:0], flows...)
 	for _, f := range flows {
 		f.fill, f.frozen = 0, false
 	}
@@ -403,52 +413,55 @@ func (n *Network) fillByLevels(flows []*netFlow, links []LinkID) {
 		lk.left = lk.capacity
 		lk.unfrozen = len(lk.flows)
 	}
-	left := len(flows)
-	for left > 0 {
+	level := 0.0
+	for len(unf) > 0 {
 		inc := math.Inf(1)
 		for _, l := range links {
 			if lk := &n.links[l]; lk.unfrozen > 0 {
 				inc = min(inc, lk.left/float64(lk.unfrozen))
 			}
 		}
-		for _, f := range flows {
-			if !f.frozen {
-				inc = min(inc, f.cap-f.fill)
-			}
+		minCap := math.Inf(1)
+		for _, f := range unf {
+			minCap = min(minCap, f.cap)
 		}
+		inc = min(inc, minCap-level)
 		if math.IsInf(inc, 1) {
 			break // cannot happen: every flow crosses a finite link
 		}
-		for _, f := range flows {
-			if f.frozen {
-				continue
-			}
-			f.fill += inc
-			for _, l := range f.path {
-				n.links[l].left -= inc
+		level += inc
+		for _, l := range links {
+			lk := &n.links[l]
+			for range lk.unfrozen {
+				lk.left -= inc
 			}
 		}
 		// Freeze the flows at their caps and those on saturated links.
 		const eps = 1e-9
-		for _, f := range flows {
-			if f.frozen {
-				continue
-			}
-			saturated := f.fill >= f.cap*(1-eps)
+		kept := unf[:0]
+		for _, f := range unf {
+			saturated := level >= f.cap*(1-eps)
 			for _, l := range f.path {
 				if lk := &n.links[l]; lk.left <= lk.capacity*eps {
 					saturated = true
 				}
 			}
-			if saturated {
-				f.frozen = true
-				left--
-				for _, l := range f.path {
-					n.links[l].unfrozen--
-				}
+			if !saturated {
+				kept = append(kept, f)
+				continue
+			}
+			f.fill, f.frozen = level, true
+			for _, l := range f.path {
+				n.links[l].unfrozen--
 			}
 		}
+		unf = kept
 	}
+	for _, f := range unf {
+		f.fill = level
+	}
+	clear(unf)
+	n.unfrozen = unf[:0]
 }
 
 // fillByHeap is the bottleneck form of progressive filling: all unfrozen
