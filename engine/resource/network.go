@@ -48,6 +48,7 @@ type Network struct {
 	seeds     []LinkID
 	heap      []fillEntry
 	unfrozen  []*netFlow // fillByLevels' scratch
+	active    []LinkID   // fillByLevels' scratch
 	spare     []*netFlow // finished flows, reused
 
 	// Flows that ended at this instant, their rates recomputed and done
@@ -401,25 +402,36 @@ const heapFillAbove = 64
 // the nearest cap is the least cap less level (rounding is monotone);
 // and a link's capacity left loses the increment once per unfrozen flow
 // crossing it, as when each flow took it off its links in turn: the
-// same operations on the same numbers as a pass over every flow, at the
-// cost of a pass over the links and the unfrozen flows.
+// same operations on the same numbers as a pass over every flow. A pass
+// goes over the links that still have unfrozen flows and the unfrozen
+// flows; a saturated link freezes the flows on it.
 func (n *Network) fillByLevels(flows []*netFlow, links []LinkID) {
 	unf := append(n.unfrozen[:0], flows...)
 	for _, f := range flows {
 		f.fill, f.frozen = 0, false
 	}
+	act := n.active[:0]
 	for _, l := range links {
 		lk := &n.links[l]
 		lk.left = lk.capacity
 		lk.unfrozen = len(lk.flows)
+		if lk.unfrozen > 0 {
+			act = append(act, l)
+		}
 	}
+	const eps = 1e-9
 	level := 0.0
+	freeze := func(f *netFlow) {
+		f.fill, f.frozen = level, true
+		for _, l := range f.path {
+			n.links[l].unfrozen--
+		}
+	}
 	for len(unf) > 0 {
 		inc := math.Inf(1)
-		for _, l := range links {
-			if lk := &n.links[l]; lk.unfrozen > 0 {
-				inc = min(inc, lk.left/float64(lk.unfrozen))
-			}
+		for _, l := range act {
+			lk := &n.links[l]
+			inc = min(inc, lk.left/float64(lk.unfrozen))
 		}
 		minCap := math.Inf(1)
 		for _, f := range unf {
@@ -430,38 +442,47 @@ func (n *Network) fillByLevels(flows []*netFlow, links []LinkID) {
 			break // cannot happen: every flow crosses a finite link
 		}
 		level += inc
-		for _, l := range links {
+		for _, l := range act {
 			lk := &n.links[l]
 			for range lk.unfrozen {
 				lk.left -= inc
 			}
 		}
-		// Freeze the flows at their caps and those on saturated links.
-		const eps = 1e-9
-		kept := unf[:0]
-		for _, f := range unf {
-			saturated := level >= f.cap*(1-eps)
-			for _, l := range f.path {
-				if lk := &n.links[l]; lk.left <= lk.capacity*eps {
-					saturated = true
+		// Freeze the flows on saturated links and those at their caps.
+		for _, l := range act {
+			if lk := &n.links[l]; lk.left <= lk.capacity*eps {
+				for _, f := range lk.flows {
+					if !f.frozen {
+						freeze(f)
+					}
 				}
 			}
-			if !saturated {
-				kept = append(kept, f)
+		}
+		kept := unf[:0]
+		for _, f := range unf {
+			if f.frozen {
 				continue
 			}
-			f.fill, f.frozen = level, true
-			for _, l := range f.path {
-				n.links[l].unfrozen--
+			if level >= f.cap*(1-eps) {
+				freeze(f)
+				continue
 			}
+			kept = append(kept, f)
 		}
 		unf = kept
+		live := act[:0]
+		for _, l := range act {
+			if n.links[l].unfrozen > 0 {
+				live = append(live, l)
+			}
+		}
+		act = live
 	}
 	for _, f := range unf {
 		f.fill = level
 	}
 	clear(unf)
-	n.unfrozen = unf[:0]
+	n.unfrozen, n.active = unf[:0], act[:0]
 }
 
 // fillByHeap is the bottleneck form of progressive filling: all unfrozen
