@@ -51,6 +51,11 @@ type Network struct {
 	active    []LinkID   // fillByLevels' scratch
 	spare     []*netFlow // finished flows, reused
 
+	// A batch (BeginBatch to EndBatch): the flows whose completion events
+	// are to be moved, in the order they were recomputed.
+	batching bool
+	touched  []touch
+
 	// Flows that ended at this instant, their rates recomputed and done
 	// functions run together by flush.
 	ended, endedSpare []*netFlow
@@ -82,6 +87,7 @@ type netFlow struct {
 	hasEv     bool
 	done      func()
 	finishFn  func() // f.finish, bound once
+	lastTouch int    // in a batch: 1 + its last entry in touched
 	net       *Network
 }
 
@@ -361,13 +367,13 @@ func (n *Network) recompute(seed []LinkID) {
 	n.fill(flows, links)
 	for _, f := range flows {
 		f.frozen = false
-		if f.fill == f.rate && (f.hasEv || !(f.rate > 0)) {
+		if f.fill == f.rate && (f.hasEv || !(f.rate > 0) || n.pending(f)) {
 			continue
 		}
 		f.remaining = n.remainingAt(f, now)
 		f.at = now
 		f.rate = f.fill
-		n.schedule(f, now)
+		n.reschedule(f, now)
 	}
 	// The component's scratch slices are reused; the flows keep nothing of
 	// them.
@@ -628,6 +634,63 @@ func (h *fillHeap) remove(i int) {
 	if i < last {
 		h.fix(i)
 	}
+}
+
+// touch is an entry of a batch: flow f, then named id, was recomputed.
+type touch struct {
+	f  *netFlow
+	id FlowID
+}
+
+// BeginBatch defers the completion events that recomputations move until
+// EndBatch, which schedules each moved flow's event once, in the order
+// the events would have had had each recomputation scheduled them (a
+// flow's event from its last recomputation): the same events in the same
+// order as without the batch, at the cost of one schedule per flow
+// instead of one per recomputation. A caller batches network calls made
+// at one instant, and ends the batch before it schedules any event of its
+// own (an event's place among those at its time is its schedule order).
+func (n *Network) BeginBatch() { n.batching = true }
+
+// EndBatch ends a batch (see BeginBatch) and reports whether one was open.
+func (n *Network) EndBatch() bool {
+	if !n.batching {
+		return false
+	}
+	n.batching = false
+	now := n.sim.Now()
+	for i, t := range n.touched {
+		if f := t.f; f.running && f.id == t.id && f.lastTouch == i+1 {
+			n.schedule(f, now)
+		}
+	}
+	clear(n.touched)
+	n.touched = n.touched[:0]
+	return true
+}
+
+// pending says whether f's completion event is deferred to the end of the
+// batch.
+func (n *Network) pending(f *netFlow) bool {
+	if !n.batching {
+		return false
+	}
+	i := f.lastTouch - 1
+	return i >= 0 && i < len(n.touched) && n.touched[i].f == f && n.touched[i].id == f.id
+}
+
+// reschedule moves f's completion event now, or, in a batch, at its end.
+func (n *Network) reschedule(f *netFlow, now engine.Time) {
+	if !n.batching {
+		n.schedule(f, now)
+		return
+	}
+	if f.hasEv {
+		n.sim.Cancel(f.ev)
+		f.hasEv = false
+	}
+	n.touched = append(n.touched, touch{f: f, id: f.id})
+	f.lastTouch = len(n.touched)
 }
 
 // schedule moves f's completion event to when it finishes at its rate.
