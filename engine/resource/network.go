@@ -49,6 +49,7 @@ type Network struct {
 	heap      []fillEntry
 	unfrozen  []*netFlow // fillByLevels' scratch
 	active    []LinkID   // fillByLevels' scratch
+	dirty     []LinkID   // fillByHeap's scratch
 	spare     []*netFlow // finished flows, reused
 
 	// A batch (BeginBatch to EndBatch): the flows whose completion events
@@ -69,6 +70,7 @@ type netLink struct {
 	left     float64    // scratch: capacity left during filling
 	unfrozen int        // scratch: its flows not yet frozen
 	hpos     int        // scratch: its place in fillByHeap's heap, -1 when out
+	dirty    bool       // scratch: fillByHeap has its key to move
 }
 
 type netFlow struct {
@@ -519,12 +521,28 @@ func (n *Network) fillByHeap(flows []*netFlow, links []LinkID) {
 	for i := len(h.e)/2 - 1; i >= 0; i-- {
 		h.down(i)
 	}
+	// A freeze takes the level off the links of the flow's path; their
+	// keys are moved in the heap once all the flows frozen together
+	// are (settle): nothing is taken from the heap in between, so the
+	// entries taken next, and the levels, are those of moving each key
+	// at each freeze.
+	dirty := n.dirty[:0]
 	freeze := func(f *netFlow, level float64) {
 		f.fill, f.frozen = level, true
 		for _, l := range f.path {
 			lk := &n.links[l]
 			lk.left -= level
 			lk.unfrozen--
+			if !lk.dirty {
+				lk.dirty = true
+				dirty = append(dirty, l)
+			}
+		}
+	}
+	settle := func() {
+		for _, l := range dirty {
+			lk := &n.links[l]
+			lk.dirty = false
 			if lk.unfrozen == 0 {
 				h.remove(lk.hpos)
 				continue
@@ -532,6 +550,7 @@ func (n *Network) fillByHeap(flows []*netFlow, links []LinkID) {
 			h.e[lk.hpos].key = lk.left / float64(lk.unfrozen)
 			h.fix(lk.hpos)
 		}
+		dirty = dirty[:0]
 	}
 	for len(h.e) > 0 {
 		e := h.e[0]
@@ -539,17 +558,19 @@ func (n *Network) fillByHeap(flows []*netFlow, links []LinkID) {
 			h.remove(0)
 			if f := flows[^e.at]; !f.frozen {
 				freeze(f, f.cap)
+				settle()
 			}
 			continue
 		}
 		level := max(e.key, 0)
 		for _, f := range n.links[e.at].flows {
 			if !f.frozen {
-				freeze(f, level) // the last one takes the link out
+				freeze(f, level)
 			}
 		}
+		settle() // takes the link out
 	}
-	n.heap = h.e[:0]
+	n.heap, n.dirty = h.e[:0], dirty
 }
 
 // fillEntry is an entry of fillByHeap's heap: a link (at >= 0) or a
