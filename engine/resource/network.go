@@ -50,6 +50,7 @@ type Network struct {
 	unfrozen  []*netFlow // fillByLevels' scratch
 	active    []LinkID   // fillByLevels' scratch
 	dirty     []LinkID   // fillByHeap's scratch
+	caps      []fillEntry
 	spare     []*netFlow // finished flows, reused
 
 	// A batch (BeginBatch to EndBatch): the flows whose completion events
@@ -512,12 +513,25 @@ func (n *Network) fillByHeap(flows []*netFlow, links []LinkID) {
 			h.e = append(h.e, fillEntry{key: lk.left / float64(lk.unfrozen), at: int32(l)})
 		}
 	}
+	// The flows' caps never move: they wait in a sorted list beside the
+	// heap of links, and the next entry is the lesser of the two heads
+	// (the order of one heap of both).
+	caps := n.caps[:0]
 	for i, f := range flows {
 		f.fill, f.frozen = 0, false
 		if !math.IsInf(f.cap, 1) {
-			h.e = append(h.e, fillEntry{key: f.cap, at: ^int32(i)})
+			caps = append(caps, fillEntry{key: f.cap, at: ^int32(i)})
 		}
 	}
+	slices.SortFunc(caps, func(a, b fillEntry) int {
+		switch {
+		case entryLess(a, b):
+			return -1
+		case entryLess(b, a):
+			return 1
+		}
+		return 0
+	})
 	for i := len(h.e)/2 - 1; i >= 0; i-- {
 		h.down(i)
 	}
@@ -552,16 +566,22 @@ func (n *Network) fillByHeap(flows []*netFlow, links []LinkID) {
 		}
 		dirty = dirty[:0]
 	}
-	for len(h.e) > 0 {
-		e := h.e[0]
-		if e.at < 0 {
-			h.remove(0)
-			if f := flows[^e.at]; !f.frozen {
-				freeze(f, f.cap)
-				settle()
-			}
+	next := 0 // caps[next:] are still to come
+	for {
+		for next < len(caps) && flows[^caps[next].at].frozen {
+			next++ // frozen on a link already: nothing to do
+		}
+		if len(h.e) == 0 {
+			break // every flow crosses a link, so every flow is frozen
+		}
+		if next < len(caps) && entryLess(caps[next], h.e[0]) {
+			f := flows[^caps[next].at]
+			next++
+			freeze(f, f.cap)
+			settle()
 			continue
 		}
+		e := h.e[0]
 		level := max(e.key, 0)
 		for _, f := range n.links[e.at].flows {
 			if !f.frozen {
@@ -570,7 +590,7 @@ func (n *Network) fillByHeap(flows []*netFlow, links []LinkID) {
 		}
 		settle() // takes the link out
 	}
-	n.heap, n.dirty = h.e[:0], dirty
+	n.heap, n.dirty, n.caps = h.e[:0], dirty, caps[:0]
 }
 
 // fillEntry is an entry of fillByHeap's heap: a link (at >= 0) or a
@@ -587,11 +607,14 @@ type fillHeap struct {
 	links []netLink
 }
 
-func (h *fillHeap) less(i, j int) bool {
-	if h.e[i].key != h.e[j].key {
-		return h.e[i].key < h.e[j].key
+func (h *fillHeap) less(i, j int) bool { return entryLess(h.e[i], h.e[j]) }
+
+// entryLess orders entries by key, then link or flow.
+func entryLess(a, b fillEntry) bool {
+	if a.key != b.key {
+		return a.key < b.key
 	}
-	return h.e[i].at < h.e[j].at
+	return a.at < b.at
 }
 
 func (h *fillHeap) swap(i, j int) {
