@@ -28,10 +28,15 @@ type LinkID int
 // No map is iterated: the order of every pass follows from the events
 // so far, so results are deterministic.
 type Network struct {
-	sim    *engine.Simulator
-	links  []netLink
-	flows  map[FlowID]*netFlow
-	lastID FlowID
+	sim   *engine.Simulator
+	links []netLink
+	// Flows by slot: a flow's ID is its start's sequence number over
+	// its slot (flowSlotBits), so that a lookup is an index and a check,
+	// not a map's hash (a map cost a tenth of a replay). A slot is
+	// reused once its flow ended; the sequence number keeps IDs unique.
+	slots  []*netFlow
+	live   int
+	lastID uint64
 
 	// scratch for a component: reused so that an event allocates nothing
 	// in steady state.
@@ -42,7 +47,16 @@ type Network struct {
 	stack     []LinkID
 	seeds     []LinkID
 	heap      []fillEntry
+	unfrozen  []*netFlow // fillByLevels' scratch
+	active    []LinkID   // fillByLevels' scratch
+	dirty     []LinkID   // fillByHeap's scratch
+	caps      []fillEntry
 	spare     []*netFlow // finished flows, reused
+
+	// A batch (BeginBatch to EndBatch): the flows whose completion events
+	// are to be moved, in the order they were recomputed.
+	batching bool
+	touched  []touch
 
 	// Flows that ended at this instant, their rates recomputed and done
 	// functions run together by flush.
@@ -57,10 +71,13 @@ type netLink struct {
 	left     float64    // scratch: capacity left during filling
 	unfrozen int        // scratch: its flows not yet frozen
 	hpos     int        // scratch: its place in fillByHeap's heap, -1 when out
+	dirty    bool       // scratch: fillByHeap has its key to move
 }
 
 type netFlow struct {
 	id        FlowID
+	slot      int
+	running   bool // on its links: started, not finished or cancelled
 	path      []LinkID
 	cap       float64 // +Inf when uncapped
 	remaining float64 // bytes at time at
@@ -73,6 +90,7 @@ type netFlow struct {
 	hasEv     bool
 	done      func()
 	finishFn  func() // f.finish, bound once
+	lastTouch int    // in a batch: 1 + its last entry in touched
 	net       *Network
 }
 
@@ -91,7 +109,7 @@ func NewNetwork(sim *engine.Simulator) (*Network, error) {
 	if sim == nil {
 		return nil, fmt.Errorf("resource: NewNetwork needs a simulator, got nil")
 	}
-	n := &Network{sim: sim, flows: map[FlowID]*netFlow{}}
+	n := &Network{sim: sim}
 	n.flushFn = n.flush
 	return n, nil
 }
@@ -167,22 +185,39 @@ func (n *Network) add(t Transfer) *netFlow {
 		f = n.spare[k-1]
 		n.spare = n.spare[:k-1]
 	} else {
-		f = &netFlow{net: n}
+		f = &netFlow{net: n, slot: len(n.slots)}
 		f.finishFn = f.finish
+		n.slots = append(n.slots, f)
 	}
-	f.id, f.path, f.cap, f.remaining, f.at, f.done = n.lastID, path, capBytesPerSec, bytes, n.sim.Now(), t.Done
-	f.rate, f.fill, f.frozen, f.hasEv = 0, 0, false, false
-	n.flows[f.id] = f
+	f.id = FlowID(n.lastID<<flowSlotBits | uint64(f.slot))
+	f.path, f.cap, f.remaining, f.at, f.done = path, capBytesPerSec, bytes, n.sim.Now(), t.Done
+	f.rate, f.fill, f.frozen, f.hasEv, f.running = 0, 0, false, false, true
+	n.live++
 	for _, l := range f.path {
 		n.links[l].flows = append(n.links[l].flows, f)
 	}
 	return f
 }
 
+// flowSlotBits is the low bits of a FlowID that name its slot.
+const flowSlotBits = 24
+
+// flow is the running flow id names, or nil.
+func (n *Network) flow(id FlowID) *netFlow {
+	s := uint64(id) & (1<<flowSlotBits - 1)
+	if s >= uint64(len(n.slots)) {
+		return nil
+	}
+	if f := n.slots[s]; f.running && f.id == id {
+		return f
+	}
+	return nil
+}
+
 // SetCap changes flow id's cap from now on (<= 0: uncapped); bytes sent so
 // far are kept. Unknown or finished flows are ignored.
 func (n *Network) SetCap(id FlowID, capBytesPerSec float64) {
-	f := n.flows[id]
+	f := n.flow(id)
 	if f == nil {
 		return
 	}
@@ -199,7 +234,7 @@ func (n *Network) SetCap(id FlowID, capBytesPerSec float64) {
 // Cancel stops flow id without running its done function and returns the
 // bytes it had left (0 for an unknown or finished flow).
 func (n *Network) Cancel(id FlowID) float64 {
-	f := n.flows[id]
+	f := n.flow(id)
 	if f == nil {
 		return 0
 	}
@@ -219,7 +254,7 @@ func (n *Network) CancelAll(ids []FlowID, left []float64) []float64 {
 	seeds := n.seeds[:0]
 	now := n.sim.Now()
 	for _, id := range ids {
-		f := n.flows[id]
+		f := n.flow(id)
 		if f == nil {
 			left = append(left, 0)
 			continue
@@ -239,7 +274,7 @@ func (n *Network) CancelAll(ids []FlowID, left []float64) []float64 {
 
 // Rate is flow id's rate now (0 when finished or unknown).
 func (n *Network) Rate(id FlowID) float64 {
-	if f := n.flows[id]; f != nil {
+	if f := n.flow(id); f != nil {
 		return f.rate
 	}
 	return 0
@@ -248,7 +283,7 @@ func (n *Network) Rate(id FlowID) float64 {
 // Remaining is what flow id has left to send now (0 when finished or
 // unknown).
 func (n *Network) Remaining(id FlowID) float64 {
-	if f := n.flows[id]; f != nil {
+	if f := n.flow(id); f != nil {
 		return n.remainingAt(f, n.sim.Now())
 	}
 	return 0
@@ -258,12 +293,11 @@ func (n *Network) Remaining(id FlowID) float64 {
 // (even before its done function has run) or was cancelled, so that a
 // caller cancelling flows knows which done functions will still run.
 func (n *Network) Running(id FlowID) bool {
-	_, ok := n.flows[id]
-	return ok
+	return n.flow(id) != nil
 }
 
 // Flows is the number of flows in progress.
-func (n *Network) Flows() int { return len(n.flows) }
+func (n *Network) Flows() int { return n.live }
 
 func (n *Network) remainingAt(f *netFlow, now engine.Time) float64 {
 	return max(0, f.remaining-f.rate*(now-f.at).Seconds())
@@ -275,7 +309,8 @@ func (n *Network) drop(f *netFlow) {
 		n.sim.Cancel(f.ev)
 		f.hasEv = false
 	}
-	delete(n.flows, f.id)
+	f.running = false
+	n.live--
 	for _, l := range f.path {
 		fl := n.links[l].flows
 		i := slices.Index(fl, f)
@@ -335,13 +370,13 @@ func (n *Network) recompute(seed []LinkID) {
 	n.fill(flows, links)
 	for _, f := range flows {
 		f.frozen = false
-		if f.fill == f.rate && (f.hasEv || !(f.rate > 0)) {
+		if f.fill == f.rate && (f.hasEv || !(f.rate > 0) || n.pending(f)) {
 			continue
 		}
 		f.remaining = n.remainingAt(f, now)
 		f.at = now
 		f.rate = f.fill
-		n.schedule(f, now)
+		n.reschedule(f, now)
 	}
 	// The component's scratch slices are reused; the flows keep nothing of
 	// them.
@@ -370,61 +405,93 @@ const heapFillAbove = 64
 // rate rises by the tightest increment (a link's fair share of what it
 // has left, or a flow's distance to its cap), which freezes the flows
 // concerned, until all are frozen.
+//
+// Every unfrozen flow has the same rate, level (each pass adds the same
+// increment to all of them), so a pass adds the increment to level once;
+// the nearest cap is the least cap less level (rounding is monotone);
+// and a link's capacity left loses the increment once per unfrozen flow
+// crossing it, as when each flow took it off its links in turn: the
+// same operations on the same numbers as a pass over every flow. A pass
+// goes over the links that still have unfrozen flows and the unfrozen
+// flows; a saturated link freezes the flows on it.
 func (n *Network) fillByLevels(flows []*netFlow, links []LinkID) {
+	unf := append(n.unfrozen[:0], flows...)
 	for _, f := range flows {
 		f.fill, f.frozen = 0, false
 	}
+	act := n.active[:0]
 	for _, l := range links {
 		lk := &n.links[l]
 		lk.left = lk.capacity
 		lk.unfrozen = len(lk.flows)
+		if lk.unfrozen > 0 {
+			act = append(act, l)
+		}
 	}
-	left := len(flows)
-	for left > 0 {
+	const eps = 1e-9
+	level := 0.0
+	freeze := func(f *netFlow) {
+		f.fill, f.frozen = level, true
+		for _, l := range f.path {
+			n.links[l].unfrozen--
+		}
+	}
+	for len(unf) > 0 {
 		inc := math.Inf(1)
-		for _, l := range links {
-			if lk := &n.links[l]; lk.unfrozen > 0 {
-				inc = min(inc, lk.left/float64(lk.unfrozen))
-			}
+		for _, l := range act {
+			lk := &n.links[l]
+			inc = min(inc, lk.left/float64(lk.unfrozen))
 		}
-		for _, f := range flows {
-			if !f.frozen {
-				inc = min(inc, f.cap-f.fill)
-			}
+		minCap := math.Inf(1)
+		for _, f := range unf {
+			minCap = min(minCap, f.cap)
 		}
+		inc = min(inc, minCap-level)
 		if math.IsInf(inc, 1) {
 			break // cannot happen: every flow crosses a finite link
 		}
-		for _, f := range flows {
-			if f.frozen {
-				continue
-			}
-			f.fill += inc
-			for _, l := range f.path {
-				n.links[l].left -= inc
+		level += inc
+		for _, l := range act {
+			lk := &n.links[l]
+			for range lk.unfrozen {
+				lk.left -= inc
 			}
 		}
-		// Freeze the flows at their caps and those on saturated links.
-		const eps = 1e-9
-		for _, f := range flows {
-			if f.frozen {
-				continue
-			}
-			saturated := f.fill >= f.cap*(1-eps)
-			for _, l := range f.path {
-				if lk := &n.links[l]; lk.left <= lk.capacity*eps {
-					saturated = true
-				}
-			}
-			if saturated {
-				f.frozen = true
-				left--
-				for _, l := range f.path {
-					n.links[l].unfrozen--
+		// Freeze the flows on saturated links and those at their caps.
+		for _, l := range act {
+			if lk := &n.links[l]; lk.left <= lk.capacity*eps {
+				for _, f := range lk.flows {
+					if !f.frozen {
+						freeze(f)
+					}
 				}
 			}
 		}
+		kept := unf[:0]
+		for _, f := range unf {
+			if f.frozen {
+				continue
+			}
+			if level >= f.cap*(1-eps) {
+				freeze(f)
+				continue
+			}
+			kept = append(kept, f)
+		}
+		unf = kept
+		live := act[:0]
+		for _, l := range act {
+			if n.links[l].unfrozen > 0 {
+				live = append(live, l)
+			}
+		}
+		act = live
 	}
+	for _, f := range unf {
+		f.fill = level
+	}
+	clear(unf)
+	n.unfrozen, n.active = unf[:0], act[:0]
 }
 
 // fillByHeap is the bottleneck form of progressive filling: all unfrozen
@@ -446,21 +513,50 @@ func (n *Network) fillByHeap(flows []*netFlow, links []LinkID) {
 			h.e = append(h.e, fillEntry{key: lk.left / float64(lk.unfrozen), at: int32(l)})
 		}
 	}
+	// The flows' caps never move: they wait in a sorted list beside the
+	// heap of links, and the next entry is the lesser of the two heads
+	// (the order of one heap of both).
+	caps := n.caps[:0]
 	for i, f := range flows {
 		f.fill, f.frozen = 0, false
 		if !math.IsInf(f.cap, 1) {
-			h.e = append(h.e, fillEntry{key: f.cap, at: ^int32(i)})
+			caps = append(caps, fillEntry{key: f.cap, at: ^int32(i)})
 		}
 	}
+	slices.SortFunc(caps, func(a, b fillEntry) int {
+		switch {
+		case entryLess(a, b):
+			return -1
+		case entryLess(b, a):
+			return 1
+		}
+		return 0
+	})
 	for i := len(h.e)/2 - 1; i >= 0; i-- {
 		h.down(i)
 	}
+	// A freeze takes the level off the links of the flow's path; their
+	// keys are moved in the heap once all the flows frozen together
+	// are (settle): nothing is taken from the heap in between, so the
+	// entries taken next, and the levels, are those of moving each key
+	// at each freeze.
+	dirty := n.dirty[:0]
 	freeze := func(f *netFlow, level float64) {
 		f.fill, f.frozen = level, true
 		for _, l := range f.path {
 			lk := &n.links[l]
 			lk.left -= level
 			lk.unfrozen--
+			if !lk.dirty {
+				lk.dirty = true
+				dirty = append(dirty, l)
+			}
+		}
+	}
+	settle := func() {
+		for _, l := range dirty {
+			lk := &n.links[l]
+			lk.dirty = false
 			if lk.unfrozen == 0 {
 				h.remove(lk.hpos)
 				continue
@@ -468,24 +564,33 @@ func (n *Network) fillByHeap(flows []*netFlow, links []LinkID) {
 			h.e[lk.hpos].key = lk.left / float64(lk.unfrozen)
 			h.fix(lk.hpos)
 		}
+		dirty = dirty[:0]
 	}
-	for len(h.e) > 0 {
-		e := h.e[0]
-		if e.at < 0 {
-			h.remove(0)
-			if f := flows[^e.at]; !f.frozen {
-				freeze(f, f.cap)
-			}
+	next := 0 // caps[next:] are still to come
+	for {
+		for next < len(caps) && flows[^caps[next].at].frozen {
+			next++ // frozen on a link already: nothing to do
+		}
+		if len(h.e) == 0 {
+			break // every flow crosses a link, so every flow is frozen
+		}
+		if next < len(caps) && entryLess(caps[next], h.e[0]) {
+			f := flows[^caps[next].at]
+			next++
+			freeze(f, f.cap)
+			settle()
 			continue
 		}
+		e := h.e[0]
 		level := max(e.key, 0)
 		for _, f := range n.links[e.at].flows {
 			if !f.frozen {
-				freeze(f, level) // the last one takes the link out
+				freeze(f, level)
 			}
 		}
+		settle() // takes the link out
 	}
-	n.heap = h.e[:0]
+	n.heap, n.dirty, n.caps = h.e[:0], dirty, caps[:0]
 }
 
 // fillEntry is an entry of fillByHeap's heap: a link (at >= 0) or a
@@ -502,11 +607,14 @@ type fillHeap struct {
 	links []netLink
 }
 
-func (h *fillHeap) less(i, j int) bool {
-	if h.e[i].key != h.e[j].key {
-		return h.e[i].key < h.e[j].key
+func (h *fillHeap) less(i, j int) bool { return entryLess(h.e[i], h.e[j]) }
+
+// entryLess orders entries by key, then link or flow.
+func entryLess(a, b fillEntry) bool {
+	if a.key != b.key {
+		return a.key < b.key
 	}
-	return h.e[i].at < h.e[j].at
+	return a.at < b.at
 }
 
 func (h *fillHeap) swap(i, j int) {
@@ -570,6 +678,63 @@ func (h *fillHeap) remove(i int) {
 	if i < last {
 		h.fix(i)
 	}
+}
+
+// touch is an entry of a batch: flow f, then named id, was recomputed.
+type touch struct {
+	f  *netFlow
+	id FlowID
+}
+
+// BeginBatch defers the completion events that recomputations move until
+// EndBatch, which schedules each moved flow's event once, in the order
+// the events would have had had each recomputation scheduled them (a
+// flow's event from its last recomputation): the same events in the same
+// order as without the batch, at the cost of one schedule per flow
+// instead of one per recomputation. A caller batches network calls made
+// at one instant, and ends the batch before it schedules any event of its
+// own (an event's place among those at its time is its schedule order).
+func (n *Network) BeginBatch() { n.batching = true }
+
+// EndBatch ends a batch (see BeginBatch) and reports whether one was open.
+func (n *Network) EndBatch() bool {
+	if !n.batching {
+		return false
+	}
+	n.batching = false
+	now := n.sim.Now()
+	for i, t := range n.touched {
+		if f := t.f; f.running && f.id == t.id && f.lastTouch == i+1 {
+			n.schedule(f, now)
+		}
+	}
+	clear(n.touched)
+	n.touched = n.touched[:0]
+	return true
+}
+
+// pending says whether f's completion event is deferred to the end of the
+// batch.
+func (n *Network) pending(f *netFlow) bool {
+	if !n.batching {
+		return false
+	}
+	i := f.lastTouch - 1
+	return i >= 0 && i < len(n.touched) && n.touched[i].f == f && n.touched[i].id == f.id
+}
+
+// reschedule moves f's completion event now, or, in a batch, at its end.
+func (n *Network) reschedule(f *netFlow, now engine.Time) {
+	if !n.batching {
+		n.schedule(f, now)
+		return
+	}
+	if f.hasEv {
+		n.sim.Cancel(f.ev)
+		f.hasEv = false
+	}
+	n.touched = append(n.touched, touch{f: f, id: f.id})
+	f.lastTouch = len(n.touched)
 }
 
 // schedule moves f's completion event to when it finishes at its rate.

@@ -42,6 +42,15 @@ type shared struct {
 	overlap map[int]map[int]int // crc: job -> job -> slots their windows share
 	active  []sharedJob         // synchronising jobs, in entry order
 	out     []Grant
+
+	// frac[a.row*dim+b.row] is share(a, b)/a.w for two synchronising
+	// jobs, set when the later of them enters: collided sums it over the
+	// others at every grant, which looked a pair up in two maps (the
+	// most of a replay with many jobs synchronising at once). Rows of
+	// jobs that left are reused (free).
+	frac []float64
+	dim  int
+	free []int
 }
 
 // sharedJob is a synchronising job and what it holds.
@@ -51,6 +60,7 @@ type sharedJob struct {
 	rank  float64 // esa: lower outranks
 	slots int     // held in flight
 	ps    float64 // collided share
+	row   int     // its row of frac; -1: none (Peek)
 }
 
 type bitset []uint64
@@ -190,14 +200,50 @@ func (s *shared) blocks(a, b *sharedJob) bool {
 // collided is a's collided share given the others' holdings now.
 func (s *shared) collided(a *sharedJob) float64 {
 	p := 0.0
+	if a.row < 0 {
+		for i := range s.active {
+			b := &s.active[i]
+			if b.d.Job == a.d.Job || b.slots == 0 || !s.blocks(a, b) {
+				continue
+			}
+			p += s.share(a, b) / float64(a.w) * float64(b.slots) / float64(b.w)
+		}
+		return math.Min(1, p)
+	}
+	// The same sum, each pair's share/a.w read from frac.
+	fr := s.frac[a.row*s.dim : (a.row+1)*s.dim]
 	for i := range s.active {
 		b := &s.active[i]
 		if b.d.Job == a.d.Job || b.slots == 0 || !s.blocks(a, b) {
 			continue
 		}
-		p += s.share(a, b) / float64(a.w) * float64(b.slots) / float64(b.w)
+		p += fr[b.row] * float64(b.slots) / float64(b.w)
 	}
 	return math.Min(1, p)
+}
+
+// addRow gives a, about to enter, a row of frac: its share with every
+// synchronising job, and theirs with it.
+func (s *shared) addRow(a *sharedJob) {
+	if len(s.free) == 0 {
+		n := max(8, 2*s.dim)
+		frac := make([]float64, n*n)
+		for r := range s.dim {
+			copy(frac[r*n:r*n+s.dim], s.frac[r*s.dim:(r+1)*s.dim])
+		}
+		for r := n - 1; r >= s.dim; r-- {
+			s.free = append(s.free, r)
+		}
+		s.frac, s.dim = frac, n
+	}
+	a.row = s.free[len(s.free)-1]
+	s.free = s.free[:len(s.free)-1]
+	for i := range s.active {
+		b := &s.active[i]
+		sh := s.share(a, b)
+		s.frac[a.row*s.dim+b.row] = sh / float64(a.w)
+		s.frac[b.row*s.dim+a.row] = sh / float64(b.w)
+	}
 }
 
 // grant sets a's holding from its collided share and returns its grant.
@@ -239,6 +285,7 @@ func (s *shared) regrant(skip int, out []Grant) []Grant {
 // that outrank it, at their new holdings.
 func (s *shared) Enter(d Demand) []Grant {
 	n := sharedJob{d: d, w: s.window(d), rank: s.rank(d)}
+	s.addRow(&n)
 	i := len(s.active)
 	if s.priority != "" {
 		for i > 0 && n.rank < s.active[i-1].rank {
@@ -254,12 +301,18 @@ func (s *shared) Enter(d Demand) []Grant {
 }
 
 func (s *shared) Leave(job int) []Grant {
-	s.active = slices.DeleteFunc(s.active, func(a sharedJob) bool { return a.d.Job == job })
+	s.active = slices.DeleteFunc(s.active, func(a sharedJob) bool {
+		if a.d.Job == job {
+			s.free = append(s.free, a.row)
+			return true
+		}
+		return false
+	})
 	s.out = s.regrant(-1, s.out[:0])
 	return s.out
 }
 
 func (s *shared) Peek(d Demand) Grant {
-	a := sharedJob{d: d, w: s.window(d), rank: s.rank(d)}
+	a := sharedJob{d: d, w: s.window(d), rank: s.rank(d), row: -1}
 	return s.grant(&a)
 }

@@ -265,12 +265,17 @@ func (r *rack) startSync(k int) {
 	j.grant = gs[0]
 	j.waitMark, j.waitNow, j.waitAcc = r.sim.Now(), r.waitShare(j, j.grant), 0
 	r.setHeld(k, j.grant)
+	// The regrants and the job's flows at this instant recompute the
+	// rates as many times as before, and move each flow's completion
+	// event once (see resource.Network.BeginBatch).
+	r.net.BeginBatch()
 	for _, g := range gs[1:] {
 		r.regrant(g)
 	}
 	p := r.plan(j, j.grant)
 	j.tail, j.stages, j.stage, j.pending = p.tail, p.stages, 0, 0
 	r.runStages(k)
+	r.net.EndBatch()
 }
 
 // runStages runs the stages of job k's synchronisation from its stage
@@ -283,7 +288,12 @@ func (r *rack) runStages(k int) {
 		j.stage++
 	}
 	if j.stage >= len(j.stages) {
+		// The network's deferred events first: they were due before it.
+		batch := r.net.EndBatch()
 		r.sim.MustAfter(j.tail, j.onEndSync)
+		if batch {
+			r.net.BeginBatch()
+		}
 		return
 	}
 	st := j.stages[j.stage]
@@ -424,9 +434,11 @@ func (r *rack) endSync(k int) {
 	if len(j.servers) > 1 {
 		gs := r.pol.Leave(k)
 		r.setHeld(k, ina.Grant{})
+		r.net.BeginBatch() // as in startSync
 		for _, g := range gs {
 			r.regrant(g)
 		}
+		r.net.EndBatch()
 		r.markWait(j, j.grant)
 		wait := min(j.waitAcc, took)
 		j.commS += (took - wait).Seconds()
