@@ -77,6 +77,7 @@ func Run(cfg datapath.Config, res []datapath.PathResult, b realhw.Backend, reps 
 	stretch := hw.HostCPUConfig{Cores: cfg.Host.Cores, Background: float64(cfg.Host.BackgroundLoad),
 		Model: hw.BackgroundModel(cfg.Host.BackgroundModel), Interference: float64(cfg.Host.Interference)}.Stretch()
 	rep := &Report{Backend: b.Name(), BackgroundLoad: float64(cfg.Host.BackgroundLoad), Note: Note}
+	pinned := cfg.Host.InputCopy == datapath.CopyPinned
 	for _, p := range res {
 		recs := p.Records()
 		if len(recs) == 0 {
@@ -98,7 +99,6 @@ func Run(cfg datapath.Config, res []datapath.PathResult, b realhw.Backend, reps 
 			}
 			slices.Sort(times)
 			row := Row{Path: p.Name, Stage: name, Kind: string(kind), ModelP50US: stat.Quantile(0.5, stat.Empirical, times, nil), ModelMeanUS: p.Stages[name]}
-			pinned := cfg.Host.InputCopy == datapath.CopyPinned
 			call, why := op(p.Name, kind, b, in, out, engine.Seconds(times[0]*1e-6/stretch), cfg.Request.ComputeTime.Time(), engine.Seconds(row.ModelP50US*1e-6), pinned)
 			if call != nil && row.ModelMeanUS == 0 && times[len(times)-1] == 0 {
 				// Nothing to perform: performing it would add a copy the
