@@ -53,10 +53,10 @@ type Network struct {
 	caps      []fillEntry
 	spare     []*netFlow // finished flows, reused
 
-	// A batch (BeginBatch to EndBatch): the flows whose completion events
-	// are to be moved, in the order they were recomputed.
-	batching bool
-	touched  []touch
+	// A batch (BeginBatch to EndBatch, nested to depth batch): the seeds
+	// of the recomputations deferred to its end.
+	batch    int
+	deferred []LinkID
 
 	// Flows that ended at this instant, their rates recomputed and done
 	// functions run together by flush.
@@ -90,7 +90,6 @@ type netFlow struct {
 	hasEv     bool
 	done      func()
 	finishFn  func() // f.finish, bound once
-	lastTouch int    // in a batch: 1 + its last entry in touched
 	net       *Network
 }
 
@@ -358,25 +357,36 @@ func (n *Network) component(seed []LinkID) {
 }
 
 // recompute finds the max-min fair rates of the flows of the component
-// of seed by progressive filling; a flow whose rate changed is brought up
-// to now and its completion event moved. One whose rate did not keeps its
-// event: its end is where it was, and a component of many flows (every
-// job's flows through one SmartNIC) costs a reschedule only for those that
-// changed.
+// of seed by progressive filling, or, in a batch, defers that to its end
+// (see BeginBatch).
 func (n *Network) recompute(seed []LinkID) {
+	if n.batch > 0 {
+		n.deferred = append(n.deferred, seed...)
+		return
+	}
+	n.recomputeNow(seed)
+}
+
+// recomputeNow finds the max-min fair rates of the flows of the
+// component of seed; a flow whose rate changed is brought up to now and
+// its completion event moved. One whose rate did not keeps its event:
+// its end is where it was, and a component of many flows (every job's
+// flows through one SmartNIC) costs a reschedule only for those that
+// changed.
+func (n *Network) recomputeNow(seed []LinkID) {
 	now := n.sim.Now()
 	n.component(seed)
 	flows, links := n.compFlows, n.compLinks
 	n.fill(flows, links)
 	for _, f := range flows {
 		f.frozen = false
-		if f.fill == f.rate && (f.hasEv || !(f.rate > 0) || n.pending(f)) {
+		if f.fill == f.rate && (f.hasEv || !(f.rate > 0)) {
 			continue
 		}
 		f.remaining = n.remainingAt(f, now)
 		f.at = now
 		f.rate = f.fill
-		n.reschedule(f, now)
+		n.schedule(f, now)
 	}
 	// The component's scratch slices are reused; the flows keep nothing of
 	// them.
@@ -680,61 +690,34 @@ func (h *fillHeap) remove(i int) {
 	}
 }
 
-// touch is an entry of a batch: flow f, then named id, was recomputed.
-type touch struct {
-	f  *netFlow
-	id FlowID
-}
-
-// BeginBatch defers the completion events that recomputations move until
-// EndBatch, which schedules each moved flow's event once, in the order
-// the events would have had had each recomputation scheduled them (a
-// flow's event from its last recomputation): the same events in the same
-// order as without the batch, at the cost of one schedule per flow
-// instead of one per recomputation. A caller batches network calls made
-// at one instant, and ends the batch before it schedules any event of its
-// own (an event's place among those at its time is its schedule order).
-func (n *Network) BeginBatch() { n.batching = true }
+// BeginBatch defers the recomputation of rates that starts, ends,
+// cancellations and cap changes would each make until the matching
+// EndBatch, which makes one for all of them (batches nest; the outermost
+// EndBatch recomputes). A caller batches the network calls it makes at
+// one instant: a job entering its synchronisation regrants every job
+// whose share of the pool it changes, and each regrant cancels and
+// restarts that job's flows, which unbatched recomputed their component
+// twice per regrant (most of a replay).
+//
+// Inside a batch, Rate reports the rates from before it; Remaining,
+// Running and Cancel's bytes left are exact (bytes sent up to now do not
+// depend on the rates set now). A flow's completion event is moved once,
+// at the end, if its rate changed over the batch: a rate that changed and
+// came back keeps its event where it was.
+func (n *Network) BeginBatch() { n.batch++ }
 
 // EndBatch ends a batch (see BeginBatch) and reports whether one was open.
 func (n *Network) EndBatch() bool {
-	if !n.batching {
+	if n.batch == 0 {
 		return false
 	}
-	n.batching = false
-	now := n.sim.Now()
-	for i, t := range n.touched {
-		if f := t.f; f.running && f.id == t.id && f.lastTouch == i+1 {
-			n.schedule(f, now)
-		}
+	n.batch--
+	if n.batch == 0 && len(n.deferred) > 0 {
+		seeds := n.deferred
+		n.recomputeNow(seeds)
+		n.deferred = seeds[:0]
 	}
-	clear(n.touched)
-	n.touched = n.touched[:0]
 	return true
-}
-
-// pending says whether f's completion event is deferred to the end of the
-// batch.
-func (n *Network) pending(f *netFlow) bool {
-	if !n.batching {
-		return false
-	}
-	i := f.lastTouch - 1
-	return i >= 0 && i < len(n.touched) && n.touched[i].f == f && n.touched[i].id == f.id
-}
-
-// reschedule moves f's completion event now, or, in a batch, at its end.
-func (n *Network) reschedule(f *netFlow, now engine.Time) {
-	if !n.batching {
-		n.schedule(f, now)
-		return
-	}
-	if f.hasEv {
-		n.sim.Cancel(f.ev)
-		f.hasEv = false
-	}
-	n.touched = append(n.touched, touch{f: f, id: f.id})
-	f.lastTouch = len(n.touched)
 }
 
 // schedule moves f's completion event to when it finishes at its rate.
@@ -771,17 +754,16 @@ func (f *netFlow) finish() {
 }
 
 // flush recomputes the components of the flows that ended and runs their
-// done functions.
+// done functions, in one batch: the flows those start (a next stage of
+// the same synchronisation) share the recomputation.
 func (n *Network) flush() {
 	n.flushing = false
 	ended := n.ended
 	n.ended = n.endedSpare[:0]
-	seeds := n.seeds[:0]
+	n.BeginBatch()
 	for _, f := range ended {
-		seeds = append(seeds, f.path...)
+		n.recompute(f.path)
 	}
-	n.seeds = seeds
-	n.recompute(seeds)
 	for i, f := range ended {
 		d := f.done
 		f.done, f.path = nil, nil
@@ -791,5 +773,6 @@ func (n *Network) flush() {
 			d()
 		}
 	}
+	n.EndBatch()
 	n.endedSpare = ended[:0]
 }

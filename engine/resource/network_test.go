@@ -265,3 +265,55 @@ func TestFillByLevelsEqualsFillByHeap(t *testing.T) {
 		}
 	}
 }
+
+// A batch defers the recomputation to its end: inside it, a started
+// flow has no rate yet and a cancelled one tells its bytes left exactly
+// (sent at the rates from before the batch); at its end the rates are
+// the max-min shares of what is left, as unbatched, and the flows end
+// where the hand derivation puts them. Link of 10 B/s; A (100 B) and B
+// (100 B) share it at 5 each; at t=4 s (A and B have 80 left) a batch
+// cancels B and starts C (40 B): A and C share at 5, C ends at t=12, A
+// (40 left) then at 10 B/s, t=16.
+func TestNetworkBatchRecomputesOnceAtItsEnd(t *testing.T) {
+	sim, n, l := newNet(t, 10)
+	var ends []string
+	a := n.Start(100, []LinkID{l[0]}, 0, func() { ends = append(ends, "A@"+sim.Now().String()) })
+	b := n.Start(100, []LinkID{l[0]}, 0, nil)
+	var c FlowID
+	sim.MustAt(engine.Seconds(4), func() {
+		n.BeginBatch()
+		n.BeginBatch() // nested: the outer end recomputes
+		left := n.CancelAll([]FlowID{b}, nil)
+		if math.Abs(left[0]-80) > 1e-9 {
+			t.Errorf("B cancelled with %v bytes left, want 80", left[0])
+		}
+		c = n.Start(40, []LinkID{l[0]}, 0, func() { ends = append(ends, "C@"+sim.Now().String()) })
+		if r := n.Rate(c); r != 0 {
+			t.Errorf("in the batch C's rate is %v, want 0 (not recomputed yet)", r)
+		}
+		if r := n.Rate(a); r != 5 {
+			t.Errorf("in the batch A's rate is %v, want 5 (from before it)", r)
+		}
+		if got := n.Remaining(a); math.Abs(got-80) > 1e-9 {
+			t.Errorf("in the batch A has %v left, want 80", got)
+		}
+		if !n.EndBatch() {
+			t.Error("inner EndBatch reports no batch")
+		}
+		if r := n.Rate(c); r != 0 {
+			t.Errorf("after the inner end C's rate is %v, want 0 (the outer batch is open)", r)
+		}
+		n.EndBatch()
+		if ra, rc := n.Rate(a), n.Rate(c); ra != 5 || rc != 5 {
+			t.Errorf("after the batch A, C at %v, %v B/s, want 5, 5", ra, rc)
+		}
+	})
+	sim.Run()
+	want := []string{"C@" + engine.Seconds(12).String(), "A@" + engine.Seconds(16).String()}
+	if !slices.Equal(ends, want) {
+		t.Errorf("ends %v, want %v", ends, want)
+	}
+	if n.EndBatch() {
+		t.Error("EndBatch with no batch open reports one")
+	}
+}
