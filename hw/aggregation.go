@@ -19,6 +19,13 @@ type AggregatorSpec struct {
 	// SlotBytes the payload of one chunk (one packet's values).
 	Slots     int
 	SlotBytes float64
+	// ChunkHeaderBytes is what a chunk's packet carries on the wire
+	// besides its SlotBytes of values: its headers (Ethernet, IP, UDP and
+	// the protocol's own) and Ethernet's per-frame cost (preamble and
+	// start delimiter 8 B, frame check 4 B, inter-frame gap 12 B), so a
+	// port streams SlotBytes / (SlotBytes + ChunkHeaderBytes) of its line
+	// rate in gradient values.
+	ChunkHeaderBytes float64
 	// ChunkRTT is a chunk's round trip from a worker through the device
 	// and back: a slot is held that long, so a job holding s slots
 	// streams at most s x SlotBytes / ChunkRTT.
@@ -47,8 +54,10 @@ var (
 			Ports:          paramInt("aggregator.tofino-switchml.ports", 32, Vendor, "Intel Tofino 1 (3.2 Tb/s): 32 x 100 GbE ports"),
 			Slots:          paramInt("aggregator.tofino-switchml.slots", 8192, Vendor, "p4app-switchml configuration: register_size 16384, each slot two registers (a shadow copy): 8,192 slots"),
 			SlotBytes:      param("aggregator.tofino-switchml.slot_bytes", 256, "B", Vendor, "p4app-switchml: 64 32-bit integers per packet, 256 bytes of payload"),
-			ChunkRTT:       paramTime("aggregator.tofino-switchml.chunk_rtt", 5e-6, Estimate, "two 1 us hops (SwitchML-omnetpp's link delay) and a switch pipeline of about 1 us each way, plus serialization; plausible 2 to 10 us", 2e-6, 10e-6),
-			PerJobSlots:    paramInt("aggregator.tofino-switchml.per_job_slots", 512, Anecdotal, "SwitchML-omnetpp's omnetpp.ini num_slots = 512 per job; 16 such pools fill the switch"),
+			ChunkHeaderBytes: param("aggregator.tofino-switchml.chunk_header_bytes", 76, "B", Derived,
+				"p4app-switchml's P4 headers: Ethernet 14 + IPv4 20 + UDP 8 + switchml_h 8 (msg_type 4 bits, unused 1, size 3, job_number 8, tsi 32, pool_index 16) + exponents_h 2 (two 8-bit exponents) = 52 B, a 308 B frame; + Ethernet's 24 B per frame (preamble and SFD 8, FCS 4, inter-frame gap 12, IEEE 802.3): 332 B on the wire, 77% values"),
+			ChunkRTT:    paramTime("aggregator.tofino-switchml.chunk_rtt", 5e-6, Estimate, "two 1 us hops (SwitchML-omnetpp's link delay) and a switch pipeline of about 1 us each way, plus serialization; plausible 2 to 10 us", 2e-6, 10e-6),
+			PerJobSlots: paramInt("aggregator.tofino-switchml.per_job_slots", 512, Anecdotal, "SwitchML-omnetpp's omnetpp.ini num_slots = 512 per job; 16 such pools fill the switch"),
 		},
 		"tofino-atp": {
 			Name:           "tofino-atp",
@@ -56,17 +65,20 @@ var (
 			Ports:          paramInt("aggregator.tofino-atp.ports", 32, Vendor, "Intel Tofino 1: 32 x 100 GbE"),
 			Slots:          paramInt("aggregator.tofino-atp.slots", 20000, Vendor, "in-ATP/ATP common/utils.h: MAX_AGTR_COUNT 20000"),
 			SlotBytes:      param("aggregator.tofino-atp.slot_bytes", 248, "B", Vendor, "in-ATP/ATP common/packet.h: P4ML_DATA_SIZE 248 (62 32-bit entries)"),
-			ChunkRTT:       paramTime("aggregator.tofino-atp.chunk_rtt", 5e-6, Estimate, "as tofino-switchml; ATP's synchronous deallocation holds a slot until the parameter server's acknowledgement passes, so its round trip is the longer end; plausible 2 to 10 us", 2e-6, 10e-6),
-			PerJobSlots:    paramInt("aggregator.tofino-atp.per_job_slots", 2800, Vendor, "in-ATP/ATP common/utils.h: AGTR_TO_USE_PER_APPLICATION 2800"),
+			ChunkHeaderBytes: param("aggregator.tofino-atp.chunk_header_bytes", 84, "B", Derived,
+				"in-ATP/ATP common/packet.h: P4ML_PACKET_SIZE 308 = Ethernet and IPv4 34 + P4ML_HEADER_SIZE 26 + P4ML_DATA_SIZE 248, so 60 B of headers; + Ethernet's 24 B per frame (preamble and SFD 8, FCS 4, inter-frame gap 12, IEEE 802.3): 332 B on the wire, 75% values"),
+			ChunkRTT:    paramTime("aggregator.tofino-atp.chunk_rtt", 5e-6, Estimate, "as tofino-switchml; ATP's synchronous deallocation holds a slot until the parameter server's acknowledgement passes, so its round trip is the longer end; plausible 2 to 10 us", 2e-6, 10e-6),
+			PerJobSlots: paramInt("aggregator.tofino-atp.per_job_slots", 2800, Vendor, "in-ATP/ATP common/utils.h: AGTR_TO_USE_PER_APPLICATION 2800"),
 		},
 		"bluefield3": {
-			Name:           "bluefield3",
-			PortBitsPerSec: param("aggregator.bluefield3.port_rate", 400e9, "bit/s", Vendor, "BlueField-3 B3240: 2 x 200 GbE (400 Gb/s), PCIe Gen5 x16"),
-			Slots:          paramInt("aggregator.bluefield3.slots", 1<<20, Derived, "a 256 MiB share of the 32 GB DRAM in 256-byte slots: memory is not what binds a SmartNIC aggregator"),
-			SlotBytes:      param("aggregator.bluefield3.slot_bytes", 256, "B", Estimate, "the switch's chunk, so that policies compare on one unit"),
-			ChunkRTT:       paramTime("aggregator.bluefield3.chunk_rtt", 10e-6, Estimate, "one hop to the SoC and back with DMA into DRAM and an Arm core's pass; plausible 5 to 30 us", 5e-6, 30e-6),
-			SumBytesPerSec: param("aggregator.bluefield3.sum_rate", 30e9, "B/s", Estimate, "16 Arm A78 cores summing FP32 contributions: each byte read from the NIC's buffer, the accumulator read and written, about three DRAM passes over a DDR5 of roughly 90 GB/s; no measurement found; plausible 10 to 60 GB/s", 10e9, 60e9),
-			PerJobSlots:    paramInt("aggregator.bluefield3.per_job_slots", 4096, Estimate, "a window deep enough for line rate at the chunk RTT (400 Gb/s x 10 us / 256 B = 1,953); 4,096 leaves room"),
+			Name:             "bluefield3",
+			PortBitsPerSec:   param("aggregator.bluefield3.port_rate", 400e9, "bit/s", Vendor, "BlueField-3 B3240: 2 x 200 GbE (400 Gb/s), PCIe Gen5 x16"),
+			Slots:            paramInt("aggregator.bluefield3.slots", 1<<20, Derived, "a 256 MiB share of the 32 GB DRAM in 256-byte slots: memory is not what binds a SmartNIC aggregator"),
+			SlotBytes:        param("aggregator.bluefield3.slot_bytes", 256, "B", Estimate, "the switch's chunk, so that policies compare on one unit"),
+			ChunkHeaderBytes: param("aggregator.bluefield3.chunk_header_bytes", 76, "B", Estimate, "SwitchML's packet format (aggregator.tofino-switchml.chunk_header_bytes), as the chunk is"),
+			ChunkRTT:         paramTime("aggregator.bluefield3.chunk_rtt", 10e-6, Estimate, "one hop to the SoC and back with DMA into DRAM and an Arm core's pass; plausible 5 to 30 us", 5e-6, 30e-6),
+			SumBytesPerSec:   param("aggregator.bluefield3.sum_rate", 30e9, "B/s", Estimate, "16 Arm A78 cores summing FP32 contributions: each byte read from the NIC's buffer, the accumulator read and written, about three DRAM passes over a DDR5 of roughly 90 GB/s; no measurement found; plausible 10 to 60 GB/s", 10e9, 60e9),
+			PerJobSlots:      paramInt("aggregator.bluefield3.per_job_slots", 4096, Estimate, "a window deep enough for line rate at the chunk RTT (400 Gb/s x 10 us / 256 B = 1,953); 4,096 leaves room"),
 		},
 	}
 
@@ -88,6 +100,12 @@ var (
 		},
 	}
 )
+
+// RoCEv2PacketBytes is what one RoCEv2 packet carries on the wire
+// besides its payload: the host all-reduce's and parameter server's
+// transfers (NCCL and BytePS over RDMA) pay it once per MTU of payload.
+var RoCEv2PacketBytes = param("network.rocev2.packet_bytes", 82, "B", Derived,
+	"Ethernet 14 + IPv4 20 + UDP 8 + InfiniBand BTH 12 + ICRC 4 + FCS 4 = 62 B of headers and trailers (InfiniBand Architecture Specification Annex A16, RoCEv2) + preamble and SFD 8 + inter-frame gap 12 (IEEE 802.3); at a 4,096 B MTU, 98% of the line rate is payload")
 
 // LookupAggregator returns the named aggregating device ("tofino-switchml",
 // "tofino-atp", "bluefield3").

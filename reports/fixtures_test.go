@@ -29,7 +29,7 @@ var fixtureRuns = []struct {
 		"allocation.nodes=reports/testdata/alloc-input/nodes.csv", "allocation.seeds=3"}},
 	// Training jobs on a small rack under memory pressure: 12 jobs, 2 seeds.
 	{"run-training", "paper/ina", []string{"training.jobs.synthetic.jobs=12", "training.cluster.servers=8", "training.seeds=2",
-		"training.jobs.synthetic.gpus=[2, 4]", "training.jobs.synthetic.max_iterations=400"}},
+		"training.jobs.synthetic.gpus=[2, 4]", "training.jobs.synthetic.max_iterations=300"}},
 }
 
 var wallClockFiles = map[string]bool{"decisions.csv": true, "timing.json": true}

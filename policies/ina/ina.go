@@ -113,6 +113,13 @@ type Reserver interface {
 	Reserved(job int) int
 }
 
+// Settler is a policy whose holdings are a fixed point found by passes
+// over the synchronising jobs (atp, esa): Unsettled counts the Enter and
+// Leave calls that ended before the passes settled (the run reports it).
+type Settler interface {
+	Unsettled() int64
+}
+
 // Pool describes the aggregator memory a policy shares.
 type Pool struct {
 	Slots int

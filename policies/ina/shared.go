@@ -31,7 +31,24 @@ func Priorities() []string {
 // these events, recomputed whenever a job enters or leaves its
 // synchronisation: a collided aggregator is tried again by the next
 // chunk, so a job's collisions fall as soon as the job holding its
-// aggregators leaves.
+// aggregators leave.
+//
+// Under esa a job also loses the chunks that a job outranking it takes
+// from it in flight: b's chunks land on aggregators a holds at b's chunk
+// rate x overlap(a,b)/W_b x held_a/W_a, which over a's own chunk rate
+// (held_a per round trip, as b's is held_b) is overlap(a,b)/W_a x
+// held_b/W_b again: a job outranked by b loses twice what an equal one
+// would (turned away on arrival, and taken in flight), one that outranks
+// b nothing. Evicted chunks are counted as not held (they held their
+// aggregator part of a round trip).
+//
+// What a job holds depends on what the others hold, and theirs on its:
+// each Enter and Leave finds the fixed point, going over the jobs again
+// until no holding moves (Gauss-Seidel, in entry order under atp and in
+// rank order under esa, whose strict ranks settle in one pass). Holdings
+// are whole slots, so a pass that moves none has settled; one that does
+// not within SettlePasses (alternating by a slot) is left at its last pass
+// and counted (Unsettled).
 type shared struct {
 	name     string
 	pool     Pool
@@ -42,6 +59,9 @@ type shared struct {
 	overlap map[int]map[int]int // crc: job -> job -> slots their windows share
 	active  []sharedJob         // synchronising jobs, in entry order
 	out     []Grant
+	before  []holding // settle's scratch: holdings before the call
+	// unsettled counts calls whose holdings did not settle in SettlePasses.
+	unsettled int64
 
 	// frac[a.row*dim+b.row] is share(a, b)/a.w for two synchronising
 	// jobs, set when the later of them enters: collided sums it over the
@@ -62,6 +82,16 @@ type sharedJob struct {
 	ps    float64 // collided share
 	row   int     // its row of frac; -1: none (Peek)
 }
+
+// holding is what a job holds: slots in flight and its collided share.
+type holding struct {
+	job   int
+	slots int
+	ps    float64
+}
+
+// SettlePasses bounds the passes of settle (see shared).
+const SettlePasses = 64
 
 type bitset []uint64
 
@@ -197,16 +227,34 @@ func (s *shared) blocks(a, b *sharedJob) bool {
 	return s.priority == "" || b.rank <= a.rank
 }
 
-// collided is a's collided share given the others' holdings now.
+// lossWeight is how many times b's holding costs a's chunks: 1 when b
+// turns them away (atp; esa, b ranked at or above a), 2 when b also takes
+// them in flight (esa, b strictly above a), 0 when a outranks b.
+func (s *shared) lossWeight(a, b *sharedJob) float64 {
+	switch {
+	case s.priority == "":
+		return 1
+	case b.rank < a.rank:
+		return 2
+	case b.rank == a.rank:
+		return 1
+	}
+	return 0
+}
+
+// collided is a's share of chunks that go to its fallback, given the
+// others' holdings now: turned away on arrival, or (esa) taken in flight.
 func (s *shared) collided(a *sharedJob) float64 {
 	p := 0.0
 	if a.row < 0 {
 		for i := range s.active {
 			b := &s.active[i]
-			if b.d.Job == a.d.Job || b.slots == 0 || !s.blocks(a, b) {
+			if b.d.Job == a.d.Job || b.slots == 0 {
 				continue
 			}
-			p += s.share(a, b) / float64(a.w) * float64(b.slots) / float64(b.w)
+			if wt := s.lossWeight(a, b); wt > 0 {
+				p += wt * s.share(a, b) / float64(a.w) * float64(b.slots) / float64(b.w)
+			}
 		}
 		return math.Min(1, p)
 	}
@@ -214,10 +262,12 @@ func (s *shared) collided(a *sharedJob) float64 {
 	fr := s.frac[a.row*s.dim : (a.row+1)*s.dim]
 	for i := range s.active {
 		b := &s.active[i]
-		if b.d.Job == a.d.Job || b.slots == 0 || !s.blocks(a, b) {
+		if b.d.Job == a.d.Job || b.slots == 0 {
 			continue
 		}
-		p += fr[b.row] * float64(b.slots) / float64(b.w)
+		if wt := s.lossWeight(a, b); wt > 0 {
+			p += wt * fr[b.row] * float64(b.slots) / float64(b.w)
+		}
 	}
 	return math.Min(1, p)
 }
@@ -250,6 +300,11 @@ func (s *shared) addRow(a *sharedJob) {
 func (s *shared) grant(a *sharedJob) Grant {
 	a.ps = s.collided(a)
 	a.slots = int(math.Round((1 - a.ps) * float64(min(a.d.Need, a.w))))
+	return a.asGrant()
+}
+
+// asGrant is a's holding as a grant.
+func (a *sharedJob) asGrant() Grant {
 	g := Grant{Job: a.d.Job, Slots: a.slots, PSFraction: a.ps}
 	if a.slots == 0 {
 		g.PSFraction = 1
@@ -257,28 +312,67 @@ func (s *shared) grant(a *sharedJob) Grant {
 	return g
 }
 
-// regrant recomputes every synchronising job but skip, in entry order
-// (each against the others' holdings as they stand), appending the
-// grants that changed to out. A job of esa whose holding fell lost the
+// settle goes over the synchronising jobs until their holdings stop
+// moving (see shared), each against the others' holdings as they stand,
+// then appends the grant of every job but skip whose holding differs
+// from before[its index] to out. A job of esa whose holding fell lost the
 // partial aggregates in it to a job that outranks it.
-func (s *shared) regrant(skip int, out []Grant) []Grant {
+func (s *shared) settle(skip int, before []holding, out []Grant) []Grant {
+	// A job's collided share reads only the others' slots: a pass in
+	// which no job's slots moved priced every job against the slots all
+	// end with, so its shares are final too.
+	settled := false
+	for range SettlePasses {
+		moved := false
+		for i := range s.active {
+			a := &s.active[i]
+			was := a.slots
+			s.grant(a)
+			if a.slots != was {
+				moved = true
+			}
+		}
+		if !moved {
+			settled = true
+			break
+		}
+	}
+	if !settled {
+		s.unsettled++
+	}
 	for i := range s.active {
 		a := &s.active[i]
 		if a.d.Job == skip {
 			continue
 		}
-		was, wasPS := a.slots, a.ps
-		g := s.grant(a)
-		if a.slots == was && a.ps == wasPS {
+		was := before[i]
+		if a.slots == was.slots && a.ps == was.ps {
 			continue
 		}
-		if s.priority != "" && a.slots < was {
-			g.Evicted = was - a.slots
+		g := a.asGrant()
+		if s.priority != "" && a.slots < was.slots {
+			g.Evicted = was.slots - a.slots
 		}
 		out = append(out, g)
 	}
 	return out
 }
+
+// holdings records every synchronising job's holding, in s.active's
+// order, into s.before.
+func (s *shared) holdings() []holding {
+	h := s.before[:0]
+	for i := range s.active {
+		a := &s.active[i]
+		h = append(h, holding{job: a.d.Job, slots: a.slots, ps: a.ps})
+	}
+	s.before = h
+	return h
+}
+
+// Unsettled is how many Enter and Leave calls ended without their
+// holdings settling (see shared).
+func (s *shared) Unsettled() int64 { return s.unsettled }
 
 // Enter adds d to the synchronising jobs: atp in entry order, esa in
 // rank order (then entry), so that a regrant meets every job after those
@@ -293,9 +387,15 @@ func (s *shared) Enter(d Demand) []Grant {
 		}
 	}
 	s.active = slices.Insert(s.active, i, n)
-	a := &s.active[i]
-	out := append(s.out[:0], s.grant(a))
-	out = s.regrant(d.Job, out)
+	before := s.holdings() // the entrant's: none yet
+	s.grant(&s.active[i])  // priced against the others first, as it arrives
+	out := s.settle(d.Job, before, s.out[:0])
+	for k := range s.active {
+		if s.active[k].d.Job == d.Job {
+			out = slices.Insert(out, 0, s.active[k].asGrant())
+			break
+		}
+	}
 	s.out = out
 	return out
 }
@@ -308,7 +408,7 @@ func (s *shared) Leave(job int) []Grant {
 		}
 		return false
 	})
-	s.out = s.regrant(-1, s.out[:0])
+	s.out = s.settle(-1, s.holdings(), s.out[:0])
 	return s.out
 }
 

@@ -87,6 +87,7 @@ type ClusterConfig struct {
 	NIC           units.Bandwidth `yaml:"nic" doc:"each server's NIC line rate, each direction" default:"100Gbps" source:"measured: SwitchML and ATP evaluate with 100 Gb/s NICs"`
 	NetLatency    units.Duration  `yaml:"net_latency" doc:"alpha of the alpha-beta cost: one step of a ring across servers (NIC, wire, switch)" default:"hw:nic.connectx6.one_way_latency"`
 	Precision     string          `yaml:"precision" doc:"compute precision: tf32 (TF32 on A100: ResNet-50 938 img/s) or amp (mixed precision, as production training runs: ResNet-50 2,470 img/s; the other models derived by FLOP ratios or the FP16 peak, marked derived in summary.json)" default:"tf32"`
+	MTU           int             `yaml:"mtu" doc:"the payload of one RoCEv2 packet of the host all-reduce and parameter server (NCCL, BytePS over RDMA), 256 to 9000 B: each carries 82 B more on the wire (network.rocev2.packet_bytes)" default:"4096" source:"vendor: RoCEv2's largest InfiniBand MTU, 4,096 B, as NCCL and BytePS deployments set it"`
 	Intra         string          `yaml:"intra" doc:"GPU-to-GPU link inside a server: nvlink3 (A100), nvlink2 (V100) or pcie4" default:"nvlink3"`
 }
 
@@ -99,16 +100,20 @@ type SyncConfig struct {
 
 // INAConfig is the aggregating device.
 type INAConfig struct {
-	Device    string          `yaml:"device" doc:"aggregating device: tofino-switchml, tofino-atp (a Tofino switch with SwitchML's or ATP's pool and chunk) or bluefield3 (a BlueField-3 on the switch that sums in its DRAM with its Arm cores)" default:"tofino-switchml"`
-	Slots     OrDevice        `yaml:"slots" doc:"aggregator slots in the pool: a count, or device for the device's (tofino-switchml 8,192; tofino-atp 20,000; bluefield3 1,048,576)" default:"device"`
-	Window    OrDevice        `yaml:"window" doc:"slots a job's window asks for: a count, or device for the device's per-job figure (SwitchML-omnetpp 512, ATP 2,800)" default:"device"`
-	ChunkRTT  RTTOrDevice     `yaml:"chunk_rtt" doc:"a chunk's round trip through the device, which holds its aggregator that long (a job streaming at its line rate holds its bandwidth-delay product in slots): a duration above 0, or device for the device's (5 us)" default:"device"`
-	SlotBytes BytesOrDevice   `yaml:"slot_bytes" doc:"payload of one chunk: a size above 0 and at most the device's memory (slots x slot bytes), or device for the device's (256 B SwitchML, 248 B ATP)" default:"device"`
-	Fallback  string          `yaml:"fallback" doc:"where a chunk the device does not aggregate (a collision, an eviction, a job without slots) is summed: ps-sharded (parameter-server shards on every server of the job, co-located with its workers, as BytePS's co-located mode and ATP's several-PS option run them: every NIC carries 2(k-1)/k of the missed bytes each way) or ps-single (one parameter server on the job's first server, whose NIC carries (k-1) times them)" default:"ps-sharded" source:"choice: ATP's paper text could not be read from here; ATP's client takes a number of PSs (in-ATP/ATP docs/benchmark.md), BytePS co-locates its servers with the workers"`
-	Hash      string          `yaml:"hash" doc:"how atp and esa map a job's window onto the pool: crc (ATP's HashNew_crc: CRC-32 of app ID and index, truncated to 16 bits, modulo the pool) or uniform (ideal uniform hashing)" default:"crc" source:"in-ATP/ATP common/HashTable.cc"`
-	Placement string          `yaml:"placement" doc:"where the aggregation happens: rack (the device aggregates every worker server's gradient: a switch on every port, or one SmartNIC on a switch port for the whole rack) or server (hierarchical: each server's SmartNIC, server_nic, first sums its own GPUs' gradients of a job spanning servers, taking them over its DMA and through its summation, and returns the sum to them; across servers the device aggregates the servers' sums under the policy, or the host ring of the servers under none)" default:"rack" source:"choice: the SmartNIC placements issue 41 asks to compare"`
-	ServerNIC string          `yaml:"server_nic" doc:"the SmartNIC in every server under placement server (bluefield3): its DMA engine carries each GPU's gradient in and the sum back, its summation (sum_rate) adds them" default:"bluefield3"`
-	SumRate   units.Bandwidth `yaml:"sum_rate" doc:"a SmartNIC aggregator's summation rate, the bytes of contributions its Arm cores add per second, shared by every job (the rack's SmartNIC, and under placement server each server's); 0B/s: the device's (bluefield3: 30 GB/s, an estimate, plausible 10 to 60 GB/s); a switch sums at line rate and takes no value" default:"0B/s"`
+	Device    string        `yaml:"device" doc:"aggregating device: tofino-switchml, tofino-atp (a Tofino switch with SwitchML's or ATP's pool and chunk) or bluefield3 (a BlueField-3 on the switch that sums in its DRAM with its Arm cores)" default:"tofino-switchml"`
+	Slots     OrDevice      `yaml:"slots" doc:"aggregator slots in the pool: a count, or device for the device's (tofino-switchml 8,192; tofino-atp 20,000; bluefield3 1,048,576)" default:"device"`
+	Window    OrDevice      `yaml:"window" doc:"slots a job's window asks for: a count, or device for the device's per-job figure (SwitchML-omnetpp 512, ATP 2,800)" default:"device"`
+	ChunkRTT  RTTOrDevice   `yaml:"chunk_rtt" doc:"a chunk's round trip through the device, which holds its aggregator that long (a job streaming at its line rate holds its bandwidth-delay product in slots): a duration above 0, or device for the device's (5 us)" default:"device"`
+	SlotBytes BytesOrDevice `yaml:"slot_bytes" doc:"payload of one chunk: a size above 0 and at most the device's memory (slots x slot bytes), or device for the device's (256 B SwitchML, 248 B ATP)" default:"device"`
+	// ChunkHeaderBytes: see hw.AggregatorSpec.
+	ChunkHeaderBytes BytesOrDevice `yaml:"chunk_header_bytes" doc:"what a chunk's packet carries on the wire besides its values (headers and Ethernet's per-frame cost): 0 B to 9000 B, or device for the device's (SwitchML 76 B, ATP 84 B: 332 B on the wire either way); in-network and fallback transfers carry slot_bytes + this per chunk, and a job's in-flight slots are the line rate's round trip over that" default:"device"`
+	Fallback         string        `yaml:"fallback" doc:"where a chunk the device does not aggregate (a collision, an eviction, a job without slots) is summed: ps-sharded (parameter-server shards on every server of the job, co-located with its workers, as BytePS's co-located mode and ATP's several-PS option run them: every NIC carries 2(k-1)/k of the missed bytes each way) or ps-single (one parameter server on the job's first server, whose NIC carries (k-1) times them)" default:"ps-sharded" source:"choice: ATP's paper text could not be read from here; ATP's client takes a number of PSs (in-ATP/ATP docs/benchmark.md), BytePS co-locates its servers with the workers"`
+	Hash             string        `yaml:"hash" doc:"how atp and esa map a job's window onto the pool: crc (ATP's HashNew_crc: CRC-32 of app ID and index, truncated to 16 bits, modulo the pool) or uniform (ideal uniform hashing)" default:"crc" source:"in-ATP/ATP common/HashTable.cc"`
+	Placement        string        `yaml:"placement" doc:"where the aggregation happens: rack (the device aggregates every worker server's gradient: a switch on every port, or one SmartNIC on a switch port for the whole rack) or server (hierarchical: each server's SmartNIC, server_nic, first sums its own GPUs' gradients of a job spanning servers, taking them over its DMA and through its summation, and returns the sum to them; across servers the device aggregates the servers' sums under the policy, or the host ring of the servers under none)" default:"rack" source:"choice: the SmartNIC placements issue 41 asks to compare"`
+	ServerNIC        string        `yaml:"server_nic" doc:"the SmartNIC in every server under placement server (bluefield3): its DMA engine carries each GPU's gradient in and the sum back, its summation (sum_rate) adds them" default:"bluefield3"`
+	// RegrantTolerance: see regrant (phases.go).
+	RegrantTolerance float64         `yaml:"regrant_tolerance" doc:"a grant change smaller than this is not applied to a job's synchronisation in flight (its collided share moved by less, in absolute terms, and its slots by less than this share of those in flight); the change applies from the job's next phase, and the run reports how many regrants it held back. 0: every change applies at once (exact, and on the public 5,335-job list about 3x slower under atp and esa); at most 0.5" default:"0.02" source:"choice: on the public 5,335-job list 0.02 moves mean JCT under atp and esa by under 0.1% against 0 (README)"`
+	SumRate          units.Bandwidth `yaml:"sum_rate" doc:"a SmartNIC aggregator's summation rate, the bytes of contributions its Arm cores add per second, shared by every job (the rack's SmartNIC, and under placement server each server's); 0B/s: the device's (bluefield3: 30 GB/s, an estimate, plausible 10 to 60 GB/s); a switch sums at line rate and takes no value" default:"0B/s"`
 }
 
 // Fallbacks (INAConfig.Fallback).
@@ -236,9 +241,9 @@ func Defaults() Config {
 	return Config{
 		Jobs: JobsConfig{Source: SourceSynthetic, Model: "resnet50", IterationScale: 1, Compress: 1,
 			Synthetic: SynthConfig{Jobs: 16, GPUs: []int{4, 8}, GPUWeights: []float64{}, ModelWeights: []float64{}, Models: []string{"resnet50", "vgg16", "bert-large"}, MinIterations: 200, MaxIterations: 2000}},
-		Cluster:    ClusterConfig{Servers: 16, GPUsPerServer: 1, GPU: "a100-80gb", NIC: units.Bandwidth(100e9 / 8), NetLatency: units.Duration(lat.OneWayLatency), Intra: "nvlink3", Precision: train.PrecisionTF32},
+		Cluster:    ClusterConfig{Servers: 16, GPUsPerServer: 1, GPU: "a100-80gb", NIC: units.Bandwidth(100e9 / 8), NetLatency: units.Duration(lat.OneWayLatency), MTU: 4096, Intra: "nvlink3", Precision: train.PrecisionTF32},
 		Sync:       SyncConfig{AllReduce: AllReduceHierarchical, BytesPerValue: 4, Overlap: "none"},
-		INA:        INAConfig{Device: "tofino-switchml", Slots: FromDevice, Window: FromDevice, ChunkRTT: RTTFromDevice, SlotBytes: BytesFromDevice, Fallback: FallbackSharded, Hash: ina.HashCRC, Placement: PlacementRack, ServerNIC: "bluefield3"},
+		INA:        INAConfig{Device: "tofino-switchml", Slots: FromDevice, Window: FromDevice, ChunkRTT: RTTFromDevice, SlotBytes: BytesFromDevice, ChunkHeaderBytes: BytesFromDevice, Fallback: FallbackSharded, Hash: ina.HashCRC, Placement: PlacementRack, ServerNIC: "bluefield3", RegrantTolerance: 0.02},
 		Policies:   []string{"static", "atp", "esa", "none"},
 		PolicyArgs: map[string]map[string]string{},
 		Baseline:   "atp",
@@ -275,6 +280,9 @@ func (c Config) device() (hw.AggregatorSpec, error) {
 	}
 	if c.INA.SlotBytes != BytesFromDevice {
 		d.SlotBytes = float64(c.INA.SlotBytes)
+	}
+	if c.INA.ChunkHeaderBytes != BytesFromDevice {
+		d.ChunkHeaderBytes = float64(c.INA.ChunkHeaderBytes)
 	}
 	if c.INA.SumRate > 0 {
 		d.SumBytesPerSec = float64(c.INA.SumRate)
@@ -425,6 +433,9 @@ func (c Config) resolve() (*setup, error) {
 	if !slices.Contains([]string{AllReduceRing, AllReduceHierarchical, AllReducePS}, c.Sync.AllReduce) {
 		add("sync.all_reduce", "%q; use %s, %s or %s", c.Sync.AllReduce, AllReduceRing, AllReduceHierarchical, AllReducePS)
 	}
+	if cl.MTU < 256 || cl.MTU > 9000 {
+		add("cluster.mtu", "%d; want a packet payload of 256 to 9000 B (RoCEv2: 4096)", cl.MTU)
+	}
 	if !(c.Sync.BytesPerValue > 0 && c.Sync.BytesPerValue <= 8) {
 		add("sync.bytes_per_value", "%v; want 1 to 8 bytes (4: FP32, 2: FP16)", c.Sync.BytesPerValue)
 	}
@@ -466,6 +477,12 @@ func (c Config) resolve() (*setup, error) {
 				add("ina.slot_bytes", "%v; want a chunk of at least 1 B and at most the %s's memory, %v (its %d slots of %v), or device", units.Bytes(c.INA.SlotBytes), base.Name, units.Bytes(mem), base.Slots, units.Bytes(base.SlotBytes))
 			}
 		}
+	}
+	if t := c.INA.RegrantTolerance; !(t >= 0 && t <= 0.5) {
+		add("ina.regrant_tolerance", "%v; want 0 (every grant change applies at once) to 0.5", t)
+	}
+	if h := c.INA.ChunkHeaderBytes; h != BytesFromDevice && h > 9000 {
+		add("ina.chunk_header_bytes", "%v; want 0 B to 9000 B (a jumbo frame), or device for the device's", units.Bytes(h))
 	}
 	if !slices.Contains(Placements(), c.INA.Placement) {
 		add("ina.placement", "%q; use %s", c.INA.Placement, strings.Join(Placements(), " or "))
@@ -517,5 +534,7 @@ func (c Config) resolve() (*setup, error) {
 		return nil, err
 	}
 	st.need = st.inFlight()
+	st.inaWire = (st.dev.SlotBytes + st.dev.ChunkHeaderBytes) / st.dev.SlotBytes
+	st.hostWire = (float64(c.Cluster.MTU) + hw.RoCEv2PacketBytes) / float64(c.Cluster.MTU)
 	return st, nil
 }

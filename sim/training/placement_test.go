@@ -21,8 +21,11 @@ import (
 // chunk round trip; under none, the host ring of the k servers moves
 // 2(k-1)/k S in 2(k-1) alphas, flat ring or hierarchical alike (the
 // servers' sums are what cross), and a parameter server on the first
-// server takes k-1 sums in and sends them out, (k-1) S / B each way. Placement rack sums inside the server
-// over NVLink instead: 2(g-1) alpha_nv + T(2(g-1)/g S at NVLink).
+// server takes k-1 sums in and sends them out, (k-1) S / B each way.
+// Placement rack sums inside the server over NVLink instead: 2(g-1)
+// alpha_nv + T(2(g-1)/g S at NVLink). On the NICs the switch's chunks
+// carry w = 332/256 bytes on the wire per byte of values, the host's
+// RoCEv2 packets h = 4178/4096 (the DMA and NVLink carry values alone).
 func TestServerPlacementClosedForm(t *testing.T) {
 	m, _ := train.Lookup("bert-large")
 	comp, _ := m.ComputeSeconds("a100-80gb")
@@ -62,12 +65,13 @@ func TestServerPlacementClosedForm(t *testing.T) {
 			nic := resource.TransferTime(gS, min(D, sum)) + resource.TransferTime(gS, D)
 			k := float64(tc.k)
 			alpha := c.Cluster.NetLatency.Time()
-			inNet := C + resource.TransferTime(S, B) + dev.ChunkRTT + nic
-			ring := C + engine.Time(2*(tc.k-1))*alpha + resource.TransferTime(2*(k-1)/k*S, B) + nic
+			const w, h = 332.0 / 256, 4178.0 / 4096
+			inNet := C + resource.TransferTime(S*w, B) + dev.ChunkRTT + nic
+			ring := C + engine.Time(2*(tc.k-1))*alpha + resource.TransferTime(2*(k-1)/k*S*h, B) + nic
 			if tc.allReduce == AllReducePS {
 				// The servers' sums pushed to, and pulled from, a PS on the
 				// first server: k-1 flows of S share its NIC each way.
-				ring = C + 2*resource.TransferTime(S, B/(k-1)) + 2*alpha + nic
+				ring = C + 2*resource.TransferTime(S*h, B/(k-1)) + 2*alpha + nic
 			}
 			if got, want := policy(t, r, "esa").JCT.Mean, (iters * inNet).Seconds(); got != want {
 				t.Errorf("NIC then switch: JCT %.9f s, want %.9f", got, want)
@@ -87,7 +91,7 @@ func TestServerPlacementClosedForm(t *testing.T) {
 			rr := mustRun(t, c, env)
 			g := tc.g
 			nvl := engine.Time(2*(g-1))*nv.Latency + resource.TransferTime(2*float64(g-1)/float64(g)*S, nv.BytesPerSec)
-			if got, want := policy(t, rr, "esa").JCT.Mean, (iters * (C + resource.TransferTime(S, B) + dev.ChunkRTT + nvl)).Seconds(); got != want {
+			if got, want := policy(t, rr, "esa").JCT.Mean, (iters * (C + resource.TransferTime(S*w, B) + dev.ChunkRTT + nvl)).Seconds(); got != want {
 				t.Errorf("rack: JCT %.9f s, want %.9f", got, want)
 			}
 		})

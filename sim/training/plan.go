@@ -28,6 +28,11 @@ type setup struct {
 	need int
 	// snic is the SmartNIC in every server under placement server.
 	snic serverNIC
+	// inaWire and hostWire are the bytes on the wire per byte of
+	// gradient: a chunk's packet ((slot + header bytes) / slot bytes) for
+	// in-network and fallback transfers, a RoCEv2 packet ((MTU + 82) /
+	// MTU) for the host all-reduce and parameter server.
+	inaWire, hostWire float64
 }
 
 // serverNIC is the SmartNIC that sums its own server's GPUs' gradients
@@ -79,10 +84,10 @@ func (s *setup) addJobs(jobs []train.Job) error {
 
 // inFlight is the bandwidth-delay product of a worker's NIC through the
 // device in chunks: how many aggregators a job streaming at line rate
-// holds at once (252 at 100 Gb/s, 5 us and ATP's 248 B), at most the
-// device's window, at least 1.
+// holds at once (189 at 100 Gb/s, 5 us and ATP's 332 B packet of 248 B
+// of values), at most the device's window, at least 1.
 func (s *setup) inFlight() int {
-	bdp := float64(s.cfg.Cluster.NIC) * s.dev.ChunkRTT.Seconds() / s.dev.SlotBytes
+	bdp := float64(s.cfg.Cluster.NIC) * s.dev.ChunkRTT.Seconds() / (s.dev.SlotBytes + s.dev.ChunkHeaderBytes)
 	return max(1, min(s.dev.PerJobSlots, int(math.Ceil(bdp-1e-9))))
 }
 

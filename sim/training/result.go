@@ -75,7 +75,15 @@ type PolicyResult struct {
 	Events            int64 `json:"events"`
 	SteppedIterations int64 `json:"stepped_iterations"`
 	FastForwarded     int64 `json:"fast_forwarded_iterations"`
-	Seeds             int   `json:"seeds"`
+	// Regrants counts grant changes to jobs in their synchronisation;
+	// RegrantsHeld those within ina.regrant_tolerance, held back to the
+	// job's next phase (means over seeds).
+	Regrants     int64 `json:"regrants"`
+	RegrantsHeld int64 `json:"regrants_held"`
+	// GrantsUnsettled counts the policy's grant calls whose holdings did
+	// not reach their fixed point (atp, esa; see ina.Settler).
+	GrantsUnsettled int64 `json:"grants_unsettled"`
+	Seeds           int   `json:"seeds"`
 
 	JobRecords []JobRecord      `json:"-"`
 	Occupancy  []OccupancyPoint `json:"-"`
@@ -109,8 +117,11 @@ type Result struct {
 	// InFlight is the slots a synchronising job holds at once (its
 	// bandwidth-delay product); Fallback and Hash as configured.
 	InFlight int
-	Fallback string
-	Hash     string
+	// RegrantTolerance is ina.regrant_tolerance (see PolicyResult's
+	// RegrantsHeld).
+	RegrantTolerance float64
+	Fallback         string
+	Hash             string
 	// Placement is where the aggregation happens (rack or server), and
 	// ServerNIC the SmartNIC in each server under server.
 	Placement string
@@ -171,7 +182,7 @@ func Run(cfg Config, seed uint64, env Env) (*Result, error) {
 		}
 	}
 	dev := st.dev
-	res := &Result{PerSeed: runs, Device: dev.Name, Slots: dev.Slots, Window: dev.PerJobSlots, InFlight: st.need, Fallback: cfg.INA.Fallback, Hash: cfg.INA.Hash, Placement: cfg.INA.Placement, Baseline: cfg.Baseline, Models: st.modelInfos()}
+	res := &Result{PerSeed: runs, Device: dev.Name, Slots: dev.Slots, Window: dev.PerJobSlots, InFlight: st.need, RegrantTolerance: cfg.INA.RegrantTolerance, Fallback: cfg.INA.Fallback, Hash: cfg.INA.Hash, Placement: cfg.INA.Placement, Baseline: cfg.Baseline, Models: st.modelInfos()}
 	if cfg.INA.Placement == PlacementServer {
 		res.ServerNIC = st.snic.name
 	}
@@ -294,7 +305,11 @@ func runSeed(st *setup, listed []train.Job, seed uint64, parts *progress.Parts, 
 
 // result sums one replay up.
 func (r *rack) result() PolicyResult {
-	pr := PolicyResult{Jobs: float64(len(r.jobs)), Seeds: 1, Events: int64(r.sim.Fired()), SteppedIterations: r.stepped, FastForwarded: r.ffIters}
+	pr := PolicyResult{Jobs: float64(len(r.jobs)), Seeds: 1, Events: int64(r.sim.Fired()), SteppedIterations: r.stepped, FastForwarded: r.ffIters,
+		Regrants: r.regrants, RegrantsHeld: r.regrantsHeld}
+	if s, ok := r.pol.(ina.Settler); ok {
+		pr.GrantsUnsettled = s.Unsettled()
+	}
 	if r.jct.Count() > 0 {
 		pr.JCT = Summary{Mean: r.jct.Mean(), P50: r.jct.Quantile(0.5), P99: r.jct.Quantile(0.99)}
 	}
@@ -377,13 +392,19 @@ func mergePolicy(cfg Config, runs [][]PolicyResult, k int) PolicyResult {
 		m.Unscheduled = avg(func(p *PolicyResult) float64 { return p.Unscheduled })
 		m.MeanSlots = avg(func(p *PolicyResult) float64 { return p.MeanSlots })
 		m.Iteration = Split{ComputeS: avg(func(p *PolicyResult) float64 { return p.Iteration.ComputeS }), CommS: avg(func(p *PolicyResult) float64 { return p.Iteration.CommS }), WaitS: avg(func(p *PolicyResult) float64 { return p.Iteration.WaitS })}
-		var ev, st, ff int64
+		var ev, st, ff, rg, rh, un int64
 		for s := range runs {
 			ev += runs[s][k].Events
 			st += runs[s][k].SteppedIterations
 			ff += runs[s][k].FastForwarded
+			rg += runs[s][k].Regrants
+			rh += runs[s][k].RegrantsHeld
+			un += runs[s][k].GrantsUnsettled
 		}
-		m.Events, m.SteppedIterations, m.FastForwarded = ev/int64(len(runs)), st/int64(len(runs)), ff/int64(len(runs))
+		n := int64(len(runs))
+		m.Events, m.SteppedIterations, m.FastForwarded = ev/n, st/n, ff/n
+		m.Regrants, m.RegrantsHeld = rg/n, rh/n
+		m.GrantsUnsettled = un // a total: any is worth a warning
 	}
 	m.Speedup = speedup(cfg, runs, k, cfg.Baseline)
 	if cfg.Baseline != "none" {

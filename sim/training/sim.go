@@ -128,8 +128,11 @@ type rack struct {
 	occupancy []OccupancyPoint
 	held      map[int]float64 // job -> slots held now (occupancy)
 	stepped   int64           // iterations simulated phase by phase
-	ffIters   int64           // iterations fast-forwarded
-	jct       stats.Tally
+	// regrants counts grant changes to jobs in their synchronisation,
+	// regrantsHeld those within ina.regrant_tolerance, not applied.
+	regrants, regrantsHeld int64
+	ffIters                int64 // iterations fast-forwarded
+	jct                    stats.Tally
 }
 
 // newRack builds the rack of st for one replay of jobs under policy.
@@ -158,7 +161,8 @@ func newRack(st *setup, jobs []train.Job, pol ina.Policy, name string) (*rack, e
 		if !(sum > 0) {
 			sum = port
 		}
-		r.nicSum, _ = net.AddLink(sum)
+		// The flows carry wire bytes; the cores sum the values in them.
+		r.nicSum, _ = net.AddLink(sum * st.inaWire)
 	}
 	for _, j := range jobs {
 		m, ok := st.models[j.Model]
