@@ -147,11 +147,12 @@ func TestRegrantWithinAPhaseByHand(t *testing.T) {
 }
 
 // ina.regrant_tolerance holds back small grant changes to a job's next
-// phase: at 0 every change applies (none held back); at the default some
-// are held back and the mean JCT moves by less than 0.5% (measured here
-// here under 0.1%, as on the public list). Forty jobs of 2 to 8 servers
-// of a rack of 32 on ATP's pool of 20,000, where a phase that starts or
-// ends moves the others' collided shares by about 1%.
+// phase: at 0 (the default) every change applies (none held back); at
+// 0.01 some are held back and the mean JCT moves by less than 0.5%
+// (measured here: atp 0.23% faster, esa 0.003% slower; on the public
+// list under 0.05%). Forty jobs of 2 to 8 servers of a rack of 32 on
+// ATP's pool of 20,000, where a phase that starts or ends moves the
+// others' collided shares by about 1%.
 func TestRegrantTolerance(t *testing.T) {
 	r := engine.NewStream(11, "test/tol")
 	var jobs []train.Job
@@ -161,7 +162,10 @@ func TestRegrantTolerance(t *testing.T) {
 	}
 	for _, pol := range []string{"atp", "esa"} {
 		var res [2]PolicyResult
-		for i, tol := range []float64{0, Defaults().INA.RegrantTolerance} {
+		if d := Defaults().INA.RegrantTolerance; d != 0 {
+			t.Fatalf("default regrant_tolerance %v, want 0 (exact)", d)
+		}
+		for i, tol := range []float64{0, 0.01} {
 			c, env := listed(jobs...)
 			c.INA.Device, c.Cluster.Servers = "tofino-atp", 32
 			c.INA.RegrantTolerance = tol
@@ -173,7 +177,7 @@ func TestRegrantTolerance(t *testing.T) {
 			t.Errorf("%s, tolerance 0: %d of %d regrants held back, want none of some", pol, exact.RegrantsHeld, exact.Regrants)
 		}
 		if tol.RegrantsHeld == 0 || tol.RegrantsHeld > tol.Regrants {
-			t.Errorf("%s, tolerance %v: %d of %d regrants held back, want some", pol, Defaults().INA.RegrantTolerance, tol.RegrantsHeld, tol.Regrants)
+			t.Errorf("%s, tolerance 0.01: %d of %d regrants held back, want some", pol, tol.RegrantsHeld, tol.Regrants)
 		}
 		if d := math.Abs(tol.JCT.Mean-exact.JCT.Mean) / exact.JCT.Mean; d > 0.005 {
 			t.Errorf("%s: mean JCT %.6f s exact, %.6f s with the tolerance (%.3f%% apart)", pol, exact.JCT.Mean, tol.JCT.Mean, 100*d)
