@@ -75,7 +75,7 @@ var (
 			PortBitsPerSec:   param("aggregator.bluefield3.port_rate", 400e9, "bit/s", Vendor, "BlueField-3 B3240: 2 x 200 GbE (400 Gb/s), PCIe Gen5 x16"),
 			Slots:            paramInt("aggregator.bluefield3.slots", 1<<20, Derived, "a 256 MiB share of the 32 GB DRAM in 256-byte slots: memory is not what binds a SmartNIC aggregator"),
 			SlotBytes:        param("aggregator.bluefield3.slot_bytes", 256, "B", Estimate, "the switch's chunk, so that policies compare on one unit"),
-			ChunkHeaderBytes: param("aggregator.bluefield3.chunk_header_bytes", 76, "B", Estimate, "SwitchML's packet format (aggregator.tofino-switchml.chunk_header_bytes), as the chunk is"),
+			ChunkHeaderBytes: param("aggregator.bluefield3.chunk_header_bytes", 5.125, "B", Estimate, "a SmartNIC summing in its DRAM takes RoCEv2 packets of 4,096 B, not a switch register's chunk: 82 B each (network.rocev2.packet_bytes), 5.125 B per 256 B slot"),
 			ChunkRTT:         paramTime("aggregator.bluefield3.chunk_rtt", 10e-6, Estimate, "one hop to the SoC and back with DMA into DRAM and an Arm core's pass; plausible 5 to 30 us", 5e-6, 30e-6),
 			SumBytesPerSec:   param("aggregator.bluefield3.sum_rate", 30e9, "B/s", Estimate, "16 Arm A78 cores summing FP32 contributions: each byte read from the NIC's buffer, the accumulator read and written, about three DRAM passes over a DDR5 of roughly 90 GB/s; no measurement found; plausible 10 to 60 GB/s", 10e9, 60e9),
 			PerJobSlots:      paramInt("aggregator.bluefield3.per_job_slots", 4096, Estimate, "a window deep enough for line rate at the chunk RTT (400 Gb/s x 10 us / 256 B = 1,953); 4,096 leaves room"),

@@ -31,9 +31,6 @@ type TrainingResult struct {
 	InFlight int    `json:"in_flight"`
 	Fallback string `json:"fallback"`
 	Hash     string `json:"hash"`
-	// RegrantTolerance is ina.regrant_tolerance (absent in older
-	// summaries: 0).
-	RegrantTolerance float64 `json:"regrant_tolerance"`
 	// Placement is server where each server's SmartNIC sums first;
 	// absent for rack.
 	Placement string           `json:"placement"`
@@ -114,9 +111,6 @@ func writeTrainingTable(md *strings.Builder, t *TrainingResult) {
 	fmt.Fprintf(md, "\n## Training\n\n%d jobs; aggregating device %s, a pool of %d slots, a window of %d per job", t.Jobs, t.Device, t.Slots, t.Window)
 	if t.Fallback != "" {
 		fmt.Fprintf(md, ", of which a synchronising job holds %d in flight (its bandwidth-delay product); chunks not aggregated go to the fallback %s; atp and esa hash with %s", t.InFlight, t.Fallback, t.Hash)
-	}
-	if t.RegrantTolerance > 0 {
-		fmt.Fprintf(md, "; grant changes under %g of a job's collided share or slots wait for its next phase (ina.regrant_tolerance)", t.RegrantTolerance)
 	}
 	if t.Placement != "" {
 		fmt.Fprintf(md, "; placement %s: each server's %s sums its own GPUs' gradients first, then the servers' sums cross the device (the host ring under none)", t.Placement, t.ServerNIC)

@@ -26,10 +26,6 @@ type TrainingSummary struct {
 	InFlight int    `json:"in_flight"`
 	Fallback string `json:"fallback"`
 	Hash     string `json:"hash"`
-	// RegrantTolerance is ina.regrant_tolerance: grant changes smaller
-	// than it wait for a job's next phase (each policy's regrants_held
-	// counts them).
-	RegrantTolerance float64 `json:"regrant_tolerance"`
 	// Placement is server (each server's SmartNIC, ServerNIC, sums its
 	// GPUs first) or absent for rack, the default, so that the summaries
 	// of rack runs read as before.
@@ -96,7 +92,7 @@ func runTraining(cfg training.Config, seed uint64, files map[string][]byte, prog
 	}
 	files["training_jobs.csv"] = trainingJobsCSV(res)
 	files["occupancy.csv"] = occupancyCSV(res)
-	sum := &TrainingSummary{Device: res.Device, Slots: res.Slots, Window: res.Window, InFlight: res.InFlight, RegrantTolerance: res.RegrantTolerance, Fallback: res.Fallback, Hash: res.Hash, ServerNIC: res.ServerNIC, Models: res.Models, Jobs: res.Jobs, Baseline: res.Baseline, Policies: res.Policies}
+	sum := &TrainingSummary{Device: res.Device, Slots: res.Slots, Window: res.Window, InFlight: res.InFlight, Fallback: res.Fallback, Hash: res.Hash, ServerNIC: res.ServerNIC, Models: res.Models, Jobs: res.Jobs, Baseline: res.Baseline, Policies: res.Policies}
 	if res.Placement != training.PlacementRack {
 		sum.Placement = res.Placement
 	}

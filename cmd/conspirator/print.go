@@ -400,14 +400,6 @@ func printTraining(w io.Writer, s *sim.Summary) {
 		return
 	}
 	fmt.Fprintf(w, "\ntraining: %d jobs; aggregating device %s, a pool of %d slots, a window of %d per job, %d held in flight while synchronising; fallback %s; hash %s\n", t.Jobs, t.Device, t.Slots, t.Window, t.InFlight, t.Fallback, t.Hash)
-	if tol := t.RegrantTolerance; tol > 0 {
-		var all, held int64
-		for _, p := range t.Policies {
-			all += p.Regrants
-			held += p.RegrantsHeld
-		}
-		fmt.Fprintf(w, "  grant changes under %g of a job's collided share or slots wait for its next phase (ina.regrant_tolerance; 0 applies every one): %d of %d held back over the policies\n", tol, held, all)
-	}
 	if t.Placement != "" {
 		fmt.Fprintf(w, "  placement %s: each server's %s sums its own GPUs' gradients first, then the servers' sums cross (the device under the policy, the host ring under none)\n", t.Placement, t.ServerNIC)
 	}
@@ -458,6 +450,9 @@ func printTraining(w io.Writer, s *sim.Summary) {
 	}
 	printTable(w, rows)
 	for _, p := range t.Policies {
+		if p.HostRingJobs > 0 {
+			fmt.Fprintf(w, "%s: %s spanning jobs ran their host all-reduce, in-network aggregation being slower for them alone (ina.use when-faster; always aggregates every one)\n", p.Name, count(p.HostRingJobs))
+		}
 		if p.GrantsUnsettled > 0 {
 			fmt.Fprintf(w, "WARNING: %s: %d grant calls ended before the jobs' holdings reached their fixed point (alternating by a slot after %d passes); those grants are the last pass's\n", p.Name, p.GrantsUnsettled, ina.SettlePasses)
 		}

@@ -194,6 +194,20 @@ func BaseName(entry string) string {
 	return name
 }
 
+// ResultsViaPS says whether policy entry runs ATP's protocol, in which
+// the switch sends every fully aggregated chunk to the job's parameter
+// server, whose reply carries the result back through the switch to the
+// workers (in-ATP/ATP server/ParameterServer.cc): atp, and esa and
+// esa-oracle, read as ATP's protocol with another allocation. SwitchML
+// (static) returns the result from the switch.
+func ResultsViaPS(entry string) bool {
+	switch BaseName(entry) {
+	case "atp", "esa", "esa-oracle":
+		return true
+	}
+	return false
+}
+
 // New returns the named policy (an entry NAME or NAME/LABEL) over pool,
 // with args over its defaults; an unknown name or argument is an error
 // naming what is known.

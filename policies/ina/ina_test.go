@@ -140,11 +140,12 @@ func crc32IEEE(p []byte) uint32 {
 // esa by hand (uniform hashing, a pool of 1000 = every window, a need of
 // 300): A (500 iterations left) alone: 300. B (100 left) enters and
 // outranks A: nothing blocks B (300); A's chunks find B's aggregators
-// 300/1000 of the time on arrival, and B's chunks take A's in flight as
-// often again: 0.6, so A holds 120, the 180 it lost evicted. C (300
-// left) enters between them: turned away and taken by B, 0.6: 120; A by
-// B (0.6) and by C (2 x 120/1000): 0.84, 48 (72 evicted). B leaves: C
-// 300 (nothing outranks it), A by C 0.6: 120.
+// 300/1000 of the time on arrival (t = 0.3), and B's chunks take the
+// admitted ones in flight as often (e = 0.3): 0.3 + 0.7 x 0.3 = 0.51, so
+// A holds 147, the 153 it lost evicted. C (300 left) enters between
+// them: by B, 0.51: 147; A by B and C, t = e = 0.3 + 0.147 = 0.447:
+// 0.447 + 0.553 x 0.447 = 0.694191, round(0.305809 x 300) = 92 (55
+// evicted). B leaves: C 300 (nothing outranks it), A by C 0.51: 147.
 func TestESAByHand(t *testing.T) {
 	e, err := New("esa", Pool{Slots: 1000, Hash: HashUniform}, nil)
 	if err != nil {
@@ -157,16 +158,16 @@ func TestESAByHand(t *testing.T) {
 		t.Fatalf("A alone: %+v", g)
 	}
 	g := e.Enter(d(2, 100))
-	if len(g) != 2 || g[0] != (Grant{Job: 2, Slots: 300}) || g[1].Job != 1 || g[1].Slots != 120 || g[1].Evicted != 180 || math.Abs(g[1].PSFraction-0.6) > 1e-12 {
-		t.Fatalf("B enters: %+v, want B 300, then A 120 with 180 evicted", g)
+	if len(g) != 2 || g[0] != (Grant{Job: 2, Slots: 300}) || g[1].Job != 1 || g[1].Slots != 147 || g[1].Evicted != 153 || math.Abs(g[1].PSFraction-0.51) > 1e-12 {
+		t.Fatalf("B enters: %+v, want B 300, then A 147 with 153 evicted", g)
 	}
 	g = e.Enter(d(3, 300))
-	if len(g) != 2 || g[0].Job != 3 || g[0].Slots != 120 || g[1].Job != 1 || g[1].Slots != 48 || g[1].Evicted != 72 || math.Abs(g[1].PSFraction-0.84) > 1e-12 {
-		t.Fatalf("C enters: %+v, want C 120, then A 48 with 72 evicted", g)
+	if len(g) != 2 || g[0].Job != 3 || g[0].Slots != 147 || g[1].Job != 1 || g[1].Slots != 92 || g[1].Evicted != 55 || math.Abs(g[1].PSFraction-0.694191) > 1e-12 {
+		t.Fatalf("C enters: %+v, want C 147, then A 92 with 55 evicted", g)
 	}
 	g = e.Leave(2)
-	if len(g) != 2 || g[0].Job != 3 || g[0].Slots != 300 || g[1].Job != 1 || g[1].Slots != 120 || g[1].Evicted != 0 {
-		t.Fatalf("B leaves: %+v, want C 300 then A 120", g)
+	if len(g) != 2 || g[0].Job != 3 || g[0].Slots != 300 || g[1].Job != 1 || g[1].Slots != 147 || g[1].Evicted != 0 {
+		t.Fatalf("B leaves: %+v, want C 300 then A 147", g)
 	}
 	if p := e.Peek(d(9, 1)); p.Slots != 300 {
 		t.Errorf("peek of the most urgent job: %+v, want its whole need", p)

@@ -33,14 +33,17 @@ func Priorities() []string {
 // chunk, so a job's collisions fall as soon as the job holding its
 // aggregators leave.
 //
-// Under esa a job also loses the chunks that a job outranking it takes
-// from it in flight: b's chunks land on aggregators a holds at b's chunk
-// rate x overlap(a,b)/W_b x held_a/W_a, which over a's own chunk rate
-// (held_a per round trip, as b's is held_b) is overlap(a,b)/W_a x
-// held_b/W_b again: a job outranked by b loses twice what an equal one
-// would (turned away on arrival, and taken in flight), one that outranks
-// b nothing. Evicted chunks are counted as not held (they held their
-// aggregator part of a round trip).
+// Under esa a job also loses chunks that a job outranking it takes from
+// it in flight: b's chunks land on aggregators a holds at b's chunk rate
+// x overlap(a,b)/W_b x held_a/W_a, which over the rate of a's admitted
+// chunks (held_a per round trip, as b's is held_b) is c_ab =
+// overlap(a,b)/W_a x held_b/W_b, the share of a's chunks b turns away on
+// arrival. Of a's chunks, t = sum of c_ab over the jobs at or above it
+// are turned away, and of the 1-t admitted, e = sum of c_ab over the jobs
+// strictly above it are taken in flight: a's collided share is
+// t + (1-t) e (2c - c^2 for one job b above it), where an equal job loses
+// t and one that outranks b nothing. Evicted chunks are counted as not
+// held (they held their aggregator part of a round trip).
 //
 // What a job holds depends on what the others hold, and theirs on its:
 // each Enter and Leave finds the fixed point, going over the jobs again
@@ -227,49 +230,33 @@ func (s *shared) blocks(a, b *sharedJob) bool {
 	return s.priority == "" || b.rank <= a.rank
 }
 
-// lossWeight is how many times b's holding costs a's chunks: 1 when b
-// turns them away (atp; esa, b ranked at or above a), 2 when b also takes
-// them in flight (esa, b strictly above a), 0 when a outranks b.
-func (s *shared) lossWeight(a, b *sharedJob) float64 {
-	switch {
-	case s.priority == "":
-		return 1
-	case b.rank < a.rank:
-		return 2
-	case b.rank == a.rank:
-		return 1
-	}
-	return 0
-}
-
 // collided is a's share of chunks that go to its fallback, given the
-// others' holdings now: turned away on arrival, or (esa) taken in flight.
+// others' holdings now: turned away on arrival (t), or under esa taken
+// in flight (e), t + (1-t) e (see shared).
 func (s *shared) collided(a *sharedJob) float64 {
-	p := 0.0
-	if a.row < 0 {
-		for i := range s.active {
-			b := &s.active[i]
-			if b.d.Job == a.d.Job || b.slots == 0 {
-				continue
-			}
-			if wt := s.lossWeight(a, b); wt > 0 {
-				p += wt * s.share(a, b) / float64(a.w) * float64(b.slots) / float64(b.w)
-			}
-		}
-		return math.Min(1, p)
+	var t, e float64
+	var fr []float64 // each pair's share/a.w, once a has a row
+	if a.row >= 0 {
+		fr = s.frac[a.row*s.dim : (a.row+1)*s.dim]
 	}
-	// The same sum, each pair's share/a.w read from frac.
-	fr := s.frac[a.row*s.dim : (a.row+1)*s.dim]
 	for i := range s.active {
 		b := &s.active[i]
-		if b.d.Job == a.d.Job || b.slots == 0 {
+		if b.d.Job == a.d.Job || b.slots == 0 || !s.blocks(a, b) {
 			continue
 		}
-		if wt := s.lossWeight(a, b); wt > 0 {
-			p += wt * fr[b.row] * float64(b.slots) / float64(b.w)
+		var c float64
+		if fr != nil {
+			c = fr[b.row] * float64(b.slots) / float64(b.w)
+		} else {
+			c = s.share(a, b) / float64(a.w) * float64(b.slots) / float64(b.w)
+		}
+		t += c
+		if s.priority != "" && b.rank < a.rank {
+			e += c
 		}
 	}
-	return math.Min(1, p)
+	t, e = math.Min(1, t), math.Min(1, e)
+	return t + (1-t)*e
 }
 
 // addRow gives a, about to enter, a row of frac: its share with every

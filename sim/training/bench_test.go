@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"strconv"
 	"testing"
 
 	"github.com/conspirator-sim/conspirator/engine"
@@ -66,21 +65,13 @@ func fiveK(seed uint64) []train.Job {
 // rack of 32 servers of 8 GPUs, ATP's switch and pool: one op is one
 // whole replay. It reports the engine events per iteration and the share
 // of iterations fast-forwarded. CONSPIRATOR_JOB_LIST=path replays that
-// list instead (the public alibaba.csv of SwitchML-omnetpp), and
-// CONSPIRATOR_REGRANT_TOLERANCE=x sets ina.regrant_tolerance (the mean
-// JCT is reported, to compare).
+// list instead (the public alibaba.csv of SwitchML-omnetpp). The mean
+// JCT is reported, to compare builds.
 func BenchmarkReplay5335(b *testing.B) {
 	jobs := fiveK(1)
 	if p := os.Getenv("CONSPIRATOR_JOB_LIST"); p != "" {
 		var err error
 		if jobs, err = train.ReadJobList(p); err != nil {
-			b.Fatal(err)
-		}
-	}
-	tol := Defaults().INA.RegrantTolerance
-	if v := os.Getenv("CONSPIRATOR_REGRANT_TOLERANCE"); v != "" {
-		var err error
-		if tol, err = strconv.ParseFloat(v, 64); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -90,7 +81,6 @@ func BenchmarkReplay5335(b *testing.B) {
 			c.Cluster.Servers, c.Cluster.GPUsPerServer = 32, 8
 			c.INA.Device = "tofino-atp"
 			c.Policies, c.Baseline, c.RecordJobs = []string{pol}, "", false
-			c.INA.RegrantTolerance = tol
 			var r *Result
 			for b.Loop() {
 				var err error

@@ -106,15 +106,20 @@ type INAConfig struct {
 	ChunkRTT  RTTOrDevice   `yaml:"chunk_rtt" doc:"a chunk's round trip through the device, which holds its aggregator that long (a job streaming at its line rate holds its bandwidth-delay product in slots): a duration above 0, or device for the device's (5 us)" default:"device"`
 	SlotBytes BytesOrDevice `yaml:"slot_bytes" doc:"payload of one chunk: a size above 0 and at most the device's memory (slots x slot bytes), or device for the device's (256 B SwitchML, 248 B ATP)" default:"device"`
 	// ChunkHeaderBytes: see hw.AggregatorSpec.
-	ChunkHeaderBytes BytesOrDevice `yaml:"chunk_header_bytes" doc:"what a chunk's packet carries on the wire besides its values (headers and Ethernet's per-frame cost): 0 B to 9000 B, or device for the device's (SwitchML 76 B, ATP 84 B: 332 B on the wire either way); in-network and fallback transfers carry slot_bytes + this per chunk, and a job's in-flight slots are the line rate's round trip over that" default:"device"`
-	Fallback         string        `yaml:"fallback" doc:"where a chunk the device does not aggregate (a collision, an eviction, a job without slots) is summed: ps-sharded (parameter-server shards on every server of the job, co-located with its workers, as BytePS's co-located mode and ATP's several-PS option run them: every NIC carries 2(k-1)/k of the missed bytes each way) or ps-single (one parameter server on the job's first server, whose NIC carries (k-1) times them)" default:"ps-sharded" source:"choice: ATP's paper text could not be read from here; ATP's client takes a number of PSs (in-ATP/ATP docs/benchmark.md), BytePS co-locates its servers with the workers"`
-	Hash             string        `yaml:"hash" doc:"how atp and esa map a job's window onto the pool: crc (ATP's HashNew_crc: CRC-32 of app ID and index, truncated to 16 bits, modulo the pool) or uniform (ideal uniform hashing)" default:"crc" source:"in-ATP/ATP common/HashTable.cc"`
-	Placement        string        `yaml:"placement" doc:"where the aggregation happens: rack (the device aggregates every worker server's gradient: a switch on every port, or one SmartNIC on a switch port for the whole rack) or server (hierarchical: each server's SmartNIC, server_nic, first sums its own GPUs' gradients of a job spanning servers, taking them over its DMA and through its summation, and returns the sum to them; across servers the device aggregates the servers' sums under the policy, or the host ring of the servers under none)" default:"rack" source:"choice: the SmartNIC placements issue 41 asks to compare"`
-	ServerNIC        string        `yaml:"server_nic" doc:"the SmartNIC in every server under placement server (bluefield3): its DMA engine carries each GPU's gradient in and the sum back, its summation (sum_rate) adds them" default:"bluefield3"`
-	// RegrantTolerance: see regrant (phases.go).
-	RegrantTolerance float64         `yaml:"regrant_tolerance" doc:"a grant change smaller than this is not applied to a job's synchronisation in flight (its collided share moved by less, in absolute terms, and its slots by less than this share of those in flight); it applies from the job's next phase, and the run counts the regrants held back. 0: every change applies at once (exact). A speed option: on the public 5,335-job list 0.01 halves atp's replay time and moves mean JCT by under 0.05%, 0.02 cuts it to 0.4x but makes atp 0.26% faster, enough to turn esa over atp from 1.004x to 0.999x; at most 0.5" default:"0"`
+	ChunkHeaderBytes BytesOrDevice   `yaml:"chunk_header_bytes" doc:"what a chunk's packet carries on the wire besides its values (headers and Ethernet's per-frame cost): 0 B to 9000 B, or device for the device's (SwitchML 76 B, ATP 84 B: 332 B on the wire either way); in-network and fallback transfers carry slot_bytes + this per chunk, and a job's in-flight slots are the line rate's round trip over that" default:"device"`
+	Use              string          `yaml:"use" doc:"which spanning jobs aggregate in the network under a policy other than none: when-faster (a job whose in-network phase alone, with its whole need, would take longer than its host all-reduce alone runs the host all-reduce, as an operator who knows both sets it per job: with the packets' headers a 2-worker job's ring wins, and under ATP's protocol, whose parameter server takes every aggregated chunk, so do 3 and 4 workers) or always (every spanning job, as the systems' own evaluations run them)" default:"when-faster" source:"choice: a review of issue 41 found 2-worker jobs losing 4.8% under atp, diluting the headline"`
+	Fallback         string          `yaml:"fallback" doc:"where a chunk the device does not aggregate (a collision, an eviction, a job without slots) is summed: ps-sharded (parameter-server shards on every server of the job, co-located with its workers, as BytePS's co-located mode and ATP's several-PS option run them: every NIC carries 2(k-1)/k of the missed bytes each way) or ps-single (one parameter server on the job's first server, whose NIC carries (k-1) times them)" default:"ps-sharded" source:"choice: ATP's paper text could not be read from here; ATP's client takes a number of PSs (in-ATP/ATP docs/benchmark.md), BytePS co-locates its servers with the workers"`
+	Hash             string          `yaml:"hash" doc:"how atp and esa map a job's window onto the pool: crc (ATP's HashNew_crc: CRC-32 of app ID and index, truncated to 16 bits, modulo the pool) or uniform (ideal uniform hashing)" default:"crc" source:"in-ATP/ATP common/HashTable.cc"`
+	Placement        string          `yaml:"placement" doc:"where the aggregation happens: rack (the device aggregates every worker server's gradient: a switch on every port, or one SmartNIC on a switch port for the whole rack) or server (hierarchical: each server's SmartNIC, server_nic, first sums its own GPUs' gradients of a job spanning servers, taking them over its DMA and through its summation, and returns the sum to them; across servers the device aggregates the servers' sums under the policy, or the host ring of the servers under none)" default:"rack" source:"choice: the SmartNIC placements issue 41 asks to compare"`
+	ServerNIC        string          `yaml:"server_nic" doc:"the SmartNIC in every server under placement server (bluefield3): its DMA engine carries each GPU's gradient in and the sum back, its summation (sum_rate) adds them" default:"bluefield3"`
 	SumRate          units.Bandwidth `yaml:"sum_rate" doc:"a SmartNIC aggregator's summation rate, the bytes of contributions its Arm cores add per second, shared by every job (the rack's SmartNIC, and under placement server each server's); 0B/s: the device's (bluefield3: 30 GB/s, an estimate, plausible 10 to 60 GB/s); a switch sums at line rate and takes no value" default:"0B/s"`
 }
+
+// Uses (INAConfig.Use).
+const (
+	UseWhenFaster = "when-faster"
+	UseAlways     = "always"
+)
 
 // Fallbacks (INAConfig.Fallback).
 const (
@@ -243,7 +248,7 @@ func Defaults() Config {
 			Synthetic: SynthConfig{Jobs: 16, GPUs: []int{4, 8}, GPUWeights: []float64{}, ModelWeights: []float64{}, Models: []string{"resnet50", "vgg16", "bert-large"}, MinIterations: 200, MaxIterations: 2000}},
 		Cluster:    ClusterConfig{Servers: 16, GPUsPerServer: 1, GPU: "a100-80gb", NIC: units.Bandwidth(100e9 / 8), NetLatency: units.Duration(lat.OneWayLatency), MTU: 4096, Intra: "nvlink3", Precision: train.PrecisionTF32},
 		Sync:       SyncConfig{AllReduce: AllReduceHierarchical, BytesPerValue: 4, Overlap: "none"},
-		INA:        INAConfig{Device: "tofino-switchml", Slots: FromDevice, Window: FromDevice, ChunkRTT: RTTFromDevice, SlotBytes: BytesFromDevice, ChunkHeaderBytes: BytesFromDevice, Fallback: FallbackSharded, Hash: ina.HashCRC, Placement: PlacementRack, ServerNIC: "bluefield3"},
+		INA:        INAConfig{Device: "tofino-switchml", Slots: FromDevice, Window: FromDevice, ChunkRTT: RTTFromDevice, SlotBytes: BytesFromDevice, ChunkHeaderBytes: BytesFromDevice, Use: UseWhenFaster, Fallback: FallbackSharded, Hash: ina.HashCRC, Placement: PlacementRack, ServerNIC: "bluefield3"},
 		Policies:   []string{"static", "atp", "esa", "none"},
 		PolicyArgs: map[string]map[string]string{},
 		Baseline:   "atp",
@@ -478,9 +483,6 @@ func (c Config) resolve() (*setup, error) {
 			}
 		}
 	}
-	if t := c.INA.RegrantTolerance; !(t >= 0 && t <= 0.5) {
-		add("ina.regrant_tolerance", "%v; want 0 (every grant change applies at once) to 0.5", t)
-	}
 	if h := c.INA.ChunkHeaderBytes; h != BytesFromDevice && h > 9000 {
 		add("ina.chunk_header_bytes", "%v; want 0 B to 9000 B (a jumbo frame), or device for the device's", units.Bytes(h))
 	}
@@ -492,6 +494,9 @@ func (c Config) resolve() (*setup, error) {
 		add("ina.server_nic", "%v", nerr)
 	} else {
 		st.snic = n
+	}
+	if c.INA.Use != UseWhenFaster && c.INA.Use != UseAlways {
+		add("ina.use", "%q; use %s or %s", c.INA.Use, UseWhenFaster, UseAlways)
 	}
 	if !slices.Contains(Fallbacks(), c.INA.Fallback) {
 		add("ina.fallback", "%q; use %s", c.INA.Fallback, strings.Join(Fallbacks(), " or "))

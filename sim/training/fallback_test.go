@@ -1,7 +1,6 @@
 package training
 
 import (
-	"fmt"
 	"math"
 	"testing"
 
@@ -50,6 +49,7 @@ func TestFallbackByHand(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		r.resultsViaPS = false // the fallback alone: TestPSLegsByHand adds ATP's PS legs
 		j := &r.jobs[0]
 		j.servers, j.gpusOn, j.gpus = []int{0, 1, 2, 3, 4, 5, 6, 7}, []int{1, 1, 1, 1, 1, 1, 1, 1}, 8
 		g := ina.Grant{Slots: 1 << 20, PSFraction: c.p}
@@ -126,6 +126,7 @@ func TestRegrantWithinAPhaseByHand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.resultsViaPS = false // the regrant alone (TestPSLegsByHand adds the PS legs)
 	j := &r.jobs[0]
 	j.servers, j.gpusOn, j.gpus = []int{0, 1, 2, 3, 4, 5, 6, 7}, []int{1, 1, 1, 1, 1, 1, 1, 1}, 8
 	var end engine.Time
@@ -146,42 +147,80 @@ func TestRegrantWithinAPhaseByHand(t *testing.T) {
 	}
 }
 
-// ina.regrant_tolerance holds back small grant changes to a job's next
-// phase: at 0 (the default) every change applies (none held back); at
-// 0.01 some are held back and the mean JCT moves by less than 0.5%
-// (measured here: atp 0.23% faster, esa 0.003% slower; on the public
-// list under 0.05%). Forty jobs of 2 to 8 servers of a rack of 32 on
-// ATP's pool of 20,000, where a phase that starts or ends moves the
-// others' collided shares by about 1%.
-func TestRegrantTolerance(t *testing.T) {
-	r := engine.NewStream(11, "test/tol")
-	var jobs []train.Job
-	for k := range 40 {
-		jobs = append(jobs, train.Job{ID: fmt.Sprint("j", k), Arrival: engine.Seconds(r.Float64() * 60), GPUs: 2 + r.IntN(7),
-			Iterations: 30 + r.IntN(100), Model: []string{"resnet50", "vgg16", "bert-large"}[r.IntN(3)]})
+// ATP's parameter-server legs by hand: the switch sends every aggregated
+// chunk to the job's PS and the PS's reply carries the result back
+// (in-ATP/ATP server/ParameterServer.cc). A lone job on k = 8 single-GPU
+// servers, nothing colliding, the whole need (its rate at the NIC's
+// line rate): ps-sharded, each server's shard takes 1/8 of the chunks,
+// so every NIC carries S w (1 + 1/8) each way and stays saturated: the
+// phase takes 1.125 S w / B; ps-single, the PS's NIC carries its own
+// S w and the job's S w: 2 S w / B. SwitchML (static) returns results
+// from the switch: S w / B. w = 332/256 (SwitchML's packet).
+func TestPSLegsByHand(t *testing.T) {
+	for _, c := range []struct {
+		policy, fallback string
+		want             float64 // in units of S w / B
+	}{
+		{"atp", FallbackSharded, 1.125},
+		{"esa", FallbackSharded, 1.125},
+		{"atp", FallbackSingle, 2},
+		{"static", FallbackSharded, 1},
+	} {
+		cfg, _ := listed()
+		cfg.Cluster.Servers = 8
+		cfg.INA.Fallback = c.fallback
+		st, err := cfg.resolve()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.addModel("resnet50"); err != nil {
+			t.Fatal(err)
+		}
+		pol, _ := ina.New(c.policy, st.pool(1), nil)
+		r, err := newRack(st, []train.Job{{ID: "a", GPUs: 8, Iterations: 1, Model: "resnet50"}}, pol, c.policy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j := &r.jobs[0]
+		j.servers, j.gpusOn, j.gpus = []int{0, 1, 2, 3, 4, 5, 6, 7}, []int{1, 1, 1, 1, 1, 1, 1, 1}, 8
+		got := r.planTime(r.planFresh(j, ina.Grant{Slots: r.need()})) - r.dev.ChunkRTT
+		want := c.want * 332.0 / 256 * j.grad / float64(cfg.Cluster.NIC)
+		if math.Abs(got.Seconds()-want)/want > 1e-6 {
+			t.Errorf("%s, %s: phase %v, want %.3f S w/B = %v", c.policy, c.fallback, got, c.want, engine.Seconds(want))
+		}
 	}
-	for _, pol := range []string{"atp", "esa"} {
-		var res [2]PolicyResult
-		if d := Defaults().INA.RegrantTolerance; d != 0 {
-			t.Fatalf("default regrant_tolerance %v, want 0 (exact)", d)
+}
+
+// ina.use when-faster runs a job's host all-reduce where in-network
+// aggregation is slower for it alone, and counts it. With the packets'
+// headers (w = 332/256 on the wire per byte, h = 4178/4096 for RoCEv2) a
+// ring of 2 servers moves S h, the switch S w: the ring wins, so a
+// 2-GPU job runs its ring under static and its JCT is none's to the
+// nanosecond; at 8 servers the ring moves 1.75 S h > S w, so an 8-GPU
+// job aggregates (faster than none). always aggregates both.
+func TestUseWhenFaster(t *testing.T) {
+	for _, c := range []struct {
+		gpus   int
+		use    string
+		onRing bool
+	}{{2, UseWhenFaster, true}, {8, UseWhenFaster, false}, {2, UseAlways, false}} {
+		cfg, env := listed(train.Job{ID: "a", GPUs: c.gpus, Iterations: 20, Model: "vgg16"})
+		cfg.Cluster.Servers = 8
+		cfg.INA.Use = c.use
+		cfg.Policies, cfg.Baseline = []string{"static", "none"}, ""
+		r := mustRun(t, cfg, env)
+		st, none := policy(t, r, "static"), policy(t, r, "none")
+		if got := st.HostRingJobs == 1; got != c.onRing {
+			t.Errorf("%d GPUs, %s: %v jobs on the host ring, want on it: %v", c.gpus, c.use, st.HostRingJobs, c.onRing)
 		}
-		for i, tol := range []float64{0, 0.01} {
-			c, env := listed(jobs...)
-			c.INA.Device, c.Cluster.Servers = "tofino-atp", 32
-			c.INA.RegrantTolerance = tol
-			c.Policies, c.Baseline = []string{pol}, ""
-			res[i] = policy(t, mustRun(t, c, env), pol)
+		if c.onRing && st.JCT.Mean != none.JCT.Mean {
+			t.Errorf("%d GPUs, %s: JCT %.9f s on the ring, none's %.9f", c.gpus, c.use, st.JCT.Mean, none.JCT.Mean)
 		}
-		exact, tol := res[0], res[1]
-		if exact.RegrantsHeld != 0 || exact.Regrants == 0 {
-			t.Errorf("%s, tolerance 0: %d of %d regrants held back, want none of some", pol, exact.RegrantsHeld, exact.Regrants)
+		if !c.onRing && c.use == UseWhenFaster && !(st.JCT.Mean < none.JCT.Mean) {
+			t.Errorf("%d GPUs: aggregating took %.6f s, none %.6f: when-faster chose the slower", c.gpus, st.JCT.Mean, none.JCT.Mean)
 		}
-		if tol.RegrantsHeld == 0 || tol.RegrantsHeld > tol.Regrants {
-			t.Errorf("%s, tolerance 0.01: %d of %d regrants held back, want some", pol, tol.RegrantsHeld, tol.Regrants)
+		if c.use == UseAlways && !(st.JCT.Mean > none.JCT.Mean) {
+			t.Errorf("%d GPUs, always: aggregating took %.6f s, none %.6f: want it slower than the ring", c.gpus, st.JCT.Mean, none.JCT.Mean)
 		}
-		if d := math.Abs(tol.JCT.Mean-exact.JCT.Mean) / exact.JCT.Mean; d > 0.005 {
-			t.Errorf("%s: mean JCT %.6f s exact, %.6f s with the tolerance (%.3f%% apart)", pol, exact.JCT.Mean, tol.JCT.Mean, 100*d)
-		}
-		t.Logf("%s: mean JCT %.6f s exact, %.6f with the tolerance; %d of %d regrants held back", pol, exact.JCT.Mean, tol.JCT.Mean, tol.RegrantsHeld, tol.Regrants)
 	}
 }

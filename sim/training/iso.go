@@ -42,6 +42,9 @@ func (r *rack) isolatedNow(k int) bool {
 			}
 		}
 	}
+	if j.hostRing {
+		return true // its host all-reduce, on servers of its own
+	}
 	base := ina.BaseName(r.polName)
 	if r.smartNIC && base != "none" && len(r.netJobs) > 1 {
 		return false // the SmartNIC's port and cores are shared
@@ -64,7 +67,10 @@ func (r *rack) iterLength(k int) (length, comm, wait engine.Time) {
 	if len(j.servers) == 1 {
 		return j.compute + j.local, j.local, 0
 	}
-	g := r.pol.Peek(r.demand(k))
+	g := ina.Grant{Job: k, Ring: true}
+	if !j.hostRing {
+		g = r.pol.Peek(r.demand(k))
+	}
 	s := r.planTime(r.planFresh(j, g))
 	w := min(s, engine.Time(math.Round(float64(s)*r.waitShare(j, g))))
 	return j.compute + s, s - w, w
@@ -84,7 +90,7 @@ func (r *rack) fastForward(k int) {
 		total = engine.AddSat(engine.AddSat(j.compute, engine.MulSat(int64(n-1), max(j.compute, s))), s)
 	}
 	j.isolated, j.ffStart, j.ffIter, j.ffLen = true, r.sim.Now(), j.iters, length
-	if len(j.servers) > 1 {
+	if r.pooled(j) {
 		// The occupancy series shows a fast-forwarded job's slots over
 		// its phases as their time average.
 		// (A reservation is recorded as it changes: holdReserved.)

@@ -14,6 +14,7 @@ type flowSpec struct {
 	path  []resource.LinkID
 	cap   float64 // bytes/s; 0: uncapped
 	ina   bool    // an in-network flow (its cap follows the job's slots)
+	leg   bool    // of those, a parameter server's leg (resultsViaPS)
 }
 
 // syncPlan is one synchronisation phase of a spanning job: stages of
@@ -157,7 +158,9 @@ func (r *rack) plan(j *jobState, g ina.Grant) syncPlan {
 // bytes of each worker's gradient under grant g: the share g.PSFraction
 // (all of it without slots) and extra bytes (evicted partial aggregates)
 // to the fallback, the rest through the device at the rate its slots
-// allow (slots x chunk bytes per round trip).
+// allow (slots x chunk bytes per round trip). Under ATP's protocol
+// (resultsViaPS) every aggregated chunk also goes from the device to the
+// job's parameter server and its result back (psLegs).
 func (r *rack) inaFlows(j *jobState, g ina.Grant, left, extra float64, fl []flowSpec) []flowSpec {
 	fb := g.PSFraction * left
 	if g.Slots == 0 {
@@ -167,8 +170,46 @@ func (r *rack) inaFlows(j *jobState, g ina.Grant, left, extra float64, fl []flow
 		for _, s := range j.servers {
 			fl = append(fl, flowSpec{bytes: in * r.st.inaWire, path: r.inaPath(s), cap: r.inaCap(g.Slots), ina: true})
 		}
+		if r.resultsViaPS {
+			fl = r.psLegs(j, in, r.inaCap(g.Slots), fl)
+		}
 	}
 	return r.fallback(j, fb+extra, fl)
+}
+
+// psLegs appends the parameter server's legs of in bytes of each
+// worker's gradient aggregated in the device at a chunk rate of cap (wire
+// bytes per second): the device sends each aggregated chunk to the PS
+// and the PS's reply carries the result back to the device, which
+// multicasts it to the workers (their in-network flows carry that). PS
+// shards on each of the job's k servers (ps-sharded) each take 1/k of
+// the chunks; ps-single's PS on the job's first server takes them all.
+// A leg crosses its server's NIC both ways (and a SmartNIC aggregator's
+// port out and in).
+func (r *rack) psLegs(j *jobState, in, cap float64, fl []flowSpec) []flowSpec {
+	servers := j.servers
+	share := 1 / float64(len(servers))
+	if r.cfg.INA.Fallback == FallbackSingle {
+		servers, share = servers[:1], 1
+	}
+	for _, s := range servers {
+		fl = append(fl, flowSpec{bytes: share * in * r.st.inaWire, path: r.legPath(s), cap: share * cap, ina: true, leg: true})
+	}
+	return fl
+}
+
+// legPath is a parameter server's leg on server s (see psLegs), built
+// once per server.
+func (r *rack) legPath(s int) []resource.LinkID {
+	sv := &r.servers[s]
+	if sv.leg == nil {
+		if r.smartNIC {
+			sv.leg = []resource.LinkID{r.nicOut, sv.rx, sv.tx, r.nicIn}
+		} else {
+			sv.leg = []resource.LinkID{sv.rx, sv.tx}
+		}
+	}
+	return sv.leg
 }
 
 // planFresh is plan into slices of its own, for timing a phase (planTime)
@@ -265,6 +306,16 @@ func (r *rack) startSync(k int) {
 		r.sim.MustAfter(j.local, j.onEndSync)
 		return
 	}
+	if j.hostRing {
+		j.grant = ina.Grant{Job: k, Ring: true}
+		j.waitMark, j.waitNow, j.waitAcc = r.sim.Now(), 0, 0
+		p := r.plan(j, j.grant)
+		j.tail, j.stages, j.stage, j.pending = p.tail, p.stages, 0, 0
+		r.net.BeginBatch()
+		r.runStages(k)
+		r.net.EndBatch()
+		return
+	}
 	gs := r.pol.Enter(r.demand(k))
 	j.grant = gs[0]
 	j.waitMark, j.waitNow, j.waitAcc = r.sim.Now(), r.waitShare(j, j.grant), 0
@@ -304,9 +355,11 @@ func (r *rack) runStages(k int) {
 func (r *rack) startFlows(j *jobState, st []flowSpec) {
 	j.transfers = j.transfers[:0]
 	j.idsINA = j.idsINA[:0]
+	j.idsLeg = j.idsLeg[:0]
 	for _, f := range st {
 		j.transfers = append(j.transfers, resource.Transfer{Bytes: f.bytes, Path: f.path, Cap: f.cap, Done: j.onFlow})
 		j.idsINA = append(j.idsINA, f.ina)
+		j.idsLeg = append(j.idsLeg, f.leg)
 	}
 	j.pending += len(st)
 	j.ids = r.net.StartAll(j.transfers, j.ids[:0])
@@ -329,20 +382,7 @@ func (r *rack) flowDone(k int) {
 // (esa) go to the fallback too. Collided aggregators are tried again by
 // the next chunks: a job whose collisions end comes back to the device
 // within its phase.
-//
-// A change within ina.regrant_tolerance (collided share by less than it,
-// slots by less than that share of the job's need, nothing evicted) is
-// held back: the phase goes on under the grant it has, and the policy's
-// view (what the job holds, which others' collisions read) moves at
-// once. Each such change re-splits every flow of the job and
-// recomputes the rates of every job its links touch, most of a replay
-// of the public list under atp and esa (a job entering its phase moves
-// every overlapping job's collided share by about 1% on a pool of
-// 20,000); the grant in flight stays within the tolerance of the
-// policy's, since a change is compared with the grant applied, not the
-// last one held back. A speed option, off by default: what is held back
-// is not symmetric in effect (on the public list 0.02 makes atp 0.26%
-// faster, esa not), so comparisons of atp and esa want it at 0 or 0.01.
+
 func (r *rack) regrant(g ina.Grant) {
 	j := &r.jobs[g.Job]
 	r.setHeld(g.Job, g)
@@ -351,11 +391,6 @@ func (r *rack) regrant(g ina.Grant) {
 		return
 	}
 	r.regrants++
-	if tol := r.cfg.INA.RegrantTolerance; g.Evicted == 0 && math.Abs(g.PSFraction-j.grant.PSFraction) < tol &&
-		math.Abs(float64(g.Slots-j.grant.Slots)) < tol*float64(r.need()) {
-		r.regrantsHeld++
-		return
-	}
 	r.markWait(j, g)
 	j.grant.Slots, j.grant.PSFraction = g.Slots, g.PSFraction
 	// What each worker has left: the most any of its flows through the
@@ -373,8 +408,8 @@ func (r *rack) regrant(g ina.Grant) {
 	}
 	j.left = r.net.CancelAll(j.ids, j.left[:0])
 	for i := range j.ids {
-		if j.left[i] == 0 {
-			continue
+		if j.left[i] == 0 || j.idsLeg[i] {
+			continue // a PS leg follows its workers' flows (psLegs)
 		}
 		if j.idsINA[i] {
 			in = max(in, j.left[i])
@@ -450,7 +485,7 @@ func (r *rack) endSync(k int) {
 	j := &r.jobs[k]
 	now := r.sim.Now()
 	took := now - j.syncStart
-	if len(j.servers) > 1 {
+	if r.pooled(j) {
 		gs := r.pol.Leave(k)
 		r.setHeld(k, ina.Grant{})
 		r.net.BeginBatch() // as in startSync

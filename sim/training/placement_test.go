@@ -55,7 +55,8 @@ func TestServerPlacementClosedForm(t *testing.T) {
 			c.Jobs.Synthetic.Models = []string{"bert-large"}
 			c.INA.Placement = PlacementServer
 			c.INA.SumRate = units.Bandwidth(tc.sum)
-			c.Policies, c.Baseline = []string{"esa", "none"}, ""
+			c.INA.Use = UseAlways // the in-network forms, also where the ring is faster
+			c.Policies, c.Baseline = []string{"static", "none"}, ""
 			r := mustRun(t, c, env)
 			sum := 30e9
 			if tc.sum > 0 {
@@ -73,7 +74,7 @@ func TestServerPlacementClosedForm(t *testing.T) {
 				// first server: k-1 flows of S share its NIC each way.
 				ring = C + 2*resource.TransferTime(S*h, B/(k-1)) + 2*alpha + nic
 			}
-			if got, want := policy(t, r, "esa").JCT.Mean, (iters * inNet).Seconds(); got != want {
+			if got, want := policy(t, r, "static").JCT.Mean, (iters * inNet).Seconds(); got != want {
 				t.Errorf("NIC then switch: JCT %.9f s, want %.9f", got, want)
 			}
 			if got, want := policy(t, r, "none").JCT.Mean, (iters * ring).Seconds(); got != want {
@@ -87,11 +88,11 @@ func TestServerPlacementClosedForm(t *testing.T) {
 			}
 			// The same job, placement rack: NVLink inside the server.
 			c.INA.Placement, c.INA.SumRate = PlacementRack, 0
-			c.Policies = []string{"esa"}
+			c.Policies = []string{"static"}
 			rr := mustRun(t, c, env)
 			g := tc.g
 			nvl := engine.Time(2*(g-1))*nv.Latency + resource.TransferTime(2*float64(g-1)/float64(g)*S, nv.BytesPerSec)
-			if got, want := policy(t, rr, "esa").JCT.Mean, (iters * (C + resource.TransferTime(S*w, B) + dev.ChunkRTT + nvl)).Seconds(); got != want {
+			if got, want := policy(t, rr, "static").JCT.Mean, (iters * (C + resource.TransferTime(S*w, B) + dev.ChunkRTT + nvl)).Seconds(); got != want {
 				t.Errorf("rack: JCT %.9f s, want %.9f", got, want)
 			}
 		})

@@ -66,7 +66,11 @@ type PolicyResult struct {
 	Jobs      float64 `json:"jobs"`
 	// Unscheduled counts jobs asking for more GPUs than the rack has.
 	Unscheduled float64 `json:"unscheduled"`
-	Iteration   Split   `json:"iteration"`
+	// HostRingJobs counts spanning jobs that ran their host all-reduce
+	// because in-network aggregation would have been slower for them
+	// alone (ina.use when-faster; mean over seeds).
+	HostRingJobs float64 `json:"jobs_on_host_ring"`
+	Iteration    Split   `json:"iteration"`
 	// MeanSlots is the pool's time-averaged occupancy (slots held).
 	MeanSlots float64 `json:"mean_slots_held"`
 	// Events, SteppedIterations and FastForwarded say what the replay
@@ -75,11 +79,10 @@ type PolicyResult struct {
 	Events            int64 `json:"events"`
 	SteppedIterations int64 `json:"stepped_iterations"`
 	FastForwarded     int64 `json:"fast_forwarded_iterations"`
-	// Regrants counts grant changes to jobs in their synchronisation;
-	// RegrantsHeld those within ina.regrant_tolerance, held back to the
-	// job's next phase (means over seeds).
-	Regrants     int64 `json:"regrants"`
-	RegrantsHeld int64 `json:"regrants_held"`
+	// Regrants counts grant changes to jobs in their synchronisation,
+	// each a re-split of the job's flows (mean over seeds): with Events,
+	// what atp and esa cost.
+	Regrants int64 `json:"regrants"`
 	// GrantsUnsettled counts the policy's grant calls whose holdings did
 	// not reach their fixed point (atp, esa; see ina.Settler).
 	GrantsUnsettled int64 `json:"grants_unsettled"`
@@ -117,11 +120,8 @@ type Result struct {
 	// InFlight is the slots a synchronising job holds at once (its
 	// bandwidth-delay product); Fallback and Hash as configured.
 	InFlight int
-	// RegrantTolerance is ina.regrant_tolerance (see PolicyResult's
-	// RegrantsHeld).
-	RegrantTolerance float64
-	Fallback         string
-	Hash             string
+	Fallback string
+	Hash     string
 	// Placement is where the aggregation happens (rack or server), and
 	// ServerNIC the SmartNIC in each server under server.
 	Placement string
@@ -182,7 +182,7 @@ func Run(cfg Config, seed uint64, env Env) (*Result, error) {
 		}
 	}
 	dev := st.dev
-	res := &Result{PerSeed: runs, Device: dev.Name, Slots: dev.Slots, Window: dev.PerJobSlots, InFlight: st.need, RegrantTolerance: cfg.INA.RegrantTolerance, Fallback: cfg.INA.Fallback, Hash: cfg.INA.Hash, Placement: cfg.INA.Placement, Baseline: cfg.Baseline, Models: st.modelInfos()}
+	res := &Result{PerSeed: runs, Device: dev.Name, Slots: dev.Slots, Window: dev.PerJobSlots, InFlight: st.need, Fallback: cfg.INA.Fallback, Hash: cfg.INA.Hash, Placement: cfg.INA.Placement, Baseline: cfg.Baseline, Models: st.modelInfos()}
 	if cfg.INA.Placement == PlacementServer {
 		res.ServerNIC = st.snic.name
 	}
@@ -306,7 +306,7 @@ func runSeed(st *setup, listed []train.Job, seed uint64, parts *progress.Parts, 
 // result sums one replay up.
 func (r *rack) result() PolicyResult {
 	pr := PolicyResult{Jobs: float64(len(r.jobs)), Seeds: 1, Events: int64(r.sim.Fired()), SteppedIterations: r.stepped, FastForwarded: r.ffIters,
-		Regrants: r.regrants, RegrantsHeld: r.regrantsHeld}
+		Regrants: r.regrants, HostRingJobs: float64(r.hostRingJobs)}
 	if s, ok := r.pol.(ina.Settler); ok {
 		pr.GrantsUnsettled = s.Unsettled()
 	}
@@ -390,20 +390,20 @@ func mergePolicy(cfg Config, runs [][]PolicyResult, k int) PolicyResult {
 		m.MakespanS = avg(func(p *PolicyResult) float64 { return p.MakespanS })
 		m.Jobs = avg(func(p *PolicyResult) float64 { return p.Jobs })
 		m.Unscheduled = avg(func(p *PolicyResult) float64 { return p.Unscheduled })
+		m.HostRingJobs = avg(func(p *PolicyResult) float64 { return p.HostRingJobs })
 		m.MeanSlots = avg(func(p *PolicyResult) float64 { return p.MeanSlots })
 		m.Iteration = Split{ComputeS: avg(func(p *PolicyResult) float64 { return p.Iteration.ComputeS }), CommS: avg(func(p *PolicyResult) float64 { return p.Iteration.CommS }), WaitS: avg(func(p *PolicyResult) float64 { return p.Iteration.WaitS })}
-		var ev, st, ff, rg, rh, un int64
+		var ev, st, ff, rg, un int64
 		for s := range runs {
 			ev += runs[s][k].Events
 			st += runs[s][k].SteppedIterations
 			ff += runs[s][k].FastForwarded
 			rg += runs[s][k].Regrants
-			rh += runs[s][k].RegrantsHeld
 			un += runs[s][k].GrantsUnsettled
 		}
 		n := int64(len(runs))
 		m.Events, m.SteppedIterations, m.FastForwarded = ev/n, st/n, ff/n
-		m.Regrants, m.RegrantsHeld = rg/n, rh/n
+		m.Regrants = rg / n
 		m.GrantsUnsettled = un // a total: any is worth a warning
 	}
 	m.Speedup = speedup(cfg, runs, k, cfg.Baseline)

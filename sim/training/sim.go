@@ -32,6 +32,7 @@ type server struct {
 	tx, rx resource.LinkID
 	jobs   []int
 	ina    []resource.LinkID // the path of its in-network flows
+	leg    []resource.LinkID // the path of a PS leg on it (psLegs)
 }
 
 // jobState is one job of one replay.
@@ -65,6 +66,7 @@ type jobState struct {
 	transfers []resource.Transfer
 	ids       []resource.FlowID // the stage's flows
 	idsINA    []bool            // which of them go through the device
+	idsLeg    []bool            // which of those are a PS's legs
 	left      []float64         // regrant's scratch: what each had left
 	// callbacks bound once per job (a closure per event would allocate)
 	onCompute, onEndSync, onFlow, onBegin func()
@@ -74,6 +76,10 @@ type jobState struct {
 	tail                                  engine.Time // fixed latency after the flows
 	computeEnd                            bool        // overlap full: the next compute is done
 	syncBusy                              bool        // overlap full: a synchronisation is in flight
+
+	// hostRing: a spanning job that runs its host all-reduce under a
+	// pool's policy (ina.use when-faster), outside the pool.
+	hostRing bool
 
 	// Fast-forward: an isolated job runs whole iterations of a fixed
 	// length from ffStart, from ffIter on.
@@ -119,6 +125,8 @@ type rack struct {
 	// switch, which sums at line rate on every port).
 	nicIn, nicSum, nicOut resource.LinkID
 	smartNIC              bool
+	// resultsViaPS: the policy runs ATP's protocol (ina.ResultsViaPS).
+	resultsViaPS bool
 
 	jobs    []jobState
 	queue   []int // arrived, not placed, in arrival order
@@ -128,11 +136,13 @@ type rack struct {
 	occupancy []OccupancyPoint
 	held      map[int]float64 // job -> slots held now (occupancy)
 	stepped   int64           // iterations simulated phase by phase
-	// regrants counts grant changes to jobs in their synchronisation,
-	// regrantsHeld those within ina.regrant_tolerance, not applied.
-	regrants, regrantsHeld int64
-	ffIters                int64 // iterations fast-forwarded
-	jct                    stats.Tally
+	// regrants counts grant changes to jobs in their synchronisation.
+	regrants int64
+	// hostRingJobs counts the jobs that ran their host all-reduce by
+	// ina.use when-faster.
+	hostRingJobs int
+	ffIters      int64 // iterations fast-forwarded
+	jct          stats.Tally
 }
 
 // newRack builds the rack of st for one replay of jobs under policy.
@@ -143,7 +153,8 @@ func newRack(st *setup, jobs []train.Job, pol ina.Policy, name string) (*rack, e
 	if err != nil {
 		return nil, err
 	}
-	r := &rack{cfg: cfg, st: st, dev: dev, intra: intra, sim: sim, net: net, pol: pol, polName: name, nicRate: float64(cfg.Cluster.NIC), held: map[int]float64{}}
+	r := &rack{cfg: cfg, st: st, dev: dev, intra: intra, sim: sim, net: net, pol: pol, polName: name, nicRate: float64(cfg.Cluster.NIC), held: map[int]float64{},
+		resultsViaPS: ina.ResultsViaPS(name)}
 	for range cfg.Cluster.Servers {
 		tx, err := net.AddLink(r.nicRate)
 		if err != nil {
@@ -276,7 +287,12 @@ func (r *rack) start(k int, servers, gpus []int) {
 	j.onEndSync = func() { r.endSync(k) }
 	j.onFlow = func() { r.flowDone(k) }
 	j.onBegin = func() { r.beginIteration(k) }
-	if len(servers) > 1 {
+	if len(servers) > 1 && r.cfg.INA.Use == UseWhenFaster && ina.BaseName(r.polName) != "none" &&
+		r.idealSync(j) > r.planTime(r.planFresh(j, ina.Grant{Job: k, Ring: true})) {
+		j.hostRing = true
+		r.hostRingJobs++
+	}
+	if r.pooled(j) {
 		r.netJobs = append(r.netJobs, k)
 		slices.Sort(r.netJobs)
 		r.pol.Start(k)
@@ -288,6 +304,10 @@ func (r *rack) start(k int, servers, gpus []int) {
 	// all placed before any of them decides whether it runs alone.
 	r.sim.MustAfter(0, j.onBegin)
 }
+
+// pooled says whether job j synchronises through the policy's pool: it
+// spans servers and aggregates in the network (see hostRing).
+func (r *rack) pooled(j *jobState) bool { return len(j.servers) > 1 && !j.hostRing }
 
 // intraTime is the part of a synchronisation inside the servers: for a
 // single-server job its whole ring over the GPU link, 2(g-1) alpha +
@@ -353,7 +373,7 @@ func (r *rack) finish(k int) {
 		r.servers[s].free += j.gpusOn[i]
 		r.servers[s].jobs = slices.DeleteFunc(r.servers[s].jobs, func(x int) bool { return x == k })
 	}
-	if len(j.servers) > 1 {
+	if r.pooled(j) {
 		r.pol.End(k)
 		r.setHeldAvg(k, 0)
 		i, _ := slices.BinarySearch(r.netJobs, k)
