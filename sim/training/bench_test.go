@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/conspirator-sim/conspirator/engine"
@@ -62,7 +63,8 @@ func fiveK(seed uint64) []train.Job {
 }
 
 // BenchmarkReplay5335 replays a 5,335-job list under each policy on a
-// rack of 32 servers of 8 GPUs, ATP's switch and pool: one op is one
+// rack of 32 servers of 8 GPUs, ATP's switch and pool, and atp and esa
+// with every spanning job aggregating (ina.use always): one op is one
 // whole replay. It reports the engine events per iteration and the share
 // of iterations fast-forwarded. CONSPIRATOR_JOB_LIST=path replays that
 // list instead (the public alibaba.csv of SwitchML-omnetpp). The mean
@@ -75,11 +77,15 @@ func BenchmarkReplay5335(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	for _, pol := range []string{"none", "static", "atp", "esa", "esa-oracle"} {
-		b.Run(pol, func(b *testing.B) {
+	for _, name := range []string{"none", "static", "atp", "esa", "esa-oracle", "atp/always", "esa/always"} {
+		pol, use, _ := strings.Cut(name, "/")
+		b.Run(name, func(b *testing.B) {
 			c, env := listed(jobs...)
 			c.Cluster.Servers, c.Cluster.GPUsPerServer = 32, 8
 			c.INA.Device = "tofino-atp"
+			if use != "" {
+				c.INA.Use = use // every spanning job through the pool
+			}
 			c.Policies, c.Baseline, c.RecordJobs = []string{pol}, "", false
 			var r *Result
 			for b.Loop() {

@@ -189,7 +189,7 @@ func (o *BytesOrDevice) UnmarshalText(b []byte) error {
 	}
 	n, err := units.ParseBytes(s)
 	if err != nil {
-		return fmt.Errorf("%q is neither a size nor device", s)
+		return fmt.Errorf("%q is neither a size nor device; write a size with its unit, e.g. 0B, 84B or 4KiB", s)
 	}
 	if n < 0 {
 		return fmt.Errorf("%v is negative; want a size above 0, or device", n)
