@@ -29,6 +29,8 @@ type TrainingResult struct {
 	Slots    int    `json:"slots"`
 	Window   int    `json:"window"`
 	InFlight int    `json:"in_flight"`
+	// Use is ina.use ("" in summaries before it).
+	Use      string `json:"use"`
 	Fallback string `json:"fallback"`
 	Hash     string `json:"hash"`
 	// Placement is server where each server's SmartNIC sums first;
@@ -63,7 +65,10 @@ type TrainingPolicy struct {
 	} `json:"vs_none,omitempty"`
 	MakespanS   Num `json:"makespan_s"`
 	Unscheduled Num `json:"unscheduled"`
-	Iteration   struct {
+	// HostRingJobs: spanning jobs that kept their host all-reduce
+	// (ina.use when-faster).
+	HostRingJobs Num `json:"jobs_on_host_ring"`
+	Iteration    struct {
 		ComputeS Num `json:"compute_s"`
 		CommS    Num `json:"comm_s"`
 		WaitS    Num `json:"wait_s"`
@@ -112,6 +117,12 @@ func writeTrainingTable(md *strings.Builder, t *TrainingResult) {
 	if t.Fallback != "" {
 		fmt.Fprintf(md, ", of which a synchronising job holds %d in flight (its bandwidth-delay product); chunks not aggregated go to the fallback %s; atp and esa hash with %s", t.InFlight, t.Fallback, t.Hash)
 	}
+	if t.Use != "" {
+		fmt.Fprintf(md, "; which spanning jobs aggregate: %s", t.Use)
+		if t.Use == "when-faster" {
+			md.WriteString(" (a job whose in-network phase alone would be slower keeps its host all-reduce: the table's \"on host ring\"; training_jobs.csv's on_host_ring)")
+		}
+	}
 	if t.Placement != "" {
 		fmt.Fprintf(md, "; placement %s: each server's %s sums its own GPUs' gradients first, then the servers' sums cross the device (the host ring under none)", t.Placement, t.ServerNIC)
 	}
@@ -119,8 +130,8 @@ func writeTrainingTable(md *strings.Builder, t *TrainingResult) {
 	if len(t.Policies) > 0 && t.Policies[0].Seeds > 1 {
 		fmt.Fprintf(md, " Means over %d seeds with 95%% CIs; the speedup is the baseline's mean JCT over the policy's, seed by seed.", t.Policies[0].Seeds)
 	}
-	md.WriteString("\n\n| policy | mean JCT (s) | ±95% CI | p99 JCT (s) | speedup | vs none | compute (ms/iter) | comm (ms/iter) | wait (ms/iter) | slots held | unscheduled |\n")
-	md.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	md.WriteString("\n\n| policy | mean JCT (s) | ±95% CI | p99 JCT (s) | speedup | vs none | compute (ms/iter) | comm (ms/iter) | wait (ms/iter) | slots held | unscheduled | on host ring |\n")
+	md.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, p := range t.Policies {
 		sp := ""
 		switch {
@@ -139,9 +150,9 @@ func writeTrainingTable(md *strings.Builder, t *TrainingResult) {
 				vn += fmt.Sprintf(" ± %.3f", float64(p.VsNone.CI95))
 			}
 		}
-		fmt.Fprintf(md, "| %s | %s | %s | %s | %s | %s | %.2f | %.2f | %.2f | %.0f | %s |\n", p.Name, fmtSig(float64(p.JCT.Mean)), fmtSig(nan0(float64(p.JCTCI))),
+		fmt.Fprintf(md, "| %s | %s | %s | %s | %s | %s | %.2f | %.2f | %.2f | %.0f | %s | %s |\n", p.Name, fmtSig(float64(p.JCT.Mean)), fmtSig(nan0(float64(p.JCTCI))),
 			fmtSig(float64(p.JCT.P99)), sp, vn, 1e3*float64(p.Iteration.ComputeS), 1e3*float64(p.Iteration.CommS), 1e3*float64(p.Iteration.WaitS),
-			float64(p.MeanSlots), fmtSig(float64(p.Unscheduled)))
+			float64(p.MeanSlots), fmtSig(float64(p.Unscheduled)), fmtSig(nan0(float64(p.HostRingJobs))))
 	}
 }
 

@@ -46,7 +46,11 @@ func headline(r Result) string {
 			if v := float64(sp.CI95); !math.IsNaN(v) && v > 0 {
 				ci = fmt.Sprintf(" ± %.2f", v)
 			}
-			s = append(s, fmt.Sprintf("esa's mean JCT is %.2fx%s faster than %s's (ESA: up to 1.35x over ATP-style sharing)", float64(sp.X), ci, sp.Baseline))
+			h := fmt.Sprintf("esa's mean JCT is %.2fx%s faster than %s's (ESA: up to 1.35x over ATP-style sharing)", float64(sp.X), ci, sp.Baseline)
+			if n := float64(t.Policies[i].HostRingJobs); n > 0 {
+				h += fmt.Sprintf(", with %s of %d jobs keeping their host all-reduce under it (ina.use %s)", fmtSig(n), t.Jobs, t.Use)
+			}
+			s = append(s, h)
 		}
 	}
 	if len(s) == 0 {

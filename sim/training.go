@@ -23,7 +23,10 @@ type TrainingSummary struct {
 	// InFlight is the slots a synchronising job holds at once (its
 	// bandwidth-delay product); Fallback where chunks the device does not
 	// aggregate go; Hash how atp and esa map windows onto the pool.
-	InFlight int    `json:"in_flight"`
+	InFlight int `json:"in_flight"`
+	// Use is ina.use: which spanning jobs aggregate (each policy's
+	// jobs_on_host_ring counts those that did not).
+	Use      string `json:"use"`
 	Fallback string `json:"fallback"`
 	Hash     string `json:"hash"`
 	// Placement is server (each server's SmartNIC, ServerNIC, sums its
@@ -92,7 +95,7 @@ func runTraining(cfg training.Config, seed uint64, files map[string][]byte, prog
 	}
 	files["training_jobs.csv"] = trainingJobsCSV(res)
 	files["occupancy.csv"] = occupancyCSV(res)
-	sum := &TrainingSummary{Device: res.Device, Slots: res.Slots, Window: res.Window, InFlight: res.InFlight, Fallback: res.Fallback, Hash: res.Hash, ServerNIC: res.ServerNIC, Models: res.Models, Jobs: res.Jobs, Baseline: res.Baseline, Policies: res.Policies}
+	sum := &TrainingSummary{Device: res.Device, Slots: res.Slots, Window: res.Window, InFlight: res.InFlight, Use: res.Use, Fallback: res.Fallback, Hash: res.Hash, ServerNIC: res.ServerNIC, Models: res.Models, Jobs: res.Jobs, Baseline: res.Baseline, Policies: res.Policies}
 	if res.Placement != training.PlacementRack {
 		sum.Placement = res.Placement
 	}
@@ -102,15 +105,19 @@ func runTraining(cfg training.Config, seed uint64, files map[string][]byte, prog
 // trainingJobsCSV writes one row per job and policy (the first seed's).
 func trainingJobsCSV(r *training.Result) []byte {
 	var b bytes.Buffer
-	b.WriteString("policy,id,model,gpus,servers,iterations,arrival_s,start_s,end_s,jct_s,compute_s,comm_s,wait_s\n")
+	b.WriteString("policy,id,model,gpus,servers,iterations,arrival_s,start_s,end_s,jct_s,compute_s,comm_s,wait_s,on_host_ring\n")
 	for _, p := range r.Policies {
 		for _, j := range p.JobRecords {
 			jct := -1.0
 			if j.EndS >= 0 {
 				jct = j.EndS - j.ArrivalS
 			}
-			fmt.Fprintf(&b, "%s,%s,%s,%d,%d,%d,%s,%s,%s,%s,%s,%s,%s\n", csvField(p.Name), csvField(j.ID), j.Model, j.GPUs, j.Servers, j.Iterations,
-				num(j.ArrivalS), num(j.StartS), num(j.EndS), num(jct), num(j.ComputeS), num(j.CommS), num(j.WaitS))
+			ring := 0
+			if j.OnHostRing {
+				ring = 1
+			}
+			fmt.Fprintf(&b, "%s,%s,%s,%d,%d,%d,%s,%s,%s,%s,%s,%s,%s,%d\n", csvField(p.Name), csvField(j.ID), j.Model, j.GPUs, j.Servers, j.Iterations,
+				num(j.ArrivalS), num(j.StartS), num(j.EndS), num(jct), num(j.ComputeS), num(j.CommS), num(j.WaitS), ring)
 		}
 	}
 	return b.Bytes()

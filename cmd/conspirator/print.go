@@ -399,7 +399,7 @@ func printTraining(w io.Writer, s *sim.Summary) {
 	if t == nil || len(t.Policies) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\ntraining: %d jobs; aggregating device %s, a pool of %d slots, a window of %d per job, %d held in flight while synchronising; fallback %s; hash %s\n", t.Jobs, t.Device, t.Slots, t.Window, t.InFlight, t.Fallback, t.Hash)
+	fmt.Fprintf(w, "\ntraining: %d jobs; aggregating device %s, a pool of %d slots, a window of %d per job, %d held in flight while synchronising; fallback %s; hash %s; which spanning jobs aggregate: %s (ina.use)\n", t.Jobs, t.Device, t.Slots, t.Window, t.InFlight, t.Fallback, t.Hash, t.Use)
 	if t.Placement != "" {
 		fmt.Fprintf(w, "  placement %s: each server's %s sums its own GPUs' gradients first, then the servers' sums cross (the device under the policy, the host ring under none)\n", t.Placement, t.ServerNIC)
 	}

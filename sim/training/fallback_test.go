@@ -224,3 +224,54 @@ func TestUseWhenFaster(t *testing.T) {
 		}
 	}
 }
+
+// A regrant carries each PS leg's own progress over (ATP's protocol). As
+// in TestRegrantWithinAPhaseByHand, a job on k = 8 servers starts with a
+// quarter of its chunks colliding, now with its legs: each NIC carries
+// its in-network flow (0.75 S w), its leg (0.75/8 S w = 0.09375) and a
+// shard flow (0.4375), at B/3 each, in S w/B. The legs end at 0.28125;
+// the other two then run at B/2. At t1 = 0.4 the collisions end: each
+// worker has 0.596875 in-network and 0.284375 of shard traffic (0.1625 S
+// of gradient) left, 0.759375 S in all, now all through the switch. The
+// legs, which ran ahead, owe 1/8 of that less the 0.596875/8 they had
+// already sent ahead: 0.0203125. From t1 each NIC carries 0.759375 +
+// 0.0203125 = 0.7796875 and stays saturated: the phase ends at 1.1796875
+// S w/B plus the round trip. Restarting the legs from the workers'
+// share (0.094921875) would end it at 1.25440 instead.
+func TestPSLegsCarryTheirProgressOverARegrant(t *testing.T) {
+	cfg, _ := listed()
+	cfg.Cluster.Servers = 8
+	st, err := cfg.resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.addModel("resnet50"); err != nil {
+		t.Fatal(err)
+	}
+	pol, _ := ina.New("atp", st.pool(1), nil)
+	r, err := newRack(st, []train.Job{{ID: "a", GPUs: 8, Iterations: 1, Model: "resnet50"}}, pol, "atp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.resultsViaPS {
+		t.Fatal("atp has no PS legs")
+	}
+	j := &r.jobs[0]
+	j.servers, j.gpusOn, j.gpus = []int{0, 1, 2, 3, 4, 5, 6, 7}, []int{1, 1, 1, 1, 1, 1, 1, 1}, 8
+	var end engine.Time
+	j.onFlow = func() { r.flowDone(0) }
+	j.onEndSync = func() { end = r.sim.Now() }
+	const w = 332.0 / 256
+	SwB := w * j.grad / float64(cfg.Cluster.NIC) // seconds
+	g := ina.Grant{Job: 0, Slots: 1 << 20, PSFraction: 0.25}
+	j.phase, j.grant = phaseSync, g
+	p := r.plan(j, g)
+	j.tail, j.stages, j.stage, j.pending = p.tail, p.stages, 0, 0
+	r.runStages(0)
+	r.sim.MustAt(engine.Seconds(0.4*SwB), func() { r.regrant(ina.Grant{Job: 0, Slots: 1 << 20}) })
+	r.sim.Run()
+	want := 1.1796875*SwB + r.dev.ChunkRTT.Seconds()
+	if got := end.Seconds(); math.Abs(got-want)/want > 1e-6 {
+		t.Errorf("phase ended at %.9f s, want %.9f (1.1796875 S w/B + RTT)", got, want)
+	}
+}

@@ -15,6 +15,7 @@ type flowSpec struct {
 	cap   float64 // bytes/s; 0: uncapped
 	ina   bool    // an in-network flow (its cap follows the job's slots)
 	leg   bool    // of those, a parameter server's leg (resultsViaPS)
+	legAt int     // a leg's place among the job's leg servers (legServers)
 }
 
 // syncPlan is one synchronisation phase of a spanning job: stages of
@@ -148,7 +149,7 @@ func (r *rack) plan(j *jobState, g ina.Grant) syncPlan {
 		}
 		return j.ringPlan
 	}
-	fl := r.inaFlows(j, g, j.grad, 0, j.specBuf[:0])
+	fl := r.inaFlows(j, g, j.grad, 0, nil, j.specBuf[:0])
 	j.specBuf = fl
 	j.stageBuf = append(j.stageBuf[:0], fl)
 	return syncPlan{stages: j.stageBuf, tail: r.dev.ChunkRTT + j.local}
@@ -160,19 +161,22 @@ func (r *rack) plan(j *jobState, g ina.Grant) syncPlan {
 // to the fallback, the rest through the device at the rate its slots
 // allow (slots x chunk bytes per round trip). Under ATP's protocol
 // (resultsViaPS) every aggregated chunk also goes from the device to the
-// job's parameter server and its result back (psLegs).
-func (r *rack) inaFlows(j *jobState, g ina.Grant, left, extra float64, fl []flowSpec) []flowSpec {
+// job's parameter server and its result back (psLegs); lag is what each
+// leg had left beyond its share of the workers' in-network bytes when a
+// regrant re-split them (nil at a phase's start).
+func (r *rack) inaFlows(j *jobState, g ina.Grant, left, extra float64, lag []float64, fl []flowSpec) []flowSpec {
 	fb := g.PSFraction * left
 	if g.Slots == 0 {
 		fb = left
 	}
-	if in := left - fb; in > 0 {
+	in := max(0, left-fb)
+	if in > 0 {
 		for _, s := range j.servers {
 			fl = append(fl, flowSpec{bytes: in * r.st.inaWire, path: r.inaPath(s), cap: r.inaCap(g.Slots), ina: true})
 		}
-		if r.resultsViaPS {
-			fl = r.psLegs(j, in, r.inaCap(g.Slots), fl)
-		}
+	}
+	if r.resultsViaPS {
+		fl = r.psLegs(j, in, r.inaCap(g.Slots), lag, fl)
 	}
 	return r.fallback(j, fb+extra, fl)
 }
@@ -185,17 +189,34 @@ func (r *rack) inaFlows(j *jobState, g ina.Grant, left, extra float64, fl []flow
 // shards on each of the job's k servers (ps-sharded) each take 1/k of
 // the chunks; ps-single's PS on the job's first server takes them all.
 // A leg crosses its server's NIC both ways (and a SmartNIC aggregator's
-// port out and in).
-func (r *rack) psLegs(j *jobState, in, cap float64, fl []flowSpec) []flowSpec {
-	servers := j.servers
-	share := 1 / float64(len(servers))
-	if r.cfg.INA.Fallback == FallbackSingle {
-		servers, share = servers[:1], 1
-	}
-	for _, s := range servers {
-		fl = append(fl, flowSpec{bytes: share * in * r.st.inaWire, path: r.legPath(s), cap: share * cap, ina: true, leg: true})
+// port out and in). A leg does not keep pace with its workers' flows (it
+// takes another share of its NIC), so a regrant carries each leg's own
+// progress over: lag[i], wire bytes it had left beyond its share of what
+// the workers had left, is added to its share of the new in-network
+// bytes (a leg that ran ahead has a negative lag). Without slots (cap 0)
+// a leg still owes the results of chunks already aggregated: uncapped.
+func (r *rack) psLegs(j *jobState, in, cap float64, lag []float64, fl []flowSpec) []flowSpec {
+	servers, share := r.legServers(j)
+	for i, s := range servers {
+		b := share * in * r.st.inaWire
+		if i < len(lag) {
+			b += lag[i]
+		}
+		if b > 0 {
+			fl = append(fl, flowSpec{bytes: b, path: r.legPath(s), cap: share * cap, ina: true, leg: true, legAt: i})
+		}
 	}
 	return fl
+}
+
+// legServers is the servers of job j's PS legs and each one's share of
+// the aggregated chunks: a shard on each (ps-sharded), or ps-single's PS
+// on the first.
+func (r *rack) legServers(j *jobState) ([]int, float64) {
+	if r.cfg.INA.Fallback == FallbackSingle {
+		return j.servers[:1], 1
+	}
+	return j.servers, 1 / float64(len(j.servers))
 }
 
 // legPath is a parameter server's leg on server s (see psLegs), built
@@ -355,11 +376,12 @@ func (r *rack) runStages(k int) {
 func (r *rack) startFlows(j *jobState, st []flowSpec) {
 	j.transfers = j.transfers[:0]
 	j.idsINA = j.idsINA[:0]
-	j.idsLeg = j.idsLeg[:0]
+	j.idsLeg, j.idsLegAt = j.idsLeg[:0], j.idsLegAt[:0]
 	for _, f := range st {
 		j.transfers = append(j.transfers, resource.Transfer{Bytes: f.bytes, Path: f.path, Cap: f.cap, Done: j.onFlow})
 		j.idsINA = append(j.idsINA, f.ina)
 		j.idsLeg = append(j.idsLeg, f.leg)
+		j.idsLegAt = append(j.idsLegAt, f.legAt)
 	}
 	j.pending += len(st)
 	j.ids = r.net.StartAll(j.transfers, j.ids[:0])
@@ -409,7 +431,7 @@ func (r *rack) regrant(g ina.Grant) {
 	j.left = r.net.CancelAll(j.ids, j.left[:0])
 	for i := range j.ids {
 		if j.left[i] == 0 || j.idsLeg[i] {
-			continue // a PS leg follows its workers' flows (psLegs)
+			continue // a PS leg carries its own progress over (psLegs)
 		}
 		if j.idsINA[i] {
 			in = max(in, j.left[i])
@@ -417,10 +439,25 @@ func (r *rack) regrant(g ina.Grant) {
 			fb = max(fb, j.left[i])
 		}
 	}
+	// Each PS leg's lag behind its share of the workers' bytes, by its
+	// place among the leg servers (a leg that had ended, or was not
+	// started since it was ahead, has 0 left: a negative lag).
+	j.legLag = j.legLag[:0]
+	if r.resultsViaPS {
+		servers, share := r.legServers(j)
+		for range servers {
+			j.legLag = append(j.legLag, -share*in)
+		}
+		for i := range j.ids {
+			if j.idsLeg[i] {
+				j.legLag[j.idsLegAt[i]] += j.left[i]
+			}
+		}
+	}
 	j.pending -= running
 	left := in/r.st.inaWire + fb/r.fallbackBytes(j, 1)
 	extra := float64(g.Evicted) * r.dev.SlotBytes
-	fl := r.inaFlows(j, g, left, extra, j.specBuf[:0])
+	fl := r.inaFlows(j, g, left, extra, j.legLag, j.specBuf[:0])
 	j.specBuf = fl
 	if len(fl) == 0 {
 		if j.pending == 0 {

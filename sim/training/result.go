@@ -105,6 +105,9 @@ type JobRecord struct {
 	ComputeS   float64
 	CommS      float64
 	WaitS      float64
+	// OnHostRing: it ran its host all-reduce under a pool's policy
+	// (ina.use when-faster).
+	OnHostRing bool
 }
 
 // Result is the outcome of Run.
@@ -120,6 +123,8 @@ type Result struct {
 	// InFlight is the slots a synchronising job holds at once (its
 	// bandwidth-delay product); Fallback and Hash as configured.
 	InFlight int
+	// Use is ina.use (see PolicyResult's HostRingJobs).
+	Use      string
 	Fallback string
 	Hash     string
 	// Placement is where the aggregation happens (rack or server), and
@@ -182,7 +187,7 @@ func Run(cfg Config, seed uint64, env Env) (*Result, error) {
 		}
 	}
 	dev := st.dev
-	res := &Result{PerSeed: runs, Device: dev.Name, Slots: dev.Slots, Window: dev.PerJobSlots, InFlight: st.need, Fallback: cfg.INA.Fallback, Hash: cfg.INA.Hash, Placement: cfg.INA.Placement, Baseline: cfg.Baseline, Models: st.modelInfos()}
+	res := &Result{PerSeed: runs, Device: dev.Name, Slots: dev.Slots, Window: dev.PerJobSlots, InFlight: st.need, Use: cfg.INA.Use, Fallback: cfg.INA.Fallback, Hash: cfg.INA.Hash, Placement: cfg.INA.Placement, Baseline: cfg.Baseline, Models: st.modelInfos()}
 	if cfg.INA.Placement == PlacementServer {
 		res.ServerNIC = st.snic.name
 	}
@@ -349,7 +354,7 @@ func (r *rack) result() PolicyResult {
 	if r.cfg.RecordJobs {
 		for _, j := range r.jobs {
 			rec := JobRecord{ID: j.spec.ID, Model: j.model.Name, GPUs: j.spec.GPUs, Servers: len(j.servers), Iterations: j.spec.Iterations,
-				ArrivalS: j.spec.Arrival.Seconds(), StartS: -1, EndS: -1, ComputeS: j.computeS, CommS: j.commS, WaitS: j.waitS}
+				ArrivalS: j.spec.Arrival.Seconds(), StartS: -1, EndS: -1, ComputeS: j.computeS, CommS: j.commS, WaitS: j.waitS, OnHostRing: j.hostRing}
 			if j.state != queued {
 				rec.StartS = j.started.Seconds()
 			}

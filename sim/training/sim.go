@@ -67,6 +67,8 @@ type jobState struct {
 	ids       []resource.FlowID // the stage's flows
 	idsINA    []bool            // which of them go through the device
 	idsLeg    []bool            // which of those are a PS's legs
+	idsLegAt  []int             // and their places among the leg servers
+	legLag    []float64         // regrant's scratch: each PS leg's lag (psLegs)
 	left      []float64         // regrant's scratch: what each had left
 	// callbacks bound once per job (a closure per event would allocate)
 	onCompute, onEndSync, onFlow, onBegin func()
