@@ -102,6 +102,7 @@ func BenchmarkReplay5335(b *testing.B) {
 			}
 			b.ReportMetric(100*float64(p.FastForwarded)/iters, "%ff")
 			b.ReportMetric(1e3*p.JCT.Mean, "jct-ms")
+			b.ReportMetric(p.HostRingJobs, "host-ring-jobs")
 		})
 	}
 }
