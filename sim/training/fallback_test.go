@@ -33,25 +33,8 @@ func TestFallbackByHand(t *testing.T) {
 		{FallbackSingle, 1, 7},
 		{FallbackSharded, 1, 1.75},
 	} {
-		cfg, _ := listed()
-		cfg.Cluster.Servers = 8
-		cfg.INA.Fallback = c.fallback
-		st, err := cfg.resolve()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := st.addModel("resnet50"); err != nil {
-			t.Fatal(err)
-		}
-		jobs := []train.Job{{ID: "a", GPUs: 8, Iterations: 1, Model: "resnet50"}}
-		pol, _ := ina.New("atp", st.pool(1), nil)
-		r, err := newRack(st, jobs, pol, "atp")
-		if err != nil {
-			t.Fatal(err)
-		}
+		r, j, cfg := rackOfEight(t, "atp", c.fallback)
 		r.resultsViaPS = false // the fallback alone: TestPSLegsByHand adds ATP's PS legs
-		j := &r.jobs[0]
-		j.servers, j.gpusOn, j.gpus = []int{0, 1, 2, 3, 4, 5, 6, 7}, []int{1, 1, 1, 1, 1, 1, 1, 1}, 8
 		g := ina.Grant{Slots: 1 << 20, PSFraction: c.p}
 		if c.p == 1 {
 			g.Slots = 0
@@ -112,23 +95,8 @@ func TestInFlightIsTheBandwidthDelayProduct(t *testing.T) {
 // chunks' packets (332 B on the wire for 256 B of values), so each time
 // above is w = 332/256 times as long, the regrant at 0.4 w S/B.
 func TestRegrantWithinAPhaseByHand(t *testing.T) {
-	cfg, _ := listed()
-	cfg.Cluster.Servers = 8
-	st, err := cfg.resolve()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.addModel("resnet50"); err != nil {
-		t.Fatal(err)
-	}
-	pol, _ := ina.New("atp", st.pool(1), nil)
-	r, err := newRack(st, []train.Job{{ID: "a", GPUs: 8, Iterations: 1, Model: "resnet50"}}, pol, "atp")
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, j, cfg := rackOfEight(t, "atp", FallbackSharded)
 	r.resultsViaPS = false // the regrant alone (TestPSLegsByHand adds the PS legs)
-	j := &r.jobs[0]
-	j.servers, j.gpusOn, j.gpus = []int{0, 1, 2, 3, 4, 5, 6, 7}, []int{1, 1, 1, 1, 1, 1, 1, 1}, 8
 	var end engine.Time
 	j.onFlow = func() { r.flowDone(0) }
 	j.onEndSync = func() { end = r.sim.Now() }
@@ -166,23 +134,7 @@ func TestPSLegsByHand(t *testing.T) {
 		{"atp", FallbackSingle, 2},
 		{"static", FallbackSharded, 1},
 	} {
-		cfg, _ := listed()
-		cfg.Cluster.Servers = 8
-		cfg.INA.Fallback = c.fallback
-		st, err := cfg.resolve()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := st.addModel("resnet50"); err != nil {
-			t.Fatal(err)
-		}
-		pol, _ := ina.New(c.policy, st.pool(1), nil)
-		r, err := newRack(st, []train.Job{{ID: "a", GPUs: 8, Iterations: 1, Model: "resnet50"}}, pol, c.policy)
-		if err != nil {
-			t.Fatal(err)
-		}
-		j := &r.jobs[0]
-		j.servers, j.gpusOn, j.gpus = []int{0, 1, 2, 3, 4, 5, 6, 7}, []int{1, 1, 1, 1, 1, 1, 1, 1}, 8
+		r, j, cfg := rackOfEight(t, c.policy, c.fallback)
 		got := r.planTime(r.planFresh(j, ina.Grant{Slots: r.need()})) - r.dev.ChunkRTT
 		want := c.want * 332.0 / 256 * j.grad / float64(cfg.Cluster.NIC)
 		if math.Abs(got.Seconds()-want)/want > 1e-6 {
@@ -239,25 +191,7 @@ func TestUseWhenFaster(t *testing.T) {
 // S w/B plus the round trip. Restarting the legs from the workers'
 // share (0.094921875) would end it at 1.25440 instead.
 func TestPSLegsCarryTheirProgressOverARegrant(t *testing.T) {
-	cfg, _ := listed()
-	cfg.Cluster.Servers = 8
-	st, err := cfg.resolve()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.addModel("resnet50"); err != nil {
-		t.Fatal(err)
-	}
-	pol, _ := ina.New("atp", st.pool(1), nil)
-	r, err := newRack(st, []train.Job{{ID: "a", GPUs: 8, Iterations: 1, Model: "resnet50"}}, pol, "atp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !r.resultsViaPS {
-		t.Fatal("atp has no PS legs")
-	}
-	j := &r.jobs[0]
-	j.servers, j.gpusOn, j.gpus = []int{0, 1, 2, 3, 4, 5, 6, 7}, []int{1, 1, 1, 1, 1, 1, 1, 1}, 8
+	r, j, cfg := rackOfEight(t, "atp", FallbackSharded)
 	var end engine.Time
 	j.onFlow = func() { r.flowDone(0) }
 	j.onEndSync = func() { end = r.sim.Now() }
@@ -274,4 +208,29 @@ func TestPSLegsCarryTheirProgressOverARegrant(t *testing.T) {
 	if got := end.Seconds(); math.Abs(got-want)/want > 1e-6 {
 		t.Errorf("phase ended at %.9f s, want %.9f (1.1796875 S w/B + RTT)", got, want)
 	}
+}
+
+// rackOfEight builds a rack of 8 single-GPU servers under policy and
+// fallback, and places one ResNet-50 job of 8 GPUs across all of them
+// (job 0), for the hand derivations above.
+func rackOfEight(t *testing.T, policy, fallback string) (*rack, *jobState, Config) {
+	t.Helper()
+	cfg, _ := listed()
+	cfg.Cluster.Servers = 8
+	cfg.INA.Fallback = fallback
+	st, err := cfg.resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.addModel("resnet50"); err != nil {
+		t.Fatal(err)
+	}
+	pol, _ := ina.New(policy, st.pool(1), nil)
+	r, err := newRack(st, []train.Job{{ID: "a", GPUs: 8, Iterations: 1, Model: "resnet50"}}, pol, policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := &r.jobs[0]
+	j.servers, j.gpusOn, j.gpus = []int{0, 1, 2, 3, 4, 5, 6, 7}, []int{1, 1, 1, 1, 1, 1, 1, 1}, 8
+	return r, j, cfg
 }
