@@ -149,21 +149,23 @@ func TestPSLegsByHand(t *testing.T) {
 // ring of 2 servers moves S h, the switch S w: the ring wins, so a
 // 2-GPU job runs its ring under static and its JCT is none's to the
 // nanosecond; at 8 servers the ring moves 1.75 S h > S w, so an 8-GPU
-// job aggregates (faster than none). always aggregates both.
+// job aggregates (faster than none), unless the pool holds a single
+// slot, which streams at 332 B per 5 us. always aggregates.
 func TestUseWhenFaster(t *testing.T) {
 	for _, c := range []struct {
 		gpus   int
 		use    string
+		slots  OrDevice
 		onRing bool
-	}{{2, UseWhenFaster, true}, {8, UseWhenFaster, false}, {2, UseAlways, false}} {
+	}{{2, UseWhenFaster, FromDevice, true}, {8, UseWhenFaster, FromDevice, false}, {8, UseWhenFaster, 1, true}, {2, UseAlways, FromDevice, false}} {
 		cfg, env := listed(train.Job{ID: "a", GPUs: c.gpus, Iterations: 20, Model: "vgg16"})
 		cfg.Cluster.Servers = 8
-		cfg.INA.Use = c.use
+		cfg.INA.Use, cfg.INA.Slots = c.use, c.slots
 		cfg.Policies, cfg.Baseline = []string{"static", "none"}, ""
 		r := mustRun(t, cfg, env)
 		st, none := policy(t, r, "static"), policy(t, r, "none")
 		if got := st.HostRingJobs == 1; got != c.onRing {
-			t.Errorf("%d GPUs, %s: %v jobs on the host ring, want on it: %v", c.gpus, c.use, st.HostRingJobs, c.onRing)
+			t.Errorf("%d GPUs, %s, pool %v: %v jobs on the host ring, want on it: %v", c.gpus, c.use, c.slots, st.HostRingJobs, c.onRing)
 		}
 		if c.onRing && st.JCT.Mean != none.JCT.Mean {
 			t.Errorf("%d GPUs, %s: JCT %.9f s on the ring, none's %.9f", c.gpus, c.use, st.JCT.Mean, none.JCT.Mean)

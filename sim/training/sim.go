@@ -290,7 +290,7 @@ func (r *rack) start(k int, servers, gpus []int) {
 	j.onFlow = func() { r.flowDone(k) }
 	j.onBegin = func() { r.beginIteration(k) }
 	if len(servers) > 1 && r.cfg.INA.Use == UseWhenFaster && ina.BaseName(r.polName) != "none" &&
-		r.idealSync(j) > r.planTime(r.planFresh(j, ina.Grant{Job: k, Ring: true})) {
+		r.planTime(r.planFresh(j, ina.Grant{Job: k, Slots: r.aloneSlots()})) > r.planTime(r.planFresh(j, ina.Grant{Job: k, Ring: true})) {
 		j.hostRing = true
 		r.hostRingJobs++
 	}
@@ -306,6 +306,11 @@ func (r *rack) start(k int, servers, gpus []int) {
 	// all placed before any of them decides whether it runs alone.
 	r.sim.MustAfter(0, j.onBegin)
 }
+
+// aloneSlots is what a job alone on the device holds in flight: its
+// need, at most its window and the pool (ina.use when-faster compares
+// its phase under them with its host all-reduce).
+func (r *rack) aloneSlots() int { return min(r.need(), r.dev.PerJobSlots, r.dev.Slots) }
 
 // pooled says whether job j synchronises through the policy's pool: it
 // spans servers and aggregates in the network (see hostRing).
