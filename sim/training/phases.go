@@ -14,8 +14,11 @@ type flowSpec struct {
 	path  []resource.LinkID
 	cap   float64 // bytes/s; 0: uncapped
 	ina   bool    // an in-network flow (its cap follows the job's slots)
-	leg   bool    // of those, a parameter server's leg (resultsViaPS)
-	legAt int     // a leg's place among the job's leg servers (legServers)
+	// legAt is a parameter server's leg's place among the job's leg
+	// servers (legServers, resultsViaPS), -1 for any other flow: set
+	// through leg, so that a flowSpec left unset is no leg.
+	legAt int
+	leg   bool
 }
 
 // syncPlan is one synchronisation phase of a spanning job: stages of
@@ -327,17 +330,12 @@ func (r *rack) startSync(k int) {
 		r.sim.MustAfter(j.local, j.onEndSync)
 		return
 	}
-	if j.hostRing {
-		j.grant = ina.Grant{Job: k, Ring: true}
-		j.waitMark, j.waitNow, j.waitAcc = r.sim.Now(), 0, 0
-		p := r.plan(j, j.grant)
-		j.tail, j.stages, j.stage, j.pending = p.tail, p.stages, 0, 0
-		r.net.BeginBatch()
-		r.runStages(k)
-		r.net.EndBatch()
-		return
+	// A job on its host ring (ina.use) asks the pool for nothing.
+	r.ringGrant[0] = ina.Grant{Job: k, Ring: true}
+	gs := r.ringGrant[:]
+	if !j.hostRing {
+		gs = r.pol.Enter(r.demand(k))
 	}
-	gs := r.pol.Enter(r.demand(k))
 	j.grant = gs[0]
 	j.waitMark, j.waitNow, j.waitAcc = r.sim.Now(), r.waitShare(j, j.grant), 0
 	r.setHeld(k, j.grant)
@@ -376,12 +374,15 @@ func (r *rack) runStages(k int) {
 func (r *rack) startFlows(j *jobState, st []flowSpec) {
 	j.transfers = j.transfers[:0]
 	j.idsINA = j.idsINA[:0]
-	j.idsLeg, j.idsLegAt = j.idsLeg[:0], j.idsLegAt[:0]
+	j.idsLegAt = j.idsLegAt[:0]
 	for _, f := range st {
 		j.transfers = append(j.transfers, resource.Transfer{Bytes: f.bytes, Path: f.path, Cap: f.cap, Done: j.onFlow})
 		j.idsINA = append(j.idsINA, f.ina)
-		j.idsLeg = append(j.idsLeg, f.leg)
-		j.idsLegAt = append(j.idsLegAt, f.legAt)
+		at := -1
+		if f.leg {
+			at = f.legAt
+		}
+		j.idsLegAt = append(j.idsLegAt, at)
 	}
 	j.pending += len(st)
 	j.ids = r.net.StartAll(j.transfers, j.ids[:0])
@@ -404,7 +405,6 @@ func (r *rack) flowDone(k int) {
 // (esa) go to the fallback too. Collided aggregators are tried again by
 // the next chunks: a job whose collisions end comes back to the device
 // within its phase.
-
 func (r *rack) regrant(g ina.Grant) {
 	j := &r.jobs[g.Job]
 	r.setHeld(g.Job, g)
@@ -430,7 +430,7 @@ func (r *rack) regrant(g ina.Grant) {
 	}
 	j.left = r.net.CancelAll(j.ids, j.left[:0])
 	for i := range j.ids {
-		if j.left[i] == 0 || j.idsLeg[i] {
+		if j.left[i] == 0 || j.idsLegAt[i] >= 0 {
 			continue // a PS leg carries its own progress over (psLegs)
 		}
 		if j.idsINA[i] {
@@ -449,8 +449,8 @@ func (r *rack) regrant(g ina.Grant) {
 			j.legLag = append(j.legLag, -share*in)
 		}
 		for i := range j.ids {
-			if j.idsLeg[i] {
-				j.legLag[j.idsLegAt[i]] += j.left[i]
+			if at := j.idsLegAt[i]; at >= 0 {
+				j.legLag[at] += j.left[i]
 			}
 		}
 	}

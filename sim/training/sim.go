@@ -66,8 +66,7 @@ type jobState struct {
 	transfers []resource.Transfer
 	ids       []resource.FlowID // the stage's flows
 	idsINA    []bool            // which of them go through the device
-	idsLeg    []bool            // which of those are a PS's legs
-	idsLegAt  []int             // and their places among the leg servers
+	idsLegAt  []int             // a PS leg's place among the leg servers, -1 for the others
 	legLag    []float64         // regrant's scratch: each PS leg's lag (psLegs)
 	left      []float64         // regrant's scratch: what each had left
 	// callbacks bound once per job (a closure per event would allocate)
@@ -129,6 +128,8 @@ type rack struct {
 	smartNIC              bool
 	// resultsViaPS: the policy runs ATP's protocol (ina.ResultsViaPS).
 	resultsViaPS bool
+	// ringGrant is startSync's grant for a job on its host ring.
+	ringGrant [1]ina.Grant
 
 	jobs    []jobState
 	queue   []int // arrived, not placed, in arrival order
@@ -289,8 +290,7 @@ func (r *rack) start(k int, servers, gpus []int) {
 	j.onEndSync = func() { r.endSync(k) }
 	j.onFlow = func() { r.flowDone(k) }
 	j.onBegin = func() { r.beginIteration(k) }
-	if len(servers) > 1 && r.cfg.INA.Use == UseWhenFaster && ina.BaseName(r.polName) != "none" &&
-		r.planTime(r.planFresh(j, ina.Grant{Job: k, Slots: r.aloneSlots()})) > r.planTime(r.planFresh(j, ina.Grant{Job: k, Ring: true})) {
+	if len(servers) > 1 && r.cfg.INA.Use == UseWhenFaster && ina.BaseName(r.polName) != "none" && r.ringFaster(j) {
 		j.hostRing = true
 		r.hostRingJobs++
 	}
@@ -307,10 +307,14 @@ func (r *rack) start(k int, servers, gpus []int) {
 	r.sim.MustAfter(0, j.onBegin)
 }
 
-// aloneSlots is what a job alone on the device holds in flight: its
-// need, at most its window and the pool (ina.use when-faster compares
-// its phase under them with its host all-reduce).
-func (r *rack) aloneSlots() int { return min(r.need(), r.dev.PerJobSlots, r.dev.Slots) }
+// ringFaster says whether job j's host all-reduce alone is faster than
+// its in-network phase alone, with what a job alone on the device holds
+// in flight: its need, at most its window and the pool (ina.use
+// when-faster).
+func (r *rack) ringFaster(j *jobState) bool {
+	alone := ina.Grant{Slots: min(r.need(), r.dev.PerJobSlots, r.dev.Slots)}
+	return r.planTime(r.planFresh(j, alone)) > r.planTime(r.planFresh(j, ina.Grant{Ring: true}))
+}
 
 // pooled says whether job j synchronises through the policy's pool: it
 // spans servers and aggregates in the network (see hostRing).
