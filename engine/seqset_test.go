@@ -64,8 +64,8 @@ func TestSeqSetAgainstMap(t *testing.T) {
 			}
 		}
 		// Every page went back: nothing is held for entries that left.
-		if s.head != len(s.pages) {
-			t.Errorf("seed %d: %d page slots still in use after removing everything", seed, len(s.pages)-s.head)
+		if len(s.live) != 0 || len(s.pages) != 0 {
+			t.Errorf("seed %d: %d pages (%d in the map) still in use after removing everything", seed, len(s.live), len(s.pages))
 		}
 		if s.has(1) || s.has(hi) {
 			t.Errorf("seed %d: has on the empty set = true", seed)
@@ -96,7 +96,40 @@ func TestSeqSetBoundedAndAllocFree(t *testing.T) {
 	}); a != 0 {
 		t.Errorf("%v allocations per 10,000 add/remove pairs, want 0", a)
 	}
-	if n := len(s.pages); n > 8 {
+	if n := len(s.live); n > 8 {
 		t.Errorf("%d pages for a window of 5,000 seqs, want at most 8", n)
+	}
+}
+
+// One entry far behind (an old event cancelled, due far in the future)
+// while a window moves forward through millions of seqs: the set holds
+// that entry's page and the window's, and adding and giving back the
+// window's pages allocates nothing and touches no page between them.
+func TestSeqSetOldEntryAndMovingWindow(t *testing.T) {
+	var s seqSet
+	s.add(1, MaxTime) // its page stays until the end
+	var seq uint64 = 2
+	step := func() {
+		s.add(seq, Time(seq))
+		if seq > 5001 { // from 2 on: 1 stays
+			s.remove(seq - 5000)
+		}
+		seq++
+	}
+	for range 100_000 {
+		step()
+	}
+	if a := testing.AllocsPerRun(20, func() {
+		for range 100_000 {
+			step()
+		}
+	}); a != 0 {
+		t.Errorf("%v allocations per 100,000 add/remove pairs, want 0", a)
+	}
+	if n := len(s.live); n > 9 {
+		t.Errorf("%d pages for one old entry and a window of 5,000 seqs, want at most 9", n)
+	}
+	if !s.has(1) || !s.remove(1) || s.has(1) {
+		t.Error("the old entry is not kept, or not removed")
 	}
 }
