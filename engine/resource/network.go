@@ -230,6 +230,38 @@ func (n *Network) SetCap(id FlowID, capBytesPerSec float64) {
 	n.recompute(f.path)
 }
 
+// Reset gives running flow id bytes left to send from now and a new cap
+// (<= 0: uncapped), keeping its path, its done function and its place
+// on its links: a cancel and a start of the same transfer without the
+// links' bookkeeping (a regrant re-splits every flow of a job whose
+// share of an aggregator pool moved, most of a replay with many jobs
+// synchronising at once). It reports whether id was running; one that
+// was not is left alone.
+func (n *Network) Reset(id FlowID, bytes, capBytesPerSec float64) bool {
+	f := n.flow(id)
+	if f == nil {
+		return false
+	}
+	if !(bytes >= 0) || math.IsInf(bytes, 1) {
+		panic(fmt.Sprintf("resource: network flow reset to %v bytes: bytes must be a finite number >= 0", bytes))
+	}
+	if math.IsNaN(capBytesPerSec) {
+		panic("resource: network flow cap is NaN")
+	}
+	if capBytesPerSec <= 0 {
+		capBytesPerSec = math.Inf(1)
+	}
+	f.remaining, f.at, f.cap = bytes, n.sim.Now(), capBytesPerSec
+	// Its end moves even where its rate does not (recomputeNow keeps
+	// the event of a flow whose rate stayed).
+	if f.hasEv {
+		n.sim.Cancel(f.ev)
+		f.hasEv = false
+	}
+	n.recompute(f.path)
+	return true
+}
+
 // Cancel stops flow id without running its done function and returns the
 // bytes it had left (0 for an unknown or finished flow).
 func (n *Network) Cancel(id FlowID) float64 {
@@ -318,21 +350,27 @@ func (n *Network) drop(f *netFlow) {
 }
 
 // component collects the links and flows reachable from the links of
-// seed, in the order a depth-first walk meets them: from the seeds in
-// their order, each link's flows in start order. That order is a
-// function of the events so far, so results are deterministic without
-// sorting (which cost a tenth of a replay).
+// seed (see walk), all of the components they touch together.
 func (n *Network) component(seed []LinkID) {
 	n.pass++
-	links := n.compLinks[:0]
-	flows := n.compFlows[:0]
-	stack := n.stack[:0]
+	n.compLinks, n.compFlows = n.compLinks[:0], n.compFlows[:0]
 	for _, l := range seed {
-		if n.mark[l] != n.pass {
-			n.mark[l] = n.pass
-			stack = append(stack, l)
-		}
+		n.walk(l)
 	}
+}
+
+// walk appends to compLinks and compFlows the links and flows reachable
+// from link l not yet met in this pass, in the order a depth-first walk
+// meets them: each link's flows in start order. That order is a
+// function of the events so far, so results are deterministic without
+// sorting (which cost a tenth of a replay).
+func (n *Network) walk(l LinkID) {
+	if n.mark[l] == n.pass {
+		return
+	}
+	links, flows := n.compLinks, n.compFlows
+	n.mark[l] = n.pass
+	stack := append(n.stack[:0], l)
 	for len(stack) > 0 {
 		l := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
@@ -375,22 +413,37 @@ func (n *Network) recompute(seed []LinkID) {
 // changed.
 func (n *Network) recomputeNow(seed []LinkID) {
 	now := n.sim.Now()
-	n.component(seed)
-	flows, links := n.compFlows, n.compLinks
-	n.fill(flows, links)
-	for _, f := range flows {
-		f.frozen = false
-		if f.fill == f.rate && (f.hasEv || !(f.rate > 0)) {
+	// Each connected component of the seeds' is filled on its own: a
+	// batch's seeds (every job a regrant touched) span many components,
+	// and one fill over their union costs the large form's sort and heap
+	// where each alone takes the passes of a small one.
+	n.pass++
+	for _, l := range seed {
+		if n.mark[l] == n.pass {
+			continue // in a component filled already
+		}
+		if len(n.links[l].flows) == 0 {
+			n.mark[l] = n.pass // no flow left on it: nothing to fill
 			continue
 		}
-		f.remaining = n.remainingAt(f, now)
-		f.at = now
-		f.rate = f.fill
-		n.schedule(f, now)
+		n.compLinks, n.compFlows = n.compLinks[:0], n.compFlows[:0]
+		n.walk(l)
+		flows, links := n.compFlows, n.compLinks
+		n.fill(flows, links)
+		for _, f := range flows {
+			f.frozen = false
+			if f.fill == f.rate && (f.hasEv || !(f.rate > 0)) {
+				continue
+			}
+			f.remaining = n.remainingAt(f, now)
+			f.at = now
+			f.rate = f.fill
+			n.schedule(f, now)
+		}
+		// The component's scratch slices are reused; the flows keep
+		// nothing of them.
+		clear(n.compFlows)
 	}
-	// The component's scratch slices are reused; the flows keep nothing of
-	// them.
-	clear(n.compFlows)
 }
 
 // fill finds the max-min fair rates of a component's flows (into fill):
