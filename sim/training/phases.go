@@ -375,6 +375,7 @@ func (r *rack) startFlows(j *jobState, st []flowSpec) {
 	j.transfers = j.transfers[:0]
 	j.idsINA = j.idsINA[:0]
 	j.idsLegAt = j.idsLegAt[:0]
+	j.paths = j.paths[:0]
 	for _, f := range st {
 		j.transfers = append(j.transfers, resource.Transfer{Bytes: f.bytes, Path: f.path, Cap: f.cap, Done: j.onFlow})
 		j.idsINA = append(j.idsINA, f.ina)
@@ -383,6 +384,7 @@ func (r *rack) startFlows(j *jobState, st []flowSpec) {
 			at = f.legAt
 		}
 		j.idsLegAt = append(j.idsLegAt, at)
+		j.paths = append(j.paths, f.path)
 	}
 	j.pending += len(st)
 	j.ids = r.net.StartAll(j.transfers, j.ids[:0])
@@ -420,15 +422,18 @@ func (r *rack) regrant(g ina.Grant) {
 	// carry wire bytes).
 	var in, fb float64
 	running := 0
+	j.left = j.left[:0]
 	for _, id := range j.ids {
+		b := 0.0
 		if r.net.Running(id) {
 			running++
+			b = r.net.Remaining(id)
 		}
+		j.left = append(j.left, b)
 	}
 	if running == 0 {
 		return // the stage's flows have all ended; their done functions end it
 	}
-	j.left = r.net.CancelAll(j.ids, j.left[:0])
 	for i := range j.ids {
 		if j.left[i] == 0 || j.idsLegAt[i] >= 0 {
 			continue // a PS leg carries its own progress over (psLegs)
@@ -454,18 +459,81 @@ func (r *rack) regrant(g ina.Grant) {
 			}
 		}
 	}
-	j.pending -= running
 	left := in/r.st.inaWire + fb/r.fallbackBytes(j, 1)
 	extra := float64(g.Evicted) * r.dev.SlotBytes
 	fl := r.inaFlows(j, g, left, extra, j.legLag, j.specBuf[:0])
 	j.specBuf = fl
-	if len(fl) == 0 {
-		if j.pending == 0 {
-			r.runStages(g.Job)
-		}
-		return
+	r.reshape(j, fl)
+	if j.pending == 0 {
+		r.runStages(g.Job)
 	}
-	r.startFlows(j, fl)
+}
+
+// reshape makes job j's running flows those of fl: a running flow on the
+// path of one of fl's (a flow of the same kind over the same links: each
+// path is built once) is reset to its bytes and cap in place, the flows
+// of fl without one start, and the running flows left over are cancelled
+// (their done functions never run).
+func (r *rack) reshape(j *jobState, fl []flowSpec) {
+	ids, ina, legAt := j.ids, j.idsINA, j.idsLegAt
+	used := j.used[:0]
+	for range ids {
+		used = append(used, false)
+	}
+	j.used = used
+	// The new flows of fl, in the old ones' slices past their end.
+	n := len(ids)
+	j.transfers = j.transfers[:0]
+	next := 0 // fl lists its flows in the order they were made: look there first
+	for _, f := range fl {
+		at := -1
+		if f.leg {
+			at = f.legAt
+		}
+		found := false
+		for c := range n {
+			i := (next + c) % n
+			if used[i] || j.left[i] == 0 || ina[i] != f.ina || legAt[i] != at || !samePath(j.paths[i], f.path) {
+				continue
+			}
+			if r.net.Reset(ids[i], f.bytes, f.cap) {
+				used[i], found, next = true, true, i+1
+				break
+			}
+		}
+		if !found {
+			j.transfers = append(j.transfers, resource.Transfer{Bytes: f.bytes, Path: f.path, Cap: f.cap, Done: j.onFlow})
+			ina = append(ina, f.ina)
+			legAt = append(legAt, at)
+			j.paths = append(j.paths, f.path)
+		}
+	}
+	// Cancel the running flows that fl has no place for, and keep the
+	// rest in order.
+	kept := 0
+	for i := range n {
+		if !used[i] {
+			if r.net.Running(ids[i]) {
+				r.net.Cancel(ids[i])
+				j.pending--
+			}
+			continue
+		}
+		ids[kept], ina[kept], legAt[kept], j.paths[kept] = ids[i], ina[i], legAt[i], j.paths[i]
+		kept++
+	}
+	m := copy(ina[kept:], ina[n:])
+	copy(legAt[kept:], legAt[n:])
+	copy(j.paths[kept:], j.paths[n:])
+	ids = r.net.StartAll(j.transfers, ids[:kept])
+	j.pending += len(j.transfers)
+	j.ids, j.idsINA, j.idsLegAt, j.paths = ids, ina[:kept+m], legAt[:kept+m], j.paths[:kept+m]
+}
+
+// samePath says whether a and b are the same path: paths are built once
+// and shared, so the same slice.
+func samePath(a, b []resource.LinkID) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // The split of a synchronisation into communication and waiting for
