@@ -30,12 +30,7 @@ func TestFillsEqualTheirFirstFormsBitForBit(t *testing.T) {
 		}
 		var flows []*netFlow
 		for range 1 + r.IntN(60) {
-			var path []LinkID
-			for range 1 + r.IntN(4) {
-				if l := ls[r.IntN(nl)]; !slices.Contains(path, l) {
-					path = append(path, l)
-				}
-			}
+			path := randomPath(r, ls)
 			capv := 0.0
 			switch r.IntN(4) {
 			case 0:

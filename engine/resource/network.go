@@ -157,13 +157,9 @@ func (n *Network) StartAll(ts []Transfer, ids []FlowID) []FlowID {
 
 // add checks t and puts its flow on its links, without recomputing.
 func (n *Network) add(t Transfer) *netFlow {
-	bytes, path, capBytesPerSec := t.Bytes, t.Path, t.Cap
-	if !(bytes >= 0) || math.IsInf(bytes, 1) {
-		panic(fmt.Sprintf("resource: network flow of %v bytes: bytes must be a finite number >= 0", bytes))
-	}
-	if math.IsNaN(capBytesPerSec) {
-		panic("resource: network flow cap is NaN")
-	}
+	bytes, path := t.Bytes, t.Path
+	checkBytes(bytes)
+	capBytesPerSec := flowCap(t.Cap)
 	if len(path) == 0 {
 		panic("resource: network flow with an empty path")
 	}
@@ -174,9 +170,6 @@ func (n *Network) add(t Transfer) *netFlow {
 		if slices.Contains(path[:i], l) {
 			panic(fmt.Sprintf("resource: network flow crosses link %d twice", l))
 		}
-	}
-	if capBytesPerSec <= 0 {
-		capBytesPerSec = math.Inf(1)
 	}
 	n.lastID++
 	var f *netFlow
@@ -220,14 +213,28 @@ func (n *Network) SetCap(id FlowID, capBytesPerSec float64) {
 	if f == nil {
 		return
 	}
+	f.cap = flowCap(capBytesPerSec)
+	n.recompute(f.path)
+}
+
+// checkBytes panics on a flow's bytes that are negative, infinite or
+// NaN: a model bug.
+func checkBytes(bytes float64) {
+	if !(bytes >= 0) || math.IsInf(bytes, 1) {
+		panic(fmt.Sprintf("resource: network flow of %v bytes: bytes must be a finite number >= 0", bytes))
+	}
+}
+
+// flowCap is a flow's cap as the fill reads it: +Inf for none (<= 0). A
+// NaN cap is a model bug and panics.
+func flowCap(capBytesPerSec float64) float64 {
 	if math.IsNaN(capBytesPerSec) {
 		panic("resource: network flow cap is NaN")
 	}
 	if capBytesPerSec <= 0 {
-		capBytesPerSec = math.Inf(1)
+		return math.Inf(1)
 	}
-	f.cap = capBytesPerSec
-	n.recompute(f.path)
+	return capBytesPerSec
 }
 
 // Reset gives running flow id bytes left to send from now and a new cap
@@ -242,16 +249,8 @@ func (n *Network) Reset(id FlowID, bytes, capBytesPerSec float64) bool {
 	if f == nil {
 		return false
 	}
-	if !(bytes >= 0) || math.IsInf(bytes, 1) {
-		panic(fmt.Sprintf("resource: network flow reset to %v bytes: bytes must be a finite number >= 0", bytes))
-	}
-	if math.IsNaN(capBytesPerSec) {
-		panic("resource: network flow cap is NaN")
-	}
-	if capBytesPerSec <= 0 {
-		capBytesPerSec = math.Inf(1)
-	}
-	f.remaining, f.at, f.cap = bytes, n.sim.Now(), capBytesPerSec
+	checkBytes(bytes)
+	f.remaining, f.at, f.cap = bytes, n.sim.Now(), flowCap(capBytesPerSec)
 	// Its end moves even where its rate does not (recomputeNow keeps
 	// the event of a flow whose rate stayed).
 	if f.hasEv {

@@ -238,12 +238,7 @@ func TestFillByLevelsEqualsFillByHeap(t *testing.T) {
 		}
 		var flows []*netFlow
 		for range 1 + r.IntN(40) {
-			var path []LinkID
-			for range 1 + r.IntN(4) {
-				if l := ls[r.IntN(nl)]; !slices.Contains(path, l) {
-					path = append(path, l)
-				}
-			}
+			path := randomPath(r, ls)
 			capv := 0.0
 			if r.IntN(3) == 0 {
 				capv = 0.5 + 10*r.Float64()
@@ -341,12 +336,7 @@ func TestNetworkIncrementalEqualsFromScratch(t *testing.T) {
 		var ids []FlowID
 		started, finished, cancelled := 0, 0, 0
 		transfer := func() Transfer {
-			var path []LinkID
-			for range 1 + r.IntN(4) {
-				if l := ls[r.IntN(len(ls))]; !slices.Contains(path, l) {
-					path = append(path, l)
-				}
-			}
+			path := randomPath(r, ls)
 			capv := 0.0
 			switch r.IntN(3) {
 			case 0:
@@ -412,4 +402,15 @@ func TestNetworkIncrementalEqualsFromScratch(t *testing.T) {
 			t.Fatalf("seed %d: %d started, %d finished, %d cancelled, %d still running", seed, started, finished, cancelled, n.Flows())
 		}
 	}
+}
+
+// randomPath is a path of one to four distinct links of ls, drawn from r.
+func randomPath(r *engine.Stream, ls []LinkID) []LinkID {
+	var path []LinkID
+	for range 1 + r.IntN(4) {
+		if l := ls[r.IntN(len(ls))]; !slices.Contains(path, l) {
+			path = append(path, l)
+		}
+	}
+	return path
 }
