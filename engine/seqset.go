@@ -4,8 +4,8 @@ package engine
 // over Seq in pages of seqPageBits, each page allocated (or taken from a
 // free list) when its first event is cancelled and given back when its
 // last entry leaves. A model cancels mostly events it scheduled recently,
-// so the live pages are few and the one looked up last is usually the
-// one asked for next: has, add and remove are then a compare, a load and
+// so the live pages are few and the two looked up last are usually the
+// ones asked for next: has, add and remove are then a compare, a load and
 // a bit operation, where a hash set of seqs would probe a table that
 // outgrows the cache. Other pages are found in a map of the live pages,
 // not a slice from the oldest live page to the newest: a cancelled event
@@ -25,7 +25,10 @@ type seqSet struct {
 	pages map[uint64]*seqPage // page number -> its page, while it holds any
 	live  []*seqPage          // the pages of the map (each knows its place)
 	free  []*seqPage          // empty pages for reuse
-	last  *seqPage            // the page looked up last; nil: none
+	// The two pages looked up last (nil: none), the newer first: a
+	// cancel adds to the newest page while the simulator removes from
+	// the page of the events it pops, so each finds its own.
+	last [2]*seqPage
 }
 
 const (
@@ -44,12 +47,16 @@ type seqPage struct {
 // page returns the page holding seq, or nil.
 func (s *seqSet) page(seq uint64) *seqPage {
 	p := seq >> seqPageShift
-	if s.last != nil && s.last.num == p {
-		return s.last
+	if pg := s.last[0]; pg != nil && pg.num == p {
+		return pg
+	}
+	if pg := s.last[1]; pg != nil && pg.num == p {
+		s.last[0], s.last[1] = pg, s.last[0]
+		return pg
 	}
 	pg := s.pages[p]
 	if pg != nil {
-		s.last = pg
+		s.last[0], s.last[1] = pg, s.last[0]
 	}
 	return pg
 }
@@ -84,7 +91,7 @@ func (s *seqSet) add(seq uint64, at Time) bool {
 		}
 		s.pages[pg.num] = pg
 		s.live = append(s.live, pg)
-		s.last = pg
+		s.last[0], s.last[1] = pg, s.last[0]
 	}
 	w, b := bit(seq)
 	if pg.bits[w]&b != 0 {
@@ -133,8 +140,10 @@ func (s *seqSet) release(pg *seqPage) {
 	s.live[pg.at], moved.at = moved, pg.at
 	s.live[last] = nil
 	s.live = s.live[:last]
-	if s.last == pg {
-		s.last = nil
+	for i, l := range s.last {
+		if l == pg {
+			s.last[i] = nil
+		}
 	}
 	*pg = seqPage{}
 	s.free = append(s.free, pg)
