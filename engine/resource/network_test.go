@@ -414,3 +414,79 @@ func randomPath(r *engine.Stream, ls []LinkID) []LinkID {
 	}
 	return path
 }
+
+// Reset is a cancel and a start of the same transfer: two networks on
+// one simulator, one resetting flows in place and the other cancelling
+// and restarting them (same bytes, cap and path), in and out of batches,
+// with resets to zero bytes, to the bytes left and to new caps, end every
+// transfer at the same nanosecond, and Remaining after a reset is the
+// new bytes.
+func TestNetworkResetEqualsCancelAndStart(t *testing.T) {
+	for seed := range 100 {
+		r := engine.NewStream(uint64(seed), "net-reset")
+		sim := engine.New(nil)
+		a, _ := NewNetwork(sim)
+		b, _ := NewNetwork(sim)
+		var ls []LinkID
+		for range 2 + r.IntN(8) {
+			c := float64(1 + r.IntN(4))
+			l, _ := a.AddLink(c)
+			b.AddLink(c)
+			ls = append(ls, l)
+		}
+		type xfer struct {
+			idA, idB   FlowID
+			path       []LinkID
+			endA, endB engine.Time
+		}
+		var xs []*xfer
+		for step := range 200 {
+			sim.MustAt(engine.Time(r.IntN(10_000_000_000)), func() {
+				batch := r.IntN(2) == 0
+				if batch {
+					a.BeginBatch()
+					b.BeginBatch()
+				}
+				switch k := r.IntN(3); {
+				case k == 0 || len(xs) == 0:
+					x := &xfer{path: randomPath(r, ls), endA: -1, endB: -1}
+					bytes, capv := 1+40*r.Float64(), float64(r.IntN(3))
+					x.idA = a.Start(bytes, x.path, capv, func() { x.endA = sim.Now() })
+					x.idB = b.Start(bytes, x.path, capv, func() { x.endB = sim.Now() })
+					xs = append(xs, x)
+				default:
+					x := xs[r.IntN(len(xs))]
+					if !a.Running(x.idA) {
+						break
+					}
+					bytes := 1 + 40*r.Float64()
+					switch r.IntN(3) {
+					case 0:
+						bytes = 0
+					case 1:
+						bytes = a.Remaining(x.idA)
+					}
+					capv := float64(r.IntN(3))
+					if !a.Reset(x.idA, bytes, capv) {
+						t.Fatalf("seed %d step %d: Reset of a running flow reports it was not", seed, step)
+					}
+					if got := a.Remaining(x.idA); got != bytes {
+						t.Fatalf("seed %d step %d: %v bytes left after a reset to %v", seed, step, got, bytes)
+					}
+					b.Cancel(x.idB)
+					x.idB = b.Start(bytes, x.path, capv, func() { x.endB = sim.Now() })
+				}
+				if batch {
+					a.EndBatch()
+					b.EndBatch()
+				}
+			})
+		}
+		sim.Run()
+		for i, x := range xs {
+			if x.endA < 0 || x.endA != x.endB {
+				t.Fatalf("seed %d transfer %d: ends at %v reset in place, %v cancelled and restarted", seed, i, x.endA, x.endB)
+			}
+		}
+	}
+}
