@@ -476,6 +476,19 @@ func (r *rack) regrant(g ina.Grant) {
 // (their done functions never run).
 func (r *rack) reshape(j *jobState, fl []flowSpec) {
 	ids, ina, legAt := j.ids, j.idsINA, j.idsLegAt
+	if len(fl) == 0 {
+		// Nothing left to send: the running flows stop, and their IDs
+		// stay, so that another regrant at this instant still finds the
+		// job in its stage (its wait is marked) until its last done
+		// function ends the stage.
+		for _, id := range ids {
+			if r.net.Running(id) {
+				r.net.Cancel(id)
+				j.pending--
+			}
+		}
+		return
+	}
 	used := j.used[:0]
 	for range ids {
 		used = append(used, false)
