@@ -64,8 +64,8 @@ func TestSeqSetAgainstMap(t *testing.T) {
 			}
 		}
 		// Every page went back: nothing is held for entries that left.
-		if len(s.live) != 0 || len(s.pages) != 0 {
-			t.Errorf("seed %d: %d pages (%d in the map) still in use after removing everything", seed, len(s.live), len(s.pages))
+		if s.head != len(s.pages) || len(s.farList) != 0 || len(s.far) != 0 {
+			t.Errorf("seed %d: %d window slots and %d far pages still in use after removing everything", seed, len(s.pages)-s.head, len(s.farList))
 		}
 		if s.has(1) || s.has(hi) {
 			t.Errorf("seed %d: has on the empty set = true", seed)
@@ -96,7 +96,7 @@ func TestSeqSetBoundedAndAllocFree(t *testing.T) {
 	}); a != 0 {
 		t.Errorf("%v allocations per 10,000 add/remove pairs, want 0", a)
 	}
-	if n := len(s.live); n > 8 {
+	if n := len(s.pages); n > 8 {
 		t.Errorf("%d pages for a window of 5,000 seqs, want at most 8", n)
 	}
 }
@@ -128,10 +128,36 @@ func TestSeqSetOldEntryAndMovingWindow(t *testing.T) {
 	}); a != 0 {
 		t.Errorf("%v allocations per 100,000 add/remove pairs, want 0", a)
 	}
-	if n := len(s.live); n > 9 {
-		t.Errorf("%d pages for one old entry and a window of 5,000 seqs, want at most 9", n)
+	if n, f := len(s.pages)-s.head, len(s.farList); n > 8 || f != 1 {
+		t.Errorf("%d window slots and %d far pages for one old entry and a window of 5,000 seqs, want at most 8 and 1", n, f)
 	}
 	if !s.has(1) || !s.remove(1) || s.has(1) {
 		t.Error("the old entry is not kept, or not removed")
+	}
+}
+
+// A page the window left behind is found again after the window emptied
+// and restarted below it: seq a in page 100 goes far when page 164 opens,
+// page 164 empties, and a window restarted at page 90 reaches page 120.
+func TestSeqSetFarPageInsideARestartedWindow(t *testing.T) {
+	var s seqSet
+	page := func(p uint64) uint64 { return p << seqPageShift }
+	a := page(100) + 7
+	s.add(a, 10)
+	s.add(page(100+seqWindowPages), 20)
+	if len(s.farList) != 1 {
+		t.Fatalf("%d far pages after the window moved past page 100, want 1", len(s.farList))
+	}
+	s.remove(page(100 + seqWindowPages))
+	s.add(page(90)+1, 30)
+	s.add(page(120)+1, 40)
+	if !s.has(a) {
+		t.Fatal("the far entry is lost once the window spans its page")
+	}
+	if s.add(a, 10) {
+		t.Error("adding the far entry again reports it new")
+	}
+	if !s.remove(a) || s.has(a) || len(s.farList) != 0 {
+		t.Errorf("removing the far entry: has %v, %d far pages left", s.has(a), len(s.farList))
 	}
 }
