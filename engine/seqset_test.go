@@ -5,7 +5,8 @@ import "testing"
 // The cancelled-event set against a map: random adds, removes and lookups
 // over a window of seqs that moves forward as a simulation's does, with
 // now and then a seq far behind the window (a model cancelling an old
-// timeout, which makes the set grow pages in front) and a dropPassed,
+// timeout, which puts its page far), now and then a jump of more than
+// the window (whose live pages then go far) and a dropPassed,
 // after which every entry at or after the cut must still be there.
 func TestSeqSetAgainstMap(t *testing.T) {
 	for _, seed := range []uint64{1, 2, 3} {
@@ -15,6 +16,9 @@ func TestSeqSetAgainstMap(t *testing.T) {
 		var hi uint64 = 1
 		for op := range 200_000 {
 			hi += uint64(rng.IntN(3))
+			if rng.IntN(2000) == 0 {
+				hi += uint64(seqWindowPages+rng.IntN(seqWindowPages)) * seqPageBits // the window moves on past live pages
+			}
 			back := uint64(rng.IntN(3 * seqPageBits))
 			if rng.IntN(500) == 0 {
 				back = uint64(rng.IntN(int(hi)))
@@ -26,6 +30,9 @@ func TestSeqSetAgainstMap(t *testing.T) {
 			switch r := rng.IntN(10); {
 			case r < 4:
 				at := Time(seq) + Time(rng.IntN(1000))
+				if rng.IntN(100) == 0 {
+					at = MaxTime - Time(rng.IntN(1000)) // a far-future timeout: kept by every dropPassed
+				}
 				_, had := ref[seq]
 				if got := s.add(seq, at); got == had {
 					t.Fatalf("seed %d op %d: add(%d) = %v, want %v", seed, op, seq, got, !had)
