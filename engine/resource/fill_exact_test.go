@@ -31,14 +31,7 @@ func TestFillsEqualTheirFirstFormsBitForBit(t *testing.T) {
 		var flows []*netFlow
 		for range 1 + r.IntN(60) {
 			path := randomPath(r, ls)
-			capv := 0.0
-			switch r.IntN(4) {
-			case 0:
-				capv = 0.5 + 10*r.Float64()
-			case 1:
-				capv = float64(1+r.IntN(3)) / 3
-			}
-			flows = append(flows, n.add(Transfer{Bytes: 100, Path: path, Cap: capv}))
+			flows = append(flows, n.add(Transfer{Bytes: 100, Path: path, Cap: randomCap(r)}))
 		}
 		n.component(ls)
 		fl, lk := slices.Clone(n.compFlows), slices.Clone(n.compLinks)

@@ -337,15 +337,8 @@ func TestNetworkIncrementalEqualsFromScratch(t *testing.T) {
 		started, finished, cancelled := 0, 0, 0
 		transfer := func() Transfer {
 			path := randomPath(r, ls)
-			capv := 0.0
-			switch r.IntN(3) {
-			case 0:
-				capv = 0.5 + 5*r.Float64()
-			case 1:
-				capv = float64(1+r.IntN(3)) / 2
-			}
 			started++
-			return Transfer{Bytes: 1 + 50*r.Float64(), Path: path, Cap: capv, Done: func() { finished++ }}
+			return Transfer{Bytes: 1 + 50*r.Float64(), Path: path, Cap: randomCap(r), Done: func() { finished++ }}
 		}
 		check := func(step int) {
 			if n.flushing {
@@ -489,4 +482,16 @@ func TestNetworkResetEqualsCancelAndStart(t *testing.T) {
 			}
 		}
 	}
+}
+
+// randomCap is a flow's cap drawn from r: none half the time, else any
+// rate or one of a few that tie (0 is uncapped).
+func randomCap(r *engine.Stream) float64 {
+	switch r.IntN(4) {
+	case 0:
+		return 0.5 + 10*r.Float64()
+	case 1:
+		return float64(1+r.IntN(3)) / 3
+	}
+	return 0
 }

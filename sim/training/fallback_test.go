@@ -24,7 +24,7 @@ import (
 func TestFallbackByHand(t *testing.T) {
 	for _, c := range []struct {
 		fallback string
-		p, want  float64 // want in units of S/B
+		p, want  float64 // want in units of S w / B
 	}{
 		{FallbackSingle, 0.25, 2.5},
 		{FallbackSharded, 0.25, 1.1875},
@@ -39,11 +39,8 @@ func TestFallbackByHand(t *testing.T) {
 		if c.p == 1 {
 			g.Slots = 0
 		}
-		got := r.planTime(r.planFresh(j, g)) - r.dev.ChunkRTT
-		const w = 332.0 / 256
-		want := c.want * w * j.grad / float64(cfg.Cluster.NIC)
-		if math.Abs(got.Seconds()-want)/want > 1e-6 {
-			t.Errorf("%s, p=%v: phase %v, want %.4f S/B = %v", c.fallback, c.p, got, c.want, engine.Seconds(want))
+		if got := lonePhase(r, j, cfg, g); math.Abs(got-c.want)/c.want > 1e-6 {
+			t.Errorf("%s, p=%v: phase %.6f S w/B, want %.4f", c.fallback, c.p, got, c.want)
 		}
 	}
 }
@@ -135,10 +132,8 @@ func TestPSLegsByHand(t *testing.T) {
 		{"static", FallbackSharded, 1},
 	} {
 		r, j, cfg := rackOfEight(t, c.policy, c.fallback)
-		got := r.planTime(r.planFresh(j, ina.Grant{Slots: r.need()})) - r.dev.ChunkRTT
-		want := c.want * 332.0 / 256 * j.grad / float64(cfg.Cluster.NIC)
-		if math.Abs(got.Seconds()-want)/want > 1e-6 {
-			t.Errorf("%s, %s: phase %v, want %.3f S w/B = %v", c.policy, c.fallback, got, c.want, engine.Seconds(want))
+		if got := lonePhase(r, j, cfg, ina.Grant{Slots: r.need()}); math.Abs(got-c.want)/c.want > 1e-6 {
+			t.Errorf("%s, %s: phase %.6f S w/B, want %.3f", c.policy, c.fallback, got, c.want)
 		}
 	}
 }
@@ -215,6 +210,15 @@ func TestPSLegsCarryTheirProgressOverARegrant(t *testing.T) {
 // rackOfEight builds a rack of 8 single-GPU servers under policy and
 // fallback, and places one ResNet-50 job of 8 GPUs across all of them
 // (job 0), for the hand derivations above.
+// lonePhase is job j's synchronisation under grant g on otherwise idle
+// links, less its last chunk's round trip, in units of S w / B: S its
+// gradient, w = 332/256 the wire bytes per byte of SwitchML's and ATP's
+// packets, B the NIC's rate.
+func lonePhase(r *rack, j *jobState, cfg Config, g ina.Grant) float64 {
+	got := r.planTime(r.planFresh(j, g)) - r.dev.ChunkRTT
+	return got.Seconds() / (332.0 / 256 * j.grad / float64(cfg.Cluster.NIC))
+}
+
 func rackOfEight(t *testing.T, policy, fallback string) (*rack, *jobState, Config) {
 	t.Helper()
 	cfg, _ := listed()

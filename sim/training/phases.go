@@ -21,6 +21,13 @@ type flowSpec struct {
 	leg   bool
 }
 
+// stageFlow is a running flow of a job's stage and the spec it was
+// started or last reset with.
+type stageFlow struct {
+	id   resource.FlowID
+	spec flowSpec
+}
+
 // syncPlan is one synchronisation phase of a spanning job: stages of
 // flows run one after the other (a parameter server's push, then its
 // pull), then a fixed tail of latencies and the work inside the servers.
@@ -369,25 +376,24 @@ func (r *rack) runStages(k int) {
 	r.startFlows(j, st)
 }
 
-// startFlows starts a stage's flows, recording them (j.ids, j.idsINA)
-// for a regrant.
+// startFlows starts a stage's flows, recording them (j.flows) for a
+// regrant.
 func (r *rack) startFlows(j *jobState, st []flowSpec) {
+	j.flows = j.flows[:0]
+	r.startBeside(j, st)
+}
+
+// startBeside starts the flows of st beside job j's running ones.
+func (r *rack) startBeside(j *jobState, st []flowSpec) {
 	j.transfers = j.transfers[:0]
-	j.idsINA = j.idsINA[:0]
-	j.idsLegAt = j.idsLegAt[:0]
-	j.paths = j.paths[:0]
 	for _, f := range st {
 		j.transfers = append(j.transfers, resource.Transfer{Bytes: f.bytes, Path: f.path, Cap: f.cap, Done: j.onFlow})
-		j.idsINA = append(j.idsINA, f.ina)
-		at := -1
-		if f.leg {
-			at = f.legAt
-		}
-		j.idsLegAt = append(j.idsLegAt, at)
-		j.paths = append(j.paths, f.path)
+	}
+	j.ids = r.net.StartAll(j.transfers, j.ids[:0])
+	for i, id := range j.ids {
+		j.flows = append(j.flows, stageFlow{id: id, spec: st[i]})
 	}
 	j.pending += len(st)
-	j.ids = r.net.StartAll(j.transfers, j.ids[:0])
 }
 
 // flowDone is called when one of job k's flows has finished.
@@ -410,7 +416,7 @@ func (r *rack) flowDone(k int) {
 func (r *rack) regrant(g ina.Grant) {
 	j := &r.jobs[g.Job]
 	r.setHeld(g.Job, g)
-	if j.phase != phaseSync || j.grant.Ring || g.Ring || j.pending == 0 || len(j.ids) == 0 {
+	if j.phase != phaseSync || j.grant.Ring || g.Ring || j.pending == 0 || len(j.flows) == 0 {
 		j.grant.Slots, j.grant.PSFraction = g.Slots, g.PSFraction
 		return
 	}
@@ -423,22 +429,22 @@ func (r *rack) regrant(g ina.Grant) {
 	var in, fb float64
 	running := 0
 	j.left = j.left[:0]
-	for _, id := range j.ids {
+	for _, f := range j.flows {
 		b := 0.0
-		if r.net.Running(id) {
+		if r.net.Running(f.id) {
 			running++
-			b = r.net.Remaining(id)
+			b = r.net.Remaining(f.id)
 		}
 		j.left = append(j.left, b)
 	}
 	if running == 0 {
 		return // the stage's flows have all ended; their done functions end it
 	}
-	for i := range j.ids {
-		if j.left[i] == 0 || j.idsLegAt[i] >= 0 {
+	for i, f := range j.flows {
+		if j.left[i] == 0 || f.spec.leg {
 			continue // a PS leg carries its own progress over (psLegs)
 		}
-		if j.idsINA[i] {
+		if f.spec.ina {
 			in = max(in, j.left[i])
 		} else {
 			fb = max(fb, j.left[i])
@@ -453,9 +459,9 @@ func (r *rack) regrant(g ina.Grant) {
 		for range servers {
 			j.legLag = append(j.legLag, -share*in)
 		}
-		for i := range j.ids {
-			if at := j.idsLegAt[i]; at >= 0 {
-				j.legLag[at] += j.left[i]
+		for i, f := range j.flows {
+			if f.spec.leg {
+				j.legLag[f.spec.legAt] += j.left[i]
 			}
 		}
 	}
@@ -470,77 +476,61 @@ func (r *rack) regrant(g ina.Grant) {
 }
 
 // reshape makes job j's running flows those of fl: a running flow on the
-// path of one of fl's (a flow of the same kind over the same links: each
-// path is built once) is reset to its bytes and cap in place, the flows
-// of fl without one start, and the running flows left over are cancelled
-// (their done functions never run).
+// path of one of fl's is reset to its bytes and cap in place (each path
+// is built once, for one kind of flow of one server or pair, so the same
+// slice is the same flow), the flows of fl without one start, and the
+// running flows left over are cancelled (their done functions never
+// run).
 func (r *rack) reshape(j *jobState, fl []flowSpec) {
-	ids, ina, legAt := j.ids, j.idsINA, j.idsLegAt
 	if len(fl) == 0 {
-		// Nothing left to send: the running flows stop, and their IDs
-		// stay, so that another regrant at this instant still finds the
-		// job in its stage (its wait is marked) until its last done
-		// function ends the stage.
-		for _, id := range ids {
-			if r.net.Running(id) {
-				r.net.Cancel(id)
+		// Nothing left to send: the running flows stop, and stay listed,
+		// so that another regrant at this instant still finds the job in
+		// its stage (its wait is marked) until its last done function
+		// ends the stage.
+		for _, f := range j.flows {
+			if r.net.Running(f.id) {
+				r.net.Cancel(f.id)
 				j.pending--
 			}
 		}
 		return
 	}
+	n := len(j.flows)
 	used := j.used[:0]
-	for range ids {
+	for range n {
 		used = append(used, false)
 	}
 	j.used = used
-	// The new flows of fl, in the old ones' slices past their end.
-	n := len(ids)
-	j.transfers = j.transfers[:0]
+	j.fresh = j.fresh[:0]
 	next := 0 // fl lists its flows in the order they were made: look there first
 	for _, f := range fl {
-		at := -1
-		if f.leg {
-			at = f.legAt
-		}
 		found := false
 		for c := range n {
 			i := (next + c) % n
-			if used[i] || j.left[i] == 0 || ina[i] != f.ina || legAt[i] != at || !samePath(j.paths[i], f.path) {
+			if used[i] || j.left[i] == 0 || !samePath(j.flows[i].spec.path, f.path) {
 				continue
 			}
-			if r.net.Reset(ids[i], f.bytes, f.cap) {
+			if r.net.Reset(j.flows[i].id, f.bytes, f.cap) {
+				j.flows[i].spec = f
 				used[i], found, next = true, true, i+1
 				break
 			}
 		}
 		if !found {
-			j.transfers = append(j.transfers, resource.Transfer{Bytes: f.bytes, Path: f.path, Cap: f.cap, Done: j.onFlow})
-			ina = append(ina, f.ina)
-			legAt = append(legAt, at)
-			j.paths = append(j.paths, f.path)
+			j.fresh = append(j.fresh, f)
 		}
 	}
-	// Cancel the running flows that fl has no place for, and keep the
-	// rest in order.
-	kept := 0
-	for i := range n {
-		if !used[i] {
-			if r.net.Running(ids[i]) {
-				r.net.Cancel(ids[i])
-				j.pending--
-			}
-			continue
+	kept := j.flows[:0]
+	for i, f := range j.flows {
+		if used[i] {
+			kept = append(kept, f)
+		} else if r.net.Running(f.id) {
+			r.net.Cancel(f.id)
+			j.pending--
 		}
-		ids[kept], ina[kept], legAt[kept], j.paths[kept] = ids[i], ina[i], legAt[i], j.paths[i]
-		kept++
 	}
-	m := copy(ina[kept:], ina[n:])
-	copy(legAt[kept:], legAt[n:])
-	copy(j.paths[kept:], j.paths[n:])
-	ids = r.net.StartAll(j.transfers, ids[:kept])
-	j.pending += len(j.transfers)
-	j.ids, j.idsINA, j.idsLegAt, j.paths = ids, ina[:kept+m], legAt[:kept+m], j.paths[:kept+m]
+	j.flows = kept
+	r.startBeside(j, j.fresh)
 }
 
 // samePath says whether a and b are the same path: paths are built once

@@ -64,13 +64,12 @@ type jobState struct {
 	specBuf   []flowSpec
 	stageBuf  [][]flowSpec
 	transfers []resource.Transfer
-	ids       []resource.FlowID   // the stage's flows
-	idsINA    []bool              // which of them go through the device
-	idsLegAt  []int               // a PS leg's place among the leg servers, -1 for the others
-	legLag    []float64           // regrant's scratch: each PS leg's lag (psLegs)
-	left      []float64           // regrant's scratch: what each had left
-	paths     [][]resource.LinkID // each flow's path (reshape finds a flow by it)
-	used      []bool              // reshape's scratch
+	ids       []resource.FlowID // StartAll's scratch
+	flows     []stageFlow       // the stage's flows
+	legLag    []float64         // regrant's scratch: each PS leg's lag (psLegs)
+	left      []float64         // regrant's scratch: what each had left
+	used      []bool            // reshape's scratch: which flows it kept
+	fresh     []flowSpec        // reshape's scratch: the flows it starts
 	// callbacks bound once per job (a closure per event would allocate)
 	onCompute, onEndSync, onFlow, onBegin func()
 	grant                                 ina.Grant
