@@ -24,7 +24,8 @@ type LinkID int
 // each other, so a start, an end or a cap change recomputes only the
 // connected component of links and flows it touches: a rack of jobs on
 // their own servers costs per event the size of one job, not of the rack.
-// Each flow has its own completion event, moved when its rate changes.
+// Each flow's end is kept in a heap and moved when its rate changes; the
+// engine holds one event for the network, at the earliest end.
 // No map is iterated: the order of every pass follows from the events
 // so far, so results are deterministic.
 type Network struct {
@@ -63,6 +64,20 @@ type Network struct {
 	ended, endedSpare []*netFlow
 	flushing          bool
 	flushFn           func()
+
+	// The flows' ends: a binary heap by (endAt, endSeq), and one engine
+	// event at the earliest (ev at evAt, while hasEv), moved only when
+	// the earliest end moves. A flow's own event, moved at every change
+	// of its rate, cost a cancellation and an insertion into the engine's
+	// queue per flow of a recomputed component (most of a replay with
+	// every job in the pool).
+	ends   []*netFlow
+	endSeq uint64
+	ev     engine.Handle
+	evAt   engine.Time
+	hasEv  bool
+	firing bool // fire is ending the flows due now: it arms once, after them
+	fireFn func()
 }
 
 type netLink struct {
@@ -86,11 +101,15 @@ type netFlow struct {
 	fill      float64 // scratch: the rate being filled
 	frozen    bool    // scratch
 	mark      uint64  // scratch: the component pass that collected it
-	ev        engine.Handle
-	hasEv     bool
-	done      func()
-	finishFn  func() // f.finish, bound once
-	net       *Network
+	// Its end: queued in the network's ends at endAt (hasEv), ordered
+	// among flows ending at one instant by endSeq, when it was set.
+	endAt    engine.Time
+	endSeq   uint64
+	epos     int // its place in ends while hasEv
+	hasEv    bool
+	done     func()
+	finishFn func() // f.finish, bound once
+	net      *Network
 }
 
 // Transfer is one flow for StartAll: bytes over path (kept, not copied:
@@ -110,6 +129,7 @@ func NewNetwork(sim *engine.Simulator) (*Network, error) {
 	}
 	n := &Network{sim: sim}
 	n.flushFn = n.flush
+	n.fireFn = n.fire
 	return n, nil
 }
 
@@ -252,11 +272,8 @@ func (n *Network) Reset(id FlowID, bytes, capBytesPerSec float64) bool {
 	checkBytes(bytes)
 	f.remaining, f.at, f.cap = bytes, n.sim.Now(), flowCap(capBytesPerSec)
 	// Its end moves even where its rate does not (recomputeNow keeps
-	// the event of a flow whose rate stayed).
-	if f.hasEv {
-		n.sim.Cancel(f.ev)
-		f.hasEv = false
-	}
+	// the end of a flow whose rate stayed).
+	n.unqueue(f)
 	n.recompute(f.path)
 	return true
 }
@@ -335,10 +352,7 @@ func (n *Network) remainingAt(f *netFlow, now engine.Time) float64 {
 
 // drop takes f off its links (it finished or was cancelled).
 func (n *Network) drop(f *netFlow) {
-	if f.hasEv {
-		n.sim.Cancel(f.ev)
-		f.hasEv = false
-	}
+	n.unqueue(f)
 	f.running = false
 	n.live--
 	for _, l := range f.path {
@@ -406,10 +420,9 @@ func (n *Network) recompute(seed []LinkID) {
 
 // recomputeNow finds the max-min fair rates of the flows of the
 // component of seed; a flow whose rate changed is brought up to now and
-// its completion event moved. One whose rate did not keeps its event:
-// its end is where it was, and a component of many flows (every job's
-// flows through one SmartNIC) costs a reschedule only for those that
-// changed.
+// its end moved. One whose rate did not keeps its end where it was, and
+// a component of many flows (every job's flows through one SmartNIC)
+// costs a move only for those that changed.
 func (n *Network) recomputeNow(seed []LinkID) {
 	now := n.sim.Now()
 	// Each connected component of the seeds' is filled on its own: a
@@ -443,6 +456,7 @@ func (n *Network) recomputeNow(seed []LinkID) {
 		// nothing of them.
 		clear(n.compFlows)
 	}
+	n.arm()
 }
 
 // fill finds the max-min fair rates of a component's flows (into fill):
@@ -753,9 +767,9 @@ func (h *fillHeap) remove(i int) {
 //
 // Inside a batch, Rate reports the rates from before it; Remaining,
 // Running and Cancel's bytes left are exact (bytes sent up to now do not
-// depend on the rates set now). A flow's completion event is moved once,
+// depend on the rates set now). A flow's end is moved once,
 // at the end, if its rate changed over the batch: a rate that changed and
-// came back keeps its event where it was.
+// came back keeps its end where it was.
 func (n *Network) BeginBatch() { n.batch++ }
 
 // EndBatch ends a batch (see BeginBatch) and reports whether one was open.
@@ -772,21 +786,132 @@ func (n *Network) EndBatch() bool {
 	return true
 }
 
-// schedule moves f's completion event to when it finishes at its rate.
+// schedule moves f's end to when it finishes at its rate (the caller
+// arms the network's event).
 func (n *Network) schedule(f *netFlow, now engine.Time) {
-	if f.hasEv {
-		n.sim.Cancel(f.ev)
-		f.hasEv = false
-	}
 	done := f.remaining <= f.rate*completionSlack
 	if !done && !(f.rate > 0) {
+		n.unqueue(f)
 		return // stalled: moved again when its share changes
 	}
 	secs := 0.0
 	if !done {
 		secs = f.remaining / f.rate
 	}
-	f.ev, f.hasEv = n.sim.MustAfter(delayFor(secs, done), f.finishFn), true
+	at := engine.AddSat(now, delayFor(secs, done))
+	if at > engine.Horizon {
+		// Past the engine's clock: asked for, the engine stops the run
+		// with its error, as it would for the flow's own event.
+		n.sim.MustAt(at, f.finishFn)
+		n.unqueue(f)
+		return
+	}
+	n.endSeq++
+	f.endAt, f.endSeq = at, n.endSeq
+	if f.hasEv {
+		n.endFix(f.epos)
+		return
+	}
+	f.hasEv, f.epos = true, len(n.ends)
+	n.ends = append(n.ends, f)
+	n.endUp(f.epos)
+}
+
+// unqueue takes f's end out of the heap, if it is there.
+func (n *Network) unqueue(f *netFlow) {
+	if !f.hasEv {
+		return
+	}
+	f.hasEv = false
+	i, last := f.epos, len(n.ends)-1
+	if i != last {
+		n.endSwap(i, last)
+	}
+	n.ends[last] = nil
+	n.ends = n.ends[:last]
+	if i != last {
+		n.endFix(i)
+	}
+}
+
+// arm moves the network's event to the earliest end, if it moved.
+func (n *Network) arm() {
+	if n.firing {
+		return
+	}
+	if len(n.ends) == 0 {
+		if n.hasEv {
+			n.sim.Cancel(n.ev)
+			n.hasEv = false
+		}
+		return
+	}
+	at := n.ends[0].endAt
+	if n.hasEv {
+		if n.evAt == at {
+			return
+		}
+		n.sim.Cancel(n.ev)
+	}
+	n.ev, n.evAt, n.hasEv = n.sim.MustAt(at, n.fireFn), at, true
+}
+
+// fire ends every flow due now, earliest first (ties in the order their
+// ends were set, as their own events ran), then arms the next end.
+func (n *Network) fire() {
+	n.hasEv = false
+	now := n.sim.Now()
+	n.firing = true
+	for len(n.ends) > 0 && n.ends[0].endAt <= now {
+		n.ends[0].finish()
+	}
+	n.firing = false
+	n.arm()
+}
+
+func (n *Network) endLess(i, j int) bool {
+	a, b := n.ends[i], n.ends[j]
+	return a.endAt < b.endAt || a.endAt == b.endAt && a.endSeq < b.endSeq
+}
+
+func (n *Network) endSwap(i, j int) {
+	h := n.ends
+	h[i], h[j] = h[j], h[i]
+	h[i].epos, h[j].epos = i, j
+}
+
+func (n *Network) endUp(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !n.endLess(i, p) {
+			return
+		}
+		n.endSwap(i, p)
+		i = p
+	}
+}
+
+func (n *Network) endDown(i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(n.ends) {
+			return
+		}
+		c := l
+		if r := l + 1; r < len(n.ends) && n.endLess(r, l) {
+			c = r
+		}
+		if !n.endLess(c, i) {
+			return
+		}
+		n.endSwap(i, c)
+		i = c
+	}
+}
+
+func (n *Network) endFix(i int) {
+	n.endUp(i)
+	n.endDown(i)
 }
 
 // finish takes f off its links. The rates of the rest of its component
@@ -796,7 +921,6 @@ func (n *Network) schedule(f *netFlow, now engine.Time) {
 // Their done functions run there, in the order they ended.
 func (f *netFlow) finish() {
 	n := f.net
-	f.hasEv = false
 	n.drop(f)
 	n.ended = append(n.ended, f)
 	if !n.flushing {

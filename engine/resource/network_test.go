@@ -1,6 +1,7 @@
 package resource
 
 import (
+	"errors"
 	"math"
 	"slices"
 	"testing"
@@ -494,4 +495,61 @@ func randomCap(r *engine.Stream) float64 {
 		return float64(1+r.IntN(3)) / 3
 	}
 	return 0
+}
+
+// The flows' ends share one engine event at the earliest end: however
+// many flows run, one event is pending, and the flows end at their own
+// nanoseconds, earliest first, those ending at one instant in the order
+// their ends were set (here, their starts).
+func TestNetworkEndsShareOneEvent(t *testing.T) {
+	const k = 40
+	caps := make([]float64, k+2)
+	for i := range caps {
+		caps[i] = 1e9 // 1 GB/s: a megabyte a millisecond
+	}
+	sim, n, l := newNet(t, caps...)
+	type end struct {
+		flow int
+		at   engine.Time
+	}
+	var got []end
+	for i := range k {
+		n.Start(float64(k-i)*1e6, []LinkID{l[i]}, 0, func() { got = append(got, end{i, sim.Now()}) })
+	}
+	// Two flows on links of their own that end together, after flow k-1
+	// (1 ms) and before flow k-2 (2 ms).
+	n.Start(1.5e6, []LinkID{l[k]}, 0, func() { got = append(got, end{k, sim.Now()}) })
+	n.Start(1.5e6, []LinkID{l[k+1]}, 0, func() { got = append(got, end{k + 1, sim.Now()}) })
+	if p := sim.Pending(); p != 1 {
+		t.Fatalf("%d flows running, %d engine events pending; want 1 (the network's)", k+2, p)
+	}
+	sim.Run()
+	var want []end
+	for i := k - 1; i >= 0; i-- {
+		want = append(want, end{i, engine.Time(k-i) * engine.Millisecond})
+		if i == k-1 {
+			want = append(want, end{k, 1500 * engine.Microsecond}, end{k + 1, 1500 * engine.Microsecond})
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("ends %v\nwant %v", got, want)
+	}
+}
+
+// A flow whose end lies past the engine's horizon stops the run with the
+// engine's error, as its own event would, even while earlier ends are
+// queued.
+func TestNetworkEndPastHorizonStopsTheRun(t *testing.T) {
+	sim, n, l := newNet(t, 1e9, 1)
+	ran := false
+	n.Start(1e6, []LinkID{l[0]}, 0, func() { ran = true })
+	n.Start(1e30, []LinkID{l[1]}, 0, nil) // 1e30 s at 1 B/s
+	sim.Run()
+	var he *engine.HorizonError
+	if !errors.As(sim.Err(), &he) {
+		t.Fatalf("run ended with %v, want a horizon error", sim.Err())
+	}
+	if ran {
+		t.Errorf("an end after the run stopped ran")
+	}
 }
