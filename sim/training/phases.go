@@ -139,14 +139,21 @@ func (r *rack) plan(j *jobState, g ina.Grant) syncPlan {
 		}
 		switch r.cfg.Sync.AllReduce {
 		case AllReducePS:
+			// Push and pull pipelined chunk by chunk, as BytePS runs its
+			// servers: one stage, the pushes into the PS's NIC and the
+			// pulls out of it at once, on the other direction of every
+			// NIC (a pull keeps pace with its push where both directions
+			// are alike; traffic on one direction alone could let a pull
+			// run ahead of the sums, which this does not prevent).
 			ps := j.servers[0]
-			var push, pull []flowSpec
+			var flows []flowSpec
 			b := j.grad * r.st.hostWire
 			for _, s := range j.servers[1:] {
-				push = append(push, flowSpec{bytes: b, path: []resource.LinkID{r.servers[s].tx, r.servers[ps].rx}})
-				pull = append(pull, flowSpec{bytes: b, path: []resource.LinkID{r.servers[ps].tx, r.servers[s].rx}})
+				flows = append(flows,
+					flowSpec{bytes: b, path: []resource.LinkID{r.servers[s].tx, r.servers[ps].rx}},
+					flowSpec{bytes: b, path: []resource.LinkID{r.servers[ps].tx, r.servers[s].rx}})
 			}
-			j.ringPlan = syncPlan{stages: [][]flowSpec{push, pull}, tail: 2*r.cfg.Cluster.NetLatency.Time() + j.local}
+			j.ringPlan = syncPlan{stages: [][]flowSpec{flows}, tail: 2*r.cfg.Cluster.NetLatency.Time() + j.ringLocal}
 		default:
 			bytes, lat := r.ringBytes(j)
 			bytes *= r.st.hostWire
@@ -155,7 +162,7 @@ func (r *rack) plan(j *jobState, g ina.Grant) syncPlan {
 				next := j.servers[(i+1)%k]
 				ring = append(ring, flowSpec{bytes: bytes, path: []resource.LinkID{r.servers[s].tx, r.servers[next].rx}})
 			}
-			j.ringPlan = syncPlan{stages: [][]flowSpec{ring}, tail: lat + j.local}
+			j.ringPlan = syncPlan{stages: [][]flowSpec{ring}, tail: lat + j.ringLocal}
 		}
 		return j.ringPlan
 	}

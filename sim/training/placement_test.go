@@ -18,10 +18,11 @@ import (
 // summation (30 GB/s, or sum_rate), so the reduce takes g S / min(D, sum)
 // and the broadcast back g S / D. Across the servers, the switch (a pool
 // larger than the window) moves the one sum per server in S/B plus the
-// chunk round trip; under none, the host ring of the k servers moves
-// 2(k-1)/k S in 2(k-1) alphas, flat ring or hierarchical alike (the
-// servers' sums are what cross), and a parameter server on the first
-// server takes k-1 sums in and sends them out, (k-1) S / B each way.
+// chunk round trip. none sums at no SmartNIC, whatever the placement:
+// the hierarchical host ring of the k servers moves 2(k-1)/k S in 2(k-1)
+// alphas after NVLink's reduce, the flat ring 2(n-1)/n S over all n GPUs
+// in 2(n-1) alphas, and a parameter server on the first server takes k-1
+// sums in and sends them out, (k-1) S / B each way at once (pipelined).
 // Placement rack sums inside the server over NVLink instead: 2(g-1)
 // alpha_nv + T(2(g-1)/g S at NVLink). On the NICs the switch's chunks
 // carry w = 332/256 bytes on the wire per byte of values, the host's
@@ -68,17 +69,28 @@ func TestServerPlacementClosedForm(t *testing.T) {
 			alpha := c.Cluster.NetLatency.Time()
 			const w, h = 332.0 / 256, 4178.0 / 4096
 			inNet := C + resource.TransferTime(S*w, B) + dev.ChunkRTT + nic
-			ring := C + engine.Time(2*(tc.k-1))*alpha + resource.TransferTime(2*(k-1)/k*S*h, B) + nic
-			if tc.allReduce == AllReducePS {
+			// none sums at no SmartNIC: the host all-reduce as under
+			// placement rack, NVLink inside the servers.
+			g := tc.g
+			nvl := engine.Time(2*(g-1))*nv.Latency + resource.TransferTime(2*float64(g-1)/float64(g)*S, nv.BytesPerSec)
+			ring := C + engine.Time(2*(tc.k-1))*alpha + resource.TransferTime(2*(k-1)/k*S*h, B) + nvl
+			switch tc.allReduce {
+			case AllReducePS:
 				// The servers' sums pushed to, and pulled from, a PS on the
-				// first server: k-1 flows of S share its NIC each way.
-				ring = C + 2*resource.TransferTime(S*h, B/(k-1)) + 2*alpha + nic
+				// first server, pipelined: k-1 flows of S share its NIC
+				// each way, both ways at once.
+				ring = C + resource.TransferTime(S*h, B/(k-1)) + 2*alpha + nvl
+			case AllReduceRing:
+				// Flat, over all n GPUs; its NVLink steps run in step
+				// with the NIC's.
+				n := float64(tc.k * tc.g)
+				ring = C + engine.Time(2*(tc.k*tc.g-1))*alpha + resource.TransferTime(2*(n-1)/n*S*h, B)
 			}
 			if got, want := policy(t, r, "static").JCT.Mean, (iters * inNet).Seconds(); got != want {
 				t.Errorf("NIC then switch: JCT %.9f s, want %.9f", got, want)
 			}
 			if got, want := policy(t, r, "none").JCT.Mean, (iters * ring).Seconds(); got != want {
-				t.Errorf("NIC then host ring: JCT %.9f s, want %.9f", got, want)
+				t.Errorf("none under placement server: JCT %.9f s, want the host ring's %.9f", got, want)
 			}
 			if r.Placement != PlacementServer || r.ServerNIC != "bluefield3" {
 				t.Errorf("result says placement %q, server NIC %q", r.Placement, r.ServerNIC)
@@ -90,8 +102,6 @@ func TestServerPlacementClosedForm(t *testing.T) {
 			c.INA.Placement, c.INA.SumRate = PlacementRack, 0
 			c.Policies = []string{"static"}
 			rr := mustRun(t, c, env)
-			g := tc.g
-			nvl := engine.Time(2*(g-1))*nv.Latency + resource.TransferTime(2*float64(g-1)/float64(g)*S, nv.BytesPerSec)
 			if got, want := policy(t, rr, "static").JCT.Mean, (iters * (C + resource.TransferTime(S*w, B) + dev.ChunkRTT + nvl)).Seconds(); got != want {
 				t.Errorf("rack: JCT %.9f s, want %.9f", got, want)
 			}

@@ -46,7 +46,10 @@ type jobState struct {
 	servers []int // placement: distinct servers, ascending
 	gpusOn  []int // GPUs on each of them
 	gpus    int
-	local   engine.Time // the sync inside one server (single-server job), or the intra part of a spanning one
+	local   engine.Time // the sync inside one server (single-server job), or the intra part of a spanning one's in-network phase
+	// ringLocal is the intra part of a spanning job's host all-reduce:
+	// no SmartNIC sums for it, whatever the placement (intraTime).
+	ringLocal engine.Time
 
 	started, finished engine.Time
 	iters             int // iterations finished
@@ -286,7 +289,8 @@ func (r *rack) start(k int, servers, gpus []int) {
 		r.servers[s].free -= gpus[i]
 		r.servers[s].jobs = append(r.servers[s].jobs, k)
 	}
-	j.local = r.intraTime(j)
+	j.local = r.intraTime(j, r.cfg.INA.Placement == PlacementServer)
+	j.ringLocal = r.intraTime(j, false)
 	j.onCompute = func() { r.computeDone(k) }
 	j.onEndSync = func() { r.endSync(k) }
 	j.onFlow = func() { r.flowDone(k) }
@@ -325,13 +329,15 @@ func (r *rack) pooled(j *jobState) bool { return len(j.servers) > 1 && !j.hostRi
 // single-server job its whole ring over the GPU link, 2(g-1) alpha +
 // 2(g-1)/g S/B; for a spanning one (hierarchical, in-network, parameter
 // server) the reduce before and the broadcast after, on its largest
-// server, over the GPU link or, under placement server, through the
-// server's SmartNIC (nicReduceTime, whatever the policy: under none the
-// servers' sums then cross on the host ring of the servers); 0 for a
-// flat ring, whose GPU-link steps run in step with the NIC's.
-func (r *rack) intraTime(j *jobState) engine.Time {
+// server, over the GPU link or, with nic (an in-network phase under
+// placement server), through the server's SmartNIC (nicReduceTime); 0
+// for a flat ring, whose GPU-link steps run in step with the NIC's. A
+// host all-reduce (none, or a job on its host ring) never sums at a
+// SmartNIC: none is no in-network aggregation anywhere, so that every
+// placement is measured against the same host ring.
+func (r *rack) intraTime(j *jobState, nic bool) engine.Time {
 	g := slices.Max(j.gpusOn)
-	if len(j.servers) > 1 && r.cfg.INA.Placement == PlacementServer {
+	if len(j.servers) > 1 && nic {
 		return r.nicReduceTime(g, j.grad)
 	}
 	if g < 2 || (len(j.servers) > 1 && r.cfg.Sync.AllReduce == AllReduceRing) {
@@ -363,7 +369,7 @@ func (r *rack) nicReduceTime(g int, grad float64) engine.Time {
 // (hierarchical), and its latency 2(n-1) or 2(k-1) alphas.
 func (r *rack) ringBytes(j *jobState) (float64, engine.Time) {
 	n := float64(j.gpus)
-	if r.cfg.Sync.AllReduce == AllReduceHierarchical || r.cfg.Sync.AllReduce == AllReducePS || r.cfg.INA.Placement == PlacementServer {
+	if r.cfg.Sync.AllReduce == AllReduceHierarchical || r.cfg.Sync.AllReduce == AllReducePS {
 		n = float64(len(j.servers))
 	}
 	return 2 * (n - 1) / n * j.grad, engine.Time(2*(n-1)) * r.cfg.Cluster.NetLatency.Time()

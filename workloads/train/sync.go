@@ -24,8 +24,10 @@ type Links struct {
 //     (the largest server's ring on its GPU link) around a ring of the k
 //     servers, 2(k-1) alpha + 2(k-1)/k S/B;
 //   - ps: the first server's NIC receives every other server's gradient
-//     and sends the sum back, 2 (k-1) S/B + 2 alpha, with the servers'
-//     inner rings as hierarchical.
+//     and sends the sum back, pipelined chunk by chunk as BytePS's
+//     servers run (a chunk's sum is pulled while the next chunks are
+//     pushed, on the other direction of the NICs): (k-1) S/B + 2 alpha,
+//     with the servers' inner rings as hierarchical.
 //
 // The training simulator moves the same bytes as flows on shared links;
 // alone, it gives these times (a test holds the two together).
@@ -55,7 +57,7 @@ func SyncSeconds(form string, grad float64, gpusOn []int, l Links) (float64, err
 	case "hierarchical":
 		return inner + 2*float64(k-1)*l.Alpha + 2*float64(k-1)/float64(k)*grad/l.NICBytesPerSec, nil
 	case "ps":
-		return inner + 2*l.Alpha + 2*float64(k-1)*grad/l.NICBytesPerSec, nil
+		return inner + 2*l.Alpha + float64(k-1)*grad/l.NICBytesPerSec, nil
 	}
 	return 0, fmt.Errorf("train: unknown all-reduce %q; use ring, hierarchical or ps", form)
 }
