@@ -50,7 +50,7 @@ var heatmapMetrics = []struct {
 	{"policies", "conspirator", "vs_baseline.pct", -33, "the paper's -33%", 0},
 	{"policies", "conspirator", "vs_best_baseline.pct", -33, "the paper's -33%", 0},
 	{"training", "esa", "vs_baseline.x", 1.35, "ESA's 1.35x", 1},
-	{"training", "atp", "vs_none.x", 1, "no aggregation", 1},
+	{"training", "atp", "vs_none.x", 1, "the level of no aggregation", 1},
 }
 
 // mapGrid is one metric over the two parameters, z[i][j] at x value i and
@@ -251,6 +251,7 @@ func sweepHeatmaps(dir string, agg SweepAggregate) ([]*figure, string, error) {
 		m := metricNamed(map[string][]metric{"derived": derivedMetrics, "policies": policyMetrics, "training": trainingMetrics}[hm.kind], hm.field)
 		for _, name := range names {
 			var panels []mapPanel
+			var hws []float64 // the cells' 95% CI half-widths
 			for _, fixed := range fixedKeys {
 				z := make([][]float64, len(xs))
 				for i := range z {
@@ -266,6 +267,9 @@ func sweepHeatmaps(dir string, agg SweepAggregate) ([]*figure, string, error) {
 					if e, ok := g.Metrics[hm.kind+"/"+name+"/"+hm.field]; ok && i >= 0 && j >= 0 {
 						z[i][j] = e.Mean
 						some = some || !math.IsNaN(e.Mean)
+						if hw := halfWidth(g, hm.kind, name, m); !math.IsNaN(e.Mean) && !math.IsNaN(hw) {
+							hws = append(hws, hw)
+						}
 					}
 				}
 				if some {
@@ -279,7 +283,15 @@ func sweepHeatmaps(dir string, agg SweepAggregate) ([]*figure, string, error) {
 			for _, p := range panels {
 				all = append(all, p.z...)
 			}
-			sc := newMapScale(all, hm.centre)
+			// A step finer than the cells' CIs colours noise: no finer
+			// than their largest half-width, so that no cell is coloured
+			// off the neutral centre by less than its own CI's width.
+			ci := 0.0
+			if len(hws) > 0 {
+				slices.Sort(hws)
+				ci = hws[len(hws)-1]
+			}
+			sc := newMapScale(all, hm.centre, ci)
 			keyTitle := m.label
 			if m.short != "" {
 				keyTitle = m.short
@@ -293,7 +305,11 @@ func sweepHeatmaps(dir string, agg SweepAggregate) ([]*figure, string, error) {
 				if g := byFixed[p.fixed]; len(g) == 0 || !ownOn(g[0]) {
 					px, py = math.NaN(), math.NaN()
 				}
-				f, dropped, hit, err := heatmapFigure(mapGrid{p.z}, sc, mapAxis{xp.Values, xs, xu, axisName(xp.Key)}, mapAxis{yp.Values, ys, yu, axisName(yp.Key)}, title, keyTitle, hm.mark, hm.markLabel, px, py)
+				mark, markLabel := hm.mark, hm.markLabel
+				if hm.kind == "training" && hm.field == "vs_baseline.x" && !agg.prov.esaOverATP() {
+					mark, markLabel = math.NaN(), "" // ESA's 1.35x is over ATP, not this baseline
+				}
+				f, dropped, hit, err := heatmapFigure(mapGrid{p.z}, sc, mapAxis{xp.Values, xs, xu, axisName(xp.Key)}, mapAxis{yp.Values, ys, yu, axisName(yp.Key)}, title, keyTitle, mark, markLabel, px, py)
 				if err != nil {
 					return nil, "", err
 				}
@@ -309,12 +325,20 @@ func sweepHeatmaps(dir string, agg SweepAggregate) ([]*figure, string, error) {
 				if len(panels) > 1 {
 					f.caption += fmt.Sprintf(" on one scale for all %d maps of %s", len(panels), name)
 				}
-				f.caption += fmt.Sprintf(", diverging at %s (grey: no value, an unstable point).", fmtSig(hm.centre))
+				f.caption += fmt.Sprintf(", diverging at %s; the pale centre bin is within half a step of it", fmtSig(hm.centre))
+				if len(hws) > 0 {
+					f.caption += fmt.Sprintf(". The cells' 95%% CI half-widths: median %s, largest %s (aggregate.csv has each); the step is no finer than the largest, so that a coloured step is not noise", fmtSig(hws[len(hws)/2]), fmtSig(ci))
+				}
+				f.caption += "."
+				if sc.nan {
+					f.caption += " Ochre: no value (an unstable point)."
+				}
 				switch {
+				case math.IsNaN(mark):
 				case hit:
-					f.caption += fmt.Sprintf(" The line: %s.", hm.markLabel)
+					f.caption += fmt.Sprintf(" The line: %s.", markLabel)
 				default:
-					f.caption += fmt.Sprintf(" %s is reached nowhere on this map.", capitalise(hm.markLabel))
+					f.caption += " " + noContour(p.z, mark, markLabel)
 				}
 				if dropped > 0 {
 					f.caption += fmt.Sprintf(" %d piece(s) of that line ringing only one or two cells (within one seed's noise) left out.", dropped)
@@ -397,7 +421,7 @@ type mapScale struct {
 // of no difference, where one seed's noise flips the sign, share the
 // diverging map's neutral colour, and a sign is coloured only where it is
 // at least half a step clear.
-func newMapScale(zs [][]float64, centre float64) mapScale {
+func newMapScale(zs [][]float64, centre, minStep float64) mapScale {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	nan := false
 	for _, col := range zs {
@@ -421,9 +445,12 @@ func newMapScale(zs [][]float64, centre float64) mapScale {
 	if span <= 0 {
 		span = math.Max(math.Abs(hi-centre), 1e-9)
 	}
-	e := math.Pow10(int(math.Floor(math.Log10(span / most))))
+	e := math.Pow10(int(math.Floor(math.Log10(math.Max(span/most, minStep)))))
 	for _, m := range []float64{1, 2, 5, 10, 20, 50} {
 		step := m * e
+		if step < minStep {
+			continue // finer than the cells' CI (e <= minStep < 10 e)
+		}
 		k0 := math.Floor((lo-centre)/step - 0.5 + 1e-9)
 		k1 := math.Ceil((hi-centre)/step - 0.5 - 1e-9)
 		if k1 <= k0 {
@@ -464,9 +491,34 @@ func (s mapScale) colourOf(v float64) color.Color {
 	return s.cols[max(0, min(s.bins-1, k))]
 }
 
-// mapNaN is a missing cell: mid grey, apart from the diverging map's pale
-// centre and its saturated ends.
-var mapNaN = color.Gray{Y: 140}
+// mapNaN is a missing cell: ochre, a hue the blue-red diverging map has
+// nowhere (a grey was read as its pale centre).
+var mapNaN = color.RGBA{R: 196, G: 160, B: 40, A: 255}
+
+// noContour says where the cells of z lie against mark when no line of
+// it is drawn: all on one side, or crossing it only between single cells
+// (pieces left out as noise).
+func noContour(z [][]float64, mark float64, label string) string {
+	above, below := 0, 0
+	for _, col := range z {
+		for _, v := range col {
+			switch {
+			case math.IsNaN(v):
+			case v >= mark:
+				above++
+			default:
+				below++
+			}
+		}
+	}
+	switch {
+	case above == 0:
+		return fmt.Sprintf("Every cell is below %s (%s): no line of it.", label, fmtSig(mark))
+	case below == 0:
+		return fmt.Sprintf("Every cell is at or above %s (%s): no line of it.", label, fmtSig(mark))
+	}
+	return fmt.Sprintf("Cells lie on both sides of %s (%s), but no line of it survives the noise filter.", label, fmtSig(mark))
+}
 
 // cells draws a grid's cells in its scale's colours, cell (i, j) centred
 // on (i, j).

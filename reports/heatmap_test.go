@@ -96,12 +96,12 @@ func TestMapScale(t *testing.T) {
 		{0.9, 1.35, 1, 0.875, 0.05, 10},
 		{3, 3, 0, 2.95, 0.1, 1},
 	} {
-		s := newMapScale([][]float64{{c.lo, math.NaN()}, {c.hi, c.lo}}, c.centre)
+		s := newMapScale([][]float64{{c.lo, math.NaN()}, {c.hi, c.lo}}, c.centre, 0)
 		if math.Abs(s.lo-c.from) > 1e-9 || math.Abs(s.step-c.step) > 1e-12 || s.bins != c.bins || !s.nan || len(s.cols) != s.bins {
 			t.Errorf("%v..%v around %v: from %v step %v, %d bins (%d colours, nan %v); want from %v step %v, %d bins", c.lo, c.hi, c.centre, s.lo, s.step, s.bins, len(s.cols), s.nan, c.from, c.step, c.bins)
 		}
 	}
-	s := newMapScale([][]float64{{-15.29, 45.29}}, 0)
+	s := newMapScale([][]float64{{-15.29, 45.29}}, 0, 0)
 	// The middle bin (-5 to 5, index 2) is the diverging map's neutral
 	// colour; 5 falls in the bin above it; edges read as round numbers.
 	if s.colourOf(0) != s.cols[2] || s.colourOf(4.99) != s.cols[2] || s.colourOf(5) != s.cols[3] || s.colourOf(math.NaN()) != mapNaN {
@@ -114,7 +114,7 @@ func TestMapScale(t *testing.T) {
 	if r0, _, b0, _ := s.cols[0].RGBA(); b0 <= r0 {
 		t.Errorf("lowest bin %v is not blue", s.cols[0])
 	}
-	if got := trimFloat(newMapScale([][]float64{{0.9, 1.35}}, 1).edge(3)); got != "1.025" {
+	if got := trimFloat(newMapScale([][]float64{{0.9, 1.35}}, 1, 0).edge(3)); got != "1.025" {
 		t.Errorf("edge 3 of the ratio scale: %s, want 1.025", got)
 	}
 }
@@ -239,6 +239,38 @@ func TestSameValue(t *testing.T) {
 	} {
 		if got := sameValue(c.a, c.b); got != c.want {
 			t.Errorf("sameValue(%q, %q) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}
+
+// The map's step is no finer than the CI half-width it is given: a
+// sweep whose cells differ by less than their noise gets one or two
+// coarse bins, not twelve fine ones.
+func TestMapScaleNoFinerThanTheNoise(t *testing.T) {
+	zs := [][]float64{{0.999, 1.001, 1.003}, {1.0, 1.002, 1.004}}
+	fine := newMapScale(zs, 1, 0)
+	coarse := newMapScale(zs, 1, 0.01)
+	if !(fine.step < 0.01) {
+		t.Fatalf("without a CI the step is %v; the test wants a fine one", fine.step)
+	}
+	if coarse.step < 0.01 || coarse.bins > 2 {
+		t.Errorf("with a CI of 0.01 the step is %v over %d bins; want >= 0.01, at most 2 bins", coarse.step, coarse.bins)
+	}
+}
+
+// Where no line of the mark is drawn the caption says which side the
+// cells are on, not that the mark is "reached nowhere".
+func TestNoContourSaysWhichSide(t *testing.T) {
+	for _, c := range []struct {
+		z    [][]float64
+		want string
+	}{
+		{[][]float64{{0.9, 0.95}, {math.NaN(), 0.97}}, "Every cell is below"},
+		{[][]float64{{1.1, 1.0}}, "Every cell is at or above"},
+		{[][]float64{{0.9, 1.1}}, "both sides"},
+	} {
+		if got := noContour(c.z, 1, "the level of no aggregation"); !strings.Contains(got, c.want) {
+			t.Errorf("%v: %q, want %q", c.z, got, c.want)
 		}
 	}
 }

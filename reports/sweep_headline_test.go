@@ -3,6 +3,7 @@ package reports
 import (
 	"bytes"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -152,5 +153,32 @@ func TestCapacityFigures(t *testing.T) {
 	}
 	if figs := capacityFigures(calm); len(figs) != 0 {
 		t.Errorf("no path near capacity: %d figures, want none", len(figs))
+	}
+}
+
+// A sweep without data paths (a training sweep) has no headline gap: its
+// report says nothing of a gap figure left out, while a data-path sweep
+// whose gap is undefined everywhere says so.
+func TestSweepWithoutPathsHasNoGapNote(t *testing.T) {
+	agg := SweepAggregate{Params: []sweep.Param{{Key: "slots", Values: []string{"2800", "5600"}}}, Seeds: []uint64{1, 2, 3}, Training: []string{"atp"}}
+	for i, v := range []float64{300, 280} {
+		agg.Groups = append(agg.Groups, sweep.Group{
+			Params:  []sweep.KV{{Key: "slots", Value: agg.Params[0].Values[i]}},
+			Metrics: map[string]sweep.Estimate{"training/atp/jct_s.mean": {Mean: v, HalfWidth: 5, N: 3}},
+		})
+	}
+	_, notes, err := sweepLineFigures(agg, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range notes {
+		if strings.Contains(n, "headline") {
+			t.Errorf("training sweep notes a headline gap: %q", n)
+		}
+	}
+	agg.Derived = []string{"conspirator vs host-rdma"} // a data-path sweep, its gap undefined everywhere
+	_, notes, _ = sweepLineFigures(agg, 0)
+	if !slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, "No figure of the headline") }) {
+		t.Errorf("a gap undefined at every point is not said: notes %q", notes)
 	}
 }

@@ -626,7 +626,9 @@ func sweepLineFigures(agg SweepAggregate, maxFixed int) ([]*figure, []string, er
 					if len(lines) == 0 {
 						// Every value NaN (a gap where a path is unstable at
 						// every point): an empty frame says nothing.
-						if fixed == fixedKeys[0] && kind.kind == "derived" {
+						// A sweep without the data paths (training,
+						// cluster) has no gap to be missing: nothing to say.
+						if fixed == fixedKeys[0] && kind.kind == "derived" && len(kind.names) > 0 {
 							notes = append(notes, fmt.Sprintf("No figure of %s against `%s`: it is not defined at any point (a path unstable at each; the capacity table says which resource saturated).", strings.ToLower(m.title[:1])+m.title[1:], xp.Key))
 						}
 						continue

@@ -124,7 +124,7 @@ func writeTrainingTable(md *strings.Builder, t *TrainingResult) {
 		}
 	}
 	if t.Placement != "" {
-		fmt.Fprintf(md, "; placement %s: each server's %s sums its own GPUs' gradients first, then the servers' sums cross the device (the host ring under none)", t.Placement, t.ServerNIC)
+		fmt.Fprintf(md, "; placement %s: each server's %s sums its own GPUs' gradients first, then the servers' sums cross the device; none runs the plain host ring, with no SmartNIC summation", t.Placement, t.ServerNIC)
 	}
 	md.WriteString(".")
 	if len(t.Policies) > 0 && t.Policies[0].Seeds > 1 {
@@ -154,6 +154,19 @@ func writeTrainingTable(md *strings.Builder, t *TrainingResult) {
 			fmtSig(float64(p.JCT.P99)), sp, vn, 1e3*float64(p.Iteration.ComputeS), 1e3*float64(p.Iteration.CommS), 1e3*float64(p.Iteration.WaitS),
 			float64(p.MeanSlots), fmtSig(float64(p.Unscheduled)), fmtSig(nan0(float64(p.HostRingJobs))))
 	}
+	for _, p := range t.Policies {
+		if NoJobAggregated(p.HostRingJobs, p.MeanSlots) {
+			fmt.Fprintf(md, "\n**%s aggregated no job in the network**: every spanning job kept its host all-reduce (ina.use when-faster), so its row is the host ring's and says nothing of its pool; compare pool policies with `ina.use: always`.\n", p.Name)
+		}
+	}
+}
+
+// NoJobAggregated says whether a pool policy's run aggregated nothing in
+// the network: every one of its spanning jobs kept its host all-reduce
+// (hostRing of them) and no slot was held. Its comparison with another
+// pool policy is then two runs of the host ring.
+func NoJobAggregated(hostRing, meanSlots Num) bool {
+	return hostRing > 0 && meanSlots == 0
 }
 
 // TrainingJob is one row of training_jobs.csv.

@@ -401,7 +401,7 @@ func printTraining(w io.Writer, s *sim.Summary) {
 	}
 	fmt.Fprintf(w, "\ntraining: %d jobs; aggregating device %s, a pool of %d slots, a window of %d per job, %d held in flight while synchronising; fallback %s; hash %s; which spanning jobs aggregate: %s (ina.use)\n", t.Jobs, t.Device, t.Slots, t.Window, t.InFlight, t.Fallback, t.Hash, t.Use)
 	if t.Placement != "" {
-		fmt.Fprintf(w, "  placement %s: each server's %s sums its own GPUs' gradients first, then the servers' sums cross (the device under the policy, the host ring under none)\n", t.Placement, t.ServerNIC)
+		fmt.Fprintf(w, "  placement %s: each server's %s sums its own GPUs' gradients first, then the servers' sums cross the device under the policy; none runs the plain host ring (no SmartNIC summation)\n", t.Placement, t.ServerNIC)
 	}
 	for _, m := range t.Models {
 		kind := "measured (vendor)"
@@ -452,6 +452,9 @@ func printTraining(w io.Writer, s *sim.Summary) {
 	for _, p := range t.Policies {
 		if p.HostRingJobs > 0 {
 			fmt.Fprintf(w, "%s: %s spanning jobs ran their host all-reduce, in-network aggregation being slower for them alone (ina.use when-faster; always aggregates every one)\n", p.Name, count(p.HostRingJobs))
+		}
+		if reports.NoJobAggregated(reports.Num(p.HostRingJobs), reports.Num(p.MeanSlots)) {
+			fmt.Fprintf(w, "WARNING: %s aggregated no job in the network: every spanning job kept its host all-reduce, so its row is the host ring's and its comparison with another pool policy says nothing of the pool (compare with ina.use: always)\n", p.Name)
 		}
 		if p.GrantsUnsettled > 0 {
 			fmt.Fprintf(w, "WARNING: %s: %d grant calls ended before the jobs' holdings reached their fixed point (alternating by a slot after %d passes); those grants are the last pass's\n", p.Name, p.GrantsUnsettled, ina.SettlePasses)

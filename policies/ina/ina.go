@@ -7,8 +7,9 @@
 // for its round trip (SwitchML: until every worker's contribution has
 // arrived and the result has left; ATP: until the parameter server's
 // result passes back), so a job streaming at its line rate holds its
-// bandwidth-delay product in slots (Demand.Need: 252 at 100 Gb/s, 5 us
-// and ATP's 248-byte chunks), spread over the Window of aggregators its
+// bandwidth-delay product in slots (Demand.Need: 189 at 100 Gb/s and a
+// 5 us round trip, for a chunk of 332 bytes on the wire, SwitchML's or
+// ATP's values and headers alike), spread over the Window of aggregators its
 // chunks cycle through; memory pressure comes from the jobs synchronising
 // at the same moment, not from whole windows held for whole phases.
 //
