@@ -1,6 +1,7 @@
 package resource
 
 import (
+	"container/heap"
 	"fmt"
 	"math"
 	"slices"
@@ -71,7 +72,7 @@ type Network struct {
 	// of its rate, cost a cancellation and an insertion into the engine's
 	// queue per flow of a recomputed component (most of a replay with
 	// every job in the pool).
-	ends   []*netFlow
+	ends   endHeap
 	endSeq uint64
 	ev     engine.Handle
 	evAt   engine.Time
@@ -809,12 +810,11 @@ func (n *Network) schedule(f *netFlow, now engine.Time) {
 	n.endSeq++
 	f.endAt, f.endSeq = at, n.endSeq
 	if f.hasEv {
-		n.endFix(f.epos)
+		heap.Fix(&n.ends, f.epos)
 		return
 	}
-	f.hasEv, f.epos = true, len(n.ends)
-	n.ends = append(n.ends, f)
-	n.endUp(f.epos)
+	f.hasEv = true
+	heap.Push(&n.ends, f)
 }
 
 // unqueue takes f's end out of the heap, if it is there.
@@ -823,15 +823,7 @@ func (n *Network) unqueue(f *netFlow) {
 		return
 	}
 	f.hasEv = false
-	i, last := f.epos, len(n.ends)-1
-	if i != last {
-		n.endSwap(i, last)
-	}
-	n.ends[last] = nil
-	n.ends = n.ends[:last]
-	if i != last {
-		n.endFix(i)
-	}
+	heap.Remove(&n.ends, f.epos)
 }
 
 // arm moves the network's event to the earliest end, if it moved.
@@ -869,49 +861,29 @@ func (n *Network) fire() {
 	n.arm()
 }
 
-func (n *Network) endLess(i, j int) bool {
-	a, b := n.ends[i], n.ends[j]
-	return a.endAt < b.endAt || a.endAt == b.endAt && a.endSeq < b.endSeq
-}
+// endHeap is the network's flow ends as container/heap orders them:
+// by endAt, then endSeq; each flow knows its place (epos).
+type endHeap []*netFlow
 
-func (n *Network) endSwap(i, j int) {
-	h := n.ends
+func (h endHeap) Len() int { return len(h) }
+func (h endHeap) Less(i, j int) bool {
+	return h[i].endAt < h[j].endAt || h[i].endAt == h[j].endAt && h[i].endSeq < h[j].endSeq
+}
+func (h endHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
 	h[i].epos, h[j].epos = i, j
 }
-
-func (n *Network) endUp(i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if !n.endLess(i, p) {
-			return
-		}
-		n.endSwap(i, p)
-		i = p
-	}
+func (h *endHeap) Push(x any) {
+	f := x.(*netFlow)
+	f.epos = len(*h)
+	*h = append(*h, f)
 }
-
-func (n *Network) endDown(i int) {
-	for {
-		l := 2*i + 1
-		if l >= len(n.ends) {
-			return
-		}
-		c := l
-		if r := l + 1; r < len(n.ends) && n.endLess(r, l) {
-			c = r
-		}
-		if !n.endLess(c, i) {
-			return
-		}
-		n.endSwap(i, c)
-		i = c
-	}
-}
-
-func (n *Network) endFix(i int) {
-	n.endUp(i)
-	n.endDown(i)
+func (h *endHeap) Pop() any {
+	old := *h
+	f := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	return f
 }
 
 // finish takes f off its links. The rates of the rest of its component
