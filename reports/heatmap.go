@@ -50,13 +50,15 @@ var heatmapMetrics = []struct {
 	{"policies", "conspirator", "vs_baseline.pct", -33, "the paper's -33%", 0},
 	{"policies", "conspirator", "vs_best_baseline.pct", -33, "the paper's -33%", 0},
 	{"training", "esa", "vs_baseline.x", 1.35, "ESA's 1.35x", 1},
-	{"training", "atp", "vs_none.x", 1, "the level of no aggregation", 1},
+	{"training", "", "vs_none.x", 1, "the level of no aggregation", 1},
 }
 
 // mapGrid is one metric over the two parameters, z[i][j] at x value i and
 // y value j, in index space (gonum's GridXYZ).
 type mapGrid struct {
 	z [][]float64
+	// hw is each cell's 95% CI half-width (NaN: none); nil: no labels.
+	hw [][]float64
 }
 
 func (g mapGrid) Dims() (c, r int)   { return len(g.z), len(g.z[0]) }
@@ -216,7 +218,7 @@ func fractionalIndex(xs []float64, v float64) float64 {
 // A map drawn: one entity's metric at one value of the other parameters.
 type mapPanel struct {
 	name, fixed string
-	z           [][]float64
+	z, hw       [][]float64 // the means and their 95% CI half-widths
 }
 
 // sweepHeatmaps draws the maps of agg (see the comment at the top). Every
@@ -249,15 +251,17 @@ func sweepHeatmaps(dir string, agg SweepAggregate) ([]*figure, string, error) {
 			}
 		}
 		m := metricNamed(map[string][]metric{"derived": derivedMetrics, "policies": policyMetrics, "training": trainingMetrics}[hm.kind], hm.field)
+		// Every map of the metric, over every entity and fixed value,
+		// shares one colour scale.
+		var panels []mapPanel
+		var hws []float64 // the cells' 95% CI half-widths
 		for _, name := range names {
-			var panels []mapPanel
-			var hws []float64 // the cells' 95% CI half-widths
 			for _, fixed := range fixedKeys {
-				z := make([][]float64, len(xs))
+				z, zhw := make([][]float64, len(xs)), make([][]float64, len(xs))
 				for i := range z {
-					z[i] = make([]float64, len(ys))
+					z[i], zhw[i] = make([]float64, len(ys)), make([]float64, len(ys))
 					for j := range z[i] {
-						z[i][j] = math.NaN()
+						z[i][j], zhw[i][j] = math.NaN(), math.NaN()
 					}
 				}
 				some := false
@@ -269,16 +273,19 @@ func sweepHeatmaps(dir string, agg SweepAggregate) ([]*figure, string, error) {
 						some = some || !math.IsNaN(e.Mean)
 						if hw := halfWidth(g, hm.kind, name, m); !math.IsNaN(e.Mean) && !math.IsNaN(hw) {
 							hws = append(hws, hw)
+							zhw[i][j] = hw
 						}
 					}
 				}
 				if some {
-					panels = append(panels, mapPanel{name: name, fixed: fixed, z: z})
+					panels = append(panels, mapPanel{name: name, fixed: fixed, z: z, hw: zhw})
 				}
 			}
-			if len(panels) == 0 {
-				continue
-			}
+		}
+		if len(panels) == 0 {
+			continue
+		}
+		{
 			var all [][]float64
 			for _, p := range panels {
 				all = append(all, p.z...)
@@ -297,6 +304,7 @@ func sweepHeatmaps(dir string, agg SweepAggregate) ([]*figure, string, error) {
 				keyTitle = m.short
 			}
 			for _, p := range panels {
+				name := p.name
 				title := name
 				if p.fixed != "" {
 					title += ", " + fixedWords(p.fixed)
@@ -309,7 +317,11 @@ func sweepHeatmaps(dir string, agg SweepAggregate) ([]*figure, string, error) {
 				if hm.kind == "training" && hm.field == "vs_baseline.x" && !agg.prov.esaOverATP() {
 					mark, markLabel = math.NaN(), "" // ESA's 1.35x is over ATP, not this baseline
 				}
-				f, dropped, hit, err := heatmapFigure(mapGrid{p.z}, sc, mapAxis{xp.Values, xs, xu, axisName(xp.Key)}, mapAxis{yp.Values, ys, yu, axisName(yp.Key)}, title, keyTitle, mark, markLabel, px, py)
+				grid := mapGrid{z: p.z}
+				if len(xs)*len(ys) <= labelCellsUpTo {
+					grid.hw = p.hw
+				}
+				f, dropped, hit, err := heatmapFigure(grid, sc, mapAxis{xp.Values, xs, xu, axisName(xp.Key)}, mapAxis{yp.Values, ys, yu, axisName(yp.Key)}, title, keyTitle, mark, markLabel, px, py)
 				if err != nil {
 					return nil, "", err
 				}
@@ -323,7 +335,7 @@ func sweepHeatmaps(dir string, agg SweepAggregate) ([]*figure, string, error) {
 				}
 				f.caption += fmt.Sprintf(". Cells: the swept values, coloured in steps of %s", fmtSig(sc.step))
 				if len(panels) > 1 {
-					f.caption += fmt.Sprintf(" on one scale for all %d maps of %s", len(panels), name)
+					f.caption += fmt.Sprintf(" on one scale for all %d maps of this metric", len(panels))
 				}
 				f.caption += fmt.Sprintf(", diverging at %s; the pale centre bin is within half a step of it", fmtSig(hm.centre))
 				if len(hws) > 0 {
@@ -332,6 +344,9 @@ func sweepHeatmaps(dir string, agg SweepAggregate) ([]*figure, string, error) {
 				f.caption += "."
 				if sc.nan {
 					f.caption += " Ochre: no value (an unstable point)."
+				}
+				if grid.hw != nil {
+					f.caption += " Each cell is labelled with its mean ± its 95% CI half-width over the seeds."
 				}
 				switch {
 				case math.IsNaN(mark):
@@ -536,10 +551,39 @@ func (cl cells) Plot(c draw.Canvas, plt *plot.Plot) {
 			// pale seams between cells.
 			x0, x1 := trX(float64(i)-0.5)-0.3, trX(float64(i)+0.5)+0.3
 			y0, y1 := trY(float64(j)-0.5)-0.3, trY(float64(j)+0.5)+0.3
-			c.FillPolygon(cl.sc.colourOf(cl.g.Z(i, j)), []vg.Point{{X: x0, Y: y0}, {X: x0, Y: y1}, {X: x1, Y: y1}, {X: x1, Y: y0}})
+			col := cl.sc.colourOf(cl.g.Z(i, j))
+			c.FillPolygon(col, []vg.Point{{X: x0, Y: y0}, {X: x0, Y: y1}, {X: x1, Y: y1}, {X: x1, Y: y0}})
+			if v := cl.g.Z(i, j); cl.g.hw != nil && !math.IsNaN(v) {
+				// The mean and its CI, in black or white as the cell is
+				// light or dark.
+				ink := color.Color(color.Black)
+				if r, g, b, _ := col.RGBA(); 0.299*float64(r)+0.587*float64(g)+0.114*float64(b) < 0.5*0xffff {
+					ink = color.White
+				}
+				ts := draw.TextStyle{Color: ink, Font: font.From(sans, 7), XAlign: draw.XCenter, YAlign: draw.YCenter, Handler: plot.DefaultTextHandler}
+				// Above the cell's centre, where the scenario's own
+				// point (a cross) may stand.
+				c.FillText(ts, vg.Point{X: trX(float64(i)), Y: trY(float64(j) + 0.25)}, meanCI(v, cl.g.hw[i][j]))
+			}
 		}
 	}
 }
+
+// meanCI writes a mean and its 95% CI half-width to the CI's first
+// significant digit ("1.017 ± 0.008"); the mean alone (4 significant
+// digits) without one.
+func meanCI(v, hw float64) string {
+	if math.IsNaN(hw) || !(hw > 0) {
+		return fmtSig(v)
+	}
+	d := max(0, -int(math.Floor(math.Log10(hw))))
+	return strconv.FormatFloat(v, 'f', d, 64) + " ± " + strconv.FormatFloat(hw, 'f', d, 64)
+}
+
+// labelCellsUpTo is the most cells a map labels with their values: a
+// sweep of a few values each way (paper/ina's 5 x 3) reads them; one of
+// 20 x 20 would be text over colour.
+const labelCellsUpTo = 48
 
 // mapAxis is one axis of a map: the swept values as written and as
 // numbers in unit, and its label.

@@ -274,3 +274,20 @@ func TestNoContourSaysWhichSide(t *testing.T) {
 		}
 	}
 }
+
+// A cell's label rounds its mean to its CI's first significant digit.
+func TestMeanCI(t *testing.T) {
+	for _, c := range []struct {
+		v, hw float64
+		want  string
+	}{
+		{1.01712, 0.007573, "1.017 ± 0.008"},
+		{1.00003, 6.886e-4, "1.0000 ± 0.0007"},
+		{248.2, 30.8, "248 ± 31"},
+		{1.5, math.NaN(), "1.5"},
+	} {
+		if got := meanCI(c.v, c.hw); got != c.want {
+			t.Errorf("meanCI(%v, %v) = %q, want %q", c.v, c.hw, got, c.want)
+		}
+	}
+}
