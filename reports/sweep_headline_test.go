@@ -182,3 +182,23 @@ func TestSweepWithoutPathsHasNoGapNote(t *testing.T) {
 		t.Errorf("a gap undefined at every point is not said: notes %q", notes)
 	}
 }
+
+// A pool policy that held no slot at some combinations is said to have
+// aggregated no job there; none, and a policy that held slots, are not.
+func TestNoPoolNotes(t *testing.T) {
+	agg := SweepAggregate{Training: []string{"none", "atp", "esa"}}
+	for i, slots := range []float64{0, 12} {
+		agg.Groups = append(agg.Groups, sweep.Group{
+			Params: []sweep.KV{{Key: "fallback", Value: []string{"ps-single", "ps-sharded"}[i]}},
+			Metrics: map[string]sweep.Estimate{
+				"training/none/mean_slots_held": {Mean: 0},
+				"training/atp/mean_slots_held":  {Mean: slots},
+				"training/esa/mean_slots_held":  {Mean: 30},
+			},
+		})
+	}
+	notes := noPoolNotes(agg)
+	if len(notes) != 1 || !strings.Contains(notes[0], "atp aggregated no job at 1 of 2") || !strings.Contains(notes[0], "fallback=ps-single") {
+		t.Errorf("notes %q, want one for atp at fallback=ps-single", notes)
+	}
+}

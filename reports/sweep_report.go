@@ -366,6 +366,7 @@ func renderSweep(fsys atomicfs.FS, dir, by string) error {
 	knees, kneeNotes := kneeFigures(agg)
 	figs = append(figs, knees...)
 	notes = append(notes, kneeNotes...)
+	notes = append(notes, noPoolNotes(agg)...)
 	sweepCapacity(&md, agg)
 	for _, n := range append(notes, mapNote) {
 		if n != "" {
@@ -878,4 +879,27 @@ func metricNamed(ms []metric, field string) metric {
 		}
 	}
 	panic("reports: no metric " + field)
+}
+
+// noPoolNotes says, per pool policy of a training sweep, at how many
+// combinations it held no slot at all: every spanning job kept its host
+// all-reduce there (ina.use when-faster), so its rows are the host
+// ring's and its comparison with another pool policy is void.
+func noPoolNotes(agg SweepAggregate) []string {
+	var out []string
+	for _, p := range agg.Training {
+		if p == "none" {
+			continue
+		}
+		var at []string
+		for _, g := range agg.Groups {
+			if e, ok := g.Metrics["training/"+p+"/mean_slots_held"]; ok && e.Mean == 0 {
+				at = append(at, groupAt(g))
+			}
+		}
+		if len(at) > 0 {
+			out = append(out, fmt.Sprintf("**%s aggregated no job at %d of %d combinations** (%s): every spanning job kept its host all-reduce there, so its rows are the host ring's and its comparisons with other pool policies say nothing of the pool (run with `--set training.ina.use=always`).", p, len(at), len(agg.Groups), strings.Join(at, "; ")))
+		}
+	}
+	return out
 }
