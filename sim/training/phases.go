@@ -29,8 +29,9 @@ type stageFlow struct {
 }
 
 // syncPlan is one synchronisation phase of a spanning job: stages of
-// flows run one after the other (a parameter server's push, then its
-// pull), then a fixed tail of latencies and the work inside the servers.
+// flows run one after the other (every plan today has one: a parameter
+// server pipelines its push and pull), then a fixed tail of latencies
+// and the work inside the servers.
 type syncPlan struct {
 	stages [][]flowSpec
 	tail   engine.Time
