@@ -290,13 +290,14 @@ func sweepHeatmaps(dir string, agg SweepAggregate) ([]*figure, string, error) {
 			for _, p := range panels {
 				all = append(all, p.z...)
 			}
-			// A step finer than the cells' CIs colours noise: no finer
-			// than their largest half-width, so that no cell is coloured
-			// off the neutral centre by less than its own CI's width.
+			// A step finer than the cells' CIs colours noise, and one as
+			// coarse as the noisiest cell's hides the others' clear
+			// differences: no finer than the median half-width. Colour
+			// is binned on the mean; each cell's own CI is in its label.
 			ci := 0.0
 			if len(hws) > 0 {
 				slices.Sort(hws)
-				ci = hws[len(hws)-1]
+				ci = hws[len(hws)/2]
 			}
 			sc := newMapScale(all, hm.centre, ci)
 			keyTitle := m.label
@@ -339,7 +340,7 @@ func sweepHeatmaps(dir string, agg SweepAggregate) ([]*figure, string, error) {
 				}
 				f.caption += fmt.Sprintf(", diverging at %s; the pale centre bin is within half a step of it", fmtSig(hm.centre))
 				if len(hws) > 0 {
-					f.caption += fmt.Sprintf(". The cells' 95%% CI half-widths: median %s, largest %s (aggregate.csv has each); the step is no finer than the largest, so that a coloured step is not noise", fmtSig(hws[len(hws)/2]), fmtSig(ci))
+					f.caption += fmt.Sprintf(". The cells' 95%% CI half-widths: median %s, largest %s (aggregate.csv has each); the step is no finer than the median, and colour is binned on the mean alone, so two cells of different colours may still overlap within their CIs", fmtSig(ci), fmtSig(hws[len(hws)-1]))
 				}
 				f.caption += "."
 				if sc.nan {
@@ -540,6 +541,9 @@ func noContour(z [][]float64, mark float64, label string) string {
 type cells struct {
 	g  mapGrid
 	sc mapScale
+	// ownX, ownY: the scenario's own point (NaN: none), which a cell's
+	// label keeps clear of.
+	ownX, ownY float64
 }
 
 func (cl cells) Plot(c draw.Canvas, plt *plot.Plot) {
@@ -561,9 +565,14 @@ func (cl cells) Plot(c draw.Canvas, plt *plot.Plot) {
 					ink = color.White
 				}
 				ts := draw.TextStyle{Color: ink, Font: font.From(sans, 7), XAlign: draw.XCenter, YAlign: draw.YCenter, Handler: plot.DefaultTextHandler}
-				// Above the cell's centre, where the scenario's own
-				// point (a cross) may stand.
-				c.FillText(ts, vg.Point{X: trX(float64(i)), Y: trY(float64(j) + 0.25)}, meanCI(v, cl.g.hw[i][j]))
+				// At the cell's centre, on its row's and column's ticks;
+				// above it in the cell of the scenario's own point, whose
+				// cross stands at the centre.
+				y := float64(j)
+				if math.Abs(cl.ownX-float64(i)) < 0.5 && math.Abs(cl.ownY-float64(j)) < 0.5 {
+					y += 0.3
+				}
+				c.FillText(ts, vg.Point{X: trX(float64(i)), Y: trY(y)}, meanCI(v, cl.g.hw[i][j]))
 			}
 		}
 	}
@@ -689,7 +698,7 @@ func unitLabel(v float64, unit string) string {
 func heatmapFigure(g mapGrid, sc mapScale, xa, ya mapAxis, title, keyTitle string, mark float64, markLabel string, ownX, ownY float64) (f *figure, dropped int, hit bool, err error) {
 	p := newPlot(xa.label, ya.label, false)
 	panelTitle(p, title)
-	p.Add(cells{g, sc})
+	p.Add(cells{g, sc, ownX, ownY})
 	if !math.IsNaN(mark) {
 		var kept [][]vg.Point
 		for _, piece := range contourPaths(g.z, mark) {

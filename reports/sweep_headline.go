@@ -146,11 +146,7 @@ func SweepHeadline(agg SweepAggregate) string {
 			return s
 		}
 		val := func(g sweep.Group) string {
-			v := fmtSig(g.Metrics[key].Mean)
-			if hw := halfWidth(g, h.kind, h.name, h.m); !math.IsNaN(hw) {
-				v += " ± " + fmtSig(hw)
-			}
-			return v + h.unit
+			return meanCI(g.Metrics[key].Mean, halfWidth(g, h.kind, h.name, h.m)) + h.unit
 		}
 		var s string
 		if total == 1 {
@@ -264,10 +260,7 @@ func WriteSweepHeadline(w io.Writer, agg SweepAggregate) {
 			v := "not defined (an unstable path)"
 			if !math.IsNaN(e.Mean) {
 				defined++
-				v = fmtSig(e.Mean)
-				if hw := halfWidth(g, h.kind, h.name, h.m); !math.IsNaN(hw) {
-					v += " ± " + fmtSig(hw)
-				}
+				v = meanCI(e.Mean, halfWidth(g, h.kind, h.name, h.m))
 			}
 			rows = append(rows, []string{groupAt(g), v})
 		}

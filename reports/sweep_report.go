@@ -882,9 +882,9 @@ func metricNamed(ms []metric, field string) metric {
 }
 
 // noPoolNotes says, per pool policy of a training sweep, at how many
-// combinations it held no slot at all: every spanning job kept its host
-// all-reduce there (ina.use when-faster), so its rows are the host
-// ring's and its comparison with another pool policy is void.
+// combinations it held no slot at all (see NoJobAggregated): its rows
+// there are the host ring's and its comparison with another pool policy
+// is void.
 func noPoolNotes(agg SweepAggregate) []string {
 	var out []string
 	for _, p := range agg.Training {
@@ -898,7 +898,7 @@ func noPoolNotes(agg SweepAggregate) []string {
 			}
 		}
 		if len(at) > 0 {
-			out = append(out, fmt.Sprintf("**%s aggregated no job at %d of %d combinations** (%s): every spanning job kept its host all-reduce there, so its rows are the host ring's and its comparisons with other pool policies say nothing of the pool (run with `--set training.ina.use=always`).", p, len(at), len(agg.Groups), strings.Join(at, "; ")))
+			out = append(out, fmt.Sprintf("**%s aggregated no job at %d of %d combinations** (%s): no aggregator slot held, every spanning job ran its host all-reduce there (by ina.use when-faster, or for want of a partition or a slot), so its rows are the host ring's and its comparisons with other pool policies say nothing of the pool.", p, len(at), len(agg.Groups), strings.Join(at, "; ")))
 		}
 	}
 	return out

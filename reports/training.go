@@ -155,18 +155,19 @@ func writeTrainingTable(md *strings.Builder, t *TrainingResult) {
 			float64(p.MeanSlots), fmtSig(float64(p.Unscheduled)), fmtSig(nan0(float64(p.HostRingJobs))))
 	}
 	for _, p := range t.Policies {
-		if NoJobAggregated(p.HostRingJobs, p.MeanSlots) {
-			fmt.Fprintf(md, "\n**%s aggregated no job in the network**: every spanning job kept its host all-reduce (ina.use when-faster), so its row is the host ring's and says nothing of its pool; compare pool policies with `ina.use: always`.\n", p.Name)
+		if NoJobAggregated(p.Name, p.MeanSlots) {
+			fmt.Fprintf(md, "\n**%s aggregated no job in the network** (no aggregator slot held): every spanning job ran its host all-reduce (by ina.use when-faster, or for want of a partition or a slot), so its row is the host ring's and says nothing of its pool.\n", p.Name)
 		}
 	}
 }
 
-// NoJobAggregated says whether a pool policy's run aggregated nothing in
-// the network: every one of its spanning jobs kept its host all-reduce
-// (hostRing of them) and no slot was held. Its comparison with another
-// pool policy is then two runs of the host ring.
-func NoJobAggregated(hostRing, meanSlots Num) bool {
-	return hostRing > 0 && meanSlots == 0
+// NoJobAggregated says whether a policy other than none aggregated
+// nothing in the network: it held no aggregator slot over the run, so
+// every spanning job ran its host all-reduce (ina.use when-faster kept
+// it there, or static found no partition for it) and its comparison with
+// another pool policy is two runs of the host ring.
+func NoJobAggregated(policy string, meanSlots Num) bool {
+	return policy != "none" && !strings.HasPrefix(policy, "none(") && meanSlots == 0
 }
 
 // TrainingJob is one row of training_jobs.csv.

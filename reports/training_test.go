@@ -47,20 +47,23 @@ func TestReadOccupancyErrors(t *testing.T) {
 	}
 }
 
-// A pool policy that aggregated no job (every spanning job on its host
-// ring, no slot held) is said to be the host ring's row; one that held
-// slots, or none (which keeps no job on a host ring by ina.use), is not.
+// A pool policy that aggregated no job (no slot held: every spanning job
+// on its host ring by ina.use, or static without a partition for any) is
+// said to be the host ring's row; one that held slots, or none, is not.
 func TestTrainingTableSaysWhenNoJobAggregated(t *testing.T) {
 	tr := &TrainingResult{Device: "tofino-atp", Slots: 20000, Policies: []TrainingPolicy{
 		{Name: "none"},
 		{Name: "atp", HostRingJobs: 48},
+		{Name: "static"},
 		{Name: "esa", HostRingJobs: 40, MeanSlots: 12},
 	}}
 	var md strings.Builder
 	writeTrainingTable(&md, tr)
 	out := md.String()
-	if !strings.Contains(out, "**atp aggregated no job in the network**") {
-		t.Errorf("atp, all 48 on the host ring, not said:\n%s", out)
+	for _, p := range []string{"atp", "static"} {
+		if !strings.Contains(out, "**"+p+" aggregated no job in the network**") {
+			t.Errorf("%s, no slot held, not said:\n%s", p, out)
+		}
 	}
 	for _, p := range []string{"none", "esa"} {
 		if strings.Contains(out, "**"+p+" aggregated no job") {

@@ -453,8 +453,8 @@ func printTraining(w io.Writer, s *sim.Summary) {
 		if p.HostRingJobs > 0 {
 			fmt.Fprintf(w, "%s: %s spanning jobs ran their host all-reduce, in-network aggregation being slower for them alone (ina.use when-faster; always aggregates every one)\n", p.Name, count(p.HostRingJobs))
 		}
-		if reports.NoJobAggregated(reports.Num(p.HostRingJobs), reports.Num(p.MeanSlots)) {
-			fmt.Fprintf(w, "WARNING: %s aggregated no job in the network: every spanning job kept its host all-reduce, so its row is the host ring's and its comparison with another pool policy says nothing of the pool (compare with ina.use: always)\n", p.Name)
+		if reports.NoJobAggregated(p.Name, reports.Num(p.MeanSlots)) {
+			fmt.Fprintf(w, "WARNING: %s aggregated no job in the network (no aggregator slot held): every spanning job ran its host all-reduce (by ina.use when-faster, or for want of a partition or a slot), so its row is the host ring's and its comparison with another pool policy says nothing of the pool\n", p.Name)
 		}
 		if p.GrantsUnsettled > 0 {
 			fmt.Fprintf(w, "WARNING: %s: %d grant calls ended before the jobs' holdings reached their fixed point (alternating by a slot after %d passes); those grants are the last pass's\n", p.Name, p.GrantsUnsettled, ina.SettlePasses)

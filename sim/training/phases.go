@@ -141,18 +141,18 @@ func (r *rack) plan(j *jobState, g ina.Grant) syncPlan {
 		switch r.cfg.Sync.AllReduce {
 		case AllReducePS:
 			// Push and pull pipelined chunk by chunk, as BytePS runs its
-			// servers: one stage, the pushes into the PS's NIC and the
-			// pulls out of it at once, on the other direction of every
-			// NIC (a pull keeps pace with its push where both directions
-			// are alike; traffic on one direction alone could let a pull
-			// run ahead of the sums, which this does not prevent).
-			ps := j.servers[0]
+			// servers: each worker's push and pull are one flow over
+			// both directions (its NIC out, the PS's in and out, its NIC
+			// in), so the pull of a chunk keeps pace with its push and
+			// can never run ahead of the sums (psPath, as the fallback
+			// ps-single). No pipeline fill or PS summation time is
+			// counted: the first partition's (k-1) P/B before its pull
+			// starts (P: BytePS's partition bytes, a setting) is left
+			// out.
 			var flows []flowSpec
 			b := j.grad * r.st.hostWire
-			for _, s := range j.servers[1:] {
-				flows = append(flows,
-					flowSpec{bytes: b, path: []resource.LinkID{r.servers[s].tx, r.servers[ps].rx}},
-					flowSpec{bytes: b, path: []resource.LinkID{r.servers[ps].tx, r.servers[s].rx}})
+			for i := 1; i < len(j.servers); i++ {
+				flows = append(flows, flowSpec{bytes: b, path: r.psPath(j, i)})
 			}
 			j.ringPlan = syncPlan{stages: [][]flowSpec{flows}, tail: 2*r.cfg.Cluster.NetLatency.Time() + j.ringLocal}
 		default:
