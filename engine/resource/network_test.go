@@ -2,6 +2,7 @@ package resource
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -551,5 +552,31 @@ func TestNetworkEndPastHorizonStopsTheRun(t *testing.T) {
 	}
 	if ran {
 		t.Errorf("an end after the run stopped ran")
+	}
+}
+
+// Cancelling or resetting the flow whose end is the network's earliest
+// moves the network's one event: the others end at their own times, the
+// cancelled one never, the reset one at its new time.
+func TestNetworkEarliestEndCancelledOrReset(t *testing.T) {
+	sim, n, l := newNet(t, 1e9, 1e9, 1e9, 1e9)
+	var got []string
+	rec := func(s string) func() { return func() { got = append(got, fmt.Sprintf("%s@%v", s, sim.Now())) } }
+	a := n.Start(1e6, []LinkID{l[0]}, 0, rec("a")) // 1 ms: the earliest
+	n.Start(2e6, []LinkID{l[1]}, 0, rec("b"))      // 2 ms
+	c := n.Start(3e6, []LinkID{l[2]}, 0, rec("c")) // 3 ms
+	n.Start(4e6, []LinkID{l[3]}, 0, rec("d"))      // 4 ms
+	n.Cancel(a)
+	sim.RunUntil(engine.Time(1500) * engine.Microsecond)
+	if len(got) != 0 {
+		t.Fatalf("by 1.5 ms: %v; want nothing (a cancelled, b at 2 ms)", got)
+	}
+	// At 1.5 ms, c (1.5 MB left) is reset to 0.1 MB: it now ends first,
+	// at 1.6 ms.
+	n.Reset(c, 1e5, 0)
+	sim.Run()
+	want := []string{"c@1.6ms", "b@2ms", "d@4ms"}
+	if !slices.Equal(got, want) {
+		t.Errorf("ends %v, want %v", got, want)
 	}
 }
