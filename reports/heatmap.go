@@ -322,7 +322,7 @@ func sweepHeatmaps(dir string, agg SweepAggregate) ([]*figure, string, error) {
 				if len(xs)*len(ys) <= labelCellsUpTo {
 					grid.hw = p.hw
 				}
-				f, dropped, hit, err := heatmapFigure(grid, sc, mapAxis{xp.Values, xs, xu, axisName(xp.Key)}, mapAxis{yp.Values, ys, yu, axisName(yp.Key)}, title, keyTitle, mark, markLabel, px, py)
+				f, dropped, hit, err := heatmapFigure(grid, sc, mapAxis{xp.Values, xs, xu, agg.axisLabel(xp.Key)}, mapAxis{yp.Values, ys, yu, agg.axisLabel(yp.Key)}, title, keyTitle, mark, markLabel, px, py)
 				if err != nil {
 					return nil, "", err
 				}

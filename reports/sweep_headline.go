@@ -30,6 +30,9 @@ type sweepProv struct {
 	calibration string
 	// baseline is a training sweep's baseline policy ("" none).
 	baseline string
+	// inputs are the sweep's resolved inputs (sweep.Spec.Inputs), for
+	// axis labels.
+	inputs map[string]string
 }
 
 // esaOverATP says whether esa's speedup over the baseline is a speedup

@@ -202,3 +202,18 @@ func TestNoPoolNotes(t *testing.T) {
 		t.Errorf("notes %q, want one for atp at fallback=ps-single", notes)
 	}
 }
+
+// A swept weight is labelled with the entry it weighs, from the sweep's
+// inputs; other keys keep axisName.
+func TestAxisLabelNamesTheWeightedEntry(t *testing.T) {
+	var agg SweepAggregate
+	agg.prov.inputs = map[string]string{"training.jobs.synthetic.models[2]": `"bert-large"`}
+	if got, want := agg.axisLabel("training.jobs.synthetic.model_weights[2]"), "bert-large's weight (model weights[2])"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	for _, k := range []string{"training.jobs.synthetic.model_weights[1]", "training.ina.slots", "training.jobs.synthetic.gpus[0]"} {
+		if got := agg.axisLabel(k); got != axisName(k) {
+			t.Errorf("%s: got %q, want axisName's %q", k, got, axisName(k))
+		}
+	}
+}

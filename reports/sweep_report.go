@@ -227,6 +227,7 @@ func AggregateSweep(dir string) (SweepAggregate, error) {
 		return SweepAggregate{}, err
 	}
 	agg := SweepAggregate{Total: len(spec.Points), Params: spec.Params, Seeds: spec.Seeds}
+	agg.prov.inputs = spec.Inputs
 	seenPath, seenPol, seenTrain := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	var samples []sweep.Sample
 	for _, p := range spec.Points {
@@ -588,7 +589,7 @@ func sweepLineFigures(agg SweepAggregate, maxFixed int) ([]*figure, []string, er
 			}
 		}
 		geometric := numeric && slices.Min(xs) > 0 && slices.Max(xs) >= 16*slices.Min(xs)
-		xLabel := axisName(xp.Key)
+		xLabel := agg.axisLabel(xp.Key)
 		if unit != "" {
 			xLabel += " (" + unit + ")"
 		}
@@ -796,6 +797,29 @@ func axisName(key string) string {
 		return strings.ReplaceAll(key, "_", " ")
 	}
 	return strings.ReplaceAll(key[i+1:], "_", " ") + " [" + key[:i] + "]"
+}
+
+// axisLabel is axisName, or for a swept weight the entry it weighs,
+// where the sweep's inputs say: training.jobs.synthetic.model_weights[2]
+// reads "bert-large's weight (model weights[2])", from the inputs'
+// training.jobs.synthetic.models[2] (a short label: an axis is no
+// longer than its plot).
+func (agg SweepAggregate) axisLabel(key string) string {
+	name := axisName(key)
+	dot := strings.LastIndex(key, ".")
+	open := strings.LastIndex(key, "[")
+	if dot < 0 || open < dot || !strings.HasSuffix(key, "]") {
+		return name
+	}
+	list, idx := key[dot+1:open], key[open:]
+	if !strings.HasSuffix(list, "_weights") {
+		return name
+	}
+	entry, ok := agg.prov.inputs[key[:dot+1]+strings.TrimSuffix(list, "_weights")+"s"+idx]
+	if !ok {
+		return name
+	}
+	return strings.Trim(entry, `"`) + "'s weight (" + strings.ReplaceAll(list, "_", " ") + idx + ")"
 }
 
 // singular names one entry of a result group ("paths" -> "path",
