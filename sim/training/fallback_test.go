@@ -100,9 +100,8 @@ func TestRegrantWithinAPhaseByHand(t *testing.T) {
 	SB := j.grad / float64(cfg.Cluster.NIC) // seconds
 	g := ina.Grant{Job: 0, Slots: 1 << 20, PSFraction: 0.25}
 	j.phase, j.grant = phaseSync, g
-	p := r.plan(j, g)
-	j.tail, j.stages, j.stage, j.pending = p.tail, p.stages, 0, 0
-	r.runStages(0)
+	r.beginPhase(j, r.plan(j, g))
+	r.runPhase(0)
 	const w = 332.0 / 256
 	r.sim.MustAt(engine.Seconds(0.4*w*SB), func() { r.regrant(ina.Grant{Job: 0, Slots: 1 << 20}) })
 	r.sim.Run()
@@ -196,9 +195,8 @@ func TestPSLegsCarryTheirProgressOverARegrant(t *testing.T) {
 	SwB := w * j.grad / float64(cfg.Cluster.NIC) // seconds
 	g := ina.Grant{Job: 0, Slots: 1 << 20, PSFraction: 0.25}
 	j.phase, j.grant = phaseSync, g
-	p := r.plan(j, g)
-	j.tail, j.stages, j.stage, j.pending = p.tail, p.stages, 0, 0
-	r.runStages(0)
+	r.beginPhase(j, r.plan(j, g))
+	r.runPhase(0)
 	r.sim.MustAt(engine.Seconds(0.4*SwB), func() { r.regrant(ina.Grant{Job: 0, Slots: 1 << 20}) })
 	r.sim.Run()
 	want := 1.1796875*SwB + r.dev.ChunkRTT.Seconds()

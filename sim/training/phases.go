@@ -21,20 +21,20 @@ type flowSpec struct {
 	leg   bool
 }
 
-// stageFlow is a running flow of a job's stage and the spec it was
+// phaseFlow is a running flow of a job's phase and the spec it was
 // started or last reset with.
-type stageFlow struct {
+type phaseFlow struct {
 	id   resource.FlowID
 	spec flowSpec
 }
 
-// syncPlan is one synchronisation phase of a spanning job: stages of
-// flows run one after the other (every plan today has one: a parameter
-// server pipelines its push and pull), then a fixed tail of latencies
-// and the work inside the servers.
+// syncPlan is one synchronisation phase of a spanning job: its flows
+// start together (a parameter server's push and pull too, pipelined),
+// then, once all are done, a fixed tail of latencies and the work inside
+// the servers.
 type syncPlan struct {
-	stages [][]flowSpec
-	tail   engine.Time
+	flows []flowSpec
+	tail  engine.Time
 }
 
 // need is the slots a synchronising job holds in flight (its
@@ -135,7 +135,7 @@ func (r *rack) fallback(j *jobState, f float64, fl []flowSpec) []flowSpec {
 func (r *rack) plan(j *jobState, g ina.Grant) syncPlan {
 	if g.Ring {
 		k := len(j.servers)
-		if j.ringPlan.stages != nil {
+		if j.ringPlan.flows != nil {
 			return j.ringPlan
 		}
 		switch r.cfg.Sync.AllReduce {
@@ -154,7 +154,7 @@ func (r *rack) plan(j *jobState, g ina.Grant) syncPlan {
 			for i := 1; i < len(j.servers); i++ {
 				flows = append(flows, flowSpec{bytes: b, path: r.psPath(j, i)})
 			}
-			j.ringPlan = syncPlan{stages: [][]flowSpec{flows}, tail: 2*r.cfg.Cluster.NetLatency.Time() + j.ringLocal}
+			j.ringPlan = syncPlan{flows: flows, tail: 2*r.cfg.Cluster.NetLatency.Time() + j.ringLocal}
 		default:
 			bytes, lat := r.ringBytes(j)
 			bytes *= r.st.hostWire
@@ -163,14 +163,13 @@ func (r *rack) plan(j *jobState, g ina.Grant) syncPlan {
 				next := j.servers[(i+1)%k]
 				ring = append(ring, flowSpec{bytes: bytes, path: []resource.LinkID{r.servers[s].tx, r.servers[next].rx}})
 			}
-			j.ringPlan = syncPlan{stages: [][]flowSpec{ring}, tail: lat + j.ringLocal}
+			j.ringPlan = syncPlan{flows: ring, tail: lat + j.ringLocal}
 		}
 		return j.ringPlan
 	}
 	fl := r.inaFlows(j, g, j.grad, 0, nil, j.specBuf[:0])
 	j.specBuf = fl
-	j.stageBuf = append(j.stageBuf[:0], fl)
-	return syncPlan{stages: j.stageBuf, tail: r.dev.ChunkRTT + j.local}
+	return syncPlan{flows: fl, tail: r.dev.ChunkRTT + j.local}
 }
 
 // inaFlows appends the flows of an in-network synchronisation of left
@@ -254,10 +253,10 @@ func (r *rack) legPath(s int) []resource.LinkID {
 // planFresh is plan into slices of its own, for timing a phase (planTime)
 // while the job's buffers may hold the plan in flight.
 func (r *rack) planFresh(j *jobState, g ina.Grant) syncPlan {
-	spec, stage := j.specBuf, j.stageBuf
-	j.specBuf, j.stageBuf = nil, nil
+	spec := j.specBuf
+	j.specBuf = nil
 	p := r.plan(j, g)
-	j.specBuf, j.stageBuf = spec, stage
+	j.specBuf = spec
 	return p
 }
 
@@ -270,12 +269,10 @@ func (r *rack) planTime(p syncPlan) engine.Time {
 	for l := range r.linkCount() {
 		net.AddLink(r.net.Capacity(resource.LinkID(l)))
 	}
-	for _, st := range p.stages {
-		for _, f := range st {
-			net.Start(f.bytes, f.path, f.cap, nil)
-		}
-		sim.Run()
+	for _, f := range p.flows {
+		net.Start(f.bytes, f.path, f.cap, nil)
 	}
+	sim.Run()
 	return sim.Now() + p.tail
 }
 
@@ -360,31 +357,30 @@ func (r *rack) startSync(k int) {
 	for _, g := range gs[1:] {
 		r.regrant(g)
 	}
-	p := r.plan(j, j.grant)
-	j.tail, j.stages, j.stage, j.pending = p.tail, p.stages, 0, 0
-	r.runStages(k)
+	r.beginPhase(j, r.plan(j, j.grant))
+	r.runPhase(k)
 	r.net.EndBatch()
 }
 
-// runStages runs the stages of job k's synchronisation from its stage
-// j.stage on: each stage's flows start together; when the last of them is
-// done (j.pending reaches 0 in flowDone), the next stage, and after the
-// last the tail.
-func (r *rack) runStages(k int) {
-	j := &r.jobs[k]
-	for j.stage < len(j.stages) && len(j.stages[j.stage]) == 0 {
-		j.stage++
-	}
-	if j.stage >= len(j.stages) {
-		r.sim.MustAfter(j.tail, j.onEndSync)
-		return
-	}
-	st := j.stages[j.stage]
-	j.stage++
-	r.startFlows(j, st)
+// beginPhase makes p job j's phase in flight, its flows not yet started.
+func (r *rack) beginPhase(j *jobState, p syncPlan) {
+	j.tail, j.planned, j.flowsOn, j.pending = p.tail, p.flows, false, 0
 }
 
-// startFlows starts a stage's flows, recording them (j.flows) for a
+// runPhase runs job k's phase in flight: its flows start together; once
+// the last of them is done (j.pending reaches 0 in flowDone), or at once
+// without any, the tail.
+func (r *rack) runPhase(k int) {
+	j := &r.jobs[k]
+	if !j.flowsOn && len(j.planned) > 0 {
+		j.flowsOn = true
+		r.startFlows(j, j.planned)
+		return
+	}
+	r.sim.MustAfter(j.tail, j.onEndSync)
+}
+
+// startFlows starts a phase's flows, recording them (j.flows) for a
 // regrant.
 func (r *rack) startFlows(j *jobState, st []flowSpec) {
 	j.flows = j.flows[:0]
@@ -399,7 +395,7 @@ func (r *rack) startBeside(j *jobState, st []flowSpec) {
 	}
 	j.ids = r.net.StartAll(j.transfers, j.ids[:0])
 	for i, id := range j.ids {
-		j.flows = append(j.flows, stageFlow{id: id, spec: st[i]})
+		j.flows = append(j.flows, phaseFlow{id: id, spec: st[i]})
 	}
 	j.pending += len(st)
 }
@@ -409,7 +405,7 @@ func (r *rack) flowDone(k int) {
 	j := &r.jobs[k]
 	j.pending--
 	if j.pending == 0 {
-		r.runStages(k)
+		r.runPhase(k)
 	}
 }
 
@@ -446,7 +442,7 @@ func (r *rack) regrant(g ina.Grant) {
 		j.left = append(j.left, b)
 	}
 	if running == 0 {
-		return // the stage's flows have all ended; their done functions end it
+		return // the phase's flows have all ended; their done functions end it
 	}
 	for i, f := range j.flows {
 		if j.left[i] == 0 || f.spec.leg {
@@ -479,7 +475,7 @@ func (r *rack) regrant(g ina.Grant) {
 	j.specBuf = fl
 	r.reshape(j, fl)
 	if j.pending == 0 {
-		r.runStages(g.Job)
+		r.runPhase(g.Job)
 	}
 }
 
@@ -493,8 +489,8 @@ func (r *rack) reshape(j *jobState, fl []flowSpec) {
 	if len(fl) == 0 {
 		// Nothing left to send: the running flows stop, and stay listed,
 		// so that another regrant at this instant still finds the job in
-		// its stage (its wait is marked) until its last done function
-		// ends the stage.
+		// its phase (its wait is marked) until its last done function
+		// starts the tail (runPhase).
 		for _, f := range j.flows {
 			if r.net.Running(f.id) {
 				r.net.Cancel(f.id)

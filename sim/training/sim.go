@@ -56,19 +56,18 @@ type jobState struct {
 
 	// Stepped mode: the phase in flight.
 	phase    int
-	stages   [][]flowSpec // the phase's plan, run from stage on
-	stage    int
-	pending  int // flows of the stage in flight
+	planned  []flowSpec // the phase's flows (beginPhase)
+	flowsOn  bool       // runPhase has started them
+	pending  int        // flows of the phase in flight
 	ringPlan syncPlan
 	psPaths  [][]resource.LinkID
 	// shardPaths: fallback ps-sharded's flows (server to successor)
 	shardPaths [][]resource.LinkID
 	// buffers reused from phase to phase
 	specBuf   []flowSpec
-	stageBuf  [][]flowSpec
 	transfers []resource.Transfer
 	ids       []resource.FlowID // StartAll's scratch
-	flows     []stageFlow       // the stage's flows
+	flows     []phaseFlow       // the phase's flows
 	legLag    []float64         // regrant's scratch: each PS leg's lag (psLegs)
 	left      []float64         // regrant's scratch: what each had left
 	used      []bool            // reshape's scratch: which flows it kept
