@@ -40,6 +40,16 @@ type sweepProv struct {
 // whose baseline is another (none: the host ring) marks no 1.35.
 func (p sweepProv) esaOverATP() bool { return p.baseline == "" || p.baseline == "atp" }
 
+// headlineWhat is what a headline of kind says it measures, and whether
+// its paper's mark applies: ESA's 1.35x is over ATP, so against another
+// baseline it is no yardstick and the training headline says so.
+func (p sweepProv) headlineWhat(kind, what string) (string, bool) {
+	if kind != "training" || p.esaOverATP() {
+		return what, true
+	}
+	return fmt.Sprintf("esa's mean JCT speedup over %s (ESA's up to 1.35x is over ATP-style sharing and not over %s), x", p.baseline, p.baseline), false
+}
+
 func (p *sweepProv) add(r Result) {
 	if p.scenario == "" {
 		p.scenario = r.Scenario
@@ -134,13 +144,8 @@ func SweepHeadline(agg SweepAggregate) string {
 		if total == 0 {
 			continue
 		}
-		what, _, _ := strings.Cut(h.what, ", ")
-		marked := true
-		if h.kind == "training" && !agg.prov.esaOverATP() {
-			// ESA's 1.35x is over ATP: against another baseline it is
-			// no yardstick.
-			what, marked = fmt.Sprintf("esa's mean JCT speedup over %s (ESA's up to 1.35x is over ATP-style sharing, not %s)", agg.prov.baseline, agg.prov.baseline), false
-		}
+		full, marked := agg.prov.headlineWhat(h.kind, h.what)
+		what, _, _ := strings.Cut(full, ", ")
 		if len(defined) == 0 {
 			s := fmt.Sprintf("%s: not defined at any of the %d combinations (a path unstable at each).", what, total)
 			if c := capacityHeadline(agg); c != "" {
@@ -278,10 +283,7 @@ func WriteSweepHeadline(w io.Writer, agg SweepAggregate) {
 			fmt.Fprintln(w, "every combination in aggregate.csv, the maps in report.md")
 			return
 		}
-		what := h.what
-		if h.kind == "training" && !agg.prov.esaOverATP() {
-			what = fmt.Sprintf("esa's mean JCT speedup over %s, x (ESA's up to 1.35x is over ATP-style sharing, not %s)", agg.prov.baseline, agg.prov.baseline)
-		}
+		what, _ := agg.prov.headlineWhat(h.kind, h.what)
 		fmt.Fprintf(w, "\n%s:\n", what)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		for _, r := range rows {

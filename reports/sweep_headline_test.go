@@ -217,3 +217,21 @@ func TestAxisLabelNamesTheWeightedEntry(t *testing.T) {
 		}
 	}
 }
+
+// A training sweep against none names its baseline and marks no 1.35x;
+// against atp it keeps the paper's mark.
+func TestHeadlineWhatByBaseline(t *testing.T) {
+	for _, c := range []struct {
+		baseline string
+		marked   bool
+		has      string
+	}{
+		{"atp", true, "ESA: up to 1.35"},
+		{"none", false, "speedup over none (ESA's up to 1.35x is over ATP-style sharing and not over none)"},
+	} {
+		what, marked := sweepProv{baseline: c.baseline}.headlineWhat("training", sweepHeadlines[2].what)
+		if marked != c.marked || !strings.Contains(what, c.has) {
+			t.Errorf("baseline %s: %q marked %v; want %q, marked %v", c.baseline, what, marked, c.has, c.marked)
+		}
+	}
+}
