@@ -135,11 +135,11 @@ func compareSweepLines(runs []Run) (figs []*figure, note string, err error) {
 			}
 			if m.ratio {
 				for _, p := range f.panels {
-					if err := baselineAt1(&figure{name: f.name, panels: []*plot.Plot{p}, legend: &legend{Legend: plot.NewLegend()}}, xs); err != nil {
+					if err := baselineAt1(&figure{name: f.name, panels: []*plot.Plot{p}, legend: &legend{Legend: plot.NewLegend()}}, xs, m.reference()); err != nil {
 						return nil, "", err
 					}
 				}
-				f.caption += " Dashed grey: the baseline (1)."
+				f.caption += fmt.Sprintf(" Dashed grey: %s (1).", m.reference())
 			}
 			figs = append(figs, f)
 		}

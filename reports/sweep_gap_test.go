@@ -78,3 +78,53 @@ func TestSweepHorizonCDF(t *testing.T) {
 		t.Fatalf("horizon CDF %+v; want conspirator's 4 covered combinations, a line per kind of bound, 1 left out", f)
 	}
 }
+
+// A training sweep's ratio figures name their line at 1 for what it is
+// (the baseline; none for the speedup over none), keep each policy's
+// style whichever policy a figure lacks, and put a label on the y axis
+// that fits it. Hand-made aggregate: two pool sizes, atp the baseline.
+func TestTrainingRatioFiguresKeepStylesAndNameTheirReference(t *testing.T) {
+	agg := SweepAggregate{Params: []sweep.Param{{Key: "training.ina.slots", Values: []string{"700", "2800"}}},
+		Training: []string{"static", "atp", "esa", "none"}}
+	for _, v := range agg.Params[0].Values {
+		m := map[string]sweep.Estimate{}
+		for _, p := range agg.Training {
+			m["training/"+p+"/jct_s.mean"] = sweep.Estimate{Mean: 100, N: 1}
+			if p != "atp" {
+				m["training/"+p+"/vs_baseline.x"] = sweep.Estimate{Mean: 1.1, N: 1}
+			}
+			if p != "none" {
+				m["training/"+p+"/vs_none.x"] = sweep.Estimate{Mean: 0.9, N: 1}
+			}
+		}
+		agg.Groups = append(agg.Groups, sweep.Group{Params: []sweep.KV{{Key: "training.ina.slots", Value: v}}, Metrics: m})
+	}
+	figs, err := sweepFigures(agg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"training_vs_baseline.x_vs_training.ina.slots": "static|esa|none|the baseline",
+		"training_vs_none.x_vs_training.ina.slots":     "static|atp|esa|none (no aggregation)",
+	}
+	for _, f := range figs {
+		w, ok := want[f.name]
+		if !ok {
+			continue
+		}
+		delete(want, f.name)
+		if got := strings.Join(f.legend.names, "|"); got != w {
+			t.Errorf("%s: legend %q, want %q", f.name, got, w)
+		}
+		if y := f.panels[0].Y.Label.Text; len(y) > 44 {
+			t.Errorf("%s: y label %q runs past the axis", f.name, y)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("figures missing: %v", want)
+	}
+	lines := []Line{{Name: "static"}, {Name: "esa"}, {Name: "none"}}
+	if got := entityStyles(lines, agg.Training); !slices.Equal(got, []int{0, 2, 3}) {
+		t.Errorf("styles %v, want each policy's place among the policies (esa 2 whichever line is missing)", got)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/conspirator-sim/conspirator/hw/units"
 	"github.com/conspirator-sim/conspirator/internal/atomicfs"
@@ -26,12 +27,44 @@ type metric struct {
 	title string
 	logY  bool
 	plot  bool
-	// ratio: a ratio to the baseline, drawn with the baseline's line at 1.
+	// ratio: a ratio to a reference, drawn with the reference's line at
+	// 1, named in the legend by at1 ("": the baseline).
 	ratio bool
+	at1   string
 	// ci names the metric that holds this one's own 95% CI half-width
 	// over the scenario's seeds (a multi-seed cluster or training run):
 	// a sweep of one seed shows that one, as it has no spread of its own.
 	ci string
+}
+
+// entityStyles is each line's style (colour, dash and marker) by its
+// entity's place among names, so that an entity keeps its style in
+// every figure whichever lines a figure lacks (a ratio's reference has
+// none: the baseline in one, none in another).
+func entityStyles(lines []Line, names []string) []int {
+	styles := make([]int, len(lines))
+	for i, ln := range lines {
+		styles[i] = slices.Index(names, ln.Name)
+	}
+	return styles
+}
+
+// reference is what a ratio metric's line at 1 stands for.
+func (m metric) reference() string {
+	if m.at1 != "" {
+		return m.at1
+	}
+	return "the baseline"
+}
+
+// axisLabel is m's label on a figure's y axis: the short one where the
+// long would run past the axis's height (about 44 characters at the
+// figures' size and font).
+func (m metric) axisLabel() string {
+	if m.short != "" && utf8.RuneCountInString(m.label) > 44 {
+		return m.short
+	}
+	return m.label
 }
 
 var pathMetrics = []metric{
@@ -651,7 +684,7 @@ func sweepLineFigures(agg SweepAggregate, maxFixed int) ([]*figure, []string, er
 						name += "__" + fixedNames[fixed]
 						caption += " Fixed: " + fixed + "."
 					}
-					f, err := metricVsParamCI(name, xLabel, m.label, lines, nil, m.logY, ticks, fewSeeds)
+					f, err := metricVsParamCI(name, xLabel, m.axisLabel(), lines, entityStyles(lines, kind.names), m.logY, ticks, fewSeeds)
 					if err != nil {
 						return nil, nil, err
 					}
@@ -668,7 +701,7 @@ func sweepLineFigures(agg SweepAggregate, maxFixed int) ([]*figure, []string, er
 						f.panels[0].X.Label.Text += " (log scale)"
 					}
 					if m.ratio {
-						if err := baselineAt1(f, xs); err != nil {
+						if err := baselineAt1(f, xs, m.reference()); err != nil {
 							return nil, nil, err
 						}
 					}

@@ -91,7 +91,7 @@ var trainingMetrics = []metric{
 	{field: "unscheduled", label: "jobs larger than the rack"},
 	{field: "jct_s.mean.ci95", label: "95% CI half-width of the mean JCT over the scenario's seeds (s)"},
 	{field: "vs_baseline.ci95", label: "95% CI half-width of the speedup over the scenario's seeds (x)"},
-	{field: "vs_none.x", label: "speedup of mean JCT over no in-network aggregation (x)", short: "JCT speedup over none (x)", ci: "vs_none.ci95", ratio: true},
+	{field: "vs_none.x", label: "speedup of mean JCT over no in-network aggregation (x)", short: "JCT speedup over none (x)", title: "Speedup over no in-network aggregation", plot: true, ci: "vs_none.ci95", ratio: true, at1: "none (no aggregation)"},
 	{field: "vs_none.ci95", label: "95% CI half-width of the speedup over none across the scenario's seeds (x)"},
 }
 
@@ -466,15 +466,16 @@ func trainingFigures(dir string, t *TrainingResult, add func(*figure, error) err
 	return nil
 }
 
-// baselineAt1 draws the baseline of a ratio figure: a grey dashed line at
-// 1 across the swept values, named in the legend.
-func baselineAt1(f *figure, xs []float64) error {
+// baselineAt1 draws the reference of a ratio figure (the baseline, or
+// none): a grey dashed line at 1 across the swept values, named in the
+// legend.
+func baselineAt1(f *figure, xs []float64, name string) error {
 	l, err := plotter.NewLine(plotter.XYs{{X: slices.Min(xs), Y: 1}, {X: slices.Max(xs), Y: 1}})
 	if err != nil {
 		return fmt.Errorf("plot %s: %w", f.name, err)
 	}
 	l.LineStyle = draw.LineStyle{Color: color.Gray{Y: 120}, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}}
 	f.panels[0].Add(l)
-	f.legend.add("the baseline", l)
+	f.legend.add(name, l)
 	return nil
 }
