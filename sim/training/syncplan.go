@@ -1,0 +1,301 @@
+package training
+
+// A synchronisation's plan: the flows of a phase (through the device,
+// the parameter server's legs, the fallback, or the host all-reduce),
+// their paths, and how long a phase takes alone.
+
+import (
+	"github.com/conspirator-sim/conspirator/engine"
+	"github.com/conspirator-sim/conspirator/engine/resource"
+	"github.com/conspirator-sim/conspirator/policies/ina"
+)
+
+// flowSpec is one transfer of a synchronisation.
+type flowSpec struct {
+	bytes float64
+	path  []resource.LinkID
+	cap   float64 // bytes/s; 0: uncapped
+	ina   bool    // an in-network flow (its cap follows the job's slots)
+	// legAt is a parameter server's leg's place among the job's leg
+	// servers (legServers, resultsViaPS), -1 for any other flow: set
+	// through leg, so that a flowSpec left unset is no leg.
+	legAt int
+	leg   bool
+}
+
+// syncPlan is one synchronisation phase of a spanning job: its flows
+// start together (a parameter server's push and pull too, pipelined),
+// then, once all are done, a fixed tail of latencies and the work inside
+// the servers.
+type syncPlan struct {
+	flows []flowSpec
+	tail  engine.Time
+}
+
+// need is the slots a synchronising job holds in flight (its
+// bandwidth-delay product, setup.inFlight).
+func (r *rack) need() int { return r.st.need }
+
+// inaCap is the rate a window of slots streams at on the wire: slots x
+// a chunk's packet (its slot bytes and headers) per chunk round trip.
+func (r *rack) inaCap(slots int) float64 {
+	return float64(slots) * (r.dev.SlotBytes + r.dev.ChunkHeaderBytes) / r.dev.ChunkRTT.Seconds()
+}
+
+// inaPath is a worker server's path through the aggregating device: its
+// own NIC both ways (a switch sums at line rate on every port), and for a
+// SmartNIC the SmartNIC's port in, its summation and its port out.
+// The path is built once per server and shared by its flows (the
+// network keeps paths, and none changes).
+func (r *rack) inaPath(s int) []resource.LinkID {
+	sv := &r.servers[s]
+	if sv.ina == nil {
+		if r.smartNIC {
+			sv.ina = []resource.LinkID{sv.tx, r.nicIn, r.nicSum, r.nicOut, sv.rx}
+		} else {
+			sv.ina = []resource.LinkID{sv.tx, sv.rx}
+		}
+	}
+	return sv.ina
+}
+
+// psPath is the path of job j's i-th server to a parameter server on its
+// first server and back (fallback ps-single): built once per job.
+func (r *rack) psPath(j *jobState, i int) []resource.LinkID {
+	if j.psPaths == nil {
+		ps := j.servers[0]
+		j.psPaths = make([][]resource.LinkID, len(j.servers))
+		for x, s := range j.servers[1:] {
+			j.psPaths[x+1] = []resource.LinkID{r.servers[s].tx, r.servers[ps].rx, r.servers[ps].tx, r.servers[s].rx}
+		}
+	}
+	return j.psPaths[i]
+}
+
+// shardPath is job j's i-th server to its successor among the job's
+// servers (fallback ps-sharded, see fallback); built once per job.
+func (r *rack) shardPath(j *jobState, i int) []resource.LinkID {
+	if j.shardPaths == nil {
+		k := len(j.servers)
+		j.shardPaths = make([][]resource.LinkID, k)
+		for x, s := range j.servers {
+			j.shardPaths[x] = []resource.LinkID{r.servers[s].tx, r.servers[j.servers[(x+1)%k]].rx}
+		}
+	}
+	return j.shardPaths[i]
+}
+
+// fallbackBytes is what one fallback flow carries on the wire for f
+// bytes of each worker's gradient not aggregated in the network (in the
+// chunks' packets, which the device forwards as they came): ps-single, f from
+// each of the k-1 other servers to the first and the sum back (one flow
+// over both directions: push and pull pipeline chunk by chunk);
+// ps-sharded, a parameter-server shard co-located on each of the k
+// servers (BytePS's co-located mode): each server pushes (k-1)/k f to
+// the others' shards and sends its own shard's sums, (k-1)/k f, back to
+// each, so every NIC carries 2(k-1)/k f each way, the bytes of a ring
+// all-reduce of f. One flow per server to its successor carries them,
+// loading every link as the k(k-1) push and pull flows would.
+func (r *rack) fallbackBytes(j *jobState, f float64) float64 {
+	f *= r.st.inaWire
+	if r.cfg.INA.Fallback == FallbackSingle {
+		return f
+	}
+	k := float64(len(j.servers))
+	return 2 * (k - 1) / k * f
+}
+
+// fallback appends the flows of f bytes of each worker's gradient sent to
+// job j's fallback.
+func (r *rack) fallback(j *jobState, f float64, fl []flowSpec) []flowSpec {
+	if !(f > 0) {
+		return fl
+	}
+	b := r.fallbackBytes(j, f)
+	if r.cfg.INA.Fallback == FallbackSingle {
+		for i := 1; i < len(j.servers); i++ {
+			fl = append(fl, flowSpec{bytes: b, path: r.psPath(j, i)})
+		}
+		return fl
+	}
+	for i := range j.servers {
+		fl = append(fl, flowSpec{bytes: b, path: r.shardPath(j, i)})
+	}
+	return fl
+}
+
+// plan lays out job j's synchronisation under grant g. The host
+// all-reduce's plan is built once per job; an in-network one into the
+// job's buffers, valid until its next plan.
+func (r *rack) plan(j *jobState, g ina.Grant) syncPlan {
+	if g.Ring {
+		k := len(j.servers)
+		if j.ringPlan.flows != nil {
+			return j.ringPlan
+		}
+		switch r.cfg.Sync.AllReduce {
+		case AllReducePS:
+			// Push and pull pipelined chunk by chunk, as BytePS runs its
+			// servers: each worker's push and pull are one flow over
+			// both directions (its NIC out, the PS's in and out, its NIC
+			// in), so the pull of a chunk keeps pace with its push and
+			// can never run ahead of the sums (psPath, as the fallback
+			// ps-single). No pipeline fill or PS summation time is
+			// counted: the first partition's (k-1) P/B before its pull
+			// starts (P: BytePS's partition bytes, a setting) is left
+			// out.
+			var flows []flowSpec
+			b := j.grad * r.st.hostWire
+			for i := 1; i < len(j.servers); i++ {
+				flows = append(flows, flowSpec{bytes: b, path: r.psPath(j, i)})
+			}
+			j.ringPlan = syncPlan{flows: flows, tail: 2*r.cfg.Cluster.NetLatency.Time() + j.ringLocal}
+		default:
+			bytes, lat := r.ringBytes(j)
+			bytes *= r.st.hostWire
+			var ring []flowSpec
+			for i, s := range j.servers {
+				next := j.servers[(i+1)%k]
+				ring = append(ring, flowSpec{bytes: bytes, path: []resource.LinkID{r.servers[s].tx, r.servers[next].rx}})
+			}
+			j.ringPlan = syncPlan{flows: ring, tail: lat + j.ringLocal}
+		}
+		return j.ringPlan
+	}
+	fl := r.inaFlows(j, g, j.grad, 0, nil, j.specBuf[:0])
+	j.specBuf = fl
+	return syncPlan{flows: fl, tail: r.dev.ChunkRTT + j.local}
+}
+
+// inaFlows appends the flows of an in-network synchronisation of left
+// bytes of each worker's gradient under grant g: the share g.PSFraction
+// (all of it without slots) and extra bytes (evicted partial aggregates)
+// to the fallback, the rest through the device at the rate its slots
+// allow (slots x chunk bytes per round trip). Under ATP's protocol
+// (resultsViaPS) every aggregated chunk also goes from the device to the
+// job's parameter server and its result back (psLegs); lag is what each
+// leg had left beyond its share of the workers' in-network bytes when a
+// regrant re-split them (nil at a phase's start).
+func (r *rack) inaFlows(j *jobState, g ina.Grant, left, extra float64, lag []float64, fl []flowSpec) []flowSpec {
+	fb := g.PSFraction * left
+	if g.Slots == 0 {
+		fb = left
+	}
+	in := max(0, left-fb)
+	if in > 0 {
+		for _, s := range j.servers {
+			fl = append(fl, flowSpec{bytes: in * r.st.inaWire, path: r.inaPath(s), cap: r.inaCap(g.Slots), ina: true})
+		}
+	}
+	if r.resultsViaPS {
+		fl = r.psLegs(j, in, r.inaCap(g.Slots), lag, fl)
+	}
+	return r.fallback(j, fb+extra, fl)
+}
+
+// psLegs appends the parameter server's legs of in bytes of each
+// worker's gradient aggregated in the device at a chunk rate of cap (wire
+// bytes per second): the device sends each aggregated chunk to the PS
+// and the PS's reply carries the result back to the device, which
+// multicasts it to the workers (their in-network flows carry that). PS
+// shards on each of the job's k servers (ps-sharded) each take 1/k of
+// the chunks; ps-single's PS on the job's first server takes them all.
+// A leg crosses its server's NIC both ways (and a SmartNIC aggregator's
+// port out and in). A leg does not keep pace with its workers' flows (it
+// takes another share of its NIC), so a regrant carries each leg's own
+// progress over: lag[i], wire bytes it had left beyond its share of what
+// the workers had left, is added to its share of the new in-network
+// bytes (a leg that ran ahead has a negative lag). Without slots (cap 0)
+// a leg still owes the results of chunks already aggregated: uncapped.
+func (r *rack) psLegs(j *jobState, in, cap float64, lag []float64, fl []flowSpec) []flowSpec {
+	servers, share := r.legServers(j)
+	for i, s := range servers {
+		b := share * in * r.st.inaWire
+		if i < len(lag) {
+			b += lag[i]
+		}
+		if b > 0 {
+			fl = append(fl, flowSpec{bytes: b, path: r.legPath(s), cap: share * cap, ina: true, leg: true, legAt: i})
+		}
+	}
+	return fl
+}
+
+// legServers is the servers of job j's PS legs and each one's share of
+// the aggregated chunks: a shard on each (ps-sharded), or ps-single's PS
+// on the first.
+func (r *rack) legServers(j *jobState) ([]int, float64) {
+	if r.cfg.INA.Fallback == FallbackSingle {
+		return j.servers[:1], 1
+	}
+	return j.servers, 1 / float64(len(j.servers))
+}
+
+// legPath is a parameter server's leg on server s (see psLegs), built
+// once per server.
+func (r *rack) legPath(s int) []resource.LinkID {
+	sv := &r.servers[s]
+	if sv.leg == nil {
+		if r.smartNIC {
+			sv.leg = []resource.LinkID{r.nicOut, sv.rx, sv.tx, r.nicIn}
+		} else {
+			sv.leg = []resource.LinkID{sv.rx, sv.tx}
+		}
+	}
+	return sv.leg
+}
+
+// planFresh is plan into slices of its own, for timing a phase (planTime)
+// while the job's buffers may hold the plan in flight.
+func (r *rack) planFresh(j *jobState, g ina.Grant) syncPlan {
+	spec := j.specBuf
+	j.specBuf = nil
+	p := r.plan(j, g)
+	j.specBuf = spec
+	return p
+}
+
+// planTime is how long plan p takes on links of the rack's capacities
+// with no other traffic: the same flows on a network of its own, so that
+// it equals a lone job's simulated phase to the nanosecond.
+func (r *rack) planTime(p syncPlan) engine.Time {
+	sim := engine.New(nil)
+	net, _ := resource.NewNetwork(sim)
+	for l := range r.linkCount() {
+		net.AddLink(r.net.Capacity(resource.LinkID(l)))
+	}
+	for _, f := range p.flows {
+		net.Start(f.bytes, f.path, f.cap, nil)
+	}
+	sim.Run()
+	return sim.Now() + p.tail
+}
+
+func (r *rack) linkCount() int {
+	n := 2 * len(r.servers)
+	if r.smartNIC {
+		n += 3
+	}
+	return n
+}
+
+// demand is what job k asks the policy for.
+func (r *rack) demand(k int) ina.Demand {
+	j := &r.jobs[k]
+	n := j.spec.Iterations - j.iters
+	work := float64(n) * (j.compute.Seconds() + r.idealSync(j).Seconds())
+	return ina.Demand{Job: k, Window: r.dev.PerJobSlots, Need: r.need(), RemainingIterations: n,
+		RemainingBytes: float64(n) * j.grad, Work: work, Arrival: k}
+}
+
+// idealSync is a phase of job j with its whole window and nothing else on
+// its links (what it takes when it waits for nothing).
+func (r *rack) idealSync(j *jobState) engine.Time {
+	if len(j.servers) == 1 {
+		return j.local
+	}
+	if j.ideal == 0 {
+		j.ideal = r.planTime(r.planFresh(j, ina.Grant{Slots: r.need()}))
+	}
+	return j.ideal
+}
