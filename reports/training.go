@@ -68,7 +68,10 @@ type TrainingPolicy struct {
 	// HostRingJobs: spanning jobs that kept their host all-reduce
 	// (ina.use when-faster).
 	HostRingJobs Num `json:"jobs_on_host_ring"`
-	Iteration    struct {
+	// NoAggregatorJobs: spanning jobs under a pool policy that held no
+	// aggregator in any phase (sim/training's PolicyResult).
+	NoAggregatorJobs Num `json:"jobs_without_aggregators"`
+	Iteration        struct {
 		ComputeS Num `json:"compute_s"`
 		CommS    Num `json:"comm_s"`
 		WaitS    Num `json:"wait_s"`
@@ -155,10 +158,24 @@ func writeTrainingTable(md *strings.Builder, t *TrainingResult) {
 			float64(p.MeanSlots), fmtSig(float64(p.Unscheduled)), fmtSig(nan0(float64(p.HostRingJobs))))
 	}
 	for _, p := range t.Policies {
+		if n := float64(p.NoAggregatorJobs); n > 0 && !NoJobAggregated(p.Name, p.MeanSlots) {
+			fmt.Fprintf(md, "\n%s: %s spanning jobs held no aggregator in any phase (%s).\n", p.Name, fmtSig(n), NoAggregatorWhy(p.Name))
+		}
 		if NoJobAggregated(p.Name, p.MeanSlots) {
 			fmt.Fprintf(md, "\n**%s aggregated no job in the network** (no aggregator slot held): every spanning job ran its host all-reduce (by ina.use when-faster, or for want of a partition or a slot), so its row is the host ring's and says nothing of its pool.\n", p.Name)
 		}
 	}
+}
+
+// NoAggregatorWhy says what a spanning job that held no aggregator did
+// instead under policy: static's ran its host all-reduce (no partition
+// came free: SwitchML has no fallback), atp's and esa's sent every chunk
+// to their fallback.
+func NoAggregatorWhy(policy string) string {
+	if strings.HasPrefix(policy, "static") {
+		return "no partition came free for them, so they ran their host all-reduce throughout: SwitchML has no fallback"
+	}
+	return "every chunk went to the fallback"
 }
 
 // NoJobAggregated says whether a policy other than none aggregated

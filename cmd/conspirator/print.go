@@ -453,6 +453,9 @@ func printTraining(w io.Writer, s *sim.Summary) {
 		if p.HostRingJobs > 0 {
 			fmt.Fprintf(w, "%s: %s spanning jobs ran their host all-reduce, in-network aggregation being slower for them alone (ina.use when-faster; always aggregates every one)\n", p.Name, count(p.HostRingJobs))
 		}
+		if p.NoAggregatorJobs > 0 && !reports.NoJobAggregated(p.Name, reports.Num(p.MeanSlots)) {
+			fmt.Fprintf(w, "%s: %s spanning jobs held no aggregator in any phase (%s)\n", p.Name, count(p.NoAggregatorJobs), reports.NoAggregatorWhy(p.Name))
+		}
 		if reports.NoJobAggregated(p.Name, reports.Num(p.MeanSlots)) {
 			fmt.Fprintf(w, "WARNING: %s aggregated no job in the network (no aggregator slot held): every spanning job ran its host all-reduce (by ina.use when-faster, or for want of a partition or a slot), so its row is the host ring's and its comparison with another pool policy says nothing of the pool\n", p.Name)
 		}

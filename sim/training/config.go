@@ -108,7 +108,7 @@ type INAConfig struct {
 	// ChunkHeaderBytes: see hw.AggregatorSpec.
 	ChunkHeaderBytes BytesOrDevice   `yaml:"chunk_header_bytes" doc:"what a chunk's packet carries on the wire besides its values (headers and Ethernet's per-frame cost): 0 B to 9000 B, or device for the device's (SwitchML 76 B, ATP 84 B: 332 B on the wire either way); in-network and fallback transfers carry slot_bytes + this per chunk, and a job's in-flight slots are the line rate's round trip over that" default:"device"`
 	Use              string          `yaml:"use" doc:"which spanning jobs aggregate in the network under a policy other than none: when-faster (a job whose in-network phase alone, with its whole need, would take longer than its host all-reduce alone runs the host all-reduce, as an operator who knows both sets it per job: with the packets' headers a 2-worker job's ring wins, and under ATP's protocol, whose parameter server takes every aggregated chunk, so do 3 and 4 workers) or always (every spanning job, as the systems' own evaluations run them)" default:"when-faster" source:"choice: a review of issue 41 found 2-worker jobs losing 4.8% under atp, diluting the headline"`
-	Fallback         string          `yaml:"fallback" doc:"where a chunk the device does not aggregate (a collision, an eviction, a job without slots) is summed: ps-sharded (parameter-server shards on every server of the job, co-located with its workers, as BytePS's co-located mode and ATP's several-PS option run them: every NIC carries 2(k-1)/k of the missed bytes each way) or ps-single (one parameter server on the job's first server, whose NIC carries (k-1) times them)" default:"ps-sharded" source:"choice: ATP's paper text could not be read from here; ATP's client takes a number of PSs (in-ATP/ATP docs/benchmark.md), BytePS co-locates its servers with the workers"`
+	Fallback         string          `yaml:"fallback" doc:"where a chunk the device does not aggregate (a collision, an eviction, a job without slots) is summed: ps-sharded (parameter-server shards on every server of the job, co-located with its workers, as BytePS's co-located mode and ATP's several-PS option run them: every NIC carries 2(k-1)/k of the missed bytes each way) or ps-single (one parameter server on the job's first server, co-located with a worker: that server's NIC carries (k-1) times them, and under ATP's protocol every aggregated chunk and its result besides its worker's traffic) or ps-dedicated (one parameter server on a machine of its own per job, with a NIC of the cluster's rate, as ATP's benchmark runs it: its NIC carries k times them, and every aggregated chunk and its result, and no worker's)" default:"ps-sharded" source:"choice: ATP's paper text could not be read from here; ATP's benchmark runs 1 physical PS beside its workers and its client takes a number of PSs (in-ATP/ATP docs/benchmark.md), BytePS co-locates its servers with the workers"`
 	Hash             string          `yaml:"hash" doc:"how atp and esa map a job's window onto the pool: crc (ATP's HashNew_crc: CRC-32 of app ID and index, truncated to 16 bits, modulo the pool) or uniform (ideal uniform hashing)" default:"crc" source:"in-ATP/ATP common/HashTable.cc"`
 	Placement        string          `yaml:"placement" doc:"where the aggregation happens: rack (the device aggregates every worker server's gradient: a switch on every port, or one SmartNIC on a switch port for the whole rack) or server (hierarchical: each server's SmartNIC, server_nic, first sums its own GPUs' gradients of a job spanning servers, taking them over its DMA and through its summation, and returns the sum to them; across servers the device aggregates the servers' sums under the policy; none, and a job on its host ring, run the host all-reduce as under rack, so that every placement is measured against the same host ring)" default:"rack" source:"choice: the SmartNIC placements issue 41 asks to compare"`
 	ServerNIC        string          `yaml:"server_nic" doc:"the SmartNIC in every server under placement server (bluefield3): its DMA engine carries each GPU's gradient in and the sum back, its summation (sum_rate) adds them" default:"bluefield3"`
@@ -123,8 +123,9 @@ const (
 
 // Fallbacks (INAConfig.Fallback).
 const (
-	FallbackSharded = "ps-sharded"
-	FallbackSingle  = "ps-single"
+	FallbackSharded   = "ps-sharded"
+	FallbackSingle    = "ps-single"
+	FallbackDedicated = "ps-dedicated"
 )
 
 // Placements (INAConfig.Placement).
@@ -137,7 +138,7 @@ const (
 func Placements() []string { return []string{PlacementRack, PlacementServer} }
 
 // Fallbacks lists the fallbacks.
-func Fallbacks() []string { return []string{FallbackSharded, FallbackSingle} }
+func Fallbacks() []string { return []string{FallbackSharded, FallbackSingle, FallbackDedicated} }
 
 // RTTOrDevice is a round trip that can defer to the device's: YAML
 // "device" or a duration. "device" is not 0, so that a round trip of 0

@@ -19,6 +19,9 @@ import (
 // (1+6p) S/B, plus the chunk round trip. ps-sharded: every NIC carries
 // its (1-p)S and 2(k-1)/k p S = 1.75 p S of shard traffic: (1+0.75p) S/B.
 // At p = 0.25: 2.5 and 1.1875 S/B; at p = 0 both are the in-network S/B.
+// ps-dedicated: the 8 workers' fallback flows share the PS machine's NIC
+// (B/8 each) while each worker's NIC carries S either way; the PS's NIC
+// takes 8p S: max(1, 8p) S/B, 2 at p = 0.25, 8 at p = 1.
 // Both carry the chunks' packets, SwitchML's 332 B on the wire for 256 B
 // of values, so each phase is that ratio, w = 1.296875, times these.
 func TestFallbackByHand(t *testing.T) {
@@ -32,6 +35,9 @@ func TestFallbackByHand(t *testing.T) {
 		{FallbackSharded, 0, 1},
 		{FallbackSingle, 1, 7},
 		{FallbackSharded, 1, 1.75},
+		{FallbackDedicated, 0.25, 2},
+		{FallbackDedicated, 0, 1},
+		{FallbackDedicated, 1, 8},
 	} {
 		r, j, cfg := rackOfEight(t, "atp", c.fallback)
 		r.resultsViaPS = false // the fallback alone: TestPSLegsByHand adds ATP's PS legs
@@ -118,8 +124,10 @@ func TestRegrantWithinAPhaseByHand(t *testing.T) {
 // line rate): ps-sharded, each server's shard takes 1/8 of the chunks,
 // so every NIC carries S w (1 + 1/8) each way and stays saturated: the
 // phase takes 1.125 S w / B; ps-single, the PS's NIC carries its own
-// S w and the job's S w: 2 S w / B. SwitchML (static) returns results
-// from the switch: S w / B. w = 332/256 (SwitchML's packet).
+// S w and the job's S w: 2 S w / B; ps-dedicated, the PS's machine
+// carries the job's S w on a NIC of its own, in parallel with the
+// workers': S w / B. SwitchML (static) returns results from the switch:
+// S w / B. w = 332/256 (SwitchML's packet).
 func TestPSLegsByHand(t *testing.T) {
 	for _, c := range []struct {
 		policy, fallback string
@@ -128,6 +136,7 @@ func TestPSLegsByHand(t *testing.T) {
 		{"atp", FallbackSharded, 1.125},
 		{"esa", FallbackSharded, 1.125},
 		{"atp", FallbackSingle, 2},
+		{"atp", FallbackDedicated, 1},
 		{"static", FallbackSharded, 1},
 	} {
 		r, j, cfg := rackOfEight(t, c.policy, c.fallback)
@@ -237,4 +246,23 @@ func rackOfEight(t *testing.T, policy, fallback string) (*rack, *jobState, Confi
 	j := &r.jobs[0]
 	j.servers, j.gpusOn, j.gpus = []int{0, 1, 2, 3, 4, 5, 6, 7}, []int{1, 1, 1, 1, 1, 1, 1, 1}, 8
 	return r, j, cfg
+}
+
+// A spanning job that holds no aggregator in any phase is counted: under
+// static with one partition, of two 8-GPU jobs arriving 1 ms apart the
+// first (longer) takes it and the second runs its host all-reduce until
+// it ends, before the partition frees: 1 such job. Under atp both share
+// the pool: none. none itself is not counted (it asks for nothing).
+func TestNoAggregatorJobsCounted(t *testing.T) {
+	cfg, env := listed(train.Job{ID: "long", GPUs: 8, Iterations: 400, Model: "vgg16"},
+		train.Job{ID: "short", GPUs: 8, Iterations: 5, Model: "vgg16", Arrival: engine.Seconds(0.001)})
+	cfg.Cluster.Servers, cfg.Cluster.GPUsPerServer = 16, 1
+	cfg.INA.Use, cfg.INA.Slots = UseAlways, 189
+	cfg.Policies, cfg.Baseline = []string{"static", "atp", "none"}, ""
+	r := mustRun(t, cfg, env)
+	for name, want := range map[string]float64{"static": 1, "atp": 0, "none": 0} {
+		if got := policy(t, r, name).NoAggregatorJobs; got != want {
+			t.Errorf("%s: %v jobs without aggregators, want %v", name, got, want)
+		}
+	}
 }

@@ -91,6 +91,7 @@ func (r *rack) fastForward(k int) {
 	}
 	j.isolated, j.ffStart, j.ffIter, j.ffLen = true, r.sim.Now(), j.iters, length
 	if r.pooled(j) {
+		j.heldAny = j.heldAny || holds(r.pol.Peek(r.demand(k)))
 		// The occupancy series shows a fast-forwarded job's slots over
 		// its phases as their time average.
 		// (A reservation is recorded as it changes: holdReserved.)

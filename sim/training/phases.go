@@ -63,6 +63,7 @@ func (r *rack) startSync(k int) {
 		gs = r.pol.Enter(r.demand(k))
 	}
 	j.grant = gs[0]
+	j.heldAny = j.heldAny || holds(j.grant)
 	j.waitMark, j.waitNow, j.waitAcc = r.sim.Now(), r.waitShare(j, j.grant), 0
 	r.setHeld(k, j.grant)
 	// The regrants and the job's flows at this instant recompute the
@@ -134,6 +135,7 @@ func (r *rack) flowDone(k int) {
 func (r *rack) regrant(g ina.Grant) {
 	j := &r.jobs[g.Job]
 	r.setHeld(g.Job, g)
+	j.heldAny = j.heldAny || holds(g)
 	if j.phase != phaseSync || j.grant.Ring || g.Ring || j.pending == 0 || len(j.flows) == 0 {
 		j.grant.Slots, j.grant.PSFraction = g.Slots, g.PSFraction
 		return
@@ -169,12 +171,12 @@ func (r *rack) regrant(g ina.Grant) {
 		}
 	}
 	// Each PS leg's lag behind its share of the workers' bytes, by its
-	// place among the leg servers (a leg that had ended, or was not
-	// started since it was ahead, has 0 left: a negative lag).
+	// place among the legs (a leg that had ended, or was not started
+	// since it was ahead, has 0 left: a negative lag).
 	j.legLag = j.legLag[:0]
 	if r.resultsViaPS {
-		servers, share := r.legServers(j)
-		for range servers {
+		paths, share := r.legs(j)
+		for range paths {
 			j.legLag = append(j.legLag, -share*in)
 		}
 		for i, f := range j.flows {
@@ -192,6 +194,9 @@ func (r *rack) regrant(g ina.Grant) {
 		r.runPhase(g.Job)
 	}
 }
+
+// holds says whether grant g gives its job aggregators.
+func holds(g ina.Grant) bool { return !g.Ring && g.Slots > 0 }
 
 // reshape makes job j's running flows those of fl: a running flow on the
 // path of one of fl's is reset to its bytes and cap in place (each path

@@ -70,7 +70,13 @@ type PolicyResult struct {
 	// because in-network aggregation would have been slower for them
 	// alone (ina.use when-faster; mean over seeds).
 	HostRingJobs float64 `json:"jobs_on_host_ring"`
-	Iteration    Split   `json:"iteration"`
+	// NoAggregatorJobs counts spanning jobs under a pool policy that
+	// finished without holding an aggregator in any phase: under static,
+	// jobs to which no partition came free, which ran their host
+	// all-reduce throughout (SwitchML has no fallback); under atp and
+	// esa, jobs whose every chunk went to the fallback (mean over seeds).
+	NoAggregatorJobs float64 `json:"jobs_without_aggregators"`
+	Iteration        Split   `json:"iteration"`
 	// MeanSlots is the pool's time-averaged occupancy (slots held).
 	MeanSlots float64 `json:"mean_slots_held"`
 	// Events, SteppedIterations and FastForwarded say what the replay
@@ -311,7 +317,7 @@ func runSeed(st *setup, listed []train.Job, seed uint64, parts *progress.Parts, 
 // result sums one replay up.
 func (r *rack) result() PolicyResult {
 	pr := PolicyResult{Jobs: float64(len(r.jobs)), Seeds: 1, Events: int64(r.sim.Fired()), SteppedIterations: r.stepped, FastForwarded: r.ffIters,
-		Regrants: r.regrants, HostRingJobs: float64(r.hostRingJobs)}
+		Regrants: r.regrants, HostRingJobs: float64(r.hostRingJobs), NoAggregatorJobs: float64(r.noAggJobs)}
 	if s, ok := r.pol.(ina.Settler); ok {
 		pr.GrantsUnsettled = s.Unsettled()
 	}
@@ -396,6 +402,7 @@ func mergePolicy(cfg Config, runs [][]PolicyResult, k int) PolicyResult {
 		m.Jobs = avg(func(p *PolicyResult) float64 { return p.Jobs })
 		m.Unscheduled = avg(func(p *PolicyResult) float64 { return p.Unscheduled })
 		m.HostRingJobs = avg(func(p *PolicyResult) float64 { return p.HostRingJobs })
+		m.NoAggregatorJobs = avg(func(p *PolicyResult) float64 { return p.NoAggregatorJobs })
 		m.MeanSlots = avg(func(p *PolicyResult) float64 { return p.MeanSlots })
 		m.Iteration = Split{ComputeS: avg(func(p *PolicyResult) float64 { return p.Iteration.ComputeS }), CommS: avg(func(p *PolicyResult) float64 { return p.Iteration.CommS }), WaitS: avg(func(p *PolicyResult) float64 { return p.Iteration.WaitS })}
 		var ev, st, ff, rg, un int64

@@ -63,6 +63,14 @@ type jobState struct {
 	psPaths  [][]resource.LinkID
 	// shardPaths: fallback ps-sharded's flows (server to successor)
 	shardPaths [][]resource.LinkID
+	// dedPaths: fallback ps-dedicated's flows (each server to the job's
+	// PS machine and back), over the links of that machine's NIC
+	// (psTx, psRx, added when first needed: hasPS).
+	dedPaths   [][]resource.LinkID
+	psTx, psRx resource.LinkID
+	hasPS      bool
+	// legPaths: the paths of the PS legs (psLegs), built once per job.
+	legPaths [][]resource.LinkID
 	// buffers reused from phase to phase
 	specBuf   []flowSpec
 	transfers []resource.Transfer
@@ -84,6 +92,9 @@ type jobState struct {
 	// hostRing: a spanning job that runs its host all-reduce under a
 	// pool's policy (ina.use when-faster), outside the pool.
 	hostRing bool
+	// heldAny: the job held aggregators in some phase (see
+	// PolicyResult.NoAggregatorJobs).
+	heldAny bool
 
 	// Fast-forward: an isolated job runs whole iterations of a fixed
 	// length from ffStart, from ffIter on.
@@ -147,8 +158,11 @@ type rack struct {
 	// hostRingJobs counts the jobs that ran their host all-reduce by
 	// ina.use when-faster.
 	hostRingJobs int
-	ffIters      int64 // iterations fast-forwarded
-	jct          stats.Tally
+	// noAggJobs counts the pooled jobs that finished without holding an
+	// aggregator in any phase.
+	noAggJobs int
+	ffIters   int64 // iterations fast-forwarded
+	jct       stats.Tally
 }
 
 // newRack builds the rack of st for one replay of jobs under policy.
@@ -391,6 +405,9 @@ func (r *rack) finish(k int) {
 		r.servers[s].jobs = slices.DeleteFunc(r.servers[s].jobs, func(x int) bool { return x == k })
 	}
 	if r.pooled(j) {
+		if !j.heldAny && ina.BaseName(r.polName) != "none" {
+			r.noAggJobs++
+		}
 		r.pol.End(k)
 		r.setHeldAvg(k, 0)
 		i, _ := slices.BinarySearch(r.netJobs, k)

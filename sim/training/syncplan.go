@@ -5,6 +5,8 @@ package training
 // their paths, and how long a phase takes alone.
 
 import (
+	"slices"
+
 	"github.com/conspirator-sim/conspirator/engine"
 	"github.com/conspirator-sim/conspirator/engine/resource"
 	"github.com/conspirator-sim/conspirator/policies/ina"
@@ -16,8 +18,8 @@ type flowSpec struct {
 	path  []resource.LinkID
 	cap   float64 // bytes/s; 0: uncapped
 	ina   bool    // an in-network flow (its cap follows the job's slots)
-	// legAt is a parameter server's leg's place among the job's leg
-	// servers (legServers, resultsViaPS), -1 for any other flow: set
+	// legAt is a parameter server's leg's place among the job's legs
+	// (legs, resultsViaPS), -1 for any other flow: set
 	// through leg, so that a flowSpec left unset is no leg.
 	legAt int
 	leg   bool
@@ -72,6 +74,33 @@ func (r *rack) psPath(j *jobState, i int) []resource.LinkID {
 	return j.psPaths[i]
 }
 
+// psMachine is the NIC links (to and from the switch) of job j's
+// parameter-server machine (fallback ps-dedicated): added to the
+// network when first needed, at the cluster's NIC rate, one machine per
+// job, shared with no other job.
+func (r *rack) psMachine(j *jobState) (tx, rx resource.LinkID) {
+	if !j.hasPS {
+		rate := r.net.Capacity(r.servers[j.servers[0]].rx)
+		j.psTx, _ = r.net.AddLink(rate)
+		j.psRx, _ = r.net.AddLink(rate)
+		j.hasPS = true
+	}
+	return j.psTx, j.psRx
+}
+
+// dedicatedPath is the path of job j's i-th server to its PS machine and
+// back (fallback ps-dedicated): built once per job.
+func (r *rack) dedicatedPath(j *jobState, i int) []resource.LinkID {
+	if j.dedPaths == nil {
+		tx, rx := r.psMachine(j)
+		j.dedPaths = make([][]resource.LinkID, len(j.servers))
+		for x, s := range j.servers {
+			j.dedPaths[x] = []resource.LinkID{r.servers[s].tx, rx, tx, r.servers[s].rx}
+		}
+	}
+	return j.dedPaths[i]
+}
+
 // shardPath is job j's i-th server to its successor among the job's
 // servers (fallback ps-sharded, see fallback); built once per job.
 func (r *rack) shardPath(j *jobState, i int) []resource.LinkID {
@@ -90,6 +119,8 @@ func (r *rack) shardPath(j *jobState, i int) []resource.LinkID {
 // chunks' packets, which the device forwards as they came): ps-single, f from
 // each of the k-1 other servers to the first and the sum back (one flow
 // over both directions: push and pull pipeline chunk by chunk);
+// ps-dedicated, the same from each of the k servers to the job's PS
+// machine;
 // ps-sharded, a parameter-server shard co-located on each of the k
 // servers (BytePS's co-located mode): each server pushes (k-1)/k f to
 // the others' shards and sends its own shard's sums, (k-1)/k f, back to
@@ -98,7 +129,7 @@ func (r *rack) shardPath(j *jobState, i int) []resource.LinkID {
 // loading every link as the k(k-1) push and pull flows would.
 func (r *rack) fallbackBytes(j *jobState, f float64) float64 {
 	f *= r.st.inaWire
-	if r.cfg.INA.Fallback == FallbackSingle {
+	if r.cfg.INA.Fallback != FallbackSharded {
 		return f
 	}
 	k := float64(len(j.servers))
@@ -112,9 +143,15 @@ func (r *rack) fallback(j *jobState, f float64, fl []flowSpec) []flowSpec {
 		return fl
 	}
 	b := r.fallbackBytes(j, f)
-	if r.cfg.INA.Fallback == FallbackSingle {
+	switch r.cfg.INA.Fallback {
+	case FallbackSingle:
 		for i := 1; i < len(j.servers); i++ {
 			fl = append(fl, flowSpec{bytes: b, path: r.psPath(j, i)})
+		}
+		return fl
+	case FallbackDedicated:
+		for i := range j.servers {
+			fl = append(fl, flowSpec{bytes: b, path: r.dedicatedPath(j, i)})
 		}
 		return fl
 	}
@@ -199,8 +236,9 @@ func (r *rack) inaFlows(j *jobState, g ina.Grant, left, extra float64, lag []flo
 // and the PS's reply carries the result back to the device, which
 // multicasts it to the workers (their in-network flows carry that). PS
 // shards on each of the job's k servers (ps-sharded) each take 1/k of
-// the chunks; ps-single's PS on the job's first server takes them all.
-// A leg crosses its server's NIC both ways (and a SmartNIC aggregator's
+// the chunks; ps-single's PS on the job's first server, or
+// ps-dedicated's on its machine, takes them all. A leg crosses its
+// server's (or machine's) NIC both ways (and a SmartNIC aggregator's
 // port out and in). A leg does not keep pace with its workers' flows (it
 // takes another share of its NIC), so a regrant carries each leg's own
 // progress over: lag[i], wire bytes it had left beyond its share of what
@@ -208,27 +246,42 @@ func (r *rack) inaFlows(j *jobState, g ina.Grant, left, extra float64, lag []flo
 // bytes (a leg that ran ahead has a negative lag). Without slots (cap 0)
 // a leg still owes the results of chunks already aggregated: uncapped.
 func (r *rack) psLegs(j *jobState, in, cap float64, lag []float64, fl []flowSpec) []flowSpec {
-	servers, share := r.legServers(j)
-	for i, s := range servers {
+	paths, share := r.legs(j)
+	for i, p := range paths {
 		b := share * in * r.st.inaWire
 		if i < len(lag) {
 			b += lag[i]
 		}
 		if b > 0 {
-			fl = append(fl, flowSpec{bytes: b, path: r.legPath(s), cap: share * cap, ina: true, leg: true, legAt: i})
+			fl = append(fl, flowSpec{bytes: b, path: p, cap: share * cap, ina: true, leg: true, legAt: i})
 		}
 	}
 	return fl
 }
 
-// legServers is the servers of job j's PS legs and each one's share of
-// the aggregated chunks: a shard on each (ps-sharded), or ps-single's PS
-// on the first.
-func (r *rack) legServers(j *jobState) ([]int, float64) {
-	if r.cfg.INA.Fallback == FallbackSingle {
-		return j.servers[:1], 1
+// legs is the paths of job j's PS legs and each one's share of the
+// aggregated chunks: a shard on each of its servers (ps-sharded),
+// ps-single's PS on the first, or ps-dedicated's on its machine; built
+// once per job.
+func (r *rack) legs(j *jobState) ([][]resource.LinkID, float64) {
+	if j.legPaths == nil {
+		switch r.cfg.INA.Fallback {
+		case FallbackSingle:
+			j.legPaths = [][]resource.LinkID{r.legPath(j.servers[0])}
+		case FallbackDedicated:
+			tx, rx := r.psMachine(j)
+			leg := []resource.LinkID{rx, tx}
+			if r.smartNIC {
+				leg = []resource.LinkID{r.nicOut, rx, tx, r.nicIn}
+			}
+			j.legPaths = [][]resource.LinkID{leg}
+		default:
+			for _, s := range j.servers {
+				j.legPaths = append(j.legPaths, r.legPath(s))
+			}
+		}
 	}
-	return j.servers, 1 / float64(len(j.servers))
+	return j.legPaths, 1 / float64(len(j.legPaths))
 }
 
 // legPath is a parameter server's leg on server s (see psLegs), built
@@ -257,26 +310,32 @@ func (r *rack) planFresh(j *jobState, g ina.Grant) syncPlan {
 
 // planTime is how long plan p takes on links of the rack's capacities
 // with no other traffic: the same flows on a network of its own, so that
-// it equals a lone job's simulated phase to the nanosecond.
+// it equals a lone job's simulated phase to the nanosecond. That network
+// has only the links the flows cross, numbered in the rack's order (the
+// fill breaks ties by link number), not the rack's every link: jobs'
+// PS machines (ps-dedicated) add two each.
 func (r *rack) planTime(p syncPlan) engine.Time {
 	sim := engine.New(nil)
 	net, _ := resource.NewNetwork(sim)
-	for l := range r.linkCount() {
-		net.AddLink(r.net.Capacity(resource.LinkID(l)))
+	var ids []resource.LinkID
+	for _, f := range p.flows {
+		ids = append(ids, f.path...)
+	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	for _, l := range ids {
+		net.AddLink(r.net.Capacity(l))
 	}
 	for _, f := range p.flows {
-		net.Start(f.bytes, f.path, f.cap, nil)
+		path := make([]resource.LinkID, len(f.path))
+		for i, l := range f.path {
+			k, _ := slices.BinarySearch(ids, l)
+			path[i] = resource.LinkID(k)
+		}
+		net.Start(f.bytes, path, f.cap, nil)
 	}
 	sim.Run()
 	return sim.Now() + p.tail
-}
-
-func (r *rack) linkCount() int {
-	n := 2 * len(r.servers)
-	if r.smartNIC {
-		n += 3
-	}
-	return n
 }
 
 // demand is what job k asks the policy for.
