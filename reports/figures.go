@@ -502,6 +502,12 @@ func metricVsParamCI(name, xLabel, yLabel string, lines []Line, styles []int, lo
 				top = append(top, eb)
 			}
 		}
+		if ticks != nil {
+			// A categorical x: markers and bars, no line between names.
+			top = append(top, sc)
+			leg.add(ln.Name, sc)
+			continue
+		}
 		top = append(top, l, sc)
 		leg.add(ln.Name, l, sc)
 	}

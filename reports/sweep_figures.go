@@ -15,6 +15,43 @@ import (
 	"github.com/conspirator-sim/conspirator/sim/sweep"
 )
 
+// anyCI says whether any point of lines has a CI to draw.
+func anyCI(lines []Line) bool {
+	for _, ln := range lines {
+		for _, hw := range ln.HalfWidth {
+			if hw > 0 && !math.IsInf(hw, 0) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ratioReference is what a ratio figure's line at 1 stands for, and the
+// style it is drawn in: the entity it is, where that is one of the
+// figure's (a training sweep's baseline policy, or none), in that
+// entity's colour and dash, named so; else the metric's reference in
+// grey (style -1).
+func (agg SweepAggregate) ratioReference(kind metricKind, m metric) (string, int) {
+	ref := ""
+	if kind.kind == "training" {
+		switch m.field {
+		case "vs_baseline.x":
+			ref = agg.prov.baseline
+		case "vs_none.x":
+			ref = "none"
+		}
+	}
+	i := slices.Index(kind.names, ref)
+	switch {
+	case i < 0:
+		return m.reference(), -1
+	case m.at1 != "":
+		return m.at1, i
+	}
+	return ref + " (the baseline)", i
+}
+
 // entityStyles is each line's style (colour, dash and marker) by its
 // entity's place among names, so that an entity keeps its style in
 // every figure whichever lines a figure lacks (a ratio's reference has
@@ -181,7 +218,16 @@ func sweepLineFigures(agg SweepAggregate, maxFixed int) ([]*figure, []string, er
 					if ticks != nil || fewSeeds {
 						ci = "error bars"
 					}
-					caption := fmt.Sprintf("%s against `%s`, one line per %s; %s: 95%% CI (across the sweep's seeds, or the run's own over its seeds where the sweep has one).", m.title, xp.Key, singular(kind.kind), ci)
+					one := "one line"
+					if ticks != nil {
+						// Values of a name (a fallback, a device) have
+						// nothing between them: points, not lines.
+						one = "one set of markers"
+					}
+					caption := fmt.Sprintf("%s against `%s`, %s per %s; %s: 95%% CI (across the sweep's seeds, or the run's own over its seeds where the sweep has one).", m.title, xp.Key, one, singular(kind.kind), ci)
+					if !anyCI(lines) {
+						caption = fmt.Sprintf("%s against `%s`, %s per %s; no CI (the points carry none for this metric).", m.title, xp.Key, one, singular(kind.kind))
+					}
 					if fewSeeds {
 						caption += " Over two seeds that CI is not meaningful (see above)."
 					}
@@ -206,7 +252,8 @@ func sweepLineFigures(agg SweepAggregate, maxFixed int) ([]*figure, []string, er
 						f.panels[0].X.Label.Text += " (log scale)"
 					}
 					if m.ratio {
-						if err := baselineAt1(f, xs, m.reference()); err != nil {
+						name, style := agg.ratioReference(kind, m)
+						if err := referenceAt1(f, xs, name, style); err != nil {
 							return nil, nil, err
 						}
 					}

@@ -80,12 +80,13 @@ func TestSweepHorizonCDF(t *testing.T) {
 }
 
 // A training sweep's ratio figures name their line at 1 for what it is
-// (the baseline; none for the speedup over none), keep each policy's
-// style whichever policy a figure lacks, and put a label on the y axis
-// that fits it. Hand-made aggregate: two pool sizes, atp the baseline.
+// (the baseline policy; none for the speedup over none) and draw it in
+// that policy's style, keep each policy's style whichever policy a
+// figure lacks, and put a label on the y axis that fits it. Hand-made aggregate: two pool sizes, atp the baseline.
 func TestTrainingRatioFiguresKeepStylesAndNameTheirReference(t *testing.T) {
 	agg := SweepAggregate{Params: []sweep.Param{{Key: "training.ina.slots", Values: []string{"700", "2800"}}},
 		Training: []string{"static", "atp", "esa", "none"}}
+	agg.prov.baseline = "atp"
 	for _, v := range agg.Params[0].Values {
 		m := map[string]sweep.Estimate{}
 		for _, p := range agg.Training {
@@ -104,7 +105,7 @@ func TestTrainingRatioFiguresKeepStylesAndNameTheirReference(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{
-		"training_vs_baseline.x_vs_training.ina.slots": "static|esa|none|the baseline",
+		"training_vs_baseline.x_vs_training.ina.slots": "static|esa|none|atp (the baseline)",
 		"training_vs_none.x_vs_training.ina.slots":     "static|atp|esa|none (no aggregation)",
 	}
 	for _, f := range figs {
@@ -123,8 +124,42 @@ func TestTrainingRatioFiguresKeepStylesAndNameTheirReference(t *testing.T) {
 	if len(want) > 0 {
 		t.Errorf("figures missing: %v", want)
 	}
+	for _, c := range []struct {
+		field, name string
+		style       int
+	}{{"vs_baseline.x", "atp (the baseline)", 1}, {"vs_none.x", "none (no aggregation)", 3}} {
+		name, style := agg.ratioReference(metricKind{kind: "training", names: agg.Training}, metricNamed(trainingMetrics, c.field))
+		if name != c.name || style != c.style {
+			t.Errorf("%s: line at 1 %q in style %d, want %q in %d (the entity's own)", c.field, name, style, c.name, c.style)
+		}
+	}
 	lines := []Line{{Name: "static"}, {Name: "esa"}, {Name: "none"}}
 	if got := entityStyles(lines, agg.Training); !slices.Equal(got, []int{0, 2, 3}) {
 		t.Errorf("styles %v, want each policy's place among the policies (esa 2 whichever line is missing)", got)
+	}
+}
+
+// A training sweep's headline says, beside esa's best gain over the
+// baseline, where esa stands against no aggregation at that point; and
+// its report names the training settings, each swept one by point.
+func TestTrainingSweepHeadlineAndSettings(t *testing.T) {
+	agg := SweepAggregate{Params: []sweep.Param{{Key: "training.ina.slots", Values: []string{"700", "2800"}}},
+		Training: []string{"atp", "esa", "none"}}
+	for i, v := range agg.Params[0].Values {
+		agg.Groups = append(agg.Groups, sweep.Group{Params: []sweep.KV{{Key: "training.ina.slots", Value: v}}, Metrics: map[string]sweep.Estimate{
+			"training/esa/vs_baseline.x": {Mean: []float64{1.2, 1.05}[i], HalfWidth: 0.01, N: 3},
+			"training/esa/vs_none.x":     {Mean: []float64{0.8, 0.95}[i], HalfWidth: 0.02, N: 3},
+		}})
+	}
+	h := SweepHeadline(agg)
+	if !strings.Contains(h, "to 1.20 ± 0.01x (training.ina.slots=700)") || !strings.Contains(h, "at the latter esa is 0.80 ± 0.02x of no in-network aggregation") {
+		t.Errorf("headline %q: want esa's best over the baseline (700 slots) and esa against none there", h)
+	}
+	for _, fb := range []string{"ps-sharded", "ps-dedicated"} {
+		agg.prov.add(Result{Training: &TrainingResult{Device: "tofino-atp", Slots: 700, Window: 2800, InFlight: 189, Fallback: fb, Hash: "crc", Use: "always", Baseline: "atp"}})
+	}
+	want := "device tofino-atp; pool 700 slots; window 2800; held in flight 189; fallback ps-sharded, ps-dedicated (by point); hash crc; ina.use always"
+	if got := agg.prov.trainingLine(); got != want {
+		t.Errorf("settings %q, want %q", got, want)
 	}
 }

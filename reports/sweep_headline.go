@@ -33,6 +33,44 @@ type sweepProv struct {
 	// inputs are the sweep's resolved inputs (sweep.Spec.Inputs), for
 	// axis labels.
 	inputs map[string]string
+	// training is each training setting the points report (device,
+	// pool, in-flight slots, fallback, hash, ina.use, placement) and
+	// its values over the points, in first-seen order.
+	training []setting
+}
+
+// setting is a named input and its values over a sweep's points.
+type setting struct {
+	name   string
+	values []string
+}
+
+// trainingSettings are the settings of a training result a sweep report
+// names, as "name value".
+func trainingSettings(t *TrainingResult) [][2]string {
+	s := [][2]string{{"device", t.Device}, {"pool", fmt.Sprintf("%d slots", t.Slots)}, {"window", fmt.Sprint(t.Window)},
+		{"held in flight", fmt.Sprint(t.InFlight)}, {"fallback", t.Fallback}, {"hash", t.Hash}, {"ina.use", t.Use}}
+	if t.Placement != "" {
+		s = append(s, [2]string{"placement", t.Placement + " (" + t.ServerNIC + ")"})
+	}
+	return s
+}
+
+// trainingLine is the sweep's training settings: each with its value,
+// or its values over the points where they differ.
+func (p sweepProv) trainingLine() string {
+	var parts []string
+	for _, st := range p.training {
+		v := strings.Join(st.values, ", ")
+		if v == "" {
+			continue // not in the points' summaries (older ones)
+		}
+		if len(st.values) > 1 {
+			v += " (by point)"
+		}
+		parts = append(parts, st.name+" "+v)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // esaOverATP says whether esa's speedup over the baseline is a speedup
@@ -62,6 +100,18 @@ func (p *sweepProv) add(r Result) {
 	}
 	if r.Training != nil && p.baseline == "" {
 		p.baseline = r.Training.Baseline
+	}
+	if r.Training != nil {
+		for _, kv := range trainingSettings(r.Training) {
+			i := slices.IndexFunc(p.training, func(st setting) bool { return st.name == kv[0] })
+			if i < 0 {
+				p.training = append(p.training, setting{name: kv[0]})
+				i = len(p.training) - 1
+			}
+			if kv[1] != "" && !slices.Contains(p.training[i].values, kv[1]) {
+				p.training[i].values = append(p.training[i].values, kv[1])
+			}
+		}
 	}
 }
 
@@ -162,6 +212,7 @@ func SweepHeadline(agg SweepAggregate) string {
 			if !marked {
 				s = fmt.Sprintf("%s: %s", what, val(defined[0]))
 			}
+			s += againstNone(h.kind, defined[0], "there")
 		} else {
 			lo, hi, reach := defined[0], defined[0], 0
 			for _, g := range defined {
@@ -180,6 +231,7 @@ func SweepHeadline(agg SweepAggregate) string {
 			if marked {
 				s += fmt.Sprintf("; the paper's %s%s reached at %d of them", fmtSig(h.mark), h.unit, reach)
 			}
+			s += againstNone(h.kind, hi, "at the latter")
 		}
 		if n := total - len(defined); n > 0 {
 			s += fmt.Sprintf("; not defined at %d (a path unstable)", n)
@@ -190,6 +242,21 @@ func SweepHeadline(agg SweepAggregate) string {
 		return "Capacity: " + c + "."
 	}
 	return ""
+}
+
+// againstNone is, for a training headline, esa's speedup over no
+// aggregation at g: a gain over ATP says nothing of whether aggregating
+// pays at all ("" where g has none).
+func againstNone(kind string, g sweep.Group, where string) string {
+	if kind != "training" {
+		return ""
+	}
+	e, ok := g.Metrics["training/esa/vs_none.x"]
+	if !ok || math.IsNaN(e.Mean) {
+		return ""
+	}
+	m := metricNamed(trainingMetrics, "vs_none.x")
+	return fmt.Sprintf("; %s esa is %sx of no in-network aggregation", where, meanCI(e.Mean, halfWidth(g, "training", "esa", m)))
 }
 
 // capacityHeadline says, per path of a data-path sweep, the most it

@@ -144,6 +144,12 @@ func renderSweep(fsys atomicfs.FS, dir, by string) error {
 		fmt.Fprintf(&md, "**%s**\n\n", h)
 	}
 	fmt.Fprintf(&md, "Sweep: %s.\n\n", sweepProvenance(agg, title))
+	if t := agg.prov.trainingLine(); t != "" {
+		if b := agg.prov.baseline; b != "" {
+			t += "; the baseline " + b
+		}
+		fmt.Fprintf(&md, "Training: %s.\n\n", t)
+	}
 	fmt.Fprintf(&md, "%d of %d points complete", agg.Complete, agg.Total)
 	if agg.Complete < agg.Total {
 		md.WriteString(" (**incomplete**: rerun the sweep with `--resume` to finish it)")

@@ -487,11 +487,21 @@ func trainingFigures(dir string, t *TrainingResult, add func(*figure, error) err
 // none): a grey dashed line at 1 across the swept values, named in the
 // legend.
 func baselineAt1(f *figure, xs []float64, name string) error {
+	return referenceAt1(f, xs, name, -1)
+}
+
+// referenceAt1 draws the line at 1 of a ratio figure, named in the
+// legend: in the style of the entity it is (style, as the figure's
+// lines), or grey and dashed (style < 0).
+func referenceAt1(f *figure, xs []float64, name string, style int) error {
 	l, err := plotter.NewLine(plotter.XYs{{X: slices.Min(xs), Y: 1}, {X: slices.Max(xs), Y: 1}})
 	if err != nil {
 		return fmt.Errorf("plot %s: %w", f.name, err)
 	}
 	l.LineStyle = draw.LineStyle{Color: color.Gray{Y: 120}, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}}
+	if style >= 0 {
+		l.LineStyle = lineStyle(style)
+	}
 	f.panels[0].Add(l)
 	f.legend.add(name, l)
 	return nil
