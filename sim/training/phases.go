@@ -160,7 +160,12 @@ func (r *rack) regrant(g ina.Grant) {
 	if running == 0 {
 		return // the phase's flows have all ended; their done functions end it
 	}
+	var evLeft float64 // evicted partial aggregates still on their way
 	for i, f := range j.flows {
+		if f.spec.evict {
+			evLeft += j.left[i]
+			continue
+		}
 		if j.left[i] == 0 || f.spec.leg {
 			continue // a PS leg carries its own progress over (psLegs)
 		}
@@ -186,8 +191,8 @@ func (r *rack) regrant(g ina.Grant) {
 		}
 	}
 	left := in/r.st.inaWire + fb/r.fallbackBytes(j, 1)
-	extra := float64(g.Evicted) * r.dev.SlotBytes
-	fl := r.inaFlows(j, g, left, extra, j.legLag, j.specBuf[:0])
+	evicted := float64(g.Evicted)*r.dev.SlotBytes*r.st.inaWire + evLeft
+	fl := r.inaFlows(j, g, left, evicted, j.legLag, j.specBuf[:0])
 	j.specBuf = fl
 	r.reshape(j, fl)
 	if j.pending == 0 {
