@@ -219,7 +219,7 @@ func TestSyncMatchesClosedForm(t *testing.T) {
 	m, _ := train.Lookup("vgg16")
 	comp, _ := m.ComputeSeconds("a100-80gb")
 	C := max(1, engine.Seconds(comp))
-	for _, form := range []string{AllReduceRing, AllReduceHierarchical, AllReducePS} {
+	for _, form := range []string{AllReduceRing, AllReduceHierarchical, AllReducePS, AllReducePSDedicated} {
 		for _, tc := range []struct {
 			gpus   int
 			gpusOn []int

@@ -27,6 +27,7 @@ const (
 	AllReduceRing         = "ring"
 	AllReduceHierarchical = "hierarchical"
 	AllReducePS           = "ps"
+	AllReducePSDedicated  = "ps-dedicated"
 )
 
 // Config is the training section of a scenario: jobs that train models
@@ -93,7 +94,7 @@ type ClusterConfig struct {
 
 // SyncConfig is the host all-reduce.
 type SyncConfig struct {
-	AllReduce     string  `yaml:"all_reduce" doc:"ring (one ring over every GPU: 2(n-1) alpha + 2(n-1)/n S/B), hierarchical (reduce inside each server over its GPU link, a ring of the servers over their NICs, broadcast back) or ps (a parameter server on the job's first server: every other server pushes its gradient there and pulls the sum, pipelined chunk by chunk as BytePS runs it: (k-1) S/B + 2 alpha)" default:"hierarchical"`
+	AllReduce     string  `yaml:"all_reduce" doc:"ring (one ring over every GPU: 2(n-1) alpha + 2(n-1)/n S/B), hierarchical (reduce inside each server over its GPU link, a ring of the servers over their NICs, broadcast back) ps (a parameter server on the job's first server: every other server pushes its gradient there and pulls the sum, pipelined chunk by chunk as BytePS runs it: (k-1) S/B + 2 alpha) or ps-dedicated (the same with the parameter server on a machine of its own per job, a NIC of the cluster's rate, as the PS baselines of ATP's and BytePS's evaluations run: every server pushes to it, k S/B + 2 alpha)" default:"hierarchical"`
 	BytesPerValue float64 `yaml:"bytes_per_value" doc:"bytes of one gradient value on the wire (4: FP32, 2: FP16)" default:"4"`
 	Overlap       string  `yaml:"overlap" doc:"none (an iteration computes, then synchronises) or full (an iteration's synchronisation overlaps the next iteration's compute; synchronisations stay one at a time)" default:"none"`
 }
@@ -436,8 +437,8 @@ func (c Config) resolve() (*setup, error) {
 	} else {
 		st.intra = l
 	}
-	if !slices.Contains([]string{AllReduceRing, AllReduceHierarchical, AllReducePS}, c.Sync.AllReduce) {
-		add("sync.all_reduce", "%q; use %s, %s or %s", c.Sync.AllReduce, AllReduceRing, AllReduceHierarchical, AllReducePS)
+	if !slices.Contains([]string{AllReduceRing, AllReduceHierarchical, AllReducePS, AllReducePSDedicated}, c.Sync.AllReduce) {
+		add("sync.all_reduce", "%q; use %s, %s, %s or %s", c.Sync.AllReduce, AllReduceRing, AllReduceHierarchical, AllReducePS, AllReducePSDedicated)
 	}
 	if cl.MTU < 256 || cl.MTU > 9000 {
 		add("cluster.mtu", "%d; want a packet payload of 256 to 9000 B (RoCEv2: 4096)", cl.MTU)

@@ -385,7 +385,7 @@ func (r *rack) nicReduceTime(g int, grad float64) engine.Time {
 // (hierarchical), and its latency 2(n-1) or 2(k-1) alphas.
 func (r *rack) ringBytes(j *jobState) (float64, engine.Time) {
 	n := float64(j.gpus)
-	if r.cfg.Sync.AllReduce == AllReduceHierarchical || r.cfg.Sync.AllReduce == AllReducePS {
+	if r.cfg.Sync.AllReduce != AllReduceRing {
 		n = float64(len(j.servers))
 	}
 	return 2 * (n - 1) / n * j.grad, engine.Time(2*(n-1)) * r.cfg.Cluster.NetLatency.Time()

@@ -174,7 +174,7 @@ func (r *rack) plan(j *jobState, g ina.Grant) syncPlan {
 			return j.ringPlan
 		}
 		switch r.cfg.Sync.AllReduce {
-		case AllReducePS:
+		case AllReducePS, AllReducePSDedicated:
 			// Push and pull pipelined chunk by chunk, as BytePS runs its
 			// servers: each worker's push and pull are one flow over
 			// both directions (its NIC out, the PS's in and out, its NIC
@@ -183,11 +183,17 @@ func (r *rack) plan(j *jobState, g ina.Grant) syncPlan {
 			// ps-single). No pipeline fill or PS summation time is
 			// counted: the first partition's (k-1) P/B before its pull
 			// starts (P: BytePS's partition bytes, a setting) is left
-			// out.
+			// out. ps-dedicated: every server's flow goes to the job's PS
+			// machine (dedicatedPath, as the fallback ps-dedicated).
 			var flows []flowSpec
 			b := j.grad * r.st.hostWire
-			for i := 1; i < len(j.servers); i++ {
-				flows = append(flows, flowSpec{bytes: b, path: r.psPath(j, i)})
+			for i := range j.servers {
+				switch {
+				case r.cfg.Sync.AllReduce == AllReducePSDedicated:
+					flows = append(flows, flowSpec{bytes: b, path: r.dedicatedPath(j, i)})
+				case i > 0:
+					flows = append(flows, flowSpec{bytes: b, path: r.psPath(j, i)})
+				}
 			}
 			j.ringPlan = syncPlan{flows: flows, tail: 2*r.cfg.Cluster.NetLatency.Time() + j.ringLocal}
 		default:

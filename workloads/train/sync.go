@@ -27,7 +27,9 @@ type Links struct {
 //     and sends the sum back, pipelined chunk by chunk as BytePS's
 //     servers run (a chunk's sum is pulled while the next chunks are
 //     pushed, on the other direction of the NICs): (k-1) S/B + 2 alpha,
-//     with the servers' inner rings as hierarchical.
+//     with the servers' inner rings as hierarchical;
+//   - ps-dedicated: the same with the PS on a machine of its own, whose
+//     NIC receives all k servers' gradients: k S/B + 2 alpha.
 //
 // The training simulator moves the same bytes as flows on shared links;
 // alone, it gives these times (a test holds the two together).
@@ -58,6 +60,8 @@ func SyncSeconds(form string, grad float64, gpusOn []int, l Links) (float64, err
 		return inner + 2*float64(k-1)*l.Alpha + 2*float64(k-1)/float64(k)*grad/l.NICBytesPerSec, nil
 	case "ps":
 		return inner + 2*l.Alpha + float64(k-1)*grad/l.NICBytesPerSec, nil
+	case "ps-dedicated":
+		return inner + 2*l.Alpha + float64(k)*grad/l.NICBytesPerSec, nil
 	}
-	return 0, fmt.Errorf("train: unknown all-reduce %q; use ring, hierarchical or ps", form)
+	return 0, fmt.Errorf("train: unknown all-reduce %q; use ring, hierarchical, ps or ps-dedicated", form)
 }

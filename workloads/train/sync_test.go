@@ -27,6 +27,9 @@ func TestSyncSecondsByHand(t *testing.T) {
 		// 2 S out at once, 2 S/B + 2 alpha (not 4 S/B: push and pull
 		// overlap chunk by chunk).
 		{"ps", []int{1, 1, 1}, 20e-3 + 10e-6},
+		// A PS machine of its own for 3 servers: 3 S into its NIC and 3 S
+		// out at once: 3 S/B + 2 alpha.
+		{"ps-dedicated", []int{1, 1, 1}, 30e-3 + 10e-6},
 	} {
 		got, err := SyncSeconds(c.form, S, c.gpusOn, l)
 		if err != nil {
