@@ -269,15 +269,14 @@ func TestNoAggregatorJobsCounted(t *testing.T) {
 
 // An eviction (esa) sends each evicted partial aggregate once from the
 // switch to the job's PS, not once per worker: a lone job on k = 8
-// servers (ps-sharded, slots plentiful, without ATP's legs) streaming at
-// B on every NIC loses E aggregators at t1 = 0.4 S w/B. Each shard's NIC
-// then takes E/8 chunk packets (332 B) beside its in-network flow, so the
-// phase ends E x 332 / (8 B) later than S w/B plus the round trip: the
-// NIC's receive side carries both to the end. (Charged to every
-// worker's fallback, as before, it was 14 times that.)
+// servers (ps-sharded, slots plentiful, with ATP's legs: 1.125 S w/B, as
+// in TestPSLegsByHand) streaming at B on every NIC loses E aggregators at
+// t1 = 0.4 S w/B. Each shard's leg then carries E/8 chunk packets (332 B)
+// more, on NICs saturated to the end, so the phase ends E x 332 / (8 B)
+// later. (Charged to every worker's fallback, as before, it was 14 times
+// that.)
 func TestEvictionsGoOnceToThePS(t *testing.T) {
 	r, j, cfg := rackOfEight(t, "esa", FallbackSharded)
-	r.resultsViaPS = false
 	var end engine.Time
 	j.onFlow = func() { r.flowDone(0) }
 	j.onEndSync = func() { end = r.sim.Now() }
@@ -291,8 +290,8 @@ func TestEvictionsGoOnceToThePS(t *testing.T) {
 	const E = 100000
 	r.sim.MustAt(engine.Seconds(0.4*Sw/B), func() { r.regrant(ina.Grant{Job: 0, Slots: 1 << 20, Evicted: E}) })
 	r.sim.Run()
-	want := Sw/B + E*332/(8*B) + r.dev.ChunkRTT.Seconds()
+	want := 1.125*Sw/B + E*332/(8*B) + r.dev.ChunkRTT.Seconds()
 	if got := end.Seconds(); math.Abs(got-want)/want > 1e-6 {
-		t.Errorf("phase ended at %.9f s, want %.9f (S w/B %.9f + E x 332/(8B) %.9f + RTT)", got, want, Sw/B, E*332/(8*B))
+		t.Errorf("phase ended at %.9f s, want %.9f (1.125 S w/B %.9f + E x 332/(8B) %.9f + RTT)", got, want, 1.125*Sw/B, E*332/(8*B))
 	}
 }

@@ -160,12 +160,7 @@ func (r *rack) regrant(g ina.Grant) {
 	if running == 0 {
 		return // the phase's flows have all ended; their done functions end it
 	}
-	var evLeft float64 // evicted partial aggregates still on their way
 	for i, f := range j.flows {
-		if f.spec.evict {
-			evLeft += j.left[i]
-			continue
-		}
 		if j.left[i] == 0 || f.spec.leg {
 			continue // a PS leg carries its own progress over (psLegs)
 		}
@@ -177,12 +172,20 @@ func (r *rack) regrant(g ina.Grant) {
 	}
 	// Each PS leg's lag behind its share of the workers' bytes, by its
 	// place among the legs (a leg that had ended, or was not started
-	// since it was ahead, has 0 left: a negative lag).
+	// since it was ahead, has 0 left: a negative lag). The partial
+	// aggregates evicted from the job (esa) go from the device to its PS
+	// once each, a chunk's packet per evicted aggregator: they ride its
+	// legs, spread as the chunks are over the shards (the legs' way back
+	// carries them too, an overcharge of one crossing; charged to every
+	// worker's fallback they crossed k times, and as flows of their own
+	// they cost esa twice the events).
+	left := in/r.st.inaWire + fb/r.fallbackBytes(j, 1)
+	evicted := float64(g.Evicted) * r.dev.SlotBytes * r.st.inaWire
 	j.legLag = j.legLag[:0]
 	if r.resultsViaPS {
 		paths, share := r.legs(j)
 		for range paths {
-			j.legLag = append(j.legLag, -share*in)
+			j.legLag = append(j.legLag, -share*in+evicted/float64(len(paths)))
 		}
 		for i, f := range j.flows {
 			if f.spec.leg {
@@ -190,9 +193,8 @@ func (r *rack) regrant(g ina.Grant) {
 			}
 		}
 	}
-	left := in/r.st.inaWire + fb/r.fallbackBytes(j, 1)
-	evicted := float64(g.Evicted)*r.dev.SlotBytes*r.st.inaWire + evLeft
-	fl := r.inaFlows(j, g, left, evicted, j.legLag, j.specBuf[:0])
+	// (Only esa evicts, and it runs ATP's protocol: there are legs.)
+	fl := r.inaFlows(j, g, left, j.legLag, j.specBuf[:0])
 	j.specBuf = fl
 	r.reshape(j, fl)
 	if j.pending == 0 {

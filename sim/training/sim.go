@@ -71,9 +71,6 @@ type jobState struct {
 	hasPS      bool
 	// legPaths: the paths of the PS legs (psLegs), built once per job.
 	legPaths [][]resource.LinkID
-	// evPaths: the paths of evicted partial aggregates into the PS
-	// (evictions), built once per job.
-	evPaths [][]resource.LinkID
 	// buffers reused from phase to phase
 	specBuf   []flowSpec
 	transfers []resource.Transfer

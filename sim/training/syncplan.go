@@ -23,9 +23,6 @@ type flowSpec struct {
 	// through leg, so that a flowSpec left unset is no leg.
 	legAt int
 	leg   bool
-	// evict: evicted partial aggregates on their way from the device to
-	// the job's PS (evictions), carried over by a regrant as they are.
-	evict bool
 }
 
 // syncPlan is one synchronisation phase of a spanning job: its flows
@@ -208,7 +205,7 @@ func (r *rack) plan(j *jobState, g ina.Grant) syncPlan {
 		}
 		return j.ringPlan
 	}
-	fl := r.inaFlows(j, g, j.grad, 0, nil, j.specBuf[:0])
+	fl := r.inaFlows(j, g, j.grad, nil, j.specBuf[:0])
 	j.specBuf = fl
 	return syncPlan{flows: fl, tail: r.dev.ChunkRTT + j.local}
 }
@@ -216,14 +213,12 @@ func (r *rack) plan(j *jobState, g ina.Grant) syncPlan {
 // inaFlows appends the flows of an in-network synchronisation of left
 // bytes of each worker's gradient under grant g: the share g.PSFraction
 // (all of it without slots) to the fallback, the rest through the device
-// at the rate its slots allow (slots x chunk bytes per round trip), and
-// evicted, wire bytes of partial aggregates the device sends to the
-// job's PS (evictions). Under ATP's protocol
+// at the rate its slots allow (slots x chunk bytes per round trip). Under ATP's protocol
 // (resultsViaPS) every aggregated chunk also goes from the device to the
 // job's parameter server and its result back (psLegs); lag is what each
 // leg had left beyond its share of the workers' in-network bytes when a
 // regrant re-split them (nil at a phase's start).
-func (r *rack) inaFlows(j *jobState, g ina.Grant, left, evicted float64, lag []float64, fl []flowSpec) []flowSpec {
+func (r *rack) inaFlows(j *jobState, g ina.Grant, left float64, lag []float64, fl []flowSpec) []flowSpec {
 	fb := g.PSFraction * left
 	if g.Slots == 0 {
 		fb = left
@@ -237,50 +232,7 @@ func (r *rack) inaFlows(j *jobState, g ina.Grant, left, evicted float64, lag []f
 	if r.resultsViaPS {
 		fl = r.psLegs(j, in, r.inaCap(g.Slots), lag, fl)
 	}
-	return r.evictions(j, evicted, r.fallback(j, fb, fl))
-}
-
-// evictions appends the flows of wire bytes of partial aggregates that a
-// job outranking j took the aggregators of (esa): each a chunk the
-// device sends once to j's PS (the shard owning it: spread over the
-// job's servers under ps-sharded), which sums the rest of that chunk from
-// the workers' fallback. They cross the PS's NIC inward (after a
-// SmartNIC aggregator's port out), once per evicted chunk, not once per
-// worker.
-func (r *rack) evictions(j *jobState, wire float64, fl []flowSpec) []flowSpec {
-	if !(wire > 0) {
-		return fl
-	}
-	paths := r.evictPaths(j)
-	for _, p := range paths {
-		fl = append(fl, flowSpec{bytes: wire / float64(len(paths)), path: p, evict: true})
-	}
-	return fl
-}
-
-// evictPaths is the paths from the device into job j's PS (or shards),
-// built once per job.
-func (r *rack) evictPaths(j *jobState) [][]resource.LinkID {
-	if j.evPaths == nil {
-		into := func(rx resource.LinkID) []resource.LinkID {
-			if r.smartNIC {
-				return []resource.LinkID{r.nicOut, rx}
-			}
-			return []resource.LinkID{rx}
-		}
-		switch r.cfg.INA.Fallback {
-		case FallbackSingle:
-			j.evPaths = [][]resource.LinkID{into(r.servers[j.servers[0]].rx)}
-		case FallbackDedicated:
-			_, rx := r.psMachine(j)
-			j.evPaths = [][]resource.LinkID{into(rx)}
-		default:
-			for _, s := range j.servers {
-				j.evPaths = append(j.evPaths, into(r.servers[s].rx))
-			}
-		}
-	}
-	return j.evPaths
+	return r.fallback(j, fb, fl)
 }
 
 // psLegs appends the parameter server's legs of in bytes of each
