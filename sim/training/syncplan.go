@@ -75,9 +75,11 @@ func (r *rack) psPath(j *jobState, i int) []resource.LinkID {
 }
 
 // psMachine is the NIC links (to and from the switch) of job j's
-// parameter-server machine (fallback ps-dedicated): added to the
-// network when first needed, at the cluster's NIC rate, one machine per
-// job, shared with no other job.
+// parameter-server machine (fallback or all-reduce ps-dedicated): added
+// to the network when the job's plan first names them (the when-faster
+// check's plan included, so a job that then keeps its ring has two idle
+// links, which no event visits), at the cluster's NIC rate, one machine
+// per job, shared with no other job.
 func (r *rack) psMachine(j *jobState) (tx, rx resource.LinkID) {
 	if !j.hasPS {
 		rate := r.net.Capacity(r.servers[j.servers[0]].rx)
