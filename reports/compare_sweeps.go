@@ -135,7 +135,7 @@ func compareSweepLines(runs []Run) (figs []*figure, note string, err error) {
 			}
 			if m.ratio {
 				for _, p := range f.panels {
-					if err := baselineAt1(&figure{name: f.name, panels: []*plot.Plot{p}, legend: &legend{Legend: plot.NewLegend()}}, xs, m.reference()); err != nil {
+					if err := referenceAt1(&figure{name: f.name, panels: []*plot.Plot{p}, legend: &legend{Legend: plot.NewLegend()}}, xs, m.reference(), -1); err != nil {
 						return nil, "", err
 					}
 				}

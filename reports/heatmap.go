@@ -814,7 +814,7 @@ type reference struct {
 
 // referenceOf is the reference of a signed percentage among
 // heatmapMetrics (the gap, the saving): lines of it are drawn against
-// both. A ratio (esa's speedup) has its own line at 1 (baselineAt1).
+// both. A ratio (esa's speedup) has its own line at 1 (referenceAt1).
 func referenceOf(kind, field string) (reference, bool) {
 	for _, hm := range heatmapMetrics {
 		if hm.kind == kind && hm.field == field && hm.centre == 0 {

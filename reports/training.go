@@ -483,13 +483,6 @@ func trainingFigures(dir string, t *TrainingResult, add func(*figure, error) err
 	return nil
 }
 
-// baselineAt1 draws the reference of a ratio figure (the baseline, or
-// none): a grey dashed line at 1 across the swept values, named in the
-// legend.
-func baselineAt1(f *figure, xs []float64, name string) error {
-	return referenceAt1(f, xs, name, -1)
-}
-
 // referenceAt1 draws the line at 1 of a ratio figure, named in the
 // legend: in the style of the entity it is (style, as the figure's
 // lines), or grey and dashed (style < 0).

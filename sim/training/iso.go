@@ -91,12 +91,12 @@ func (r *rack) fastForward(k int) {
 	}
 	j.isolated, j.ffStart, j.ffIter, j.ffLen = true, r.sim.Now(), j.iters, length
 	if r.pooled(j) {
-		j.heldAny = j.heldAny || holds(r.pol.Peek(r.demand(k)))
+		g := r.pol.Peek(r.demand(k))
+		j.heldAny = j.heldAny || holds(g)
 		// The occupancy series shows a fast-forwarded job's slots over
 		// its phases as their time average.
 		// (A reservation is recorded as it changes: holdReserved.)
-		_, reserves := r.pol.(ina.Reserver)
-		if g := r.pol.Peek(r.demand(k)); !reserves && !g.Ring && g.Slots > 0 {
+		if _, reserves := r.pol.(ina.Reserver); !reserves && holds(g) {
 			r.setHeldAvg(k, float64(g.Slots)*float64(comm+wait)/float64(length))
 		}
 	}

@@ -60,12 +60,12 @@ type jobState struct {
 	flowsOn  bool       // runPhase has started them
 	pending  int        // flows of the phase in flight
 	ringPlan syncPlan
-	psPaths  [][]resource.LinkID
 	// shardPaths: fallback ps-sharded's flows (server to successor)
 	shardPaths [][]resource.LinkID
-	// dedPaths: fallback ps-dedicated's flows (each server to the job's
-	// PS machine and back), over the links of that machine's NIC
-	// (psTx, psRx, added when first needed: hasPS).
+	// psPaths and dedPaths: each server to the job's PS and back (toPS),
+	// on its first server or on its PS machine, whose NIC's links are
+	// psTx and psRx (added when first needed: hasPS).
+	psPaths    [][]resource.LinkID
 	dedPaths   [][]resource.LinkID
 	psTx, psRx resource.LinkID
 	hasPS      bool

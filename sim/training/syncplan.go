@@ -61,17 +61,26 @@ func (r *rack) inaPath(s int) []resource.LinkID {
 	return sv.ina
 }
 
-// psPath is the path of job j's i-th server to a parameter server on its
-// first server and back (fallback ps-single): built once per job.
-func (r *rack) psPath(j *jobState, i int) []resource.LinkID {
+// toPS is the paths of job j's servers to its parameter server and
+// back, built once per job: to ps-single's PS on its first server from
+// the k-1 others, or (machine) to its PS machine from all k (ps-dedicated).
+func (r *rack) toPS(j *jobState, machine bool) [][]resource.LinkID {
+	if machine {
+		if j.dedPaths == nil {
+			tx, rx := r.psMachine(j)
+			for _, s := range j.servers {
+				j.dedPaths = append(j.dedPaths, []resource.LinkID{r.servers[s].tx, rx, tx, r.servers[s].rx})
+			}
+		}
+		return j.dedPaths
+	}
 	if j.psPaths == nil {
 		ps := j.servers[0]
-		j.psPaths = make([][]resource.LinkID, len(j.servers))
-		for x, s := range j.servers[1:] {
-			j.psPaths[x+1] = []resource.LinkID{r.servers[s].tx, r.servers[ps].rx, r.servers[ps].tx, r.servers[s].rx}
+		for _, s := range j.servers[1:] {
+			j.psPaths = append(j.psPaths, []resource.LinkID{r.servers[s].tx, r.servers[ps].rx, r.servers[ps].tx, r.servers[s].rx})
 		}
 	}
-	return j.psPaths[i]
+	return j.psPaths
 }
 
 // psMachine is the NIC links (to and from the switch) of job j's
@@ -90,30 +99,16 @@ func (r *rack) psMachine(j *jobState) (tx, rx resource.LinkID) {
 	return j.psTx, j.psRx
 }
 
-// dedicatedPath is the path of job j's i-th server to its PS machine and
-// back (fallback ps-dedicated): built once per job.
-func (r *rack) dedicatedPath(j *jobState, i int) []resource.LinkID {
-	if j.dedPaths == nil {
-		tx, rx := r.psMachine(j)
-		j.dedPaths = make([][]resource.LinkID, len(j.servers))
-		for x, s := range j.servers {
-			j.dedPaths[x] = []resource.LinkID{r.servers[s].tx, rx, tx, r.servers[s].rx}
-		}
-	}
-	return j.dedPaths[i]
-}
-
-// shardPath is job j's i-th server to its successor among the job's
-// servers (fallback ps-sharded, see fallback); built once per job.
-func (r *rack) shardPath(j *jobState, i int) []resource.LinkID {
+// shards is the paths of job j's servers each to its successor among
+// them (fallback ps-sharded, see fallback); built once per job.
+func (r *rack) shards(j *jobState) [][]resource.LinkID {
 	if j.shardPaths == nil {
 		k := len(j.servers)
-		j.shardPaths = make([][]resource.LinkID, k)
 		for x, s := range j.servers {
-			j.shardPaths[x] = []resource.LinkID{r.servers[s].tx, r.servers[j.servers[(x+1)%k]].rx}
+			j.shardPaths = append(j.shardPaths, []resource.LinkID{r.servers[s].tx, r.servers[j.servers[(x+1)%k]].rx})
 		}
 	}
-	return j.shardPaths[i]
+	return j.shardPaths
 }
 
 // fallbackBytes is what one fallback flow carries on the wire for f
@@ -145,20 +140,12 @@ func (r *rack) fallback(j *jobState, f float64, fl []flowSpec) []flowSpec {
 		return fl
 	}
 	b := r.fallbackBytes(j, f)
-	switch r.cfg.INA.Fallback {
-	case FallbackSingle:
-		for i := 1; i < len(j.servers); i++ {
-			fl = append(fl, flowSpec{bytes: b, path: r.psPath(j, i)})
-		}
-		return fl
-	case FallbackDedicated:
-		for i := range j.servers {
-			fl = append(fl, flowSpec{bytes: b, path: r.dedicatedPath(j, i)})
-		}
-		return fl
+	paths := r.shards(j)
+	if fb := r.cfg.INA.Fallback; fb != FallbackSharded {
+		paths = r.toPS(j, fb == FallbackDedicated)
 	}
-	for i := range j.servers {
-		fl = append(fl, flowSpec{bytes: b, path: r.shardPath(j, i)})
+	for _, p := range paths {
+		fl = append(fl, flowSpec{bytes: b, path: p})
 	}
 	return fl
 }
@@ -178,21 +165,15 @@ func (r *rack) plan(j *jobState, g ina.Grant) syncPlan {
 			// servers: each worker's push and pull are one flow over
 			// both directions (its NIC out, the PS's in and out, its NIC
 			// in), so the pull of a chunk keeps pace with its push and
-			// can never run ahead of the sums (psPath, as the fallback
-			// ps-single). No pipeline fill or PS summation time is
-			// counted: the first partition's (k-1) P/B before its pull
-			// starts (P: BytePS's partition bytes, a setting) is left
-			// out. ps-dedicated: every server's flow goes to the job's PS
-			// machine (dedicatedPath, as the fallback ps-dedicated).
+			// can never run ahead of the sums (toPS, as the fallbacks
+			// ps-single and, on the job's PS machine, ps-dedicated). No
+			// pipeline fill or PS summation time is counted: the first
+			// partition's (k-1) P/B before its pull starts (P: BytePS's
+			// partition bytes, a setting) is left out.
 			var flows []flowSpec
 			b := j.grad * r.st.hostWire
-			for i := range j.servers {
-				switch {
-				case r.cfg.Sync.AllReduce == AllReducePSDedicated:
-					flows = append(flows, flowSpec{bytes: b, path: r.dedicatedPath(j, i)})
-				case i > 0:
-					flows = append(flows, flowSpec{bytes: b, path: r.psPath(j, i)})
-				}
+			for _, p := range r.toPS(j, r.cfg.Sync.AllReduce == AllReducePSDedicated) {
+				flows = append(flows, flowSpec{bytes: b, path: p})
 			}
 			j.ringPlan = syncPlan{flows: flows, tail: 2*r.cfg.Cluster.NetLatency.Time() + j.ringLocal}
 		default:
