@@ -95,10 +95,9 @@ func TestServerPlacementClosedForm(t *testing.T) {
 			if r.Placement != PlacementServer || r.ServerNIC != "bluefield3" {
 				t.Errorf("result says placement %q, server NIC %q", r.Placement, r.ServerNIC)
 			}
-			if tc.allReduce == AllReduceRing {
-				return // rack with a flat ring counts no part inside the servers (intraTime)
-			}
-			// The same job, placement rack: NVLink inside the server.
+			// The same job, placement rack: NVLink inside the server,
+			// whatever the host all-reduce (under a flat ring too: the
+			// device still takes one sum per server).
 			c.INA.Placement, c.INA.SumRate = PlacementRack, 0
 			c.Policies = []string{"static"}
 			rr := mustRun(t, c, env)

@@ -302,7 +302,7 @@ func (r *rack) start(k int, servers, gpus []int) {
 		r.servers[s].free -= gpus[i]
 		r.servers[s].jobs = append(r.servers[s].jobs, k)
 	}
-	j.local = r.intraTime(j, r.cfg.INA.Placement == PlacementServer)
+	j.local = r.intraTime(j, true)
 	j.ringLocal = r.intraTime(j, false)
 	j.onCompute = func() { r.computeDone(k) }
 	j.onEndSync = func() { r.endSync(k) }
@@ -340,21 +340,28 @@ func (r *rack) pooled(j *jobState) bool { return len(j.servers) > 1 && !j.hostRi
 
 // intraTime is the part of a synchronisation inside the servers: for a
 // single-server job its whole ring over the GPU link, 2(g-1) alpha +
-// 2(g-1)/g S/B; for a spanning one (hierarchical, in-network, parameter
-// server) the reduce before and the broadcast after, on its largest
-// server, over the GPU link or, with nic (an in-network phase under
-// placement server), through the server's SmartNIC (nicReduceTime); 0
-// for a flat ring, whose GPU-link steps run in step with the NIC's. A
-// host all-reduce (none, or a job on its host ring) never sums at a
-// SmartNIC: none is no in-network aggregation anywhere, so that every
-// placement is measured against the same host ring.
-func (r *rack) intraTime(j *jobState, nic bool) engine.Time {
+// 2(g-1)/g S/B; for a spanning one the reduce before the crossing of the
+// servers and the broadcast after, on its largest server, over the GPU
+// link or, in an in-network phase (inNetwork) under placement server,
+// through the server's SmartNIC (nicReduceTime). An in-network phase
+// always has that part, whatever the host all-reduce (sync.all_reduce):
+// each server sends the device one sum of its GPUs' gradients. A host
+// all-reduce has it too (hierarchical, parameter server), but for a
+// flat ring (0), whose GPU-link steps run in step with the NIC's; it
+// never sums at a SmartNIC (none is no in-network aggregation anywhere,
+// so that every placement is measured against the same host ring).
+func (r *rack) intraTime(j *jobState, inNetwork bool) engine.Time {
 	g := slices.Max(j.gpusOn)
-	if len(j.servers) > 1 && nic {
-		return r.nicReduceTime(g, j.grad)
-	}
-	if g < 2 || (len(j.servers) > 1 && r.cfg.Sync.AllReduce == AllReduceRing) {
+	if g < 2 {
 		return 0
+	}
+	if len(j.servers) > 1 {
+		switch {
+		case inNetwork && r.cfg.INA.Placement == PlacementServer:
+			return r.nicReduceTime(g, j.grad)
+		case !inNetwork && r.cfg.Sync.AllReduce == AllReduceRing:
+			return 0
+		}
 	}
 	steps := engine.Time(2 * (g - 1))
 	return steps*r.intra.Latency + resource.TransferTime(2*float64(g-1)/float64(g)*j.grad, r.intra.BytesPerSec)
