@@ -10,31 +10,36 @@ import (
 	"github.com/conspirator-sim/conspirator/workloads/train"
 )
 
-// The fallback's cost by hand. A job on k = 8 single-GPU servers sends a
-// share p of each worker's gradient S to its fallback and the rest
-// through the switch (slots plentiful: the in-network flows are bounded
-// only by the NICs). ps-single: the first server's NIC receives its own
-// (1-p)S in-network and p S from each of the 7 others, (1-p+7p) S =
-// (1+6p) S, and stays saturated until all of it is in: the phase takes
-// (1+6p) S/B, plus the chunk round trip. ps-sharded: every NIC carries
-// its (1-p)S and 2(k-1)/k p S = 1.75 p S of shard traffic: (1+0.75p) S/B.
-// At p = 0.25: 2.5 and 1.1875 S/B; at p = 0 both are the in-network S/B.
-// ps-dedicated: the 8 workers' fallback flows share the PS machine's NIC
-// (B/8 each) while each worker's NIC carries S either way; the PS's NIC
-// takes 8p S: max(1, 8p) S/B, 2 at p = 0.25, 8 at p = 1.
-// Both carry the chunks' packets, SwitchML's 332 B on the wire for 256 B
-// of values, so each phase is that ratio, w = 1.296875, times these.
+// The fallback's cost by hand, under ATP's data plane (every chunk to
+// the switch; a collided one forwarded to the PS, whose one reply the
+// switch multicasts to every worker: see fallback). A job on k = 8
+// single-GPU servers sends a share p of each worker's gradient S to its
+// fallback and the rest through the switch (slots plentiful: the
+// in-network flows are bounded only by the NICs). ps-single: the first
+// server's NIC receives its own (1-p)S in-network, p S of pushes from
+// each of the 8 workers (its own through the switch) and p S of
+// results, (1-p+9p) S = (1+8p) S, and stays saturated until all of it
+// is in: the phase takes (1+8p) S/B, plus the chunk round trip.
+// ps-sharded: every NIC receives its (1-p)S, p S of pushes (p S/8 from
+// each worker to its shard) and p S of results: (1+p) S/B. At p = 0.25:
+// 3 and 1.25 S/B; at p = 1, 9 and 2; at p = 0 both are the in-network
+// S/B. ps-dedicated: the 8 workers' fallback flows share the PS
+// machine's NIC (B/8 each) while each worker's NIC carries S either way;
+// the PS's NIC takes 8p S: max(1, 8p) S/B, 2 at p = 0.25, 8 at p = 1.
+// Every flow carries the chunks' packets, SwitchML's 332 B on the wire
+// for 256 B of values, so each phase is that ratio, w = 1.296875, times
+// these.
 func TestFallbackByHand(t *testing.T) {
 	for _, c := range []struct {
 		fallback string
 		p, want  float64 // want in units of S w / B
 	}{
-		{FallbackSingle, 0.25, 2.5},
-		{FallbackSharded, 0.25, 1.1875},
+		{FallbackSingle, 0.25, 3},
+		{FallbackSharded, 0.25, 1.25},
 		{FallbackSingle, 0, 1},
 		{FallbackSharded, 0, 1},
-		{FallbackSingle, 1, 7},
-		{FallbackSharded, 1, 1.75},
+		{FallbackSingle, 1, 9},
+		{FallbackSharded, 1, 2},
 		{FallbackDedicated, 0.25, 2},
 		{FallbackDedicated, 0, 1},
 		{FallbackDedicated, 1, 8},
@@ -88,15 +93,16 @@ func TestInFlightIsTheBandwidthDelayProduct(t *testing.T) {
 // A regrant within a phase re-splits what each worker has left: a job on
 // k = 8 servers (ps-sharded, slots plentiful) starts its phase with a
 // quarter of its chunks colliding. Each NIC carries its in-network flow
-// (0.75 S) and its shard flow (1.75 x 0.25 S = 0.4375 S) at B/2 each. At
-// t1 = 0.4 S/B the collisions end (the other job left): each has sent
-// 0.2 S, so 0.55 S in-network and 0.2375 S of shard traffic, 0.2375/1.75
-// S of gradient, are left, and all of it now goes through the switch at
-// B: the phase ends at (0.4 + 0.55 + 0.2375/1.75) S/B = 1.0857 S/B plus
-// the chunk round trip, where it would have taken 1.1875 S/B had the
-// collided aggregators been lost for the phase. Every flow carries the
-// chunks' packets (332 B on the wire for 256 B of values), so each time
-// above is w = 332/256 times as long, the regrant at 0.4 w S/B.
+// (0.75 S) and its shard flow (2 x 0.25 S = 0.5 S: pushes and results,
+// see fallback) at B/2 each. At t1 = 0.4 S/B the collisions end (the
+// other job left): each has sent 0.2 S, so 0.55 S in-network and 0.3 S
+// of shard traffic, 0.15 S of gradient, are left, and all of it now
+// goes through the switch at B: the phase ends at (0.4 + 0.55 + 0.15)
+// = 1.1 S/B plus the chunk round trip, where it would have taken 1.25
+// S/B had the collided aggregators been lost for the phase. Every flow
+// carries the chunks' packets (332 B on the wire for 256 B of values),
+// so each time above is w = 332/256 times as long, the regrant at
+// 0.4 w S/B.
 func TestRegrantWithinAPhaseByHand(t *testing.T) {
 	r, j, cfg := rackOfEight(t, "atp", FallbackSharded)
 	r.resultsViaPS = false // the regrant alone (TestPSLegsByHand adds the PS legs)
@@ -111,9 +117,9 @@ func TestRegrantWithinAPhaseByHand(t *testing.T) {
 	const w = 332.0 / 256
 	r.sim.MustAt(engine.Seconds(0.4*w*SB), func() { r.regrant(ina.Grant{Job: 0, Slots: 1 << 20}) })
 	r.sim.Run()
-	want := (0.4+0.55+0.2375/1.75)*w*SB + r.dev.ChunkRTT.Seconds()
+	want := 1.1*w*SB + r.dev.ChunkRTT.Seconds()
 	if got := end.Seconds(); math.Abs(got-want)/want > 1e-6 {
-		t.Errorf("phase ended at %.9f s, want %.9f (%.4f S/B + RTT)", got, want, 0.4+0.55+0.2375/1.75)
+		t.Errorf("phase ended at %.9f s, want %.9f (1.1 S/B + RTT)", got, want)
 	}
 }
 
@@ -186,15 +192,16 @@ func TestUseWhenFaster(t *testing.T) {
 // in TestRegrantWithinAPhaseByHand, a job on k = 8 servers starts with a
 // quarter of its chunks colliding, now with its legs: each NIC carries
 // its in-network flow (0.75 S w), its leg (0.75/8 S w = 0.09375) and a
-// shard flow (0.4375), at B/3 each, in S w/B. The legs end at 0.28125;
-// the other two then run at B/2. At t1 = 0.4 the collisions end: each
-// worker has 0.596875 in-network and 0.284375 of shard traffic (0.1625 S
-// of gradient) left, 0.759375 S in all, now all through the switch. The
-// legs, which ran ahead, owe 1/8 of that less the 0.596875/8 they had
-// already sent ahead: 0.0203125. From t1 each NIC carries 0.759375 +
-// 0.0203125 = 0.7796875 and stays saturated: the phase ends at 1.1796875
-// S w/B plus the round trip. Restarting the legs from the workers'
-// share (0.094921875) would end it at 1.25440 instead.
+// shard flow (0.5), at B/3 each, in S w/B. The legs end at 0.28125; the
+// other two then run at B/2. At t1 = 0.4 the collisions end: each
+// worker has 0.596875 in-network and 0.346875 of shard traffic (0.1734375
+// S of gradient) left, 0.7703125 S in all, now all through the switch.
+// The legs, which ran ahead, owe 1/8 of that less the 0.596875/8 they
+// had already sent ahead: 0.0216796875. From t1 each NIC carries
+// 0.7703125 + 0.0216796875 = 0.7919921875 and stays saturated: the
+// phase ends at 1.1919921875 S w/B plus the round trip. Restarting the
+// legs from the workers' share (0.0962890625) would end it at
+// 1.2666015625 instead.
 func TestPSLegsCarryTheirProgressOverARegrant(t *testing.T) {
 	r, j, cfg := rackOfEight(t, "atp", FallbackSharded)
 	var end engine.Time
@@ -208,9 +215,9 @@ func TestPSLegsCarryTheirProgressOverARegrant(t *testing.T) {
 	r.runPhase(0)
 	r.sim.MustAt(engine.Seconds(0.4*SwB), func() { r.regrant(ina.Grant{Job: 0, Slots: 1 << 20}) })
 	r.sim.Run()
-	want := 1.1796875*SwB + r.dev.ChunkRTT.Seconds()
+	want := 1.1919921875*SwB + r.dev.ChunkRTT.Seconds()
 	if got := end.Seconds(); math.Abs(got-want)/want > 1e-6 {
-		t.Errorf("phase ended at %.9f s, want %.9f (1.1796875 S w/B + RTT)", got, want)
+		t.Errorf("phase ended at %.9f s, want %.9f (1.1919921875 S w/B + RTT)", got, want)
 	}
 }
 

@@ -143,9 +143,9 @@ func (r *rack) regrant(g ina.Grant) {
 	r.regrants++
 	r.markWait(j, g)
 	j.grant.Slots, j.grant.PSFraction = g.Slots, g.PSFraction
-	// What each worker has left: the most any of its flows through the
-	// device has left, plus the fallback's, in gradient bytes (the flows
-	// carry wire bytes).
+	// What each worker has left, in gradient bytes: the most any of its
+	// flows through the device has left (wire bytes, over inaWire), plus
+	// the most any fallback flow has left (over its per).
 	var in, fb float64
 	running := 0
 	j.left = j.left[:0]
@@ -167,7 +167,7 @@ func (r *rack) regrant(g ina.Grant) {
 		if f.spec.ina {
 			in = max(in, j.left[i])
 		} else {
-			fb = max(fb, j.left[i])
+			fb = max(fb, j.left[i]/f.spec.per)
 		}
 	}
 	// Each PS leg's lag behind its share of the workers' bytes, by its
@@ -179,7 +179,7 @@ func (r *rack) regrant(g ina.Grant) {
 	// carries them too, an overcharge of one crossing; charged to every
 	// worker's fallback they crossed k times, and as flows of their own
 	// they cost esa twice the events).
-	left := in/r.st.inaWire + fb/r.fallbackBytes(j, 1)
+	left := in/r.st.inaWire + fb
 	evicted := float64(g.Evicted) * r.dev.SlotBytes * r.st.inaWire
 	j.legLag = j.legLag[:0]
 	if r.resultsViaPS {

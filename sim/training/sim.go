@@ -33,6 +33,7 @@ type server struct {
 	jobs   []int
 	ina    []resource.LinkID // the path of its in-network flows
 	leg    []resource.LinkID // the path of a PS leg on it (psLegs)
+	self   []resource.LinkID // its NIC out and back in, for a ps-single PS's own worker (fallback)
 }
 
 // jobState is one job of one replay.

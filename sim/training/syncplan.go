@@ -23,6 +23,9 @@ type flowSpec struct {
 	// through leg, so that a flowSpec left unset is no leg.
 	legAt int
 	leg   bool
+	// per is a fallback flow's wire bytes per byte of each worker's
+	// gradient it carries (see fallback); 0 for any other flow.
+	per float64
 }
 
 // syncPlan is one synchronisation phase of a spanning job: its flows
@@ -111,41 +114,61 @@ func (r *rack) shards(j *jobState) [][]resource.LinkID {
 	return j.shardPaths
 }
 
-// fallbackBytes is what one fallback flow carries on the wire for f
-// bytes of each worker's gradient not aggregated in the network (in the
-// chunks' packets, which the device forwards as they came): ps-single, f from
-// each of the k-1 other servers to the first and the sum back (one flow
-// over both directions: push and pull pipeline chunk by chunk);
-// ps-dedicated, the same from each of the k servers to the job's PS
-// machine;
-// ps-sharded, a parameter-server shard co-located on each of the k
-// servers (BytePS's co-located mode): each server pushes (k-1)/k f to
-// the others' shards and sends its own shard's sums, (k-1)/k f, back to
-// each, so every NIC carries 2(k-1)/k f each way, the bytes of a ring
-// all-reduce of f. One flow per server to its successor carries them,
-// loading every link as the k(k-1) push and pull flows would.
-func (r *rack) fallbackBytes(j *jobState, f float64) float64 {
-	f *= r.st.inaWire
-	if r.cfg.INA.Fallback != FallbackSharded {
-		return f
-	}
-	k := float64(len(j.servers))
-	return 2 * (k - 1) / k * f
-}
+// The fallback under ATP's protocol (in-ATP/ATP p4src/p4ml.p4): every
+// worker sends every chunk to the switch; a chunk whose aggregator
+// another job holds is tagged and forwarded to the job's parameter
+// server (outPort_table), which sums the k workers' copies and replies
+// once through the switch, which multicasts the result to every worker
+// (multicast_table). So for f bytes of each worker's gradient not
+// aggregated in the device, every worker's NIC sends f and receives the
+// f of results; a PS receives its share of the k workers' f and sends
+// its share of the results once. A worker's chunk for a PS on its own
+// server crosses its NIC both ways too: the switch, not the host,
+// decides the collision. Each fallback flow's bytes per byte of f (on
+// the wire) are its per (flowSpec.per):
+//   - ps-sharded: a shard on each of the k servers takes 1/k of the
+//     chunks, so every NIC receives f of pushes and f of results (2f)
+//     and sends f of pushes and f/k of results. One flow per server to
+//     its successor, of 2f, loads each NIC's receive side as that; its
+//     send side by 2f, f (1-1/k) more than ATP sends, which binds only
+//     where another job's traffic leaves the server without arriving
+//     there (BytePS's co-located mode, which keeps a worker's own shard
+//     off its NIC and has no multicast, moves 2(k-1)/k f each way).
+//   - ps-single: the PS on the job's first server receives the k
+//     workers' f and its own worker's result (k+1)f; a flow of f from
+//     each other server through the PS and back (push and pull
+//     pipelined chunk by chunk), and one of 2f on the first server's own
+//     NIC (its worker's chunks and the results, out to the switch and
+//     back), load it so (its send side too, symmetric with its binding
+//     receive side).
+//   - ps-dedicated: the PS machine receives kf: a flow of f from each
+//     server through it and back (its send side carries kf where ATP
+//     sends f, on a NIC no other job uses, symmetric with its receive
+//     side).
 
 // fallback appends the flows of f bytes of each worker's gradient sent to
-// job j's fallback.
+// job j's fallback (see above).
 func (r *rack) fallback(j *jobState, f float64, fl []flowSpec) []flowSpec {
 	if !(f > 0) {
 		return fl
 	}
-	b := r.fallbackBytes(j, f)
-	paths := r.shards(j)
-	if fb := r.cfg.INA.Fallback; fb != FallbackSharded {
-		paths = r.toPS(j, fb == FallbackDedicated)
-	}
-	for _, p := range paths {
-		fl = append(fl, flowSpec{bytes: b, path: p})
+	w := r.st.inaWire
+	switch r.cfg.INA.Fallback {
+	case FallbackSharded:
+		for _, p := range r.shards(j) {
+			fl = append(fl, flowSpec{bytes: 2 * f * w, path: p, per: 2 * w})
+		}
+	case FallbackSingle:
+		s0 := &r.servers[j.servers[0]]
+		if s0.self == nil {
+			s0.self = []resource.LinkID{s0.tx, s0.rx}
+		}
+		fl = append(fl, flowSpec{bytes: 2 * f * w, path: s0.self, per: 2 * w})
+		fallthrough
+	default:
+		for _, p := range r.toPS(j, r.cfg.INA.Fallback == FallbackDedicated) {
+			fl = append(fl, flowSpec{bytes: f * w, path: p, per: w})
+		}
 	}
 	return fl
 }
