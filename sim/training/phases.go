@@ -126,12 +126,26 @@ func (r *rack) flowDone(k int) {
 
 // regrant applies a changed grant to a job in its synchronisation. A
 // chunk holds its aggregator for one round trip, so a new grant applies
-// from the next chunk on: the bytes each worker has left are split anew
-// between the device (at the rate of its new slots) and the fallback
-// (its new collided share), and the partial aggregates evicted from it
-// (esa) go to the fallback too. Collided aggregators are tried again by
-// the next chunks: a job whose collisions end comes back to the device
-// within its phase.
+// from the next chunk on: the chunks each worker has not yet sent are
+// split anew between the device (at the rate of its new slots) and the
+// fallback (its new collided share), and the partial aggregates evicted
+// from it (esa) go to the fallback too. Collided aggregators are tried
+// again by the next chunks: a job whose collisions end comes back to
+// the device within its phase.
+//
+// Which chunks are not yet sent: a worker's chunks are one stream, of
+// which a share p (the old grant's collided share, 1 without slots)
+// went to the fallback and the rest to the device, as two flows that
+// keep no common pace. The part further along marks the stream's
+// position (what it has left, over its share, is the stream's remaining
+// R); what the other part has left beyond its share of R was committed
+// to its path and stays there (its backlog: collided chunks queued for
+// the parameter server, or aggregated ones behind). So a regrant that
+// changes nothing moves no byte, and a phase's time does not depend on
+// how often the pool moved under it (a re-split of all that was left by
+// the new share, as before, moved the fallback's backlog onto the device
+// at every regrant, and charged the job the more often it was
+// regranted).
 func (r *rack) regrant(g ina.Grant) {
 	j := &r.jobs[g.Job]
 	r.setHeld(g.Job, g)
@@ -142,10 +156,14 @@ func (r *rack) regrant(g ina.Grant) {
 	}
 	r.regrants++
 	r.markWait(j, g)
+	pOld := j.grant.PSFraction
+	if j.grant.Slots == 0 {
+		pOld = 1
+	}
 	j.grant.Slots, j.grant.PSFraction = g.Slots, g.PSFraction
-	// What each worker has left, in gradient bytes: the most any of its
-	// flows through the device has left (wire bytes, over inaWire), plus
-	// the most any fallback flow has left (over its per).
+	// What each worker has left on each path, in gradient bytes: the most
+	// any of its flows through the device has left (wire bytes, over
+	// inaWire), and the most any fallback flow has left (over its per).
 	var in, fb float64
 	running := 0
 	j.left = j.left[:0]
@@ -170,6 +188,30 @@ func (r *rack) regrant(g ina.Grant) {
 			fb = max(fb, j.left[i]/f.spec.per)
 		}
 	}
+	// The stream's remaining and the device's backlog (see above).
+	inG := in / r.st.inaWire
+	var rest, inBack float64
+	switch {
+	case pOld >= 1:
+		rest, inBack = fb, inG
+	case pOld <= 0:
+		rest = inG
+	default:
+		rest = min(inG/(1-pOld), fb/pOld)
+		inBack = max(0, inG-(1-pOld)*rest)
+	}
+	// Each fallback path's lag behind its share of the stream (its
+	// backlog; negative where it ran ahead, or ended).
+	paths, per := r.fallbackPaths(j)
+	j.fbLag = j.fbLag[:0]
+	for i := range paths {
+		j.fbLag = append(j.fbLag, -per[i]*pOld*rest)
+	}
+	for i, f := range j.flows {
+		if !f.spec.ina && !f.spec.leg {
+			j.fbLag[f.spec.fbAt] += j.left[i]
+		}
+	}
 	// Each PS leg's lag behind its share of the workers' bytes, by its
 	// place among the legs (a leg that had ended, or was not started
 	// since it was ahead, has 0 left: a negative lag). The partial
@@ -179,13 +221,12 @@ func (r *rack) regrant(g ina.Grant) {
 	// carries them too, an overcharge of one crossing; charged to every
 	// worker's fallback they crossed k times, and as flows of their own
 	// they cost esa twice the events).
-	left := in/r.st.inaWire + fb
 	evicted := float64(g.Evicted) * r.dev.SlotBytes * r.st.inaWire
 	j.legLag = j.legLag[:0]
 	if r.resultsViaPS {
-		paths, share := r.legs(j)
-		for range paths {
-			j.legLag = append(j.legLag, -share*in+evicted/float64(len(paths)))
+		lp, share := r.legs(j)
+		for range lp {
+			j.legLag = append(j.legLag, -share*in+evicted/float64(len(lp)))
 		}
 		for i, f := range j.flows {
 			if f.spec.leg {
@@ -194,7 +235,7 @@ func (r *rack) regrant(g ina.Grant) {
 		}
 	}
 	// (Only esa evicts, and it runs ATP's protocol: there are legs.)
-	fl := r.inaFlows(j, g, left, j.legLag, j.specBuf[:0])
+	fl := r.inaFlows(j, g, rest, inBack, j.legLag, j.fbLag, j.specBuf[:0])
 	j.specBuf = fl
 	r.reshape(j, fl)
 	if j.pending == 0 {

@@ -72,12 +72,17 @@ type jobState struct {
 	hasPS      bool
 	// legPaths: the paths of the PS legs (psLegs), built once per job.
 	legPaths [][]resource.LinkID
+	// fbPaths and fbPer: the fallback's paths and their bytes per byte
+	// (fallbackPaths), built once per job.
+	fbPaths [][]resource.LinkID
+	fbPer   []float64
 	// buffers reused from phase to phase
 	specBuf   []flowSpec
 	transfers []resource.Transfer
 	ids       []resource.FlowID // StartAll's scratch
 	flows     []phaseFlow       // the phase's flows
 	legLag    []float64         // regrant's scratch: each PS leg's lag (psLegs)
+	fbLag     []float64         // regrant's scratch: each fallback path's lag (fallback)
 	left      []float64         // regrant's scratch: what each had left
 	used      []bool            // reshape's scratch: which flows it kept
 	fresh     []flowSpec        // reshape's scratch: the flows it starts

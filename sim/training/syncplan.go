@@ -24,8 +24,10 @@ type flowSpec struct {
 	legAt int
 	leg   bool
 	// per is a fallback flow's wire bytes per byte of each worker's
-	// gradient it carries (see fallback); 0 for any other flow.
-	per float64
+	// gradient it carries, and fbAt its place among the job's fallback
+	// paths (see fallback); 0 for any other flow.
+	per  float64
+	fbAt int
 }
 
 // syncPlan is one synchronisation phase of a spanning job: its flows
@@ -146,28 +148,52 @@ func (r *rack) shards(j *jobState) [][]resource.LinkID {
 //     sends f, on a NIC no other job uses, symmetric with its receive
 //     side).
 
+// fallbackPaths is job j's fallback's paths and each one's per (see
+// above), built once per job: ps-sharded, each server to its successor;
+// ps-single, the first server's own NIC and then each other server
+// through the PS and back; ps-dedicated, each server through its PS
+// machine and back.
+func (r *rack) fallbackPaths(j *jobState) ([][]resource.LinkID, []float64) {
+	if j.fbPaths == nil {
+		w := r.st.inaWire
+		switch r.cfg.INA.Fallback {
+		case FallbackSharded:
+			for _, p := range r.shards(j) {
+				j.fbPaths, j.fbPer = append(j.fbPaths, p), append(j.fbPer, 2*w)
+			}
+		case FallbackSingle:
+			s0 := &r.servers[j.servers[0]]
+			if s0.self == nil {
+				s0.self = []resource.LinkID{s0.tx, s0.rx}
+			}
+			j.fbPaths, j.fbPer = append(j.fbPaths, s0.self), append(j.fbPer, 2*w)
+			fallthrough
+		default:
+			for _, p := range r.toPS(j, r.cfg.INA.Fallback == FallbackDedicated) {
+				j.fbPaths, j.fbPer = append(j.fbPaths, p), append(j.fbPer, w)
+			}
+		}
+	}
+	return j.fbPaths, j.fbPer
+}
+
 // fallback appends the flows of f bytes of each worker's gradient sent to
-// job j's fallback (see above).
-func (r *rack) fallback(j *jobState, f float64, fl []flowSpec) []flowSpec {
-	if !(f > 0) {
+// job j's fallback (see above), each path's flow carrying besides its lag
+// (lag[i], wire bytes: what a regrant found it had left beyond its share
+// of the workers' stream, negative where it ran ahead; nil at a phase's
+// start). A flow left with nothing to send is not started.
+func (r *rack) fallback(j *jobState, f float64, lag []float64, fl []flowSpec) []flowSpec {
+	if !(f > 0) && lag == nil {
 		return fl
 	}
-	w := r.st.inaWire
-	switch r.cfg.INA.Fallback {
-	case FallbackSharded:
-		for _, p := range r.shards(j) {
-			fl = append(fl, flowSpec{bytes: 2 * f * w, path: p, per: 2 * w})
+	paths, per := r.fallbackPaths(j)
+	for i, p := range paths {
+		b := per[i] * max(f, 0)
+		if i < len(lag) {
+			b += lag[i]
 		}
-	case FallbackSingle:
-		s0 := &r.servers[j.servers[0]]
-		if s0.self == nil {
-			s0.self = []resource.LinkID{s0.tx, s0.rx}
-		}
-		fl = append(fl, flowSpec{bytes: 2 * f * w, path: s0.self, per: 2 * w})
-		fallthrough
-	default:
-		for _, p := range r.toPS(j, r.cfg.INA.Fallback == FallbackDedicated) {
-			fl = append(fl, flowSpec{bytes: f * w, path: p, per: w})
+		if b > 0 {
+			fl = append(fl, flowSpec{bytes: b, path: p, per: per[i], fbAt: i})
 		}
 	}
 	return fl
@@ -211,7 +237,7 @@ func (r *rack) plan(j *jobState, g ina.Grant) syncPlan {
 		}
 		return j.ringPlan
 	}
-	fl := r.inaFlows(j, g, j.grad, nil, j.specBuf[:0])
+	fl := r.inaFlows(j, g, j.grad, 0, nil, nil, j.specBuf[:0])
 	j.specBuf = fl
 	return syncPlan{flows: fl, tail: r.dev.ChunkRTT + j.local}
 }
@@ -219,17 +245,19 @@ func (r *rack) plan(j *jobState, g ina.Grant) syncPlan {
 // inaFlows appends the flows of an in-network synchronisation of left
 // bytes of each worker's gradient under grant g: the share g.PSFraction
 // (all of it without slots) to the fallback, the rest through the device
-// at the rate its slots allow (slots x chunk bytes per round trip). Under ATP's protocol
-// (resultsViaPS) every aggregated chunk also goes from the device to the
-// job's parameter server and its result back (psLegs); lag is what each
-// leg had left beyond its share of the workers' in-network bytes when a
-// regrant re-split them (nil at a phase's start).
-func (r *rack) inaFlows(j *jobState, g ina.Grant, left float64, lag []float64, fl []flowSpec) []flowSpec {
+// at the rate its slots allow (slots x chunk bytes per round trip), and
+// besides them inBack bytes already committed to the device (a regrant's
+// backlog, see regrant; to the fallback without slots). Under ATP's
+// protocol (resultsViaPS) every aggregated chunk also goes from the
+// device to the job's parameter server and its result back (psLegs); lag
+// and fbLag are what each leg and each fallback path had left beyond its
+// share when a regrant re-split the bytes (nil at a phase's start).
+func (r *rack) inaFlows(j *jobState, g ina.Grant, left, inBack float64, lag, fbLag []float64, fl []flowSpec) []flowSpec {
 	fb := g.PSFraction * left
+	in := max(0, left-fb) + inBack
 	if g.Slots == 0 {
-		fb = left
+		fb, in = left+inBack, 0
 	}
-	in := max(0, left-fb)
 	if in > 0 {
 		for _, s := range j.servers {
 			fl = append(fl, flowSpec{bytes: in * r.st.inaWire, path: r.inaPath(s), cap: r.inaCap(g.Slots), ina: true})
@@ -238,7 +266,7 @@ func (r *rack) inaFlows(j *jobState, g ina.Grant, left float64, lag []float64, f
 	if r.resultsViaPS {
 		fl = r.psLegs(j, in, r.inaCap(g.Slots), lag, fl)
 	}
-	return r.fallback(j, fb, fl)
+	return r.fallback(j, fb, fbLag, fl)
 }
 
 // psLegs appends the parameter server's legs of in bytes of each
