@@ -303,7 +303,8 @@ func TestEvictionsGoOnceToThePS(t *testing.T) {
 	}
 }
 
-// A regrant that changes nothing moves no byte: a job on k = 8 servers
+// A regrant that changes nothing moves no byte (for workers in step,
+// as a lone job's are; see regrant for those out of step): a job on k = 8 servers
 // with a quarter of its chunks colliding ends its phase at the same
 // nanosecond whether or not an unchanged grant is applied part-way,
 // under every fallback, with ATP's PS legs and without, and whenever

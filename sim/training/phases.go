@@ -141,11 +141,21 @@ func (r *rack) flowDone(k int) {
 // R); what the other part has left beyond its share of R was committed
 // to its path and stays there (its backlog: collided chunks queued for
 // the parameter server, or aggregated ones behind). So a regrant that
-// changes nothing moves no byte, and a phase's time does not depend on
-// how often the pool moved under it (a re-split of all that was left by
-// the new share, as before, moved the fallback's backlog onto the device
-// at every regrant, and charged the job the more often it was
-// regranted).
+// changes nothing moves no byte where the job's workers run in step (a
+// re-split of all that was left by the new share, as before, moved the
+// fallback's backlog onto the device at every regrant, and charged the
+// job the more often it was regranted).
+//
+// What this reading leaves (a review, docs/decisions.md): ATP's window
+// holds the two parts within a window of each other, so the slower part
+// gates the stream, where here the faster marks it: once the fallback
+// has finished, the device's remaining bytes are all backlog and a
+// rising collided share moves none of them (taking the slower part
+// instead moves esa over atp at 700 slots by 1 to 5 points); one
+// position serves every worker (the most any has left), so workers out
+// of step (another job on some of their NICs) are set to the slowest's
+// bytes; and a grant through p = 0 or no slots forgets the backlog. A
+// coupled stream per worker would answer all three.
 func (r *rack) regrant(g ina.Grant) {
 	j := &r.jobs[g.Job]
 	r.setHeld(g.Job, g)
