@@ -61,8 +61,6 @@ type jobState struct {
 	flowsOn  bool       // runPhase has started them
 	pending  int        // flows of the phase in flight
 	ringPlan syncPlan
-	// shardPaths: fallback ps-sharded's flows (server to successor)
-	shardPaths [][]resource.LinkID
 	// psPaths and dedPaths: each server to the job's PS and back (toPS),
 	// on its first server or on its PS machine, whose NIC's links are
 	// psTx and psRx (added when first needed: hasPS).

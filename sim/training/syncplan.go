@@ -104,18 +104,6 @@ func (r *rack) psMachine(j *jobState) (tx, rx resource.LinkID) {
 	return j.psTx, j.psRx
 }
 
-// shards is the paths of job j's servers each to its successor among
-// them (fallback ps-sharded, see fallback); built once per job.
-func (r *rack) shards(j *jobState) [][]resource.LinkID {
-	if j.shardPaths == nil {
-		k := len(j.servers)
-		for x, s := range j.servers {
-			j.shardPaths = append(j.shardPaths, []resource.LinkID{r.servers[s].tx, r.servers[j.servers[(x+1)%k]].rx})
-		}
-	}
-	return j.shardPaths
-}
-
 // The fallback under ATP's protocol (in-ATP/ATP p4src/p4ml.p4): every
 // worker sends every chunk to the switch; a chunk whose aggregator
 // another job holds is tagged and forwarded to the job's parameter
@@ -158,7 +146,9 @@ func (r *rack) fallbackPaths(j *jobState) ([][]resource.LinkID, []float64) {
 		w := r.st.inaWire
 		switch r.cfg.INA.Fallback {
 		case FallbackSharded:
-			for _, p := range r.shards(j) {
+			k := len(j.servers)
+			for x, s := range j.servers {
+				p := []resource.LinkID{r.servers[s].tx, r.servers[j.servers[(x+1)%k]].rx}
 				j.fbPaths, j.fbPer = append(j.fbPaths, p), append(j.fbPer, 2*w)
 			}
 		case FallbackSingle:
