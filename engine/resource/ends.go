@@ -4,8 +4,6 @@ package resource
 // and the recomputation after the flows ending at one instant.
 
 import (
-	"container/heap"
-
 	"github.com/conspirator-sim/conspirator/engine"
 )
 
@@ -32,11 +30,11 @@ func (n *Network) schedule(f *netFlow, now engine.Time) {
 	n.endSeq++
 	f.endAt, f.endSeq = at, n.endSeq
 	if f.hasEv {
-		heap.Fix(&n.ends, f.epos)
+		n.ends.fix(f.epos)
 		return
 	}
 	f.hasEv = true
-	heap.Push(&n.ends, f)
+	n.ends.push(f)
 }
 
 // unqueue takes f's end out of the heap, if it is there.
@@ -45,7 +43,7 @@ func (n *Network) unqueue(f *netFlow) {
 		return
 	}
 	f.hasEv = false
-	heap.Remove(&n.ends, f.epos)
+	n.ends.remove(f.epos)
 }
 
 // arm moves the network's event to the earliest end, if it moved.
@@ -53,14 +51,14 @@ func (n *Network) arm() {
 	if n.firing {
 		return
 	}
-	if len(n.ends) == 0 {
+	if len(n.ends.e) == 0 {
 		if n.hasEv {
 			n.sim.Cancel(n.ev)
 			n.hasEv = false
 		}
 		return
 	}
-	at := n.ends[0].endAt
+	at := n.ends.e[0].at
 	if n.hasEv {
 		if n.evAt == at {
 			return
@@ -76,40 +74,103 @@ func (n *Network) fire() {
 	n.hasEv = false
 	now := n.sim.Now()
 	n.firing = true
-	for len(n.ends) > 0 && n.ends[0].endAt <= now {
-		n.ends[0].finish()
+	for len(n.ends.e) > 0 && n.ends.e[0].at <= now {
+		n.ends.e[0].f.finish()
 	}
 	n.firing = false
 	n.arm()
 }
 
-// endHeap is the network's flow ends as container/heap orders them:
-// by endAt, then endSeq; each flow knows its place (epos).
-type endHeap []*netFlow
-
-func (h endHeap) Len() int { return len(h) }
-
-func (h endHeap) Less(i, j int) bool {
-	return h[i].endAt < h[j].endAt || h[i].endAt == h[j].endAt && h[i].endSeq < h[j].endSeq
+// endHeap is the network's flow ends, a binary min-heap by (endAt,
+// endSeq), a total order, so the flows come out in one order whatever
+// the heap's shape. Each entry carries its flow's key, so that a
+// comparison reads the heap's own array, not two flows (container/heap's
+// interface calls and the flows' pointers cost a fifth of a replay with
+// every job in the pool); each flow knows its place (epos).
+type endHeap struct {
+	e []endEntry
 }
 
-func (h endHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].epos, h[j].epos = i, j
+type endEntry struct {
+	at  engine.Time
+	seq uint64
+	f   *netFlow
 }
 
-func (h *endHeap) Push(x any) {
-	f := x.(*netFlow)
-	f.epos = len(*h)
-	*h = append(*h, f)
+func (a endEntry) less(b endEntry) bool {
+	return a.at < b.at || a.at == b.at && a.seq < b.seq
 }
 
-func (h *endHeap) Pop() any {
-	old := *h
-	f := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	return f
+// set puts x at place i.
+func (h *endHeap) set(i int, x endEntry) {
+	h.e[i] = x
+	x.f.epos = i
+}
+
+func (h *endHeap) push(f *netFlow) {
+	h.e = append(h.e, endEntry{})
+	h.up(len(h.e)-1, endEntry{at: f.endAt, seq: f.endSeq, f: f})
+}
+
+// fix restores the order after the key of the entry at i (its flow's
+// endAt and endSeq) changed.
+func (h *endHeap) fix(i int) {
+	f := h.e[i].f
+	x := endEntry{at: f.endAt, seq: f.endSeq, f: f}
+	if i > 0 && x.less(h.e[(i-1)/2]) {
+		h.up(i, x)
+		return
+	}
+	h.down(i, x)
+}
+
+// remove takes the entry at i out.
+func (h *endHeap) remove(i int) {
+	last := len(h.e) - 1
+	x := h.e[last]
+	h.e[last] = endEntry{}
+	h.e = h.e[:last]
+	if i == last {
+		return
+	}
+	if i > 0 && x.less(h.e[(i-1)/2]) {
+		h.up(i, x)
+		return
+	}
+	h.down(i, x)
+}
+
+// up places x, moving from the hole at i towards the root.
+func (h *endHeap) up(i int, x endEntry) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !x.less(h.e[p]) {
+			break
+		}
+		h.set(i, h.e[p])
+		i = p
+	}
+	h.set(i, x)
+}
+
+// down places x, moving from the hole at i towards the leaves.
+func (h *endHeap) down(i int, x endEntry) {
+	n := len(h.e)
+	for {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if r := c + 1; r < n && h.e[r].less(h.e[c]) {
+			c = r
+		}
+		if !h.e[c].less(x) {
+			break
+		}
+		h.set(i, h.e[c])
+		i = c
+	}
+	h.set(i, x)
 }
 
 // finish takes f off its links. The rates of the rest of its component

@@ -119,6 +119,59 @@ func (n *Network) fillByLevels(flows []*netFlow, links []LinkID) {
 	n.unfrozen, n.active = unf[:0], act[:0]
 }
 
+// fillTogether is fillByLevels for flows that all cross every link of
+// path, which no other flow crosses: the same operations on the same
+// numbers, without the lists of links and flows still active (every link
+// has every unfrozen flow, so one saturated link freezes them all).
+func (n *Network) fillTogether(flows []*netFlow, path []LinkID) {
+	for _, f := range flows {
+		f.fill, f.frozen = 0, false
+	}
+	for _, l := range path {
+		lk := &n.links[l]
+		lk.left = lk.capacity
+	}
+	const eps = 1e-9
+	level := 0.0
+	u := len(flows) // unfrozen, on every link
+	for u > 0 {
+		inc := math.Inf(1)
+		for _, l := range path {
+			inc = min(inc, n.links[l].left/float64(u))
+		}
+		minCap := math.Inf(1)
+		for _, f := range flows {
+			if !f.frozen {
+				minCap = min(minCap, f.cap)
+			}
+		}
+		inc = min(inc, minCap-level)
+		if math.IsInf(inc, 1) {
+			break // cannot happen: every flow crosses a finite link
+		}
+		level += inc
+		saturated := false
+		for _, l := range path {
+			lk := &n.links[l]
+			for range u {
+				lk.left -= inc
+			}
+			saturated = saturated || lk.left <= lk.capacity*eps
+		}
+		for _, f := range flows {
+			if !f.frozen && (saturated || level >= f.cap*(1-eps)) {
+				f.fill, f.frozen = level, true
+				u--
+			}
+		}
+	}
+	for _, f := range flows {
+		if !f.frozen {
+			f.fill = level
+		}
+	}
+}
+
 // fillByHeap is the bottleneck form of progressive filling: all unfrozen
 // flows share one level; the next link to saturate is the one whose
 // capacity left over its unfrozen flows is least (a flow's cap is a link

@@ -169,3 +169,76 @@ func refFillByHeap(n *Network, flows []*netFlow, links []LinkID) {
 	}
 	n.heap = h.e[:0]
 }
+
+// The shortcuts of recomputeNow for the commonest components of a replay
+// with every job in the pool give, bit for bit, the first form's rates:
+// a flow alone on its links (the least of its links' capacities and its
+// cap), and flows that all cross the same links and no others
+// (fillTogether). together finds only such components: one more flow on
+// one of their links, or a flow crossing a link besides, is not one.
+func TestComponentShortcutsEqualTheFirstForm(t *testing.T) {
+	r := engine.NewStream(43, "fill-together")
+	for trial := range 2000 {
+		_, n, ls := newNet(t)
+		nl := 1 + r.IntN(4)
+		for range nl {
+			c := 1 + 20*r.Float64()
+			if r.IntN(2) == 0 {
+				c = float64(1 + r.IntN(4))
+			}
+			l, _ := n.AddLink(c)
+			ls = append(ls, l)
+		}
+		nf := 1 + r.IntN(12)
+		var flows []*netFlow
+		for range nf {
+			path := slices.Clone(ls)
+			for i := len(path) - 1; i > 0; i-- { // shuffled: order is no part of a path's links
+				k := r.IntN(i + 1)
+				path[i], path[k] = path[k], path[i]
+			}
+			flows = append(flows, n.add(Transfer{Bytes: 100, Path: path, Cap: randomCap(r)}))
+		}
+		seed := ls[r.IntN(len(ls))]
+		refFillByLevels(n, flows, ls)
+		want := make([]float64, nf)
+		for i, f := range flows {
+			want[i] = f.fill
+		}
+		switch nf {
+		case 1:
+			if n.alone(seed) != flows[0] {
+				t.Fatalf("trial %d: a flow alone on its links not found alone", trial)
+			}
+			got := flows[0].cap
+			for _, l := range flows[0].path {
+				got = min(got, n.links[l].capacity)
+			}
+			if math.Float64bits(got) != math.Float64bits(want[0]) {
+				t.Fatalf("trial %d: alone %v, first form %v", trial, got, want[0])
+			}
+		default:
+			path := n.together(seed)
+			if path == nil {
+				t.Fatalf("trial %d: %d flows on the same %d links not found together", trial, nf, nl)
+			}
+			n.fillTogether(n.links[seed].flows, path)
+			for i, f := range flows {
+				if math.Float64bits(f.fill) != math.Float64bits(want[i]) || !f.frozen {
+					t.Fatalf("trial %d, flow %d of %d on %d links: %v (frozen %v), first form %v", trial, i, nf, nl, f.fill, f.frozen, want[i])
+				}
+			}
+		}
+		// One flow more, on one of the links only or on them and another
+		// link: no longer a shortcut's component.
+		other, _ := n.AddLink(5)
+		extra := []LinkID{ls[r.IntN(len(ls))]}
+		if nl == 1 || r.IntN(2) == 0 {
+			extra = append(slices.Clone(ls), other)
+		}
+		n.add(Transfer{Bytes: 100, Path: extra, Cap: 0})
+		if n.alone(seed) != nil || n.together(seed) != nil {
+			t.Fatalf("trial %d: a component with a flow on %v besides taken for a shortcut's", trial, extra)
+		}
+	}
+}

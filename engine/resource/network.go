@@ -107,6 +107,7 @@ type netFlow struct {
 	endSeq   uint64
 	epos     int // its place in ends while hasEv
 	hasEv    bool
+	reset    bool // Reset gave it new bytes: its end moves at the next recomputation
 	done     func()
 	finishFn func() // f.finish, bound once
 	net      *Network
@@ -203,7 +204,7 @@ func (n *Network) add(t Transfer) *netFlow {
 	}
 	f.id = FlowID(n.lastID<<flowSlotBits | uint64(f.slot))
 	f.path, f.cap, f.remaining, f.at, f.done = path, capBytesPerSec, bytes, n.sim.Now(), t.Done
-	f.rate, f.fill, f.frozen, f.hasEv, f.running = 0, 0, false, false, true
+	f.rate, f.fill, f.frozen, f.hasEv, f.running, f.reset = 0, 0, false, false, true, false
 	n.live++
 	for _, l := range f.path {
 		n.links[l].flows = append(n.links[l].flows, f)
@@ -272,8 +273,9 @@ func (n *Network) Reset(id FlowID, bytes, capBytesPerSec float64) bool {
 	checkBytes(bytes)
 	f.remaining, f.at, f.cap = bytes, n.sim.Now(), flowCap(capBytesPerSec)
 	// Its end moves even where its rate does not (recomputeNow keeps
-	// the end of a flow whose rate stayed).
-	n.unqueue(f)
+	// the end of a flow whose rate stayed, unless reset): in place in
+	// the heap, which one move costs less than a removal and a push.
+	f.reset = true
 	n.recompute(f.path)
 	return true
 }
@@ -438,15 +440,54 @@ func (n *Network) recomputeNow(seed []LinkID) {
 			n.mark[l] = n.pass // no flow left on it: nothing to fill
 			continue
 		}
-		n.compLinks, n.compFlows = n.compLinks[:0], n.compFlows[:0]
-		n.walk(l)
-		flows, links := n.compFlows, n.compLinks
-		n.fill(flows, links)
-		for _, f := range flows {
-			f.frozen = false
-			if f.fill == f.rate && (f.hasEv || !(f.rate > 0)) {
+		if f := n.alone(l); f != nil {
+			// A flow alone on its links (a worker's own NIC both ways,
+			// most of a replay's components with every job in the
+			// pool) gets the least of their capacities and its cap:
+			// the rate fill gives it, without the walk and passes.
+			fill := f.cap
+			for _, m := range f.path {
+				n.mark[m] = n.pass
+				fill = min(fill, n.links[m].capacity)
+			}
+			f.mark = n.pass
+			if fill == f.rate && !f.reset && (f.hasEv || !(f.rate > 0)) {
 				continue
 			}
+			f.reset = false
+			f.remaining = n.remainingAt(f, now)
+			f.at = now
+			f.rate = fill
+			n.schedule(f, now)
+			continue
+		}
+		n.compLinks, n.compFlows = n.compLinks[:0], n.compFlows[:0]
+		var flows []*netFlow
+		if path := n.together(l); path != nil {
+			// Flows that all cross the same links and share them with
+			// no other (a worker's own NIC both ways, carrying its
+			// flow through the device and its parameter-server shard's
+			// leg): the walk would collect them in link l's order.
+			flows = append(n.compFlows, n.links[l].flows...)
+			for _, m := range path {
+				n.mark[m] = n.pass
+			}
+			for _, f := range flows {
+				f.mark = n.pass
+			}
+			n.compFlows = flows
+			n.fillTogether(flows, path)
+		} else {
+			n.walk(l)
+			flows = n.compFlows
+			n.fill(flows, n.compLinks)
+		}
+		for _, f := range flows {
+			f.frozen = false
+			if f.fill == f.rate && !f.reset && (f.hasEv || !(f.rate > 0)) {
+				continue
+			}
+			f.reset = false
 			f.remaining = n.remainingAt(f, now)
 			f.at = now
 			f.rate = f.fill
@@ -457,6 +498,52 @@ func (n *Network) recomputeNow(seed []LinkID) {
 		clear(n.compFlows)
 	}
 	n.arm()
+}
+
+// alone is the flow on link l when it is the only flow on every link of
+// its path (its component is itself), else nil.
+func (n *Network) alone(l LinkID) *netFlow {
+	fl := n.links[l].flows
+	if len(fl) != 1 {
+		return nil
+	}
+	f := fl[0]
+	for _, m := range f.path {
+		if len(n.links[m].flows) != 1 {
+			return nil
+		}
+	}
+	return f
+}
+
+// together is the path of the flows on link l when there are several and
+// each crosses exactly the links of the first's path, which carry no
+// other flow (their component is those flows on those links), else nil.
+func (n *Network) together(l LinkID) []LinkID {
+	fl := n.links[l].flows
+	if len(fl) < 2 {
+		return nil
+	}
+	path := fl[0].path
+	if len(fl)+len(path) > heapFillAbove {
+		return nil // fill would take the heap's form
+	}
+	for _, m := range path {
+		if len(n.links[m].flows) != len(fl) {
+			return nil
+		}
+	}
+	for _, f := range fl[1:] {
+		if len(f.path) != len(path) {
+			return nil
+		}
+		for _, m := range f.path {
+			if !slices.Contains(path, m) {
+				return nil
+			}
+		}
+	}
+	return path
 }
 
 // BeginBatch defers the recomputation of rates that starts, ends,
