@@ -63,6 +63,7 @@ type shared struct {
 	active  []sharedJob         // synchronising jobs, in entry order
 	out     []Grant
 	before  []holding // settle's scratch: holdings before the call
+	seen    []int     // settle's scratch: the moves each job was priced after
 	// unsettled counts calls whose holdings did not settle in SettlePasses.
 	unsettled int64
 
@@ -308,16 +309,31 @@ func (s *shared) settle(skip int, before []holding, out []Grant) []Grant {
 	// A job's collided share reads only the others' slots: a pass in
 	// which no job's slots moved priced every job against the slots all
 	// end with, so its shares are final too.
+	// A job none of whose others' slots moved since its last pricing
+	// would be priced the same: it is skipped (moves counts the moves,
+	// seen[i] what it was when job i was last priced), so that a pass
+	// after the last move, which only confirms, costs nothing per job.
 	settled := false
+	moves := 0
+	seen := s.seen[:0]
+	for range s.active {
+		seen = append(seen, -1)
+	}
+	s.seen = seen
 	for range SettlePasses {
 		moved := false
 		for i := range s.active {
+			if seen[i] == moves {
+				continue
+			}
 			a := &s.active[i]
 			was := a.slots
 			s.grant(a)
 			if a.slots != was {
 				moved = true
+				moves++
 			}
+			seen[i] = moves
 		}
 		if !moved {
 			settled = true

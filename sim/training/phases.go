@@ -304,7 +304,11 @@ func (r *rack) reshape(j *jobState, fl []flowSpec) {
 	kept := j.flows[:0]
 	for i, f := range j.flows {
 		if used[i] {
-			kept = append(kept, f)
+			if len(kept) < i {
+				kept = append(kept, f)
+			} else {
+				kept = kept[:i+1] // in place already: no copy
+			}
 		} else if r.net.Running(f.id) {
 			r.net.Cancel(f.id)
 			j.pending--
@@ -346,7 +350,11 @@ func (r *rack) waitShare(j *jobState, g ina.Grant) float64 {
 		return 0
 	}
 	key := q<<8 | p
+	if key == j.shareKey && j.shares != nil {
+		return j.shareLast // a regrant moves a grant by less than the rounding most often
+	}
 	if v, ok := j.shares[key]; ok {
+		j.shareKey, j.shareLast = key, v
 		return v
 	}
 	alone := r.planTime(r.planFresh(j, ina.Grant{Slots: q * w / 64, PSFraction: float64(p) / 64}))
@@ -358,6 +366,7 @@ func (r *rack) waitShare(j *jobState, g ina.Grant) float64 {
 		j.shares = map[int]float64{}
 	}
 	j.shares[key] = share
+	j.shareKey, j.shareLast = key, share
 	return share
 }
 
@@ -436,11 +445,7 @@ func (r *rack) setHeldAvg(k int, n float64) {
 	if r.held[k] == n {
 		return
 	}
-	if n == 0 {
-		delete(r.held, k)
-	} else {
-		r.held[k] = n
-	}
+	r.held[k] = n
 	if r.cfg.RecordJobs {
 		r.occupancy = append(r.occupancy, OccupancyPoint{T: r.sim.Now().Seconds(), Job: k, Slots: n})
 	}

@@ -119,6 +119,8 @@ type jobState struct {
 	waitNow                float64
 	waitAcc                engine.Time
 	shares                 map[int]float64
+	shareKey               int     // the key last looked up
+	shareLast              float64 // and its share
 }
 
 // rack is one policy's replay of one seed.
@@ -155,8 +157,8 @@ type rack struct {
 	netJobs []int // running jobs that span servers, ascending
 
 	occupancy []OccupancyPoint
-	held      map[int]float64 // job -> slots held now (occupancy)
-	stepped   int64           // iterations simulated phase by phase
+	held      []float64 // by job: slots held now (occupancy)
+	stepped   int64     // iterations simulated phase by phase
 	// regrants counts grant changes to jobs in their synchronisation.
 	regrants int64
 	// hostRingJobs counts the jobs that ran their host all-reduce by
@@ -177,7 +179,7 @@ func newRack(st *setup, jobs []train.Job, pol ina.Policy, name string) (*rack, e
 	if err != nil {
 		return nil, err
 	}
-	r := &rack{cfg: cfg, st: st, dev: dev, intra: intra, sim: sim, net: net, pol: pol, polName: name, nicRate: float64(cfg.Cluster.NIC), held: map[int]float64{},
+	r := &rack{cfg: cfg, st: st, dev: dev, intra: intra, sim: sim, net: net, pol: pol, polName: name, nicRate: float64(cfg.Cluster.NIC), held: make([]float64, len(jobs)),
 		resultsViaPS: ina.ResultsViaPS(name)}
 	for range cfg.Cluster.Servers {
 		tx, err := net.AddLink(r.nicRate)
