@@ -18,16 +18,8 @@ import (
 func TestFillsEqualTheirFirstFormsBitForBit(t *testing.T) {
 	r := engine.NewStream(41, "fill-exact")
 	for trial := range 2000 {
-		_, n, ls := newNet(t)
-		nl := 1 + r.IntN(24)
-		for range nl {
-			c := 1 + 20*r.Float64()
-			if r.IntN(2) == 0 {
-				c = float64(1 + r.IntN(4))
-			}
-			l, _ := n.AddLink(c)
-			ls = append(ls, l)
-		}
+		_, n, _ := newNet(t)
+		ls := tyingLinks(r, n, 1+r.IntN(24))
 		var flows []*netFlow
 		for range 1 + r.IntN(60) {
 			path := randomPath(r, ls)
@@ -55,6 +47,21 @@ func TestFillsEqualTheirFirstFormsBitForBit(t *testing.T) {
 			}
 		}
 	}
+}
+
+// tyingLinks adds nl links to n, their capacities drawn from a few
+// values half the time, so that levels and keys tie.
+func tyingLinks(r *engine.Stream, n *Network, nl int) []LinkID {
+	var ls []LinkID
+	for range nl {
+		c := 1 + 20*r.Float64()
+		if r.IntN(2) == 0 {
+			c = float64(1 + r.IntN(4))
+		}
+		l, _ := n.AddLink(c)
+		ls = append(ls, l)
+	}
+	return ls
 }
 
 // refFillByLevels is fillByLevels as first written.
@@ -179,16 +186,9 @@ func refFillByHeap(n *Network, flows []*netFlow, links []LinkID) {
 func TestComponentShortcutsEqualTheFirstForm(t *testing.T) {
 	r := engine.NewStream(43, "fill-together")
 	for trial := range 2000 {
-		_, n, ls := newNet(t)
+		_, n, _ := newNet(t)
 		nl := 1 + r.IntN(4)
-		for range nl {
-			c := 1 + 20*r.Float64()
-			if r.IntN(2) == 0 {
-				c = float64(1 + r.IntN(4))
-			}
-			l, _ := n.AddLink(c)
-			ls = append(ls, l)
-		}
+		ls := tyingLinks(r, n, nl)
 		nf := 1 + r.IntN(12)
 		var flows []*netFlow
 		for range nf {
