@@ -116,12 +116,7 @@ func (h *endHeap) push(f *netFlow) {
 // endAt and endSeq) changed.
 func (h *endHeap) fix(i int) {
 	f := h.e[i].f
-	x := endEntry{at: f.endAt, seq: f.endSeq, f: f}
-	if i > 0 && x.less(h.e[(i-1)/2]) {
-		h.up(i, x)
-		return
-	}
-	h.down(i, x)
+	h.place(i, endEntry{at: f.endAt, seq: f.endSeq, f: f})
 }
 
 // remove takes the entry at i out.
@@ -130,9 +125,13 @@ func (h *endHeap) remove(i int) {
 	x := h.e[last]
 	h.e[last] = endEntry{}
 	h.e = h.e[:last]
-	if i == last {
-		return
+	if i < last {
+		h.place(i, x)
 	}
+}
+
+// place puts x in the hole at i, moving it up or down as its key says.
+func (h *endHeap) place(i int, x endEntry) {
 	if i > 0 && x.less(h.e[(i-1)/2]) {
 		h.up(i, x)
 		return

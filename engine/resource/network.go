@@ -445,20 +445,13 @@ func (n *Network) recomputeNow(seed []LinkID) {
 			// most of a replay's components with every job in the
 			// pool) gets the least of their capacities and its cap:
 			// the rate fill gives it, without the walk and passes.
-			fill := f.cap
+			f.fill = f.cap
 			for _, m := range f.path {
 				n.mark[m] = n.pass
-				fill = min(fill, n.links[m].capacity)
+				f.fill = min(f.fill, n.links[m].capacity)
 			}
 			f.mark = n.pass
-			if fill == f.rate && !f.reset && (f.hasEv || !(f.rate > 0)) {
-				continue
-			}
-			f.reset = false
-			f.remaining = n.remainingAt(f, now)
-			f.at = now
-			f.rate = fill
-			n.schedule(f, now)
+			n.takeFill(f, now)
 			continue
 		}
 		n.compLinks, n.compFlows = n.compLinks[:0], n.compFlows[:0]
@@ -484,20 +477,27 @@ func (n *Network) recomputeNow(seed []LinkID) {
 		}
 		for _, f := range flows {
 			f.frozen = false
-			if f.fill == f.rate && !f.reset && (f.hasEv || !(f.rate > 0)) {
-				continue
-			}
-			f.reset = false
-			f.remaining = n.remainingAt(f, now)
-			f.at = now
-			f.rate = f.fill
-			n.schedule(f, now)
+			n.takeFill(f, now)
 		}
 		// The component's scratch slices are reused; the flows keep
 		// nothing of them.
 		clear(n.compFlows)
 	}
 	n.arm()
+}
+
+// takeFill makes f's filled rate its rate: a flow whose rate changed,
+// or whose bytes Reset changed, is brought up to now and its end moved;
+// one whose rate stayed keeps its end where it was.
+func (n *Network) takeFill(f *netFlow, now engine.Time) {
+	if f.fill == f.rate && !f.reset && (f.hasEv || !(f.rate > 0)) {
+		return
+	}
+	f.reset = false
+	f.remaining = n.remainingAt(f, now)
+	f.at = now
+	f.rate = f.fill
+	n.schedule(f, now)
 }
 
 // alone is the flow on link l when it is the only flow on every link of
