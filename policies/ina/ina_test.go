@@ -251,3 +251,17 @@ func contains(s, sub string) bool {
 	}
 	return false
 }
+
+// The size classes by hand: log2 of the remaining gigabytes, 4 bits.
+func TestSizeClassByHand(t *testing.T) {
+	for _, c := range []struct {
+		bytes float64
+		want  int
+	}{
+		{0, 0}, {1.5e9, 0}, {2e9, 1}, {20e9, 4}, {1.36e9 * 200, 8}, {2.7e12, 11}, {32e12, 14}, {33e12, 15}, {1e18, 15},
+	} {
+		if got := SizeClass(c.bytes); got != c.want {
+			t.Errorf("SizeClass(%g) = %d, want %d", c.bytes, got, c.want)
+		}
+	}
+}

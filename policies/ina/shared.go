@@ -216,13 +216,23 @@ func (s *shared) rank(d Demand) float64 {
 	case PriorityRemainingIterations:
 		return float64(d.RemainingIterations)
 	case PrioritySizeClass:
-		// A 4-bit class the host sets from its remaining gradient bytes:
-		// log2 of megabytes, 0 to 15.
-		return math.Min(15, math.Max(0, math.Floor(math.Log2(d.RemainingBytes/1e6))))
+		return float64(SizeClass(d.RemainingBytes))
 	case PriorityFIFO:
 		return float64(d.Arrival)
 	}
 	return 0
+}
+
+// SizeClass is the 4-bit priority class a host puts in its packets
+// under esa's size-class priority: log2 of the job's remaining gradient
+// bytes in gigabytes, 0 (under 2 GB) to 15 (2^15 GB, about 33 TB, and
+// more). Training
+// jobs have from about a gigabyte (ResNet-50's 102 MB for some
+// iterations) to terabytes (BERT-large's 1.36 GB for thousands) left,
+// which these classes tell apart; megabytes, as first read, put every
+// job past 32 GB in one class, where ties block without preempting.
+func SizeClass(remainingBytes float64) int {
+	return int(math.Min(15, math.Max(0, math.Floor(math.Log2(remainingBytes/1e9)))))
 }
 
 // blocks says whether b's held aggregators turn a's chunks away (b is not
