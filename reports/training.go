@@ -157,6 +157,9 @@ func writeTrainingTable(md *strings.Builder, t *TrainingResult) {
 			fmtSig(float64(p.JCT.P99)), sp, vn, 1e3*float64(p.Iteration.ComputeS), 1e3*float64(p.Iteration.CommS), 1e3*float64(p.Iteration.WaitS),
 			float64(p.MeanSlots), fmtSig(float64(p.Unscheduled)), fmtSig(nan0(float64(p.HostRingJobs))))
 	}
+	if t.Hash == "crc" && t.Slots > 1<<16 {
+		fmt.Fprintf(md, "\n**Hash crc on a pool of %d slots**: ATP's hash is 16 bits and names only 65536 of them, so %d are never used; hash uniform uses them all.\n", t.Slots, t.Slots-1<<16)
+	}
 	for _, p := range t.Policies {
 		if n := float64(p.NoAggregatorJobs); n > 0 && !NoJobAggregated(p.Name, p.MeanSlots) {
 			fmt.Fprintf(md, "\n%s: %s spanning jobs held no aggregator in any phase (%s).\n", p.Name, fmtSig(n), NoAggregatorWhy(p.Name))

@@ -449,6 +449,9 @@ func printTraining(w io.Writer, s *sim.Summary) {
 			fmt.Sprintf("%.0f", p.MeanSlots), count(p.Unscheduled), strconv.FormatInt(p.Events, 10), ff})
 	}
 	printTable(w, rows)
+	if t.Hash == ina.HashCRC && t.Slots > ina.CRCMaxWindow {
+		fmt.Fprintf(w, "WARNING: hash crc on a pool of %d slots: ATP's hash is 16 bits and names only %d of them, so %d are never used; hash uniform uses them all\n", t.Slots, ina.CRCMaxWindow, t.Slots-ina.CRCMaxWindow)
+	}
 	for _, p := range t.Policies {
 		if p.HostRingJobs > 0 {
 			fmt.Fprintf(w, "%s: %s spanning jobs ran their host all-reduce, in-network aggregation being slower for them alone (ina.use when-faster; always aggregates every one)\n", p.Name, count(p.HostRingJobs))

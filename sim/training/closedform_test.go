@@ -173,17 +173,11 @@ func TestFastForwardEqualsStepping(t *testing.T) {
 // quarter of the aggregated chunks and their results (psLegs), capped at
 // a quarter of the job's rate: within the pool's rate they fit beside it
 // (slow as above), at the whole need the NIC stays saturated with S w
-// (1 + 1/4) (fast).
+// (1 + 1/4) (fast) under ps-sharded; under ps-dedicated the legs cross
+// the PS machine's NIC instead, which carries S w as each worker's does,
+// so the whole need takes S w/12.5 GB/s + RTT (fast).
 func TestIterationSplitByHand(t *testing.T) {
 	const iters = 30
-	job := train.Job{ID: "a", GPUs: 4, Iterations: iters, Model: "resnet50"}
-	c, env := listed(job)
-	c.Cluster.Servers = 4
-	c.INA.Slots = 128
-	c.INA.ChunkRTT = RTTOrDevice(6790)
-	c.INA.Use = UseAlways // half its need is slower than its ring
-	c.Policies, c.Baseline = []string{"esa", "none"}, ""
-	r := mustRun(t, c, env)
 	m, _ := train.Lookup("resnet50")
 	comp, _ := m.ComputeSeconds("a100-80gb")
 	C := max(1, engine.Seconds(comp))
@@ -191,15 +185,30 @@ func TestIterationSplitByHand(t *testing.T) {
 	dev, _ := hw.LookupAggregator("tofino-switchml")
 	rtt := engine.Time(6790)
 	slow := resource.TransferTime(S, 128*dev.SlotBytes/rtt.Seconds()) + rtt
-	fast := resource.TransferTime(S*332/256*(1+1.0/4), 100e9/8) + rtt
 	near := func(got float64, want engine.Time) bool { return math.Abs(got-want.Seconds()) <= 2e-9 }
-	e := policy(t, r, "esa").Iteration
-	if !near(e.ComputeS, C) || !near(e.CommS, fast) || !near(e.WaitS, slow-fast) {
-		t.Errorf("esa split %+v, want compute %v comm %v wait %v", e, C, fast, slow-fast)
+	for _, tc := range []struct {
+		fallback string
+		legs     float64 // the legs' share of a worker NIC's bytes
+	}{{FallbackSharded, 1.0 / 4}, {FallbackDedicated, 0}} {
+		job := train.Job{ID: "a", GPUs: 4, Iterations: iters, Model: "resnet50"}
+		c, env := listed(job)
+		c.Cluster.Servers = 4
+		c.INA.Slots = 128
+		c.INA.ChunkRTT = RTTOrDevice(6790)
+		c.INA.Fallback = tc.fallback
+		c.INA.Use = UseAlways // half its need is slower than its ring
+		c.Policies, c.Baseline = []string{"esa", "none"}, ""
+		r := mustRun(t, c, env)
+		fast := resource.TransferTime(S*332/256*(1+tc.legs), 100e9/8) + rtt
+		e := policy(t, r, "esa").Iteration
+		if !near(e.ComputeS, C) || !near(e.CommS, fast) || !near(e.WaitS, slow-fast) {
+			t.Errorf("%s: esa split %+v, want compute %v comm %v wait %v", tc.fallback, e, C, fast, slow-fast)
+		}
+		if n := policy(t, r, "none").Iteration; n.WaitS != 0 || !(n.CommS > 0) {
+			t.Errorf("%s: none split %+v: a ring waits for no aggregator", tc.fallback, n)
+		}
 	}
-	if n := policy(t, r, "none").Iteration; n.WaitS != 0 || !(n.CommS > 0) {
-		t.Errorf("none split %+v: a ring waits for no aggregator", n)
-	}
+	fast := resource.TransferTime(S*332/256*(1+1.0/4), 100e9/8) + rtt
 	c2, env2 := listed(train.Job{ID: "a", GPUs: 3, Iterations: iters, Model: "resnet50"}, train.Job{ID: "b", GPUs: 3, Iterations: iters, Model: "resnet50"})
 	c2.Cluster.Servers, c2.Cluster.GPUsPerServer = 3, 2
 	c2.Policies, c2.Baseline = []string{"static"}, ""

@@ -109,7 +109,7 @@ type INAConfig struct {
 	// ChunkHeaderBytes: see hw.AggregatorSpec.
 	ChunkHeaderBytes BytesOrDevice   `yaml:"chunk_header_bytes" doc:"what a chunk's packet carries on the wire besides its values (headers and Ethernet's per-frame cost): 0 B to 9000 B, or device for the device's (SwitchML 76 B, ATP 84 B: 332 B on the wire either way); in-network and fallback transfers carry slot_bytes + this per chunk, and a job's in-flight slots are the line rate's round trip over that" default:"device"`
 	Use              string          `yaml:"use" doc:"which spanning jobs aggregate in the network under a policy other than none: when-faster (a job whose in-network phase alone, with its whole need, would take longer than its host all-reduce alone runs the host all-reduce, as an operator who knows both sets it per job: with the packets' headers a 2-worker job's ring wins, and under ATP's protocol, whose parameter server takes every aggregated chunk, so do 3 and 4 workers) or always (every spanning job, as the systems' own evaluations run them)" default:"when-faster" source:"choice: a review of issue 41 found 2-worker jobs losing 4.8% under atp, diluting the headline"`
-	Fallback         string          `yaml:"fallback" doc:"where a chunk the device does not aggregate (a collision, an eviction, a job without slots) is summed: ps-sharded (parameter-server shards on every server of the job, co-located with its workers, as BytePS's co-located mode and ATP's several-PS option run them: reached through the switch as ATP's data plane does, with the results multicast, every NIC receives twice the missed bytes) or ps-single (one parameter server on the job's first server, co-located with a worker: that server's NIC receives k+1 times them, and under ATP's protocol every aggregated chunk and its result besides its worker's traffic) or ps-dedicated (one parameter server on a machine of its own per job, with a NIC of the cluster's rate, as ATP's benchmark runs it: its NIC receives k times them, and every aggregated chunk and its result, and no worker's)" default:"ps-sharded" source:"choice: ATP's paper text could not be read from here; ATP's benchmark runs 1 physical PS beside its workers and its client takes a number of PSs (in-ATP/ATP docs/benchmark.md), BytePS co-locates its servers with the workers"`
+	Fallback         string          `yaml:"fallback" doc:"where a chunk the device does not aggregate (a collision, an eviction, a job without slots) is summed: ps-dedicated (one parameter server per job on a machine of its own, with a NIC of the cluster's rate, as ATP's artefacts deploy it: its NIC receives k times the missed bytes, and under ATP's protocol every aggregated chunk and its result, and no worker's traffic) or ps-sharded (parameter-server shards on every server of the job, co-located with its workers, as BytePS's co-located mode runs them and ATP's client allows: reached through the switch as ATP's data plane does, with the results multicast, every NIC receives twice the missed bytes) or ps-single (one parameter server on the job's first server, co-located with a worker: that server's NIC receives k+1 times them, and under ATP's protocol every aggregated chunk and its result besides its worker's traffic)" default:"ps-dedicated" source:"ATP's artefacts for its NSDI'21 paper: its training system (in-ATP/ATP-BytePS README) runs 2 workers with DMLC_NUM_SERVER=1 and ATP's PS app started on its own, and its benchmark (in-ATP/ATP docs/benchmark.md) '2 physical workers, 1 physical PS'; the paper's own text could not be read from here"`
 	Hash             string          `yaml:"hash" doc:"how atp and esa map a job's window onto the pool: crc (ATP's HashNew_crc: CRC-32 of app ID and index, truncated to 16 bits, modulo the pool) or uniform (ideal uniform hashing)" default:"crc" source:"in-ATP/ATP common/HashTable.cc"`
 	Placement        string          `yaml:"placement" doc:"where the aggregation happens: rack (the device aggregates every worker server's gradient: a switch on every port, or one SmartNIC on a switch port for the whole rack) or server (hierarchical: each server's SmartNIC, server_nic, first sums its own GPUs' gradients of a job spanning servers, taking them over its DMA and through its summation, and returns the sum to them; across servers the device aggregates the servers' sums under the policy; none, and a job on its host ring, run the host all-reduce as under rack, so that every placement is measured against the same host ring)" default:"rack" source:"choice: the SmartNIC placements issue 41 asks to compare"`
 	ServerNIC        string          `yaml:"server_nic" doc:"the SmartNIC in every server under placement server (bluefield3): its DMA engine carries each GPU's gradient in and the sum back, its summation (sum_rate) adds them" default:"bluefield3"`
@@ -250,7 +250,7 @@ func Defaults() Config {
 			Synthetic: SynthConfig{Jobs: 16, GPUs: []int{4, 8}, GPUWeights: []float64{}, ModelWeights: []float64{}, Models: []string{"resnet50", "vgg16", "bert-large"}, MinIterations: 200, MaxIterations: 2000}},
 		Cluster:    ClusterConfig{Servers: 16, GPUsPerServer: 1, GPU: "a100-80gb", NIC: units.Bandwidth(100e9 / 8), NetLatency: units.Duration(lat.OneWayLatency), MTU: 4096, Intra: "nvlink3", Precision: train.PrecisionTF32},
 		Sync:       SyncConfig{AllReduce: AllReduceHierarchical, BytesPerValue: 4, Overlap: "none"},
-		INA:        INAConfig{Device: "tofino-switchml", Slots: FromDevice, Window: FromDevice, ChunkRTT: RTTFromDevice, SlotBytes: BytesFromDevice, ChunkHeaderBytes: BytesFromDevice, Use: UseWhenFaster, Fallback: FallbackSharded, Hash: ina.HashCRC, Placement: PlacementRack, ServerNIC: "bluefield3"},
+		INA:        INAConfig{Device: "tofino-switchml", Slots: FromDevice, Window: FromDevice, ChunkRTT: RTTFromDevice, SlotBytes: BytesFromDevice, ChunkHeaderBytes: BytesFromDevice, Use: UseWhenFaster, Fallback: FallbackDedicated, Hash: ina.HashCRC, Placement: PlacementRack, ServerNIC: "bluefield3"},
 		Policies:   []string{"static", "atp", "esa", "none"},
 		PolicyArgs: map[string]map[string]string{},
 		Baseline:   "atp",
@@ -278,6 +278,11 @@ func (c Config) device() (hw.AggregatorSpec, error) {
 	}
 	if c.INA.Slots != FromDevice {
 		d.Slots = int(c.INA.Slots)
+	} else if c.INA.SlotBytes != BytesFromDevice && c.INA.SlotBytes > 0 {
+		// The device's memory in slots of the chunk asked for: a larger
+		// chunk leaves fewer aggregators (Validate refuses a chunk past
+		// the memory).
+		d.Slots = max(1, int(float64(d.Slots)*d.SlotBytes/float64(c.INA.SlotBytes)))
 	}
 	if c.INA.Window != FromDevice {
 		d.PerJobSlots = int(c.INA.Window)
@@ -482,6 +487,10 @@ func (c Config) resolve() (*setup, error) {
 		if base, berr := hw.LookupAggregator(c.INA.Device); berr == nil {
 			if mem := float64(base.Slots) * base.SlotBytes; c.INA.SlotBytes < 1 || float64(c.INA.SlotBytes) > mem {
 				add("ina.slot_bytes", "%v; want a chunk of at least 1 B and at most the %s's memory, %v (its %d slots of %v), or device", units.Bytes(c.INA.SlotBytes), base.Name, units.Bytes(mem), base.Slots, units.Bytes(base.SlotBytes))
+			} else if c.INA.Slots != FromDevice && float64(c.INA.Slots)*float64(c.INA.SlotBytes) > mem {
+				// Each alone in range, together past the memory: a pool
+				// of slots of this chunk must fit the device.
+				add("ina.slot_bytes", "%v with ina.slots %d is %v of aggregators, more than the %s's memory, %v: use at most %d slots of this chunk (or ina.slots device, which takes the memory's), or a smaller chunk", units.Bytes(c.INA.SlotBytes), int64(c.INA.Slots), units.Bytes(float64(c.INA.Slots)*float64(c.INA.SlotBytes)), base.Name, units.Bytes(mem), int64(mem/float64(c.INA.SlotBytes)))
 			}
 		}
 	}

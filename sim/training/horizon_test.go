@@ -90,3 +90,29 @@ func TestValidateTimeAndMemoryBounds(t *testing.T) {
 		})
 	}
 }
+
+// A chunk and a pool each in range may together exceed the device's
+// memory: refused at ina.slot_bytes, naming both and the most slots
+// that fit. A chunk alone, with the device's pool, takes the memory's
+// slots of that chunk (tofino-switchml: 8,192 slots of 256 B, 2 MiB, so
+// 1,024 slots of 2 KiB), as the resolved device shows.
+func TestSlotBytesWithSlotsWithinMemory(t *testing.T) {
+	c := Defaults()
+	c.INA.SlotBytes, c.INA.Slots = 2048, 1025
+	err := c.Validate()
+	if err == nil || !strings.Contains(err.Error(), "ina.slot_bytes") || !strings.Contains(err.Error(), "at most 1024 slots") {
+		t.Fatalf("error = %v, want ina.slot_bytes refused with at most 1024 slots", err)
+	}
+	c.INA.Slots = 1024
+	if err := c.Validate(); err != nil {
+		t.Fatalf("1,024 slots of 2 KiB fill the memory exactly, refused: %v", err)
+	}
+	c.INA.Slots = FromDevice
+	d, err := c.device()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Slots != 1024 || d.SlotBytes != 2048 {
+		t.Errorf("device with 2 KiB chunks: %d slots of %v B, want 1024 of 2048", d.Slots, d.SlotBytes)
+	}
+}
