@@ -449,8 +449,12 @@ func printTraining(w io.Writer, s *sim.Summary) {
 			fmt.Sprintf("%.0f", p.MeanSlots), count(p.Unscheduled), strconv.FormatInt(p.Events, 10), ff})
 	}
 	printTable(w, rows)
-	if t.Hash == ina.HashCRC && t.Slots > ina.CRCMaxWindow {
-		fmt.Fprintf(w, "WARNING: hash crc on a pool of %d slots: ATP's hash is 16 bits and names only %d of them, so %d are never used; hash uniform uses them all\n", t.Slots, ina.CRCMaxWindow, t.Slots-ina.CRCMaxWindow)
+	var names []string
+	for _, p := range t.Policies {
+		names = append(names, p.Name)
+	}
+	if n := reports.CRCUnusedSlots(t.Hash, t.Slots, names); n > 0 {
+		fmt.Fprintf(w, "WARNING: hash crc on a pool of %d slots: ATP's hash is 16 bits and names only %d of them, so %d are never used by atp and esa; hash uniform uses them all\n", t.Slots, t.Slots-n, n)
 	}
 	for _, p := range t.Policies {
 		if p.HostRingJobs > 0 {

@@ -102,14 +102,14 @@ type SyncConfig struct {
 // INAConfig is the aggregating device.
 type INAConfig struct {
 	Device    string        `yaml:"device" doc:"aggregating device: tofino-switchml, tofino-atp (a Tofino switch with SwitchML's or ATP's pool and chunk) or bluefield3 (a BlueField-3 on the switch that sums in its DRAM with its Arm cores)" default:"tofino-switchml"`
-	Slots     OrDevice      `yaml:"slots" doc:"aggregator slots in the pool: a count, or device for the device's (tofino-switchml 8,192; tofino-atp 20,000; bluefield3 1,048,576)" default:"device"`
+	Slots     OrDevice      `yaml:"slots" doc:"aggregator slots in the pool: a count (above the device's, a what-if of more memory, with the device's chunk), or device for the device's (tofino-switchml 8,192; tofino-atp 20,000; bluefield3 1,048,576; with a larger slot_bytes, as many as its memory holds)" default:"device"`
 	Window    OrDevice      `yaml:"window" doc:"slots a job's window asks for: a count, or device for the device's per-job figure (SwitchML-omnetpp 512, ATP 2,800)" default:"device"`
 	ChunkRTT  RTTOrDevice   `yaml:"chunk_rtt" doc:"a chunk's round trip through the device, which holds its aggregator that long (a job streaming at its line rate holds its bandwidth-delay product in slots): a duration above 0, or device for the device's (5 us)" default:"device"`
 	SlotBytes BytesOrDevice `yaml:"slot_bytes" doc:"payload of one chunk: a size above 0 and at most the device's memory (slots x slot bytes), or device for the device's (256 B SwitchML, 248 B ATP)" default:"device"`
 	// ChunkHeaderBytes: see hw.AggregatorSpec.
 	ChunkHeaderBytes BytesOrDevice   `yaml:"chunk_header_bytes" doc:"what a chunk's packet carries on the wire besides its values (headers and Ethernet's per-frame cost): 0 B to 9000 B, or device for the device's (SwitchML 76 B, ATP 84 B: 332 B on the wire either way); in-network and fallback transfers carry slot_bytes + this per chunk, and a job's in-flight slots are the line rate's round trip over that" default:"device"`
-	Use              string          `yaml:"use" doc:"which spanning jobs aggregate in the network under a policy other than none: when-faster (a job whose in-network phase alone, with its whole need, would take longer than its host all-reduce alone runs the host all-reduce, as an operator who knows both sets it per job: with the packets' headers a 2-worker job's ring wins, and under ATP's protocol, whose parameter server takes every aggregated chunk, so do 3 and 4 workers) or always (every spanning job, as the systems' own evaluations run them)" default:"when-faster" source:"choice: a review of issue 41 found 2-worker jobs losing 4.8% under atp, diluting the headline"`
-	Fallback         string          `yaml:"fallback" doc:"where a chunk the device does not aggregate (a collision, an eviction, a job without slots) is summed: ps-dedicated (one parameter server per job on a machine of its own, with a NIC of the cluster's rate, as ATP's artefacts deploy it: its NIC receives k times the missed bytes, and under ATP's protocol every aggregated chunk and its result, and no worker's traffic) or ps-sharded (parameter-server shards on every server of the job, co-located with its workers, as BytePS's co-located mode runs them and ATP's client allows: reached through the switch as ATP's data plane does, with the results multicast, every NIC receives twice the missed bytes) or ps-single (one parameter server on the job's first server, co-located with a worker: that server's NIC receives k+1 times them, and under ATP's protocol every aggregated chunk and its result besides its worker's traffic)" default:"ps-dedicated" source:"ATP's artefacts for its NSDI'21 paper: its training system (in-ATP/ATP-BytePS README) runs 2 workers with DMLC_NUM_SERVER=1 and ATP's PS app started on its own, and its benchmark (in-ATP/ATP docs/benchmark.md) '2 physical workers, 1 physical PS'; the paper's own text could not be read from here"`
+	Use              string          `yaml:"use" doc:"which spanning jobs aggregate in the network under a policy other than none: when-faster (a job whose in-network phase alone, with its whole need, would take longer than its host all-reduce alone runs the host all-reduce, as an operator who knows both sets it per job: with the packets' headers a 2-worker job's ring wins, and under ATP's protocol with PS shards on the job's servers (ina.fallback ps-sharded), whose legs load every worker's NIC, so do 3 and 4 workers) or always (every spanning job, as the systems' own evaluations run them)" default:"when-faster" source:"choice: a review of issue 41 found 2-worker jobs losing 4.8% under atp, diluting the headline"`
+	Fallback         string          `yaml:"fallback" doc:"where a chunk the device does not aggregate (a collision, an eviction, a job without slots) is summed: ps-dedicated (one parameter server per job on a machine of its own, with a NIC of the cluster's rate, as ATP's published examples run it: its NIC receives k times the missed bytes, and under ATP's protocol every aggregated chunk and its result, and no worker's traffic) or ps-sharded (parameter-server shards on every server of the job, co-located with its workers, as BytePS's co-located mode runs them and ATP's client allows: reached through the switch as ATP's data plane does, with the results multicast, every NIC receives twice the missed bytes) or ps-single (one parameter server on the job's first server, co-located with a worker: that server's NIC receives k+1 times them, and under ATP's protocol every aggregated chunk and its result besides its worker's traffic)" default:"ps-dedicated" source:"ATP's published examples for its NSDI'21 paper: the quick start of its training system (in-ATP/ATP-BytePS README) runs 2 workers with DMLC_NUM_SERVER=1 and ATP's PS app started apart from them, and its benchmark (in-ATP/ATP docs/benchmark.md) '2 physical workers, 1 physical PS'; how the paper's larger runs placed their PSs was not read (its text was not reached from here), and ATP's client takes a number of PSs"`
 	Hash             string          `yaml:"hash" doc:"how atp and esa map a job's window onto the pool: crc (ATP's HashNew_crc: CRC-32 of app ID and index, truncated to 16 bits, modulo the pool) or uniform (ideal uniform hashing)" default:"crc" source:"in-ATP/ATP common/HashTable.cc"`
 	Placement        string          `yaml:"placement" doc:"where the aggregation happens: rack (the device aggregates every worker server's gradient: a switch on every port, or one SmartNIC on a switch port for the whole rack) or server (hierarchical: each server's SmartNIC, server_nic, first sums its own GPUs' gradients of a job spanning servers, taking them over its DMA and through its summation, and returns the sum to them; across servers the device aggregates the servers' sums under the policy; none, and a job on its host ring, run the host all-reduce as under rack, so that every placement is measured against the same host ring)" default:"rack" source:"choice: the SmartNIC placements issue 41 asks to compare"`
 	ServerNIC        string          `yaml:"server_nic" doc:"the SmartNIC in every server under placement server (bluefield3): its DMA engine carries each GPU's gradient in and the sum back, its summation (sum_rate) adds them" default:"bluefield3"`
@@ -278,10 +278,11 @@ func (c Config) device() (hw.AggregatorSpec, error) {
 	}
 	if c.INA.Slots != FromDevice {
 		d.Slots = int(c.INA.Slots)
-	} else if c.INA.SlotBytes != BytesFromDevice && c.INA.SlotBytes > 0 {
-		// The device's memory in slots of the chunk asked for: a larger
-		// chunk leaves fewer aggregators (Validate refuses a chunk past
-		// the memory).
+	} else if c.INA.SlotBytes != BytesFromDevice && float64(c.INA.SlotBytes) > d.SlotBytes {
+		// The device's memory in slots of the larger chunk asked for
+		// (Validate refuses a chunk past the memory). A smaller chunk
+		// keeps the device's count: a switch's slots are register
+		// entries, which do not multiply as chunks shrink.
 		d.Slots = max(1, int(float64(d.Slots)*d.SlotBytes/float64(c.INA.SlotBytes)))
 	}
 	if c.INA.Window != FromDevice {
@@ -487,9 +488,11 @@ func (c Config) resolve() (*setup, error) {
 		if base, berr := hw.LookupAggregator(c.INA.Device); berr == nil {
 			if mem := float64(base.Slots) * base.SlotBytes; c.INA.SlotBytes < 1 || float64(c.INA.SlotBytes) > mem {
 				add("ina.slot_bytes", "%v; want a chunk of at least 1 B and at most the %s's memory, %v (its %d slots of %v), or device", units.Bytes(c.INA.SlotBytes), base.Name, units.Bytes(mem), base.Slots, units.Bytes(base.SlotBytes))
-			} else if c.INA.Slots != FromDevice && float64(c.INA.Slots)*float64(c.INA.SlotBytes) > mem {
+			} else if c.INA.Slots != FromDevice && float64(c.INA.SlotBytes) != base.SlotBytes && float64(c.INA.Slots)*float64(c.INA.SlotBytes) > mem {
 				// Each alone in range, together past the memory: a pool
-				// of slots of this chunk must fit the device.
+				// of slots of another chunk than the device's must fit
+				// its memory (more slots of the device's own chunk are
+				// the what-if that ina.slots allows).
 				add("ina.slot_bytes", "%v with ina.slots %d is %v of aggregators, more than the %s's memory, %v: use at most %d slots of this chunk (or ina.slots device, which takes the memory's), or a smaller chunk", units.Bytes(c.INA.SlotBytes), int64(c.INA.Slots), units.Bytes(float64(c.INA.Slots)*float64(c.INA.SlotBytes)), base.Name, units.Bytes(mem), int64(mem/float64(c.INA.SlotBytes)))
 			}
 		}

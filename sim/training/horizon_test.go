@@ -115,4 +115,15 @@ func TestSlotBytesWithSlotsWithinMemory(t *testing.T) {
 	if d.Slots != 1024 || d.SlotBytes != 2048 {
 		t.Errorf("device with 2 KiB chunks: %d slots of %v B, want 1024 of 2048", d.Slots, d.SlotBytes)
 	}
+	// A smaller chunk keeps the device's registers: 8,192 slots.
+	c.INA.SlotBytes = 128
+	if d, _ := c.device(); d.Slots != 8192 {
+		t.Errorf("device with 128 B chunks: %d slots, want the device's 8192", d.Slots)
+	}
+	// More slots of the device's own chunk, however it is spelled, are
+	// the what-if ina.slots allows.
+	c.INA.SlotBytes, c.INA.Slots = 256, 100000
+	if err := c.Validate(); err != nil {
+		t.Errorf("100,000 slots of the device's 256 B refused: %v", err)
+	}
 }
