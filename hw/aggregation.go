@@ -36,6 +36,12 @@ type AggregatorSpec struct {
 	// PerJobSlots is the slots one job's window asks for: ATP's per
 	// application count, SwitchML's per-job pool.
 	PerJobSlots int
+	// ShadowCounted says that Slots are SwitchML's slots with their
+	// shadow copies counted (SwitchML keeps each slot twice, alternating,
+	// to recover from a lost packet): SwitchML's static partitions cost
+	// their slots once on such a pool, and twice on any other (ATP's
+	// aggregators, a SmartNIC's DRAM).
+	ShadowCounted bool
 }
 
 // IntraServerLinkSpec is the GPU-to-GPU link inside a server (NVLink
@@ -56,8 +62,9 @@ var (
 			SlotBytes:      param("aggregator.tofino-switchml.slot_bytes", 256, "B", Vendor, "p4app-switchml: 64 32-bit integers per packet, 256 bytes of payload"),
 			ChunkHeaderBytes: param("aggregator.tofino-switchml.chunk_header_bytes", 76, "B", Derived,
 				"p4app-switchml's P4 headers: Ethernet 14 + IPv4 20 + UDP 8 + switchml_h 8 (msg_type 4 bits, unused 1, size 3, job_number 8, tsi 32, pool_index 16) + exponents_h 2 (two 8-bit exponents) = 52 B, a 308 B frame; + Ethernet's 24 B per frame (preamble and SFD 8, FCS 4, inter-frame gap 12, IEEE 802.3): 332 B on the wire, 77% values"),
-			ChunkRTT:    paramTime("aggregator.tofino-switchml.chunk_rtt", 5e-6, Estimate, "two 1 us hops (SwitchML-omnetpp's link delay) and a switch pipeline of about 1 us each way, plus serialization; plausible 2 to 10 us", 2e-6, 10e-6),
-			PerJobSlots: paramInt("aggregator.tofino-switchml.per_job_slots", 512, Anecdotal, "SwitchML-omnetpp's omnetpp.ini num_slots = 512 per job; 16 such pools fill the switch"),
+			ChunkRTT:      paramTime("aggregator.tofino-switchml.chunk_rtt", 5e-6, Estimate, "two 1 us hops (SwitchML-omnetpp's link delay) and a switch pipeline of about 1 us each way, plus serialization; plausible 2 to 10 us", 2e-6, 10e-6),
+			PerJobSlots:   paramInt("aggregator.tofino-switchml.per_job_slots", 512, Anecdotal, "SwitchML-omnetpp's omnetpp.ini num_slots = 512 per job; 16 such pools fill the switch"),
+			ShadowCounted: true,
 		},
 		"tofino-atp": {
 			Name:           "tofino-atp",

@@ -127,6 +127,11 @@ type Pool struct {
 	// PerJob is the default of static's partition: a job's
 	// bandwidth-delay product in slots.
 	PerJob int
+	// StaticCost is the pool's slots one of static's (SwitchML's) slots
+	// takes: 1 where the pool counts SwitchML's slots with their shadow
+	// copies (tofino-switchml), 2 elsewhere (the slot and its shadow
+	// copy); 0 is taken as 1.
+	StaticCost int
 	// Seed seeds the hashing (which application IDs the jobs get).
 	Seed uint64
 	// Hash is how atp and esa map a job's window onto the pool: crc
@@ -159,7 +164,7 @@ var registry = map[string]factory{
 			}
 			size = n
 		}
-		return newStatic(p.Slots, size), nil
+		return newStatic(p.Slots, size, max(1, p.StaticCost)), nil
 	}},
 	"atp": {args: map[string]string{}, make: func(p Pool, _ map[string]string) (Policy, error) { return newShared("atp", p, "") }},
 	"esa": {args: map[string]string{"priority": PriorityRemainingIterations}, make: func(p Pool, a map[string]string) (Policy, error) {

@@ -205,7 +205,7 @@ func TestESAOracleByHand(t *testing.T) {
 // each, the third runs its ring until the first ends, then takes its
 // partition.
 func TestStaticByHand(t *testing.T) {
-	s := newStatic(1024, 512)
+	s := newStatic(1024, 512, 1)
 	for j := 1; j <= 3; j++ {
 		s.Start(j)
 	}
@@ -215,6 +215,40 @@ func TestStaticByHand(t *testing.T) {
 	s.End(1)
 	if g := s.Enter(Demand{Job: 3, Need: 512})[0]; g.Ring || g.Slots != 512 {
 		t.Errorf("third job after the first ended: %+v, want a partition of 512", g)
+	}
+}
+
+// static's shadow copies by hand: on a pool that does not count them
+// (ATP's 700 aggregators), a partition of 189 SwitchML slots takes 378,
+// so one fits where three would without them; the job streams at its
+// 189 slots and reserves 378 of the pool.
+func TestStaticShadowCopies(t *testing.T) {
+	for _, c := range []struct {
+		cost, partitions int
+	}{{1, 3}, {2, 1}} {
+		p, err := New("static", Pool{Slots: 700, PerJob: 189, StaticCost: c.cost}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := 1; j <= 4; j++ {
+			p.Start(j)
+		}
+		got := 0
+		for j := 1; j <= 4; j++ {
+			g := p.Enter(Demand{Job: j, Need: 189})[0]
+			if !g.Ring {
+				got++
+				if g.Slots != 189 {
+					t.Errorf("cost %d: job %d streams at %d slots, want 189", c.cost, j, g.Slots)
+				}
+				if r := p.(Reserver).Reserved(j); r != 189*c.cost {
+					t.Errorf("cost %d: job %d reserves %d of the pool, want %d", c.cost, j, r, 189*c.cost)
+				}
+			}
+		}
+		if got != c.partitions {
+			t.Errorf("cost %d: %d jobs got a partition, want %d", c.cost, got, c.partitions)
+		}
 	}
 }
 

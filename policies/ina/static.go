@@ -4,16 +4,17 @@ import "slices"
 
 // static cuts the pool into partitions held by jobs for their lifetime.
 type static struct {
-	size    int
+	size    int   // a partition's slots, the job's rate
+	cost    int   // the pool's slots one of them takes (Pool.StaticCost)
 	owner   []int // per partition: the job holding it, -1 free
 	waiting []int // jobs started without a partition, in start order
 	held    map[int]int
 	out     [1]Grant // Enter's answer, reused
 }
 
-func newStatic(slots, size int) *static {
-	n := slots / size
-	s := &static{size: size, owner: make([]int, n), held: map[int]int{}}
+func newStatic(slots, size, cost int) *static {
+	n := slots / (size * cost)
+	s := &static{size: size, cost: cost, owner: make([]int, n), held: map[int]int{}}
 	for i := range s.owner {
 		s.owner[i] = -1
 	}
@@ -70,10 +71,12 @@ func (s *static) Peek(d Demand) Grant {
 
 func (*static) Leave(int) []Grant { return nil }
 
-// Reserved is the partition job holds, kept between its phases.
+// Reserved is the pool's slots of the partition job holds, kept between
+// its phases (its slots with their shadow copies, where the pool does
+// not count them).
 func (s *static) Reserved(job int) int {
 	if _, ok := s.held[job]; ok {
-		return s.size
+		return s.size * s.cost
 	}
 	return 0
 }

@@ -93,7 +93,11 @@ func (s *setup) inFlight() int {
 
 // pool is the pool a policy of one seed shares.
 func (s *setup) pool(seed uint64) ina.Pool {
-	return ina.Pool{Slots: s.dev.Slots, PerJob: s.need, Seed: seed, Hash: s.cfg.INA.Hash}
+	cost := 2 // SwitchML's slot and its shadow copy, on another's pool
+	if s.dev.ShadowCounted {
+		cost = 1
+	}
+	return ina.Pool{Slots: s.dev.Slots, PerJob: s.need, StaticCost: cost, Seed: seed, Hash: s.cfg.INA.Hash}
 }
 
 // ModelInfo is one model the replays ran, as timed on the rack's GPU:
