@@ -103,7 +103,7 @@ type SyncConfig struct {
 type INAConfig struct {
 	Device    string        `yaml:"device" doc:"aggregating device: tofino-switchml, tofino-atp (a Tofino switch with SwitchML's or ATP's pool and chunk) or bluefield3 (a BlueField-3 on the switch that sums in its DRAM with its Arm cores)" default:"tofino-switchml"`
 	Slots     OrDevice      `yaml:"slots" doc:"aggregator slots in the pool: a count (above the device's, a what-if of more memory, with the device's chunk), or device for the device's (tofino-switchml 8,192; tofino-atp 20,000; bluefield3 1,048,576; with a larger slot_bytes, as many as its memory holds)" default:"device"`
-	Window    OrDevice      `yaml:"window" doc:"slots a job's window asks for: a count, or device for the device's per-job figure (SwitchML-omnetpp 512, ATP 2,800)" default:"device"`
+	Window    OrDevice      `yaml:"window" doc:"slots a job's window asks for: a count, or device for the device's per-job figure (SwitchML-omnetpp 512, ATP 1,200: its 12 threads of 100)" default:"device"`
 	ChunkRTT  RTTOrDevice   `yaml:"chunk_rtt" doc:"a chunk's round trip through the device, which holds its aggregator that long (a job streaming at its line rate holds its bandwidth-delay product in slots): a duration above 0, or device for the device's (5 us)" default:"device"`
 	SlotBytes BytesOrDevice `yaml:"slot_bytes" doc:"payload of one chunk: a size above 0 and at most the device's memory (slots x slot bytes), or device for the device's (256 B SwitchML, 248 B ATP)" default:"device"`
 	// ChunkHeaderBytes: see hw.AggregatorSpec.

@@ -60,7 +60,7 @@ func TestFallbackByHand(t *testing.T) {
 // a packet on the wire: ATP's switch (248 B of values and 84 B of
 // headers and framing, 5 us) at 100 Gb/s: 12.5e9 x 5e-6 / 332 = 188.25,
 // so 189 slots; SwitchML's (256 + 76 B) the same; at 400 Gb/s, 753.01,
-// so 754 (below ATP's window of 2,800); a window of 100 caps it; without
+// so 754 (below ATP's window of 1,200); a window of 100 caps it; without
 // headers (chunk_header_bytes 0) ATP's is 12.5e9 x 5e-6 / 248 = 252.02,
 // so 253.
 func TestInFlightIsTheBandwidthDelayProduct(t *testing.T) {
