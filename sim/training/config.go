@@ -531,8 +531,13 @@ func (c Config) resolve() (*setup, error) {
 			// The arguments do not depend on the pool's size: checked on a
 			// pool of one slot, so that validate allocates nothing the
 			// input sizes (ina.slots is bounded above for the run).
-			if _, perr := ina.New(name, ina.Pool{Slots: 1, PerJob: 1, Hash: ina.HashCRC}, c.PolicyArgs[name]); perr != nil {
-				add(fmt.Sprintf("policies[%d]", i), "%v", perr)
+			pool := ina.Pool{Slots: 1, PerJob: 1, Hash: ina.HashCRC}
+			if _, perr := ina.New(name, pool, c.PolicyArgs[name]); perr != nil {
+				key := fmt.Sprintf("policies[%d]", i)
+				if _, nerr := ina.New(name, pool, nil); nerr == nil {
+					key = "policy_args." + name // the name is known: its arguments are at fault
+				}
+				add(key, "%v", perr)
 			}
 		}
 	}

@@ -45,7 +45,7 @@ func (c Config) checkTimes(add func(key, format string, a ...any)) {
 	slowest := 0.0
 	for _, m := range s.Models {
 		if mod, err := train.Lookup(m); err == nil {
-			if sec, err := mod.ComputeSeconds(c.Cluster.GPU); err == nil {
+			if sec, err := mod.ComputeSecondsAt(c.Cluster.GPU, c.Cluster.Precision); err == nil {
 				slowest = max(slowest, sec)
 			}
 		}
@@ -73,7 +73,7 @@ func CheckJobs(c Config, jobs []train.Job, file string) error {
 		if err != nil {
 			continue // the reader names it
 		}
-		sec, err := m.ComputeSeconds(c.Cluster.GPU)
+		sec, err := m.ComputeSecondsAt(c.Cluster.GPU, c.Cluster.Precision)
 		if err != nil {
 			continue
 		}

@@ -127,3 +127,23 @@ func TestSlotBytesWithSlotsWithinMemory(t *testing.T) {
 		t.Errorf("100,000 slots of the device's 256 B refused: %v", err)
 	}
 }
+
+// The horizon bound times the jobs at the configured precision: 12
+// ResNet-50 jobs of 10^9 iterations end past the 100-year horizon at
+// TF32 (0.273 s an iteration on an A100, 3.27e9 s against 3.16e9) and
+// within it under mixed precision (0.104 s, 1.24e9 s), so amp is not
+// refused by TF32's bound.
+func TestHorizonBoundAtThePrecision(t *testing.T) {
+	c := Defaults()
+	c.Jobs.Source = SourceSynthetic
+	c.Jobs.Synthetic.Jobs, c.Jobs.Synthetic.MinIterations, c.Jobs.Synthetic.MaxIterations = 12, 1, MaxIterations
+	c.Jobs.Synthetic.Models, c.Jobs.Synthetic.ModelWeights = []string{"resnet50"}, nil
+	c.Cluster.GPU = "a100-80gb"
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "past the simulator's horizon") {
+		t.Fatalf("TF32: error = %v, want past the horizon", err)
+	}
+	c.Cluster.Precision = "amp"
+	if err := c.Validate(); err != nil && strings.Contains(err.Error(), "past the simulator's horizon") {
+		t.Fatalf("amp refused by the horizon bound: %v", err)
+	}
+}
