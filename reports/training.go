@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/conspirator-sim/conspirator/policies/ina"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -157,7 +158,7 @@ func writeTrainingTable(md *strings.Builder, t *TrainingResult) {
 			fmtSig(float64(p.JCT.P99)), sp, vn, 1e3*float64(p.Iteration.ComputeS), 1e3*float64(p.Iteration.CommS), 1e3*float64(p.Iteration.WaitS),
 			float64(p.MeanSlots), fmtSig(float64(p.Unscheduled)), fmtSig(nan0(float64(p.HostRingJobs))))
 	}
-	if n := CRCUnusedSlots(t.Hash, t.Slots, t.policyNames()); n > 0 {
+	if n := ina.CRCUnusedSlots(t.Hash, t.Slots, t.policyNames()); n > 0 {
 		fmt.Fprintf(md, "\n**Hash crc on a pool of %d slots**: ATP's hash is 16 bits and names only %d of them, so %d are never used by atp and esa; hash uniform uses them all.\n", t.Slots, t.Slots-n, n)
 	}
 	for _, p := range t.Policies {
@@ -168,23 +169,6 @@ func writeTrainingTable(md *strings.Builder, t *TrainingResult) {
 			fmt.Fprintf(md, "\n**%s aggregated no job in the network** (no aggregator slot held): every spanning job ran its host all-reduce (by ina.use when-faster, or for want of a partition or a slot), so its row is the host ring's and says nothing of its pool.\n", p.Name)
 		}
 	}
-}
-
-// CRCUnusedSlots is how many of the pool's slots a hashing policy (atp,
-// esa) run under hash crc never uses: ATP's hash is truncated to 16 bits,
-// so a pool past 65,536 slots has slots no window can name (0 when no
-// such policy runs, or the hash is uniform, or the pool is smaller).
-func CRCUnusedSlots(hash string, slots int, policies []string) int {
-	const named = 1 << 16 // ina.CRCMaxWindow
-	if hash != "crc" || slots <= named {
-		return 0
-	}
-	for _, p := range policies {
-		if b, _, _ := strings.Cut(p, "/"); b == "atp" || b == "esa" {
-			return slots - named
-		}
-	}
-	return 0
 }
 
 // policyNames is the names of t's policies.

@@ -453,7 +453,7 @@ func printTraining(w io.Writer, s *sim.Summary) {
 	for _, p := range t.Policies {
 		names = append(names, p.Name)
 	}
-	if n := reports.CRCUnusedSlots(t.Hash, t.Slots, names); n > 0 {
+	if n := ina.CRCUnusedSlots(t.Hash, t.Slots, names); n > 0 {
 		fmt.Fprintf(w, "WARNING: hash crc on a pool of %d slots: ATP's hash is 16 bits and names only %d of them, so %d are never used by atp and esa; hash uniform uses them all\n", t.Slots, t.Slots-n, n)
 	}
 	for _, p := range t.Policies {

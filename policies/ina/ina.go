@@ -214,6 +214,23 @@ func ResultsViaPS(entry string) bool {
 	return false
 }
 
+// CRCUnusedSlots is how many of a pool of slots a hashing policy (atp,
+// esa) among entries never uses under hash: ATP's CRC is truncated to 16
+// bits, so a pool past CRCMaxWindow slots has slots no window can name
+// (0 when no such policy runs, the hash is uniform, or the pool is
+// smaller).
+func CRCUnusedSlots(hash string, slots int, entries []string) int {
+	if hash != HashCRC || slots <= CRCMaxWindow {
+		return 0
+	}
+	for _, e := range entries {
+		if b := BaseName(e); b == "atp" || b == "esa" {
+			return slots - CRCMaxWindow
+		}
+	}
+	return 0
+}
+
 // New returns the named policy (an entry NAME or NAME/LABEL) over pool,
 // with args over its defaults; an unknown name or argument is an error
 // naming what is known.

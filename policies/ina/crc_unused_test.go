@@ -1,4 +1,4 @@
-package reports
+package ina
 
 import "testing"
 
