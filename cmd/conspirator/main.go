@@ -148,6 +148,7 @@ Exit codes: 0 success, 1 a run failed, 2 usage or configuration error.`,
 		a.traceCmd(),
 		a.compareCmd(),
 		a.sensitivityCmd(),
+		a.reproduceCmd(),
 	)
 	// cobra adds its completion command when the root executes; added
 	// here, its sub-commands get the same rules as ours.

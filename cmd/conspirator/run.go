@@ -565,7 +565,7 @@ func looksLikeResult(dir string) bool {
 		return true
 	}
 	for _, e := range entries {
-		if e.Name() == "summary.json" || e.Name() == "sweep.json" || e.Name() == "profile.yaml" || e.Name() == reports.SensitivityFile {
+		if e.Name() == "summary.json" || e.Name() == "sweep.json" || e.Name() == "profile.yaml" || e.Name() == reports.SensitivityFile || e.Name() == reports.ReproduceJSON {
 			return true
 		}
 	}
