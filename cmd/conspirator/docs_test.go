@@ -584,3 +584,34 @@ func TestFrontDoor(t *testing.T) {
 		}
 	}
 }
+
+// `reproduce --only` runs the rows named and writes both files; the JSON
+// is the same bytes on a second run but for the wall times.
+func TestReproduceOnly(t *testing.T) {
+	dir := t.TempDir()
+	var first []byte
+	for i := 0; i < 2; i++ {
+		var out, errb strings.Builder
+		code := run([]string{"reproduce", "--only", "r4-cost", "-o", filepath.Join(dir, "rep")}, &out, &errb, nil)
+		if code != exitOK {
+			t.Fatalf("exit %d: %s%s", code, out.String(), errb.String())
+		}
+		if !strings.Contains(out.String(), "r4-cost") || !strings.Contains(out.String(), "+16.9% / +44.0%") || !strings.Contains(errb.String(), "1/1 rows done") {
+			t.Errorf("output: %s\nstderr: %s", out.String(), errb.String())
+		}
+		js, err := os.ReadFile(filepath.Join(dir, "rep", reports.ReproduceJSON))
+		if err != nil {
+			t.Fatal(err)
+		}
+		md, err := os.ReadFile(filepath.Join(dir, "rep", reports.ReproduceMD))
+		if err != nil || !strings.Contains(string(md), "| `r4-cost` |") {
+			t.Fatalf("reproduce.md: %v\n%s", err, md)
+		}
+		js = regexp.MustCompile(`"wall_s": [0-9.]+`).ReplaceAll(js, []byte(`"wall_s": 0`))
+		if i == 0 {
+			first = js
+		} else if string(js) != string(first) {
+			t.Errorf("two runs differ beyond their wall times:\n%s\n%s", first, js)
+		}
+	}
+}
