@@ -14,7 +14,8 @@ import (
 
 // TestDocsFullResults runs the full reproduction (about half a minute on
 // two cores) and holds docs/results.json, whose figures the docs quote,
-// to it; -update rewrites docs/results.json and docs/results.md.
+// to it; -update rewrites docs/results.json, docs/results.md and the main
+// job's figure the README shows (docs/figures/).
 func TestDocsFullResults(t *testing.T) {
 	root := repoRoot(t)
 	t.Chdir(root)
@@ -40,6 +41,19 @@ func TestDocsFullResults(t *testing.T) {
 		}
 		if err := os.WriteFile(filepath.Join(root, "docs", "results.md"), reports.ReproduceMarkdown(got), 0o644); err != nil {
 			t.Fatal(err)
+		}
+		figs, err := mainJobFigure()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, b := range figs {
+			p := filepath.Join(root, "docs", filepath.FromSlash(name))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 		return
 	}

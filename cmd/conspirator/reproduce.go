@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/conspirator-sim/conspirator/internal/progress"
 	"github.com/conspirator-sim/conspirator/reports"
+	"github.com/conspirator-sim/conspirator/sim"
 	"github.com/conspirator-sim/conspirator/sim/reproduce"
 	"github.com/spf13/cobra"
 )
@@ -89,11 +91,18 @@ included), 1 when a row failed, 2 for a usage error (an unknown --only).`,
 				return err
 			}
 			files := map[string][]byte{reports.ReproduceJSON: js, reports.ReproduceMD: reports.ReproduceMarkdown(rep)}
+			fig, err := mainJobFigure()
+			if err != nil {
+				return fmt.Errorf("the main job's figure: %w", err)
+			}
+			for name, b := range fig {
+				files[name] = b
+			}
 			if err := writeResultDir(dir, files, false); err != nil {
 				return err
 			}
 			printReproduce(a, rep)
-			fmt.Fprintf(a.stdout, "\nresults: %s (%s, %s)\n", dir, reports.ReproduceMD, reports.ReproduceJSON)
+			fmt.Fprintf(a.stdout, "\nresults: %s (%s, %s, figures/: the main job's stage breakdown)\n", dir, reports.ReproduceMD, reports.ReproduceJSON)
 			if n := rep.Failed(); n > 0 {
 				return fmt.Errorf("%d of %d rows failed (see %s)", n, len(rep.Rows), filepath.Join(dir, reports.ReproduceMD))
 			}
@@ -107,6 +116,42 @@ included), 1 when a row failed, 2 for a usage error (an unknown --only).`,
 		return reproduce.Names(), cobra.ShellCompDirectiveNoFileComp
 	})
 	return c
+}
+
+// MainJobFigures are the figures of the main job (paper/e2e, seed 1) that
+// reproduce writes for the README: where a request's time goes on each
+// path.
+var MainJobFigures = []string{"stage_breakdown.png", "stage_breakdown.svg"}
+
+// mainJobFigure runs the main job and renders its report in a temporary
+// directory, returning MainJobFigures as figures/e2e_NAME.
+func mainJobFigure() (map[string][]byte, error) {
+	sc, err := reproduce.LoadBuiltin(DefaultScenario, nil)
+	if err != nil {
+		return nil, err
+	}
+	out, err := sim.Run(sc)
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp("", "conspirator-reproduce-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	dir := filepath.Join(tmp, "e2e")
+	if err := writeResultDir(dir, out.Files, true); err != nil {
+		return nil, err
+	}
+	files := map[string][]byte{}
+	for _, name := range MainJobFigures {
+		b, err := os.ReadFile(filepath.Join(dir, "plots", name))
+		if err != nil {
+			return nil, err
+		}
+		files["figures/e2e_"+name] = b
+	}
+	return files, nil
 }
 
 // rowList is the rows for --help: name and claim.
