@@ -256,7 +256,8 @@ the reason; queueing between requests is not re-simulated.
 also performs the GPU's stages on device 0: the host copy toward the GPU as
 a pageable cudaMemcpy, the DMA as a pinned one, the launch, the compute as
 a stand-in kernel that spins for the model's compute time (not the model's
-kernels: backend.json says so), the result as a pinned copy back; network
+kernels: backend.json says so), the result copied back into pageable
+memory, as out.cpu() does and the model prices it; network
 and CPU stages run on the host backend as above.`,
 		Example: `  conspirator run
   conspirator run paper/e2e --set datapath.host.background_load=80% -o out/e2e-80
