@@ -110,6 +110,9 @@ func newPlot(xLabel, yLabel string, vgrid bool) *plot.Plot {
 		a.Tick.Label.Font = font.From(sans, 10)
 	}
 	p.X.Padding, p.Y.Padding = vg.Points(4), vg.Points(4)
+	// Round values written as such (250, 25000; gonum's default writes
+	// "250.00"); a log or nominal axis sets its own.
+	p.X.Tick.Marker, p.Y.Tick.Marker = linearTicks{most: 6}, linearTicks{most: 6}
 	g := plotter.NewGrid()
 	if !vgrid {
 		g.Vertical.Color = nil

@@ -2,6 +2,7 @@ package reports
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -72,7 +73,7 @@ func TestSweepHeatmaps(t *testing.T) {
 	if err != nil || note != "" || len(figs) != 2 {
 		t.Fatalf("%d maps, note %q, %v; want 2 (one per value of c)", len(figs), note, err)
 	}
-	if !strings.Contains(figs[0].caption, "at c 0%") || figs[0].name != "map_derived_conspirator_vs_host-rdma_gap_pct__c_0pct" || figs[0].panels[0].Title.Text != "conspirator vs host-rdma, c 0%" {
+	if !strings.Contains(figs[0].caption, "at c 0%") || figs[0].name != "map_derived_conspirator_vs_host-rdma_gap_pct__c_0pct" || figs[0].panels[0].Title.Text != "conspirator vs host-rdma (mean end-to-end time, % lower), c 0%" {
 		t.Errorf("caption %q, name %q, title %q: want the fixed c=0%% in each", figs[0].caption, figs[0].name, figs[0].panels[0].Title.Text)
 	}
 	agg.Params[1].Values = []string{"x", "y", "z"}
@@ -81,41 +82,92 @@ func TestSweepHeatmaps(t *testing.T) {
 	}
 }
 
-// The colour scale by hand. Values -15.29..45.29 around 0: steps of 1, 2
-// and 5 need 61, 32 and 13 bins (more than 12), 10 needs 8: -25 to 55,
-// the middle bin -5 to 5. A ratio 0.9..1.35 around 1: steps 0.01, 0.02
-// need 46 and 23, 0.05 needs 10 from 0.875. A lone 3 around 0: a step
-// of 3/12 rounded down, 0.1, one bin.
+// The colour scale by hand (issue 53): the smallest step of 1, 2 or 5
+// times a power of ten that covers the values in at most 16 bins, one
+// edge at the centre. Values -15.29..45.29 around 0 (paper/e2e-regimes'
+// conspirator gap): steps 1 and 2 need 61 and 31 bins, 5 needs 14, -20
+// to 50, so 5.5% (5 to 10) and 15% (15 to 20) fall in bins of their own.
+// tcp's -130..70 alone: steps 5 and 10 need 40 and 20, 20 needs 11, -140
+// to 80. The GPU-hours saving -22.6..-0.64 (all below 0): step 1 needs
+// 23, 2 needs 12, -24 to 0. A training speedup 0.751..1.417 around 1:
+// steps 0.01 and 0.02 need 67 and 34, 0.05 needs 14, 0.75 to 1.45, with
+// ESA's 1.35 an edge. A lone 3 around 0: a step of 3/16 rounded down to
+// a power of ten, 0.1, one bin 3 to 3.1.
 func TestMapScale(t *testing.T) {
 	for _, c := range []struct {
 		lo, hi, centre float64
 		from, step     float64
 		bins           int
 	}{
-		{-15.29, 45.29, 0, -25, 10, 8},
-		{0.9, 1.35, 1, 0.875, 0.05, 10},
-		{3, 3, 0, 2.95, 0.1, 1},
+		{-15.29, 45.29, 0, -20, 5, 14},
+		{-130, 70, 0, -140, 20, 11},
+		{-22.6, -0.64, 0, -24, 2, 12},
+		{0.751, 1.417, 1, 0.75, 0.05, 14},
+		{3, 3, 0, 3, 0.1, 1},
 	} {
-		s := newMapScale([][]float64{{c.lo, math.NaN()}, {c.hi, c.lo}}, c.centre, 0)
+		s := newMapScale([][]float64{{c.lo, math.NaN()}, {c.hi, c.lo}}, c.centre)
 		if math.Abs(s.lo-c.from) > 1e-9 || math.Abs(s.step-c.step) > 1e-12 || s.bins != c.bins || !s.nan || len(s.cols) != s.bins {
 			t.Errorf("%v..%v around %v: from %v step %v, %d bins (%d colours, nan %v); want from %v step %v, %d bins", c.lo, c.hi, c.centre, s.lo, s.step, s.bins, len(s.cols), s.nan, c.from, c.step, c.bins)
 		}
 	}
-	s := newMapScale([][]float64{{-15.29, 45.29}}, 0, 0)
-	// The middle bin (-5 to 5, index 2) is the diverging map's neutral
-	// colour; 5 falls in the bin above it; edges read as round numbers.
-	if s.colourOf(0) != s.cols[2] || s.colourOf(4.99) != s.cols[2] || s.colourOf(5) != s.cols[3] || s.colourOf(math.NaN()) != mapNaN {
-		t.Error("binning of 0, 4.99, 5, NaN")
+	s := newMapScale([][]float64{{-15.29, 45.29}}, 0)
+	// Bins [-20, -15) .. [45, 50): 0 opens bin 4, -0.01 closes bin 3, the
+	// default's 5.5 and the paper's 15 are in bins 5 and 7.
+	for _, c := range []struct {
+		v   float64
+		bin int
+	}{{0, 4}, {-0.01, 3}, {4.99, 4}, {5.5, 5}, {14.9, 6}, {15, 7}, {45.29, 13}, {-15.29, 0}} {
+		if s.colourOf(c.v) != s.cols[c.bin] {
+			t.Errorf("%v: not in bin %d", c.v, c.bin)
+		}
 	}
-	r, g, b, _ := s.cols[2].RGBA()
-	if max(r, g, b)-min(r, g, b) > 0x200 {
-		t.Errorf("middle bin %v is not neutral grey", s.cols[2])
+	if s.colourOf(math.NaN()) != mapNaN {
+		t.Error("NaN is not ochre")
 	}
-	if r0, _, b0, _ := s.cols[0].RGBA(); b0 <= r0 {
-		t.Errorf("lowest bin %v is not blue", s.cols[0])
+	// The two bins either side of 0 are the palest, blue below, red
+	// above, alike in strength.
+	r3, _, b3, _ := s.cols[3].RGBA()
+	r4, _, b4, _ := s.cols[4].RGBA()
+	if !(b3 > r3) || !(r4 > b4) {
+		t.Errorf("bins beside 0: %v below, %v above; want blue, red", s.cols[3], s.cols[4])
 	}
-	if got := trimFloat(newMapScale([][]float64{{0.9, 1.35}}, 1, 0).edge(3)); got != "1.025" {
-		t.Errorf("edge 3 of the ratio scale: %s, want 1.025", got)
+	if got := trimFloat(s.edge(7)); got != "15" {
+		t.Errorf("edge 7: %s, want 15", got)
+	}
+	r := newMapScale([][]float64{{0.751, 1.417}}, 1)
+	if got := trimFloat(r.edge(12)); got != "1.35" || !r.covers(1.35) || r.covers(0.7) {
+		t.Errorf("edge 12 of the ratio scale: %s, want 1.35 (covered; 0.7 not)", got)
+	}
+}
+
+// A cell is hatched where its 95% CI includes no difference, never
+// where it has no CI (one seed): -12 ± 31 straddles 0, -4 ± 3 does not,
+// -4 ± 4 touches it (included); a speedup 1.02 ± 0.01 clears 1.
+func TestCIIncludes(t *testing.T) {
+	for _, c := range []struct {
+		v, hw, centre float64
+		want          bool
+	}{
+		{-12, 31, 0, true},
+		{-4, 3, 0, false},
+		{-4, 4, 0, true},
+		{1.02, 0.01, 1, false},
+		{0.99, 0.02, 1, true},
+		{5.5, math.NaN(), 0, false},
+		{math.NaN(), 1, 0, false},
+	} {
+		if got := ciIncludes(c.v, c.hw, c.centre); got != c.want {
+			t.Errorf("ciIncludes(%v, %v, %v) = %v, want %v", c.v, c.hw, c.centre, got, c.want)
+		}
+	}
+	z := [][]float64{{-12, -4}, {5, math.NaN()}}
+	hw := [][]float64{{31, 3}, {math.NaN(), math.NaN()}}
+	if got := mapCIWords(z, hw, 0, 1); !strings.Contains(got, "(1 of 3)") || !strings.Contains(got, "1 cell(s) have no CI") {
+		t.Errorf("mixed cells: %q", got)
+	}
+	none := [][]float64{{math.NaN(), math.NaN()}, {math.NaN(), math.NaN()}}
+	if got := mapCIWords(z, none, 0, 1); !strings.Contains(got, "one seed's run") {
+		t.Errorf("one seed a cell: %q", got)
 	}
 }
 
@@ -215,10 +267,10 @@ func TestSweepHeatmapsPolicySaving(t *testing.T) {
 		t.Fatalf("%d maps, note %q, %v; want 1", len(figs), note, err)
 	}
 	f := figs[0]
-	if f.name != "map_policies_conspirator_vs_baseline.pct" || !strings.Contains(f.caption, "The line: the paper's -33%.") || !strings.Contains(f.caption, "diverging at 0") {
+	if f.name != "map_policies_conspirator_vs_baseline.pct" || !strings.Contains(f.caption, "The line: the paper's -33%.") || !strings.Contains(f.caption, "red above 0 and blue below") {
 		t.Errorf("name %q, caption %q", f.name, f.caption)
 	}
-	if got := f.legend.names[0]; got != "GPU-hours vs the baseline (%)" {
+	if got := f.legend.names[0]; got != "GPU-hours change (%)" {
 		t.Errorf("key title %q", got)
 	}
 }
@@ -240,21 +292,6 @@ func TestSameValue(t *testing.T) {
 		if got := sameValue(c.a, c.b); got != c.want {
 			t.Errorf("sameValue(%q, %q) = %v, want %v", c.a, c.b, got, c.want)
 		}
-	}
-}
-
-// The map's step is no finer than the CI half-width it is given: a
-// sweep whose cells differ by less than their noise gets one or two
-// coarse bins, not twelve fine ones.
-func TestMapScaleNoFinerThanTheNoise(t *testing.T) {
-	zs := [][]float64{{0.999, 1.001, 1.003}, {1.0, 1.002, 1.004}}
-	fine := newMapScale(zs, 1, 0)
-	coarse := newMapScale(zs, 1, 0.01)
-	if !(fine.step < 0.01) {
-		t.Fatalf("without a CI the step is %v; the test wants a fine one", fine.step)
-	}
-	if coarse.step < 0.01 || coarse.bins > 2 {
-		t.Errorf("with a CI of 0.01 the step is %v over %d bins; want >= 0.01, at most 2 bins", coarse.step, coarse.bins)
 	}
 }
 
@@ -288,6 +325,243 @@ func TestMeanCI(t *testing.T) {
 	} {
 		if got := meanCI(c.v, c.hw); got != c.want {
 			t.Errorf("meanCI(%v, %v) = %q, want %q", c.v, c.hw, got, c.want)
+		}
+	}
+}
+
+// The paper's figure is drawn only on the comparison it is the paper's
+// for: the 15% on conspirator vs host-rdma (not gpudirect's or tcp's),
+// the -33% on conspirator's GPU-hours, ESA's 1.35x on esa over ATP alone
+// (not static's, not over another baseline); the speedups over none
+// have no line (the colour turns at 1).
+func TestMapMarkOn(t *testing.T) {
+	hm := func(kind, field string) int {
+		for i, h := range heatmapMetrics {
+			if h.kind == kind && h.field == field {
+				return i
+			}
+		}
+		t.Fatalf("no map of %s %s", kind, field)
+		return -1
+	}
+	for _, c := range []struct {
+		kind, field, name, baseline string
+		want                        bool
+	}{
+		{"derived", "gap_pct", "conspirator vs host-rdma", "", true},
+		{"derived", "gap_pct", "gpudirect vs host-rdma", "", false},
+		{"derived", "gap_pct", "tcp vs host-rdma", "", false},
+		{"policies", "vs_baseline.pct", "conspirator", "", true},
+		{"policies", "vs_best_baseline.pct", "conspirator", "", true},
+		{"training", "vs_baseline.x", "esa", "atp", true},
+		{"training", "vs_baseline.x", "esa", "", true},
+		{"training", "vs_baseline.x", "esa", "none", false},
+		{"training", "vs_baseline.x", "static", "atp", false},
+		{"training", "vs_none.x", "esa", "atp", false},
+		{"training", "vs_none.x", "static", "atp", false},
+	} {
+		agg := SweepAggregate{prov: sweepProv{baseline: c.baseline}}
+		if got := agg.mapMarkOn(hm(c.kind, c.field), c.name); got != c.want {
+			t.Errorf("%s %s of %s over %q: mark %v, want %v", c.kind, c.field, c.name, c.baseline, got, c.want)
+		}
+	}
+}
+
+// legendBins is a map's colour key: its bins' labels, top down.
+func legendBins(f *figure) string {
+	var out []string
+	for _, n := range f.legend.names {
+		if strings.Contains(n, " to ") && !strings.Contains(n, ":") {
+			out = append(out, n)
+		}
+	}
+	return strings.Join(out, "|")
+}
+
+// Each comparison has its own colour scale, shared by its maps over the
+// other parameter's values: conspirator's gap (-15.29..45.29 over both
+// loads) in steps of 5, -20 to 50, whatever tcp's -130..70 (its own, in
+// steps of 20, -140 to 80); the paper's 15% is a line on conspirator's
+// maps only, and the title names the baseline.
+func TestSweepHeatmapsScalePerComparison(t *testing.T) {
+	agg := SweepAggregate{
+		Params:  []sweep.Param{{Key: "a", Values: []string{"1ms", "2ms", "4ms"}}, {Key: "b", Values: []string{"1KiB", "2KiB", "4KiB"}}, {Key: "c", Values: []string{"0%", "80%"}}},
+		Derived: []string{"tcp vs host-rdma", "conspirator vs host-rdma"},
+		Seeds:   []uint64{1},
+	}
+	// conspirator: 0 .. 40 across a at c 0%, -15.29 and 45.29 at corners
+	// of c 80%; tcp: -130 .. 70.
+	gap := map[string]func(i, j, c int) float64{
+		"conspirator vs host-rdma": func(i, j, c int) float64 {
+			switch {
+			case c == 1 && i == 0 && j == 0:
+				return -15.29
+			case c == 1 && i == 2 && j == 2:
+				return 45.29
+			}
+			return 20 * float64(i)
+		},
+		"tcp vs host-rdma": func(i, j, c int) float64 { return -130 + 100*float64(j) },
+	}
+	for i, a := range agg.Params[0].Values {
+		for j, b := range agg.Params[1].Values {
+			for k, c := range agg.Params[2].Values {
+				m := map[string]sweep.Estimate{}
+				for n, f := range gap {
+					m["derived/"+n+"/gap_pct"] = sweep.Estimate{Mean: f(i, j, k), HalfWidth: math.NaN(), N: 1}
+				}
+				agg.Groups = append(agg.Groups, sweep.Group{Params: []sweep.KV{{Key: "a", Value: a}, {Key: "b", Value: b}, {Key: "c", Value: c}}, Metrics: m})
+			}
+		}
+	}
+	figs, _, err := sweepHeatmaps(t.TempDir(), agg)
+	if err != nil || len(figs) != 4 {
+		t.Fatalf("%d maps, %v; want 4", len(figs), err)
+	}
+	byName := map[string]*figure{}
+	for _, f := range figs {
+		byName[f.name] = f
+	}
+	c0, c80 := byName["map_derived_conspirator_vs_host-rdma_gap_pct__c_0pct"], byName["map_derived_conspirator_vs_host-rdma_gap_pct__c_80pct"]
+	tcp := byName["map_derived_tcp_vs_host-rdma_gap_pct__c_0pct"]
+	if c0 == nil || c80 == nil || tcp == nil {
+		t.Fatalf("maps %v", byName)
+	}
+	want := "45 to 50|40 to 45|35 to 40|30 to 35|25 to 30|20 to 25|15 to 20|10 to 15|5 to 10|0 to 5|-5 to 0|-10 to -5|-15 to -10|-20 to -15"
+	if got := legendBins(c0); got != want || legendBins(c80) != want {
+		t.Errorf("conspirator's key: %q and %q, want %q on both", got, legendBins(c80), want)
+	}
+	if got := legendBins(tcp); !strings.HasPrefix(got, "60 to 80|") || !strings.HasSuffix(got, "|-140 to -120") {
+		t.Errorf("tcp's key %q, want its own, -140 to 80 in steps of 20", got)
+	}
+	if !strings.Contains(c0.caption, "The line: the paper's 15%.") || !slices.Contains(c0.legend.names, "the paper's 15%") {
+		t.Errorf("conspirator at 0%%: caption %q, key %q: want the paper's 15%% line", c0.caption, c0.legend.names)
+	}
+	if strings.Contains(tcp.caption, "The line") || slices.Contains(tcp.legend.names, "the paper's 15%") || !strings.Contains(tcp.caption, "No line of the paper's 15% here") {
+		t.Errorf("tcp: caption %q, key %q: want no line of the paper's 15%%", tcp.caption, tcp.legend.names)
+	}
+	if got := tcp.panels[0].Title.Text; got != "tcp vs host-rdma (mean end-to-end time, % lower), c 0%" {
+		t.Errorf("tcp's title %q", got)
+	}
+	if !strings.Contains(c0.caption, "one seed's run") || !slices.Contains(c0.legend.names, "one seed a cell: no CI") {
+		t.Errorf("one seed a cell not said: caption %q, key %q", c0.caption, c0.legend.names)
+	}
+}
+
+// A training sweep maps every policy's speedup over the baseline and
+// over none (not the baseline's over itself, nor none's over none), all
+// on one scale, titled with the policy and what it is over; ESA's
+// 1.35x is a line on esa over atp alone; a map says which policy has
+// the lowest mean JCT in each cell.
+func TestSweepHeatmapsTraining(t *testing.T) {
+	agg := SweepAggregate{
+		Params:   []sweep.Param{{Key: "training.ina.slots", Values: []string{"700", "1400", "2800"}}, {Key: "training.jobs.synthetic.rate", Values: []string{"0.016667/s", "0.033333/s", "0.066667/s"}}},
+		Training: []string{"static", "atp", "esa", "none"},
+		Seeds:    []uint64{1},
+		prov:     sweepProv{baseline: "atp"},
+	}
+	for i, a := range agg.Params[0].Values {
+		for j, b := range agg.Params[1].Values {
+			// esa over atp 1.1 .. 1.5 across the pool (crossing 1.35
+			// along a full column), static 0.1 above it; over none
+			// 0.8 .. 1.2.
+			esa := 1.5 - 0.2*float64(i)
+			m := map[string]sweep.Estimate{}
+			set := func(n, f string, v float64) { m["training/"+n+"/"+f] = sweep.Estimate{Mean: v, HalfWidth: 0.01, N: 10} }
+			set("esa", "vs_baseline.x", esa)
+			set("static", "vs_baseline.x", esa+0.1)
+			set("none", "vs_baseline.x", 1.2)
+			set("atp", "vs_baseline.x", math.NaN())
+			for k, n := range []string{"static", "atp", "esa"} {
+				set(n, "vs_none.x", 0.8+0.2*float64(k))
+			}
+			set("none", "vs_none.x", math.NaN())
+			for k, n := range agg.Training {
+				set(n, "jct_s.mean", 100+float64(k)+float64(j))
+			}
+			agg.Groups = append(agg.Groups, sweep.Group{Params: []sweep.KV{{Key: "training.ina.slots", Value: a}, {Key: "training.jobs.synthetic.rate", Value: b}}, Metrics: m})
+		}
+	}
+	figs, _, err := sweepHeatmaps(t.TempDir(), agg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	byName := map[string]*figure{}
+	for _, f := range figs {
+		names = append(names, f.name)
+		byName[f.name] = f
+	}
+	want := []string{"map_training_static_vs_baseline.x", "map_training_esa_vs_baseline.x", "map_training_none_vs_baseline.x", "map_training_static_vs_none.x", "map_training_atp_vs_none.x", "map_training_esa_vs_none.x", "map_training_best_jct"}
+	if strings.Join(names, " ") != strings.Join(want, " ") {
+		t.Fatalf("maps %v, want %v", names, want)
+	}
+	key := legendBins(figs[0])
+	for _, f := range figs[:6] {
+		if legendBins(f) != key {
+			t.Errorf("%s: key %q, want the one scale %q", f.name, legendBins(f), key)
+		}
+	}
+	if got := byName["map_training_esa_vs_baseline.x"].panels[0].Title.Text; got != "esa over atp (JCT speedup)" {
+		t.Errorf("esa's title %q", got)
+	}
+	if got := byName["map_training_static_vs_none.x"].panels[0].Title.Text; got != "static over none (JCT speedup)" {
+		t.Errorf("static's title %q", got)
+	}
+	if c := byName["map_training_esa_vs_baseline.x"].caption; !strings.Contains(c, "The line: ESA's 1.35x.") {
+		t.Errorf("esa over atp: caption %q, want ESA's 1.35x", c)
+	}
+	if c := byName["map_training_static_vs_baseline.x"].caption; strings.Contains(c, "The line") || !strings.Contains(c, "it is esa's figure") {
+		t.Errorf("static over atp: caption %q, want no line of ESA's 1.35x", c)
+	}
+	best := byName["map_training_best_jct"]
+	if !strings.Contains(best.caption, "best in some cell: static (") || strings.Join(best.legend.names, "|") != "lowest mean JCT|static" {
+		t.Errorf("best map: caption %q, key %q", best.caption, best.legend.names)
+	}
+}
+
+// A rate below one a second reads as so many a minute wherever a figure
+// writes it (a map's ticks, a title's fixed value, a line figure's
+// caption and axis); a file name keeps the value as swept.
+func TestRateReadsPerMinute(t *testing.T) {
+	if got := fixedWords("training.jobs.synthetic.rate=0.016667/s"); got != "synthetic rate 1/min" {
+		t.Errorf("title words %q", got)
+	}
+	if got := fixedFileNames([]string{"training.jobs.synthetic.rate=0.016667/s"})["training.jobs.synthetic.rate=0.016667/s"]; got != "synthetic_rate_0.016667_s" {
+		t.Errorf("file name %q", got)
+	}
+	if got := fixedValues("training.jobs.synthetic.rate=0.033333/s, training.ina.slots=700"); got != "training.jobs.synthetic.rate=2/min, training.ina.slots=700" {
+		t.Errorf("caption values %q", got)
+	}
+	xs, unit := perMinute([]float64{0.016667, 0.066667})
+	if unit != "/min" || math.Abs(xs[0]-1) > 1e-3 || math.Abs(xs[1]-4) > 1e-3 {
+		t.Errorf("per minute: %v %s", xs, unit)
+	}
+	if _, unit := perMinute([]float64{1.0 / 7200}); unit != "/h" {
+		t.Errorf("one every two hours: %s, want /h", unit)
+	}
+}
+
+// Round values are written as such: an axis from 225 to 375 reads 250,
+// 300, 350 (gonum's default wrote "300.00"), one to 25,000 reads 25000,
+// one from 0.9 to 1.2 in steps of 0.05 (at most 6 steps).
+func TestLinearTicksNoTrailingZeros(t *testing.T) {
+	for _, c := range []struct {
+		lo, hi float64
+		want   string
+	}{
+		{225, 375, "250 300 350"},
+		{0, 25000, "0 5000 10000 15000 20000 25000"},
+		{0.9, 1.2, "0.9 0.95 1 1.05 1.1 1.15 1.2"},
+	} {
+		var got []string
+		for _, tk := range (linearTicks{most: 6}).Ticks(c.lo, c.hi) {
+			if tk.Label != "" {
+				got = append(got, tk.Label)
+			}
+		}
+		if strings.Join(got, " ") != c.want {
+			t.Errorf("%v..%v: %q, want %q", c.lo, c.hi, strings.Join(got, " "), c.want)
 		}
 	}
 }

@@ -163,6 +163,11 @@ func sweepLineFigures(agg SweepAggregate, maxFixed int) ([]*figure, []string, er
 				xs[i] = float64(i)
 			}
 		}
+		if numeric && unit == "/s" && slices.Max(xs) < 1 {
+			// A rate below one a second reads as so many a minute (or
+			// an hour), as the maps and the fixed values write it.
+			xs, unit = perMinute(xs)
+		}
 		geometric := numeric && slices.Min(xs) > 0 && slices.Max(xs) >= 16*slices.Min(xs)
 		xLabel := agg.axisLabel(xp.Key)
 		if unit != "" {
@@ -233,13 +238,19 @@ func sweepLineFigures(agg SweepAggregate, maxFixed int) ([]*figure, []string, er
 					}
 					if fixed != "" {
 						name += "__" + fixedNames[fixed]
-						caption += " Fixed: " + fixed + "."
+						caption += " Fixed: " + fixedValues(fixed) + "."
 					}
 					f, err := metricVsParamCI(name, xLabel, m.axisLabel(), lines, entityStyles(lines, kind.names), m.logY, ticks, fewSeeds)
 					if err != nil {
 						return nil, nil, err
 					}
 					if r, ok := referenceOf(kind.kind, m.field); ok {
+						// Among several lines, the paper's figure is named
+						// as the one comparison's it is (the 15% is
+						// conspirator's over host-rdma, not tcp's).
+						if r.markFor != "" && len(lines) > 1 {
+							r.markLabel += " (" + r.markFor + ")"
+						}
 						if err := referenceLines(f, xs, r); err != nil {
 							return nil, nil, err
 						}
@@ -417,4 +428,32 @@ func singular(kind string) string {
 		return "comparison"
 	}
 	return strings.TrimSuffix(kind, "s")
+}
+
+// perMinute writes rates in /s below one a second as so many a minute,
+// or an hour where even the largest is below one a minute.
+func perMinute(xs []float64) ([]float64, string) {
+	f, unit := 60.0, "/min"
+	if slices.Max(xs)*60 < 1 {
+		f, unit = 3600, "/h"
+	}
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = x * f
+	}
+	return out, unit
+}
+
+// fixedValues writes a figure's fixed parameters ("k=v, k=v") with each
+// value in the form the figures write it (a rate of 0.016667/s as 1/min).
+func fixedValues(fixed string) string {
+	var out []string
+	for _, kv := range strings.Split(fixed, ", ") {
+		k, v, ok := strings.Cut(kv, "=")
+		if ok {
+			kv = k + "=" + readable([]string{v})[0]
+		}
+		out = append(out, kv)
+	}
+	return strings.Join(out, ", ")
 }
