@@ -58,7 +58,7 @@ var QueueKinds = []QueueKind{QueueBinaryHeap, QueueQuadHeap, QueueCalendar, Queu
 // 1e5 pending events, and the radix heap above, where the calendar
 // queue's node slab leaves the cache; the openb cluster replay runs as
 // fast or a little faster on it than on the heap (BenchmarkOpenBQueues).
-// The figures, side by side with ns-3's, are in the README (bench/hold.sh).
+// The figures, side by side with ns-3's, are in docs/testing.md (bench/hold.sh).
 // The data-path model, a few pending events on scales from nanoseconds to
 // milliseconds, runs faster on the binary heap and asks for it
 // (datapath.EventQueue). Every kind gives the same event order (the

@@ -8,7 +8,7 @@ import (
 
 // horizonNote is the paragraph of docs/scenario-keys.md on the bounds that
 // keep every run within the simulator's horizon (issue 40; the reasons
-// are in docs/decisions.md).
+// are in docs/decisions/engine.md).
 var horizonNote = fmt.Sprintf(`Times, and the counts that multiply them, are bounded so that every run ends within the simulator's
 horizon of %s (%.0f s; engine.Horizon, about a third of the int64-nanosecond clock's 292 years),
 each checked by validate and by run, naming the key or the data file's row: a trace row's arrival and

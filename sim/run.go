@@ -27,7 +27,7 @@ import (
 )
 
 // Summary is summary.json: the public, documented result of one run (see
-// the README's "Result files" section). Everything in it is a function of
+// docs/sweeps.md, "Result files"). Everything in it is a function of
 // the resolved scenario and the seed, so the same inputs give the same
 // bytes; wall-clock measurements go to timing.json instead.
 type Summary struct {

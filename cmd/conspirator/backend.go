@@ -119,7 +119,7 @@ func printBackend(w io.Writer, rep *swap.Report) {
 // binary built without -tags cuda or on a machine without a usable GPU.
 func cudaReady(what string) error {
 	if !cuda.Built {
-		return usagef("%s: this binary was built without CUDA; rebuild it with -tags cuda (go build -tags cuda ./cmd/conspirator: needs cgo, the CUDA headers and libcuda/libcudart), or measure on the GPU machine and --import the CSV (README, Calibrating against real hardware)", what)
+		return usagef("%s: this binary was built without CUDA; rebuild it with -tags cuda (go build -tags cuda ./cmd/conspirator: needs cgo, the CUDA headers and libcuda/libcudart), or measure on the GPU machine and --import the CSV (docs/calibration.md)", what)
 	}
 	if _, err := cuda.DeviceInfo(); err != nil {
 		return usagef("%s: %v", what, err)

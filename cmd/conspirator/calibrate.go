@@ -224,7 +224,7 @@ datapath.gpus are of another type.`,
 					return err
 				}
 			case backend == "rdma":
-				return usagef("--backend rdma measures with the realhw/rdma package, built with -tags rdma; its measurements are imported with --import (perftest output; see the README)")
+				return usagef("--backend rdma measures with the realhw/rdma package, built with -tags rdma; its measurements are imported with --import (perftest output; see docs/calibration.md)")
 			default:
 				return usagef("--backend %q: use host or cuda (or --import FILE for testbed measurements)", backend)
 			}
@@ -395,7 +395,7 @@ func importSamples(paths []string, format string, bufferBytes int64) ([]realhw.S
 	for _, p := range paths {
 		data, err := readImport(p, format)
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, usagef("--import: file %s not found%s; it is the output of a testbed tool run on your machines (perftest's ib_write_bw/ib_read_bw/ib_write_lat, nvbandwidth) saved to a file, or a CSV of measurements (CONSPIRATOR_CUDA_CSV of the cuda backend writes one); see README, Calibrating against real hardware", p, trace.Resolved(p))
+			return nil, nil, usagef("--import: file %s not found%s; it is the output of a testbed tool run on your machines (perftest's ib_write_bw/ib_read_bw/ib_write_lat, nvbandwidth) saved to a file, or a CSV of measurements (CONSPIRATOR_CUDA_CSV of the cuda backend writes one); see docs/calibration.md", p, trace.Resolved(p))
 		}
 		if err != nil {
 			return nil, nil, usagef("--import %s: %v", p, err)

@@ -22,7 +22,7 @@ import (
 // No process ID takes part in the decision: a PID in a name says nothing
 // after a reboot, and a reused or unrelated PID (a kernel thread on a
 // host, any low PID in a container) read a killed writer as alive, or a
-// live writer in another PID namespace as dead. See docs/decisions.md.
+// live writer in another PID namespace as dead. See docs/decisions/engine.md.
 
 // TmpInfix marks a temporary name: ".BASE" + TmpInfix + a random token. A
 // file or directory whose name has it is never a result; IsTemp

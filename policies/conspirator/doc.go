@@ -46,7 +46,7 @@
 //     every call, which cost O(GPUs in use) per event and was most of a
 //     loaded replay's time (openb compressed 60x: 9.4 s of 9.5 s); on
 //     paper/gpu-hours the rule changes the heuristic's GPU-hours by
-//     +0.1% (docs/decisions.md).
+//     +0.1% (docs/decisions/cluster.md).
 //
 // # Complexity
 //
@@ -69,7 +69,7 @@
 // since the previous call (step 3); all visits every GPU in use at every
 // call, the rule before issue 17, which costs O(GPUs in use) per call and
 // is meant for small windows (on the 42 R6 windows it is closer to the
-// per-snapshot optimum; README). open_cost (1, in [0,1]): the charge for the unused part
+// per-snapshot optimum; docs/cluster.md). open_cost (1, in [0,1]): the charge for the unused part
 // of an empty GPU. migrate (true). max_moves (4): the most jobs moved to
 // empty one GPU. max_slowdown (0, in [0,1)): how much slower a moved job may
 // run. mig (true): false runs every GPU whole, a job taking its fraction by

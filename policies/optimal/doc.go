@@ -50,7 +50,7 @@
 //     tenant_per_gpu=true adds a variable A_jk per MIG GPU j and tenant k
 //     with jobs fitting there, x_ijw <= A_jk for each of tenant k's x (single
 //     implications) and sum_k A_jk <= 1: a GPU serves one tenant, MIG
-//     included. Both are off by default (docs/decisions.md says why).
+//     included. Both are off by default (docs/decisions/cluster.md says why).
 //   - isolation: a MIG instance holds one job (one tenant's jobs under
 //     instance_sharing); a non-MIG GPU serves one tenant (variables T_jk
 //     with sum_k T_jk <= 1) and fractions sum <= 1.

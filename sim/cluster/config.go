@@ -441,7 +441,7 @@ func (c Config) Validate() error {
 	return errors.Join(p...)
 }
 
-// Memory a replay needs, from bench/scale.sh on one core (README): 10^6
+// Memory a replay needs, from bench/scale.sh on one core (docs/cluster.md): 10^6
 // synthetic jobs on 1,024 GPUs peak at 163 MB of heap and 10^4 at 12 MB,
 // about 152 B per job (the jobs alive and the exact JCT and queueing
 // samples); 10^6 jobs on 102,400 GPUs peak at 314 MB, about 1.5 KB per

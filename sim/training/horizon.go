@@ -9,7 +9,7 @@ import (
 )
 
 // Bounds on the inputs that set a training run's times, so that it ends
-// within engine.Horizon (issue 40); see docs/decisions.md.
+// within engine.Horizon (issue 40); see docs/decisions/engine.md.
 const (
 	// MaxLatency bounds cluster.net_latency and ina.chunk_rtt: a second
 	// is 10^5 times a RoCE hop (1.3 us) and 10^3 times a congested

@@ -146,7 +146,7 @@ func (r *rack) flowDone(k int) {
 // fallback's backlog onto the device at every regrant, and charged the
 // job the more often it was regranted).
 //
-// What this reading leaves (a review, docs/decisions.md): ATP's window
+// What this reading leaves (a review, docs/decisions/training.md): ATP's window
 // holds the two parts within a window of each other, so the slower part
 // gates the stream, where here the faster marks it: once the fallback
 // has finished, the device's remaining bytes are all backlog and a
