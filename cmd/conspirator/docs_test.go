@@ -497,6 +497,11 @@ func TestDocsCodeBlocks(t *testing.T) {
 		}
 	}
 	t.Logf("code blocks by class: %v", count)
+	for _, b := range blocks {
+		if b.class != "quick" && b.class != "output" && len(b.lines) > 0 {
+			t.Logf("listed, %s (%s): %s:%d: %s", b.class, blockClasses[b.class], b.file, b.line, strings.TrimSpace(b.lines[0]))
+		}
+	}
 	if testing.Short() || len(quick) == 0 {
 		return
 	}
