@@ -74,7 +74,7 @@ var (
 			SlotBytes:      param("aggregator.tofino-atp.slot_bytes", 248, "B", Vendor, "in-ATP/ATP common/packet.h: P4ML_DATA_SIZE 248 (62 32-bit entries)"),
 			ChunkHeaderBytes: param("aggregator.tofino-atp.chunk_header_bytes", 84, "B", Derived,
 				"in-ATP/ATP common/packet.h: P4ML_PACKET_SIZE 308 = Ethernet and IPv4 34 + P4ML_HEADER_SIZE 26 + P4ML_DATA_SIZE 248, so 60 B of headers; + Ethernet's 24 B per frame (preamble and SFD 8, FCS 4, inter-frame gap 12, IEEE 802.3): 332 B on the wire, 75% values"),
-			ChunkRTT:    paramTime("aggregator.tofino-atp.chunk_rtt", 5e-6, Estimate, "taken as tofino-switchml's 5 us, which likely understates ATP: its synchronous deallocation holds a slot until the parameter server's acknowledgement passes back through the switch, a longer round trip than SwitchML's; plausible 2 to 10 us (ina.chunk_rtt sets it; README: esa over atp at 10 to 50 us)", 2e-6, 10e-6),
+			ChunkRTT:    paramTime("aggregator.tofino-atp.chunk_rtt", 5e-6, Estimate, "taken as tofino-switchml's 5 us, which likely understates ATP: its synchronous deallocation holds a slot until the parameter server's acknowledgement passes back through the switch, a longer round trip than SwitchML's; plausible 2 to 10 us (ina.chunk_rtt sets it; docs/training.md: esa over atp at 10 to 50 us)", 2e-6, 10e-6),
 			PerJobSlots: paramInt("aggregator.tofino-atp.per_job_slots", 1200, Vendor, "the aggregators a job's chunks cycle over in ATP's code: 12 threads x 100 each, hashed at start (in-ATP/ATP client/main.cc thread_to_use 12 and client/p4ml_manager.cc init_threadPool max_agtr_size_per_thread 100; ATP-BytePS global.cc P4ML_THREAD 12, the same 100); common/utils.h's AGTR_TO_USE_PER_APPLICATION 2800 is read by no code"),
 		},
 		"bluefield3": {

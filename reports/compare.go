@@ -166,8 +166,14 @@ type Row struct {
 	Metric string
 	Values []Metric // per run; Value NaN where the run lacks the metric
 	// Diff is the difference to the first run, in percent of its value
-	// (NaN where either lacks the metric or the first is 0).
+	// (NaN where either lacks the metric or the first is 0); for a
+	// metric that is itself a percentage (Points), the difference in
+	// percentage points: a gap of 6.03% against 15.56% is +9.53 points,
+	// not +158%.
 	Diff []float64
+	// Points says that the metric is a percentage and Diff is in
+	// percentage points.
+	Points bool
 	// Beyond says whether the difference to the first run exceeds the sum
 	// of both CI half-widths: "yes", "no", or "" where a CI is missing.
 	Beyond []string
@@ -209,7 +215,7 @@ func Compare(runs []Run) Comparison {
 	}
 	sort.Strings(names)
 	for _, k := range names {
-		row := Row{Metric: k}
+		row := Row{Metric: k, Points: isPercent(k)}
 		var lacking []string
 		for i := range runs {
 			v, ok := ms[i][k]
@@ -220,7 +226,11 @@ func Compare(runs []Run) Comparison {
 			row.Values = append(row.Values, v)
 			base := row.Values[0]
 			d, beyond := math.NaN(), ""
-			if i > 0 && !math.IsNaN(v.Value) && !math.IsNaN(base.Value) && base.Value != 0 {
+			switch {
+			case i == 0 || math.IsNaN(v.Value) || math.IsNaN(base.Value):
+			case row.Points:
+				d = v.Value - base.Value
+			case base.Value != 0:
 				d = 100 * (v.Value - base.Value) / math.Abs(base.Value)
 			}
 			if i > 0 && !math.IsNaN(v.CI) && !math.IsNaN(base.CI) && !math.IsNaN(v.Value) && !math.IsNaN(base.Value) {
@@ -239,6 +249,31 @@ func Compare(runs []Run) Comparison {
 	}
 	c.Inputs = inputDiffs(runs)
 	return c
+}
+
+// isPercent says whether the metric of key ("kind/name/quantity",
+// a sweep's behind "[k=v, ...] ") is itself a percentage: a quantity
+// named in percent (gap_pct, vs_naive-share_pct, alloc_pct_at_100,
+// vs_baseline.pct) or a sweep metric whose label is in %. Its change is
+// a difference in percentage points.
+func isPercent(key string) bool {
+	parts := strings.Split(key[strings.LastIndex(key, "] ")+1:], "/")
+	q := parts[len(parts)-1]
+	if strings.HasSuffix(q, "_pct") || strings.HasSuffix(q, ".pct") || strings.Contains(q, "_pct_") || strings.Contains(q, "_pct.") {
+		return true
+	}
+	if len(parts) >= 3 { // a name may hold a slash: conspirator/mig
+		for _, k := range metricKinds(SweepAggregate{}) {
+			if k.kind == strings.TrimSpace(parts[0]) {
+				for _, m := range k.metrics {
+					if m.field == q {
+						return strings.HasSuffix(m.label, "(%)")
+					}
+				}
+			}
+		}
+	}
+	return false
 }
 
 // inputDiffs lists the resolved input keys (flattened, "a.b.c") whose
@@ -296,7 +331,8 @@ func flatten(prefix string, v any, out map[string]string) {
 }
 
 // WriteText writes the comparison as aligned text tables: the metrics
-// (value ± CI per run, then the difference to the first run in percent and
+// (value ± CI per run, then the difference to the first run in percent,
+// in percentage points ("pp") for a metric that is a percentage, and
 // whether it exceeds the CIs), the inputs that differ, and what could not
 // be compared.
 func (c Comparison) WriteText(w io.Writer) error {
@@ -319,7 +355,14 @@ func (c Comparison) WriteText(w io.Writer) error {
 			fmt.Fprintf(tw, "\t%s", cell)
 			if i > 0 {
 				d := "-"
-				if !math.IsNaN(row.Diff[i]) {
+				switch {
+				case math.IsNaN(row.Diff[i]):
+				case row.Points:
+					d = fmt.Sprintf("%+.2f pp", row.Diff[i])
+					if math.Abs(row.Diff[i]) < 0.005 {
+						d = "+0.00 pp" // not "-0.00": a rounding's sign says nothing
+					}
+				default:
 					d = fmt.Sprintf("%+.2f%%", row.Diff[i])
 				}
 				b := row.Beyond[i]

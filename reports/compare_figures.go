@@ -45,7 +45,7 @@ func WriteComparison(fsys atomicfs.FS, dir string, c Comparison) error {
 	for i, r := range c.Runs {
 		fmt.Fprintf(&md, "- [%d] `%s`: %s\n", i, r.Dir, provenance(r.Result))
 	}
-	md.WriteString("\nDifferences are to run [0]; \"beyond CI\" means the difference exceeds the sum of both runs' 95% CI half-widths.\n\n```\n")
+	md.WriteString("\nDifferences are to run [0], in percent of its value, or in percentage points (pp) for a metric that is itself a percentage (a gap, a saving); \"beyond CI\" means the difference exceeds the sum of both runs' 95% CI half-widths.\n\n```\n")
 	md.WriteString(text.String())
 	md.WriteString("```\n")
 	if note != "" {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -342,5 +343,58 @@ func TestCompareSweeps(t *testing.T) {
 	// Neither a run nor a sweep: the error names both files.
 	if _, err := ReadRun(t.TempDir()); err == nil || !strings.Contains(err.Error(), "summary.json") || !strings.Contains(err.Error(), "sweep.json") {
 		t.Errorf("empty directory: %v", err)
+	}
+}
+
+// A change of a percentage is a difference in percentage points, not a
+// relative change: the headline gap from 6.03% to 15.56% is +9.53 pp (not
+// +158.13%), a saving from -40% to -35% +5.00 pp; a latency keeps its
+// relative change (100 to 110 us: +10.00%). Sweep metrics in % too.
+func TestComparePercentagePoints(t *testing.T) {
+	run := func(gap, pct, lat float64) Run {
+		doc := fmt.Sprintf(`{"conspirator_vs_host_rdma_gap_pct": %v,
+			"paths": [{"name": "host-rdma", "latency_us": {"mean": 100}}, {"name": "conspirator", "latency_us": {"mean": %v}}],
+			"policies": [{"name": "naive-share", "gpu_hours": 100, "seeds": 1},
+				{"name": "conspirator", "gpu_hours": 60, "seeds": 1, "vs_baseline": {"baseline": "naive-share", "pct": %v}}]}`, gap, lat, pct)
+		r, err := ParseResult("summary.json", []byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Run{Dir: fmt.Sprint(gap), Result: r}
+	}
+	c := Compare([]Run{run(6.03, -40, 100), run(15.56, -35, 110)})
+	var out bytes.Buffer
+	if err := c.WriteText(&out); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"derived/conspirator vs host-rdma/gap_pct": "+9.53 pp",
+		"policy/conspirator/vs_naive-share_pct":    "+5.00 pp",
+		"path/conspirator/mean_latency_us":         "+10.00%",
+	}
+	for _, line := range strings.Split(out.String(), "\n") {
+		for k, w := range want {
+			if strings.HasPrefix(line, k+" ") {
+				if !strings.Contains(line, " "+w+" ") {
+					t.Errorf("%s: %q, want the difference %s", k, line, w)
+				}
+				delete(want, k)
+			}
+		}
+	}
+	if len(want) > 0 || strings.Contains(out.String(), "158.") {
+		t.Errorf("rows %v not found, or a relative change of the gap printed:\n%s", want, out.String())
+	}
+	for k, w := range map[string]bool{
+		"[datapath.host.background_load=80%] derived/conspirator vs host-rdma/gap_pct": true,
+		"[a=1] policies/conspirator/mig/vs_baseline.pct":                               true,
+		"allocation/fgd/alloc_pct_at_100":                                              true,
+		"[a=1] policies/conspirator/gpu_hours":                                         false,
+		"[a=1] paths/tcp/soc_utilization":                                              false,
+		"path/tcp/mean_latency_us":                                                     false,
+	} {
+		if isPercent(k) != w {
+			t.Errorf("isPercent(%q) = %v, want %v", k, !w, w)
+		}
 	}
 }

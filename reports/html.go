@@ -55,6 +55,7 @@ func writeHTMLWith(fsys atomicfs.FS, dir, md, title, prov string) error {
 	if ferr != nil {
 		return fmt.Errorf("report: %s: %w", HTMLFile, ferr)
 	}
+	page = scrollTables(page)
 	if title == "" {
 		title = filepath.Base(filepath.Clean(dir))
 	}
@@ -62,7 +63,8 @@ func writeHTMLWith(fsys atomicfs.FS, dir, md, title, prov string) error {
 	fmt.Fprintf(&out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>%s</title>\n", html.EscapeString(title))
 	out.WriteString("<style>body{font-family:sans-serif;max-width:72em;margin:2em auto;padding:0 1em}" +
 		"table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2em .5em;text-align:right}" +
-		"td:first-child,th:first-child{text-align:left}img{max-width:100%}.prov{color:#555}</style>\n</head>\n<body>\n")
+		"td:first-child,th:first-child{text-align:left}img{max-width:100%}.prov{color:#555}" +
+		".table{overflow-x:auto;max-width:100%;margin:1em 0}.table table{margin:0}td{white-space:nowrap}</style>\n</head>\n<body>\n")
 	fmt.Fprintf(&out, "<p class=\"prov\">%s</p>\n", html.EscapeString(prov))
 	out.Write(page)
 	out.WriteString("</body>\n</html>\n")
@@ -72,14 +74,24 @@ func writeHTMLWith(fsys atomicfs.FS, dir, md, title, prov string) error {
 	return nil
 }
 
+// scrollTables puts every table of page in a box of the page's width
+// that scrolls sideways: a table wider than the page (a cluster run's 14
+// columns) scrolls inside its own box instead of running past the page's
+// edge and widening the whole page.
+func scrollTables(page []byte) []byte {
+	page = bytes.ReplaceAll(page, []byte("<table>"), []byte(`<div class="table"><table>`))
+	return bytes.ReplaceAll(page, []byte("</table>"), []byte("</table></div>"))
+}
+
 // provenance says what a result rests on: the simulator's version and
-// commit (where the binary was stamped), the
-// scenario, the seed and the calibration profile (none: catalog values).
+// commit (where the binary was stamped), the scenario, the seed (the
+// seeds, where its means are over several) and the calibration profile
+// (none: catalog values).
 func provenance(r Result) string {
 	parts := []string{Build(r.Version, r.Commit)}
 	parts = append(parts, "scenario "+orUnknown(r.Scenario))
 	if r.Seed != nil {
-		parts = append(parts, fmt.Sprintf("seed %d", *r.Seed))
+		parts = append(parts, SeedsText(uint64(*r.Seed), r.seedCount()))
 	} else {
 		parts = append(parts, "seed unknown")
 	}

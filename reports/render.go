@@ -181,7 +181,7 @@ func runFigures(dir string, r Result) ([]*figure, error) {
 var figureCaptions = map[string]string{
 	"latency_cdf":      "Latency CDF per data path: further left is faster; a long tail to the right is queueing.",
 	"stage_breakdown":  "Mean time per pipeline stage, stacked: which stage dominates each path.",
-	"cost_power":       "Cost-effectiveness (throughput per dollar) and power efficiency (throughput per watt) of the scheduler hardware, each relative to the host; dashed: the paper's SmartNIC figures (+17%, +44%).",
+	"cost_power":       "Cost-effectiveness (throughput per dollar) and power efficiency (throughput per watt) of the scheduler hardware, both normalised to the host CPU (host = 1; the table's power efficiency is throughput per watt, not normalised, as the paper gives it); dashed: the paper's SmartNIC figures (+17%, +44%).",
 	"gpu_hours":        "GPU-hours per policy: lower is better for the same trace.",
 	"active_gpus":      "GPUs in use over the trace's span, one panel per policy with the baseline behind it in grey; right: the busiest window (a fortieth of the span, where the baseline holds the most GPU time).",
 	"jct_cdf":          "Job completion time CDF per policy, one panel per kind of job (a service holds its placement for its trace duration, a batch job its work), log axis; censored jobs have no completion time.",
@@ -288,7 +288,8 @@ func writeTables(md *strings.Builder, r Result) {
 	}
 	if len(r.Cost) > 0 {
 		md.WriteString("\n## Cost and power\n\n")
-		md.WriteString("| hardware | price (USD) | power (W) | throughput | cost-effectiveness | power efficiency |\n")
+		md.WriteString("Cost-effectiveness is throughput per dollar normalised to the host CPU (host = 1); power efficiency is throughput per watt, not normalised, as the paper gives it (the figure normalises both to the host CPU).\n\n")
+		md.WriteString("| hardware | price (USD) | power (W) | throughput | cost-effectiveness (per $, host CPU = 1) | power efficiency (throughput per W) |\n")
 		md.WriteString("|---|---:|---:|---:|---:|---:|\n")
 		for _, c := range r.Cost {
 			fmt.Fprintf(md, "| %s | %s | %s | %s | %s | %s |\n", c.Name, fmtSig(float64(c.PriceUSD)), fmtSig(float64(c.PowerW)),
@@ -297,7 +298,11 @@ func writeTables(md *strings.Builder, r Result) {
 	}
 	if len(r.Allocation) > 0 {
 		md.WriteString("\n## GPU allocation (FGD experiment)\n\n")
-		md.WriteString("GPU allocation ratio (allocated GPU-milli over total), mean ± 95% CI over seeds, at each share of the GPU capacity arrived.\n\n")
+		md.WriteString("GPU allocation ratio (allocated GPU-milli over total), mean ± 95% CI over seeds, at each share of the GPU capacity arrived.")
+		if c := FewSeedsCaveat(r.seedCount()); c != "" {
+			md.WriteString(" " + strings.Trim(c, "()") + ".")
+		}
+		md.WriteString("\n\n")
 		var heads []int
 		for _, a := range r.Allocation[0].At {
 			heads = append(heads, a.ArrivedPct)
@@ -329,7 +334,11 @@ func writeTables(md *strings.Builder, r Result) {
 			}
 		}
 		if n := r.Policies[0].Seeds; n > 1 {
-			fmt.Fprintf(md, "Means over %d seeds ± the 95%% CI (every seed in seeds.csv); jobs.csv and the active-GPU figure are the first seed's.\n\n", n)
+			fmt.Fprintf(md, "Means over %d seeds ± the 95%% CI (every seed in seeds.csv); jobs.csv and the active-GPU figure are the first seed's.", n)
+			if c := FewSeedsCaveat(n); c != "" {
+				md.WriteString(" " + strings.Trim(c, "()") + ".")
+			}
+			md.WriteString("\n\n")
 		}
 		// The comparison column only where a baseline ran (older results
 		// and runs without the baseline policy have none).

@@ -33,6 +33,10 @@ type sweepProv struct {
 	// inputs are the sweep's resolved inputs (sweep.Spec.Inputs), for
 	// axis labels.
 	inputs map[string]string
+	// runSeeds is the most seeds a point's own run is over
+	// (cluster.seeds, training.seeds): each point's metrics are means
+	// over them.
+	runSeeds int
 	// training is each training setting the points report (device,
 	// pool, in-flight slots, fallback, hash, ina.use, placement) and
 	// its values over the points, in first-seen order.
@@ -98,6 +102,7 @@ func (p *sweepProv) add(r Result) {
 	if c := r.calibration(); c != "" {
 		p.calibration = c
 	}
+	p.runSeeds = max(p.runSeeds, r.seedCount())
 	if r.Training != nil && p.baseline == "" {
 		p.baseline = r.Training.Baseline
 	}
@@ -137,7 +142,16 @@ func sweepProvenance(agg SweepAggregate, title string) string {
 	for i, s := range agg.Seeds {
 		seeds[i] = fmt.Sprint(s)
 	}
-	parts = append(parts, "seeds "+strings.Join(seeds, ", "))
+	s := "seeds " + strings.Join(seeds, ", ")
+	// A point's seed is the first of its own run's (cluster.seeds,
+	// training.seeds).
+	switch n := agg.prov.runSeeds; {
+	case n > 1 && len(agg.Seeds) == 1:
+		s += fmt.Sprintf(" (each point: means over its run's seeds %d-%d)", agg.Seeds[0], agg.Seeds[0]+uint64(n)-1)
+	case n > 1:
+		s += fmt.Sprintf(" (each point: means over its run's %d seeds, from the point's seed on)", n)
+	}
+	parts = append(parts, s)
 	if agg.prov.calibration != "" {
 		parts = append(parts, "calibration profile "+agg.prov.calibration)
 	} else {
@@ -236,12 +250,113 @@ func SweepHeadline(agg SweepAggregate) string {
 		if n := total - len(defined); n > 0 {
 			s += fmt.Sprintf("; not defined at %d (a path unstable)", n)
 		}
+		if h.kind == "training" {
+			if b := bestTraining(agg); b != "" {
+				s = b + "; " + s
+			}
+		}
+		if c := FewSeedsCaveat(agg.ciSeeds()); c != "" {
+			s += " " + c
+		}
 		return s + "."
 	}
 	if c := capacityHeadline(agg); c != "" {
 		return "Capacity: " + c + "."
 	}
 	return ""
+}
+
+// ciSeeds is how many seeds the ± of the sweep's metrics is over: its
+// own seeds where it has several, else each point's run's own
+// (cluster.seeds, training.seeds).
+func (agg SweepAggregate) ciSeeds() int {
+	if len(agg.Seeds) > 1 {
+		return len(agg.Seeds)
+	}
+	return agg.prov.runSeeds
+}
+
+// groupBest is the training policy with the largest mean-JCT speedup
+// over the baseline at g, the baseline itself (at 1) where none beats
+// it; ok is false where g has no speedup.
+func groupBest(agg SweepAggregate, g sweep.Group) (name string, x float64, ok bool) {
+	name, x = agg.prov.baseline, 1
+	for _, n := range agg.Training {
+		e, has := g.Metrics["training/"+n+"/vs_baseline.x"]
+		if !has || math.IsNaN(e.Mean) || n == agg.prov.baseline {
+			continue
+		}
+		ok = true
+		if e.Mean > x {
+			name, x = n, e.Mean
+		}
+	}
+	return name, x, ok
+}
+
+// speedupAt is policy's speedup over the baseline at g with its CI, as
+// "1.42 ± 0.21x"; the baseline's is 1x.
+func speedupAt(agg SweepAggregate, g sweep.Group, policy string) string {
+	if policy == agg.prov.baseline {
+		return "1x (the baseline)"
+	}
+	e := g.Metrics["training/"+policy+"/vs_baseline.x"]
+	return meanCI(e.Mean, halfWidth(g, "training", policy, metricNamed(trainingMetrics, "vs_baseline.x"))) + "x"
+}
+
+// bestTraining names, for a training sweep, the policy with the shortest
+// mean JCT against the baseline, so that esa's range (the headline's
+// measure, ESA's claim) never reads as the winner where another policy
+// beats it: at how many combinations each policy is best, and the
+// largest speedup with esa's there. "" for a sweep without speedups.
+func bestTraining(agg SweepAggregate) string {
+	if agg.prov.baseline == "" {
+		return ""
+	}
+	count := map[string]int{}
+	var order []string
+	var top sweep.Group
+	topName, topX, found := "", math.Inf(-1), false
+	for _, g := range agg.Groups {
+		n, x, ok := groupBest(agg, g)
+		if !ok {
+			continue
+		}
+		if count[n] == 0 {
+			order = append(order, n)
+		}
+		count[n]++
+		if !found || x > topX {
+			top, topName, topX, found = g, n, x, true
+		}
+	}
+	if !found {
+		return ""
+	}
+	label := func(n string) string {
+		if n == agg.prov.baseline {
+			return n + " (the baseline)"
+		}
+		return n
+	}
+	total := 0
+	for _, n := range order {
+		total += count[n]
+	}
+	esa := ""
+	if e, ok := top.Metrics["training/esa/vs_baseline.x"]; ok && !math.IsNaN(e.Mean) && topName != "esa" {
+		esa = ", where esa is " + speedupAt(agg, top, "esa")
+	}
+	if total == 1 {
+		return fmt.Sprintf("best mean JCT: %s, %s over %s (the baseline)%s", label(topName), speedupAt(agg, top, topName), agg.prov.baseline, esa)
+	}
+	slices.SortStableFunc(order, func(a, b string) int { return count[b] - count[a] })
+	var at []string
+	for _, n := range order {
+		at = append(at, fmt.Sprintf("%s at %d", label(n), count[n]))
+	}
+	return fmt.Sprintf("best mean JCT against %s (the baseline): %s of %d combinations; the largest speedup: %s %s (%s)%s",
+		agg.prov.baseline, strings.Join(at, ", "), total, topName, speedupAt(agg, top, topName), groupAt(top), esa)
 }
 
 // againstNone is, for a training headline, esa's speedup over no
@@ -337,7 +452,11 @@ func WriteSweepHeadline(w io.Writer, agg SweepAggregate) {
 				defined++
 				v = meanCI(e.Mean, halfWidth(g, h.kind, h.name, h.m))
 			}
-			rows = append(rows, []string{groupAt(g), v})
+			best := ""
+			if n, _, ok := groupBest(agg, g); ok && h.kind == "training" && agg.prov.baseline != "" && n != h.name {
+				best = "best: " + n + " " + speedupAt(agg, g, n)
+			}
+			rows = append(rows, []string{groupAt(g), v, best})
 		}
 		if len(rows) == 0 {
 			continue
@@ -351,10 +470,13 @@ func WriteSweepHeadline(w io.Writer, agg SweepAggregate) {
 			return
 		}
 		what, _ := agg.prov.headlineWhat(h.kind, h.what)
+		if c := FewSeedsCaveat(agg.ciSeeds()); c != "" {
+			what += " " + c
+		}
 		fmt.Fprintf(w, "\n%s:\n", what)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		for _, r := range rows {
-			fmt.Fprintf(tw, "  %s\t%s\n", r[0], r[1])
+			fmt.Fprintf(tw, "  %s\n", strings.TrimRight(strings.Join(r, "\t"), "\t"))
 		}
 		tw.Flush()
 		return

@@ -162,8 +162,12 @@ func renderSweep(fsys atomicfs.FS, dir, by string) error {
 	for _, p := range agg.Params {
 		fmt.Fprintf(&md, "- `%s`: %s\n", p.Key, strings.Join(p.Values, ", "))
 	}
-	for _, k := range metricKinds(agg) {
-		sweepTable(&md, agg, k)
+	if len(agg.Groups) > fullTablesUpTo {
+		sweepSummary(&md, agg)
+	} else {
+		for _, k := range metricKinds(agg) {
+			sweepTable(&md, agg, k)
+		}
 	}
 	if err := sweepTiming(&md, dir); err != nil {
 		return fmt.Errorf("report: %w", err)
@@ -233,6 +237,139 @@ func writeAggregateCSV(fsys atomicfs.FS, path string, agg SweepAggregate) error 
 		}
 	}
 	return WriteCSVAtomic(fsys, path, header, rows)
+}
+
+// fullTablesUpTo is the most parameter combinations whose every plotted
+// metric report.md lists; a larger sweep (paper/e2e-regimes: 800) is
+// summed up by parameter instead, every value staying in aggregate.csv.
+const fullTablesUpTo = 50
+
+// sweepSummary stands for the tables of every combination in a large
+// sweep: where the whole table is (aggregate.csv, aggregate.json), and
+// the headline metric over the other parameters at each value of each
+// swept parameter.
+func sweepSummary(md *strings.Builder, agg SweepAggregate) {
+	rows := 0
+	var kinds []string
+	for _, k := range metricKinds(agg) {
+		n := 0
+		for _, g := range agg.Groups {
+			for _, name := range k.names {
+				for _, m := range k.metrics {
+					if _, ok := g.Metrics[k.kind+"/"+name+"/"+m.field]; ok {
+						n++
+					}
+				}
+			}
+		}
+		if n > 0 {
+			kinds = append(kinds, strings.ToLower(k.title[:1])+k.title[1:])
+		}
+		rows += n
+	}
+	fmt.Fprintf(md, "\n## Every combination: %s\n\n", AggregateCSV)
+	fmt.Fprintf(md, "The sweep has %d parameter combinations, too many to list here (more than %d): `%s` has every metric of every combination (%s), %d rows of mean, 95%% CI half-width and seeds, and `%s` the same; the maps below draw the plotted ones, and the tables below give the headline at each value of each parameter.\n",
+		len(agg.Groups), fullTablesUpTo, AggregateCSV, strings.Join(kinds, ", "), rows, AggregateJSON)
+	for _, h := range sweepHeadlines {
+		key := h.kind + "/" + h.name + "/" + h.m.field
+		found := false
+		for _, g := range agg.Groups {
+			if _, ok := g.Metrics[key]; ok {
+				found = true
+				break
+			}
+		}
+		if !found {
+			continue
+		}
+		full, marked := agg.prov.headlineWhat(h.kind, h.what)
+		what, _, _ := strings.Cut(full, ", ")
+		fmt.Fprintf(md, "\n## The headline by parameter\n\n%s (%s): at each value of a parameter, over the combinations of the others, the lowest, the median and the highest", capitalFirst(what), h.unit)
+		if marked {
+			fmt.Fprintf(md, ", and at how many the paper's %s%s is reached", fmtSig(h.mark), h.unit)
+		}
+		md.WriteString(".\n")
+		undefinedAny := false
+		for _, g := range agg.Groups {
+			if e, ok := g.Metrics[key]; ok && math.IsNaN(e.Mean) {
+				undefinedAny = true
+			}
+		}
+		for i, p := range agg.Params {
+			fmt.Fprintf(md, "\n| %s | combinations | lowest | median | highest |", p.Key)
+			sep := "|---|---:|---:|---:|---:|"
+			if marked {
+				fmt.Fprintf(md, " the paper's %s%s reached |", fmtSig(h.mark), h.unit)
+				sep += "---:|"
+			}
+			if undefinedAny {
+				md.WriteString(" not defined (a path unstable) |")
+				sep += "---:|"
+			}
+			md.WriteString("\n" + sep + "\n")
+			for _, v := range p.Values {
+				var xs []float64
+				n, undefined, reach := 0, 0, 0
+				for _, g := range agg.Groups {
+					e, ok := g.Metrics[key]
+					if !ok || i >= len(g.Params) || g.Params[i].Value != v {
+						continue
+					}
+					n++
+					if math.IsNaN(e.Mean) {
+						undefined++
+						continue
+					}
+					xs = append(xs, e.Mean)
+					if h.lower && e.Mean <= h.mark || !h.lower && e.Mean >= h.mark {
+						reach++
+					}
+				}
+				lo, med, hi := math.NaN(), math.NaN(), math.NaN()
+				if len(xs) > 0 {
+					slices.Sort(xs)
+					lo, hi = xs[0], xs[len(xs)-1]
+					med = xs[len(xs)/2]
+					if len(xs)%2 == 0 {
+						med = (xs[len(xs)/2-1] + xs[len(xs)/2]) / 2
+					}
+				}
+				// To the headline's own precision: a gap of 9.971e-05%
+				// is the 0.00% it reads as.
+				d := map[string]int{"%": 2, "x": 3}[h.unit]
+				fmt.Fprintf(md, "| %s | %d | %s | %s | %s |", v, n, fmtFixed(lo, d), fmtFixed(med, d), fmtFixed(hi, d))
+				if marked {
+					fmt.Fprintf(md, " %d |", reach)
+				}
+				if undefinedAny {
+					fmt.Fprintf(md, " %d |", undefined)
+				}
+				md.WriteString("\n")
+			}
+		}
+		return
+	}
+}
+
+// fmtFixed writes v with d decimals, "-" for NaN, never "-0.00": a
+// value that rounds to zero has no sign.
+func fmtFixed(v float64, d int) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	s := strconv.FormatFloat(v, 'f', d, 64)
+	if strings.Trim(s, "-0.") == "" {
+		return strings.TrimPrefix(s, "-")
+	}
+	return s
+}
+
+// capitalFirst writes s with its first letter capital.
+func capitalFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // sweepTable lists the plotted metrics of every combination and entity.

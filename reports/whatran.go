@@ -35,20 +35,23 @@ func headline(r Result) string {
 			if v := float64(q.VsBaseline.CI95); !math.IsNaN(v) && v > 0 {
 				ci = fmt.Sprintf(" ± %.1f", v)
 			}
-			s = append(s, fmt.Sprintf("the conspirator policy uses %+.1f%%%s GPU-hours against %s (the paper: -33%% against naive sharing)", float64(q.VsBaseline.Pct), ci, q.VsBaseline.Baseline))
+			h := fmt.Sprintf("the conspirator policy uses %+.1f%%%s GPU-hours against %s (the paper: -33%% against naive sharing)", float64(q.VsBaseline.Pct), ci, q.VsBaseline.Baseline)
+			if c := FewSeedsCaveat(q.Seeds); c != "" && ci != "" {
+				h += " " + c
+			}
+			s = append(s, h)
 		}
 	}
 	if t := r.Training; t != nil {
-		i := slices.IndexFunc(t.Policies, func(p TrainingPolicy) bool { return p.Name == "esa" && p.Speedup != nil })
-		if i >= 0 {
-			sp := t.Policies[i].Speedup
-			ci := ""
-			if v := float64(sp.CI95); !math.IsNaN(v) && v > 0 {
-				ci = fmt.Sprintf(" ± %.2f", v)
+		if h := TrainingHeadline(t.Baseline, trainingSpeedups(t)); h != "" {
+			i := slices.IndexFunc(t.Policies, func(p TrainingPolicy) bool { return p.Name == "esa" })
+			if i >= 0 && t.Policies[i].Speedup != nil {
+				if n := float64(t.Policies[i].HostRingJobs); n > 0 {
+					h += fmt.Sprintf(", with %s of %d jobs keeping their host all-reduce under esa (ina.use %s)", fmtSig(n), t.Jobs, t.Use)
+				}
 			}
-			h := fmt.Sprintf("esa's mean JCT is %.2fx%s faster than %s's (ESA: up to 1.35x over ATP-style sharing)", float64(sp.X), ci, sp.Baseline)
-			if n := float64(t.Policies[i].HostRingJobs); n > 0 {
-				h += fmt.Sprintf(", with %s of %d jobs keeping their host all-reduce under it (ina.use %s)", fmtSig(n), t.Jobs, t.Use)
+			if c := FewSeedsCaveat(t.Policies[0].Seeds); c != "" {
+				h += " " + c
 			}
 			s = append(s, h)
 		}

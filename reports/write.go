@@ -61,14 +61,19 @@ func FormatFloat(v float64) string {
 
 // fmtSig formats v for a human table: 4 significant digits, whole numbers
 // from 10,000 up to a billion ("233493", never "2.335e+05"), an exponent
-// only beyond that or below 0.001, "-" for NaN.
+// only beyond that or below 0.001, "0" within 1e-9 of zero (a rounding
+// error's -2.220e-14 says nothing), "-" for NaN.
 func fmtSig(v float64) string {
 	switch {
 	case math.IsNaN(v):
 		return "-"
 	case math.IsInf(v, 0):
 		return "inf"
-	case v != 0 && (math.Abs(v) >= 1e9 || math.Abs(v) < 1e-3):
+	case math.Abs(v) < 1e-9:
+		// Zero up to rounding (two equal latencies' difference:
+		// -2.220e-14) is the 0 it is, never a sign or an exponent.
+		return "0"
+	case math.Abs(v) >= 1e9 || math.Abs(v) < 1e-3:
 		return strconv.FormatFloat(v, 'e', 3, 64)
 	case math.Abs(v) >= 1e4:
 		return strconv.FormatFloat(v, 'f', 0, 64)

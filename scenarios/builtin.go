@@ -49,6 +49,23 @@ func Show(name string) ([]byte, error) {
 	return nil, fmt.Errorf("%s; built-in scenarios: %s", msg, strings.Join(List(), ", "))
 }
 
+// Summary is a built-in scenario's description in one line: the first
+// line of its file's leading comment, a title that a line of "#" alone
+// sets off from the comment's prose ("" where the file has none). The
+// YAML file is the one place it is written; `scenarios list` prints it.
+func Summary(name string) string {
+	data, err := Show(name)
+	if err != nil {
+		return ""
+	}
+	first, rest, _ := strings.Cut(string(data), "\n")
+	next, _, _ := strings.Cut(rest, "\n")
+	if !strings.HasPrefix(first, "# ") || strings.TrimSpace(next) != "#" {
+		return ""
+	}
+	return strings.TrimSpace(strings.TrimPrefix(first, "# "))
+}
+
 // Load reads a scenario into into (a pointer to a config struct such as
 // *Scenario): a built-in name if nameOrPath is one, else a file path.
 // overrides are --set "key=value" strings, env is os.Environ()-style; see

@@ -19,7 +19,8 @@ func (a *app) compareCmd() *cobra.Command {
 latencies and throughput, cost ratios, cluster GPU-hours and JCT,
 allocation ratios; for a sweep, every metric of every parameter
 combination, its mean over seeds), the difference of each to the first
-in percent, and whether that difference exceeds the two sides' 95%
+in percent (in percentage points, "pp", for a metric that is itself a
+percentage: a gap, a saving, an allocation ratio), and whether that difference exceeds the two sides' 95%
 confidence intervals where both have one ("n/a" where not: a single
 run's percentiles and GPU-hours carry no CI; compare sweeps over seeds
 for those). Then the resolved inputs that differ, the metrics some lack

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/conspirator-sim/conspirator/realhw/calib"
+	"github.com/conspirator-sim/conspirator/scenarios"
 	"github.com/conspirator-sim/conspirator/sim/batch"
 	"github.com/conspirator-sim/conspirator/workloads/trace"
 )
@@ -94,7 +96,7 @@ func TestEmitThenRunATask(t *testing.T) {
 	// The scenario copy is the built-in text, so the array does not depend
 	// on the binary's library or the working directory.
 	sc, _ := os.ReadFile(filepath.Join(dir, batch.ScenarioFile))
-	if !strings.HasPrefix(string(sc), "# The end-to-end comparison") {
+	if builtin, err := scenarios.Show("paper/e2e"); err != nil || !bytes.Equal(sc, builtin) || !strings.Contains(string(sc), "\n# The end-to-end comparison") {
 		t.Errorf("scenario.yaml is not paper/e2e's text: %.60q", sc)
 	}
 

@@ -69,6 +69,7 @@ func TestExitCodesPerCommand(t *testing.T) {
 		"trace":       {{[]string{"trace", "inspect", "nothere.csv"}, 2}, {[]string{"trace", "x"}, 2}},
 		"compare":     {{[]string{"compare", run1, run2}, 0}, {[]string{"compare", run1}, 2}},
 		"sensitivity": {{[]string{"sensitivity", "paper/e2e", "--param", "datapath.host.coress"}, 2}, {append([]string{"sensitivity", "paper/e2e", "--param", "datapath.host.pageable_factor", "-o", held}, small...), 1}},
+		"reproduce":   {{[]string{"reproduce", "--only", "r4-cost", "-o", filepath.Join(dir, "rep")}, 0}, {[]string{"reproduce", "--only", "r0"}, 2}, {[]string{"reproduce", "--only", "r4-cost", "-o", held}, 1}},
 		"completion":  {{[]string{"completion", "bash"}, 0}, {[]string{"completion", "tcsh"}, 2}},
 		"help":        {{[]string{"help", "run"}, 0}},
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/conspirator-sim/conspirator/scenarios"
 	"github.com/conspirator-sim/conspirator/workloads/trace"
 )
 
@@ -71,11 +72,13 @@ func TestMissingDataMessages(t *testing.T) {
 	}
 }
 
-// scenarios list marks the built-ins that read data files (hand-listed
-// from scenarios/builtin: the four cluster and allocation scenarios and
-// scale/1m-jobs, whose synthetic jobs copy the openb trace's mix), with
-// the folder and keys, and says whether they are found from the working
-// directory; the others are bare names.
+// scenarios list gives every built-in its summary (the first line of its
+// file's comment) and marks, on an indented line below, the built-ins
+// that read data files (hand-listed from scenarios/builtin: the four
+// cluster and allocation scenarios and scale/1m-jobs, whose synthetic
+// jobs copy the openb trace's mix), with the folder and keys, and says
+// whether they are found from the working directory; the others have no
+// such line.
 func TestScenariosListMarksData(t *testing.T) {
 	needs := map[string]string{
 		"paper/fgd-allocation":       "(allocation.trace, allocation.nodes)",
@@ -93,9 +96,20 @@ func TestScenariosListMarksData(t *testing.T) {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
 		out := map[string]string{}
+		last := ""
 		for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
-			name, note, _ := strings.Cut(line, " ")
-			out[name] = strings.TrimSpace(note)
+			if strings.HasPrefix(line, " ") {
+				out[last] = strings.TrimSpace(line)
+				continue
+			}
+			name, summary, _ := strings.Cut(line, " ")
+			if name == "paper/cost" && strings.TrimSpace(summary) != "Cost and power efficiency of the control plane: host CPU vs SmartNIC" {
+				t.Errorf("paper/cost listed as %q, want its summary beside it", line)
+			}
+			if want := scenarios.Summary(name); strings.TrimSpace(summary) != want || want == "" {
+				t.Errorf("%s listed with %q, want its summary %q", name, strings.TrimSpace(summary), want)
+			}
+			last, out[name] = name, ""
 		}
 		return out, stderr
 	}

@@ -18,7 +18,7 @@ import (
 
 // printSummary writes the key metrics of a run as aligned tables.
 func printSummary(w io.Writer, s *sim.Summary, timing *sim.Timing) {
-	fmt.Fprintf(w, "scenario %s, seed %d, %s\n", s.Scenario, s.Seed, reports.Build(s.Version, s.Commit))
+	fmt.Fprintf(w, "scenario %s, %s, %s\n", s.Scenario, reports.SeedsText(s.Seed, seedCount(s)), reports.Build(s.Version, s.Commit))
 	if len(s.Paths) > 0 {
 		if dp, ok := s.Inputs["datapath"].(map[string]any); ok {
 			if h, ok := dp["host"].(map[string]any); ok {
@@ -49,7 +49,11 @@ func printSummary(w io.Writer, s *sim.Summary, timing *sim.Timing) {
 		}
 	}
 	if len(s.Allocation) > 0 {
-		fmt.Fprintln(w, "\nGPU allocated, % of GPU capacity (mean ± 95% CI over seeds), at each share of the capacity arrived")
+		fmt.Fprint(w, "\nGPU allocated, % of GPU capacity (mean ± 95% CI over seeds), at each share of the capacity arrived")
+		if c := reports.FewSeedsCaveat(seedCount(s)); c != "" {
+			fmt.Fprint(w, " "+c)
+		}
+		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprint(tw, "policy\t")
 		for _, a := range s.Allocation[0].At {
@@ -94,10 +98,14 @@ func printSummary(w io.Writer, s *sim.Summary, timing *sim.Timing) {
 				fmt.Fprint(w, " and servers")
 			}
 			if c, ok := s.Inputs["cluster"].(map[string]any); ok && fmt.Sprint(c["seed_varies"]) == cluster.SeedVariesWorkload {
-				fmt.Fprintln(w, ", and its own bootstrap of the jobs), ± the 95% bootstrap interval (t x the SD over seeds: the trace's sampling error); per seed: seeds.csv")
+				fmt.Fprint(w, ", and its own bootstrap of the jobs), ± the 95% bootstrap interval (t x the SD over seeds: the trace's sampling error); per seed: seeds.csv")
 			} else {
-				fmt.Fprintln(w, "), ± the 95% CI; per seed: seeds.csv")
+				fmt.Fprint(w, "), ± the 95% CI; per seed: seeds.csv")
 			}
+			if c := reports.FewSeedsCaveat(n); c != "" {
+				fmt.Fprint(w, " "+c)
+			}
+			fmt.Fprintln(w)
 		}
 		if len(s.Clusters) > 0 {
 			fmt.Fprintf(w, "cluster: %s\n", clusterLine(s.Clusters))
@@ -191,13 +199,39 @@ func printSummary(w io.Writer, s *sim.Summary, timing *sim.Timing) {
 			fmt.Fprintln(w, "cost and power of the control plane, from the scenario's inputs:")
 		}
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "processor\tprice\tpower\tthroughput\tcost-effectiveness\tpower efficiency\t")
+		fmt.Fprintln(tw, "processor\tprice\tpower\tthroughput\tcost-effectiveness (per $, host = 1)\tpower efficiency (throughput per W)\t")
 		for _, c := range s.Cost {
 			fmt.Fprintf(tw, "%s\t$%.0f\t%.0f W\t%.0f\t%.2f (%+.0f%%)\t%.2f (%+.0f%%)\t\n",
 				c.Name, c.PriceUSD, c.PowerW, c.Throughput, c.CostEffectiveness, c.CostGainPct, c.PowerEfficiency, c.PowerGainPct)
 		}
 		tw.Flush()
 	}
+}
+
+// seedCount is how many seeds the summary's means are over: the most of
+// its cluster, training and allocation sections (1 for a data-path run).
+func seedCount(s *sim.Summary) int {
+	n := 1
+	if len(s.Policies) > 0 {
+		n = max(n, s.Policies[0].Seeds)
+	}
+	if t := s.Training; t != nil && len(t.Policies) > 0 {
+		n = max(n, t.Policies[0].Seeds)
+	}
+	for _, a := range s.Allocation {
+		for _, at := range a.At {
+			n = max(n, at.Seeds)
+		}
+	}
+	return n
+}
+
+// ci is a CI half-width that may be absent (one seed): NaN then.
+func ci(p *float64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return *p
 }
 
 // printTable prints rows right-aligned under their header row, leaving
@@ -411,7 +445,11 @@ func printTraining(w io.Writer, s *sim.Summary) {
 		fmt.Fprintf(w, "  model %s: %.1f ms compute per iteration (%s), %.0f MB gradient: %s\n", m.Name, 1e3*m.ComputeS, m.Precision, m.GradientBytes/1e6, kind)
 	}
 	if n := t.Policies[0].Seeds; n > 1 {
-		fmt.Fprintf(w, "means over %d seeds (%d .. %d; each its own jobs and hashing), ± the 95%% CI; speedup: the baseline's mean JCT over the policy's, seed by seed\n", n, s.Seed, s.Seed+uint64(n)-1)
+		fmt.Fprintf(w, "means over %d seeds (%d .. %d; each its own jobs and hashing), ± the 95%% CI; speedup: the baseline's mean JCT over the policy's, seed by seed", n, s.Seed, s.Seed+uint64(n)-1)
+		if c := reports.FewSeedsCaveat(n); c != "" {
+			fmt.Fprint(w, " "+c)
+		}
+		fmt.Fprintln(w)
 	}
 	vsHead := "speedup"
 	if t.Baseline != "" {
@@ -449,6 +487,18 @@ func printTraining(w io.Writer, s *sim.Summary) {
 			fmt.Sprintf("%.0f", p.MeanSlots), count(p.Unscheduled), strconv.FormatInt(p.Events, 10), ff})
 	}
 	printTable(w, rows)
+	var sp []reports.Speedup
+	for _, p := range t.Policies {
+		if p.Speedup != nil {
+			sp = append(sp, reports.Speedup{Name: p.Name, X: p.Speedup.X, CI: ci(p.Speedup.CI95)})
+		}
+	}
+	if h := reports.TrainingHeadline(t.Baseline, sp); h != "" {
+		if c := reports.FewSeedsCaveat(t.Policies[0].Seeds); c != "" {
+			h += " " + c
+		}
+		fmt.Fprintln(w, h)
+	}
 	var names []string
 	for _, p := range t.Policies {
 		names = append(names, p.Name)

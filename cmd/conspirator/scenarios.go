@@ -24,14 +24,16 @@ func (a *app) scenariosCmd() *cobra.Command {
 	}
 	c.AddCommand(&cobra.Command{
 		Use:   "list",
-		Short: "List the built-in scenarios; those that read data files say which, and whether they are found from here",
-		Long: `List the built-in scenarios, one a line. A scenario that reads data files
-(a cluster trace, a node list) says where (its paths are relative to the
-working directory: ../shared is the folder beside the repository), with
-the keys that name them, and whether they are found from the working
-directory. Where not, run it from the repository root with ../shared
-beside it, or point the keys at your copy with --set KEY=PATH;
-'conspirator trace inspect PATH' says where a missing trace comes from.`,
+		Short: "List the built-in scenarios, each with a line on what it runs; those that read data files say which, and whether they are found from here",
+		Long: `List the built-in scenarios, one a line, each with what it runs in a few
+words (the first line of its file's comment; 'conspirator scenarios show
+NAME' prints the whole file). A scenario that reads data files (a
+cluster trace, a node list) says where on the line below (its paths are
+relative to the working directory: ../shared is the folder beside the
+repository), with the keys that name them, and whether they are found
+from the working directory. Where not, run it from the repository root
+with ../shared beside it, or point the keys at your copy with --set
+KEY=PATH; 'conspirator trace inspect PATH' says where a missing trace comes from.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			names := scenarios.List()
@@ -46,10 +48,9 @@ beside it, or point the keys at your copy with --set KEY=PATH;
 					return err
 				}
 				anyMissing = anyMissing || strings.Contains(note, notFoundHere)
-				if note == "" {
-					fmt.Fprintln(a.stdout, n)
-				} else {
-					fmt.Fprintf(a.stdout, "%-*s  %s\n", width, n, note)
+				fmt.Fprintln(a.stdout, strings.TrimRight(fmt.Sprintf("%-*s  %s", width, n, scenarios.Summary(n)), " "))
+				if note != "" {
+					fmt.Fprintf(a.stdout, "%-*s  %s\n", width, "", note)
 				}
 			}
 			if anyMissing {

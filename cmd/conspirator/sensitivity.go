@@ -101,7 +101,14 @@ Writes sensitivity.csv and plots/sensitivity.{png,svg,pdf}.`,
 			if baseCI > 0 {
 				noise = fmt.Sprintf(" ± %.1f (95%% CI over seeds: smaller swings are within it)", baseCI)
 			}
-			fmt.Fprintf(a.stdout, "scenario %s, seed %d: %s %.1f%%%s as it is; each parameter at the low and the high end of its range\n\n", sc.Name, sc.Seed, h.label, base, noise)
+			seeds := 1
+			if sc.Cluster != nil {
+				seeds = max(seeds, sc.Cluster.Seeds)
+			}
+			if sc.Training != nil {
+				seeds = max(seeds, sc.Training.Seeds)
+			}
+			fmt.Fprintf(a.stdout, "scenario %s, %s: %s %.1f%%%s as it is; each parameter at the low and the high end of its range\n\n", sc.Name, reports.SeedsText(sc.Seed, seeds), h.label, base, noise)
 			tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 			fmt.Fprintln(tw, "parameter\tgrade\trange\tlow\t%\thigh\t%\tswing\t")
 			for _, r := range rows {

@@ -104,13 +104,13 @@ type HostConfig struct {
 	CPU             string          `yaml:"cpu" doc:"host CPU from the catalog (xeon-8380-2s, xeon-8380)" default:"xeon-8380-2s" source:"estimate: a host matching the 800 W CPU of the paper's cost table"`
 	Cores           int             `yaml:"cores" doc:"physical cores serving requests and background load" source:"hw:host_cpu.xeon-8380-2s.cores"`
 	Clock           units.Frequency `yaml:"clock" doc:"core frequency turning TCP cycles into time" source:"hw:host_cpu.xeon-8380-2s.clock"`
-	BackgroundLoad  units.Fraction  `yaml:"background_load" doc:"background CPU load u, 0% to below 100%" default:"0%" source:"choice: unloaded baseline; the paper also shows 80%"`
-	BackgroundModel string          `yaml:"background_model" doc:"per-core (a stressor on every core, stress-ng --cpu-load, fluid time-sharing), threads (u*N busy threads) or slice (per-core stressors that a waking thread preempts, except for a fraction wakeup_miss of wake-ups that wait up to sched_slice; see hw.BackgroundSlice)" default:"per-core" source:"anecdotal: stress-ng --cpu-load noisy neighbour (hardware.md §4)"`
+	BackgroundLoad  units.Fraction  `yaml:"background_load" doc:"background CPU load, 0% to below 100%: the share of each core's time that other work takes" default:"0%" source:"choice: unloaded baseline; the paper also shows 80%"`
+	BackgroundModel string          `yaml:"background_model" doc:"per-core (a stressor on every core, stress-ng --cpu-load, fluid time-sharing), threads (background_load x cores busy threads) or slice (per-core stressors that a waking thread preempts, except for a fraction wakeup_miss of wake-ups that wait up to sched_slice; see hw.BackgroundSlice)" default:"per-core" source:"anecdotal: stress-ng --cpu-load noisy neighbour (hardware.md §4)"`
 	SchedSlice      units.Duration  `yaml:"sched_slice" doc:"slice model: longest wait of a wake-up for a background thread's slice" default:"hw:host.sched_slice"`
 	WakeupMiss      units.Fraction  `yaml:"wakeup_miss" doc:"slice model: fraction of wake-ups onto a busy core that wait for the slice" default:"hw:host.wakeup_miss"`
 	IdleWake        units.Duration  `yaml:"idle_wake" doc:"delay of a thread's wake-up on a core with no background load (idle-state exit; a halted vCPU): the receive of the tcp and loopback paths; 0 under any background load" default:"hw:host.idle_wake"`
 	WakeupMissFloor units.Fraction  `yaml:"wakeup_miss_floor" doc:"slice model: share of wake-ups that wait for a slice whenever any background load runs, added to background_load x wakeup_miss" default:"hw:host.wakeup_miss_floor"`
-	Interference    units.Ratio     `yaml:"interference" doc:"alpha: host-side work stretched by 1 + alpha*u (cache and memory contention)" default:"hw:host.interference"`
+	Interference    units.Ratio     `yaml:"interference" doc:"alpha: host-side work stretched by 1 + alpha x background_load (cache and memory contention)" default:"hw:host.interference"`
 	// InputCopy is how the host copies a request into the GPU on the tcp
 	// and host-rdma paths; see Defaults for why pageable.
 	InputCopy      string          `yaml:"input_copy" doc:"pageable or pinned cudaMemcpy of the input on the tcp and host-rdma paths" default:"pageable" source:"choice: the paper's unmodified PyTorch baseline copies an unregistered buffer (datapath.Defaults)"`

@@ -31,23 +31,53 @@ func newProgress(opts Options, todo, skipped int) progress {
 	fmt.Fprintf(opts.Progress, "sweep: %d points to run in %s (%s%d already done, %s)\n",
 		todo, opts.Dir, shard, skipped, plural(opts.Jobs, "worker"))
 	if !opts.IsTerminal {
-		return &lineProgress{w: opts.Progress, total: todo + skipped, n: skipped}
+		return newLineProgress(opts.Progress, todo+skipped, skipped)
 	}
 	// The bar counts only the points this run executes, so its rate and
 	// time left are not inflated by points skipped on resume.
 	return &barProgress{bar: prog.NewBar(opts.Progress, "sweep", "points", todo, time.Now)}
 }
 
+// lineProgress writes a line at every tenth of the points (a count, so
+// that the log is the same whatever the machine's speed: 800 points give
+// 10 lines, not 800) and at the last point; a sweep stopped between two
+// steps says where it stopped when it finishes.
 type lineProgress struct {
-	w        io.Writer
-	total, n int
+	w              io.Writer
+	total, n, step int
+	// shown is the count of the last line written; last the point that
+	// finished last.
+	shown int
+	last  string
+}
+
+// progressLines is how many lines a sweep's log has at most, besides its
+// first and the last point's.
+const progressLines = 10
+
+func newLineProgress(w io.Writer, total, skipped int) *lineProgress {
+	step := max(1, (total+progressLines-1)/progressLines)
+	return &lineProgress{w: w, total: total, n: skipped, step: step, shown: skipped}
 }
 
 func (l *lineProgress) done(id string) {
 	l.n++
-	fmt.Fprintf(l.w, "sweep: %d/%d points done (%s)\n", l.n, l.total, id)
+	l.last = id
+	if l.n%l.step == 0 || l.n == l.total {
+		l.line()
+	}
 }
-func (l *lineProgress) finish() {}
+
+func (l *lineProgress) line() {
+	l.shown = l.n
+	fmt.Fprintf(l.w, "sweep: %d/%d points done (%s)\n", l.n, l.total, l.last)
+}
+
+func (l *lineProgress) finish() {
+	if l.n > l.shown {
+		l.line()
+	}
+}
 
 type barProgress struct {
 	bar *prog.Bar

@@ -37,8 +37,8 @@ type Options struct {
 	// stored in sweep.json; with the points' digests (Point.Inputs) they
 	// must match on resume, and a mismatch names the keys that differ.
 	Inputs map[string]string
-	// Progress receives a progress bar (IsTerminal) or one log line per
-	// finished point; nil discards progress.
+	// Progress receives a progress bar (IsTerminal) or log lines, one at
+	// every tenth of the points and at the last; nil discards progress.
 	Progress   io.Writer
 	IsTerminal bool
 
