@@ -116,46 +116,76 @@ func commitText(c string) string {
 }
 
 // ReproduceFigures is every figure of a row as a table: what the docs'
-// `reproduce:figures ROW` blocks hold.
+// `reproduce:figures ROW` blocks hold. Where figures carry a published
+// value (a published table reproduced row by row), the table sets it and
+// the difference beside ours.
 func ReproduceFigures(r reproduce.Result) string {
+	published := false
+	for _, f := range r.Figures {
+		published = published || f.Published != nil
+	}
 	var b strings.Builder
-	b.WriteString("| figure | ours | seeds |\n|---|---|---|\n")
+	if published {
+		b.WriteString("| figure | ours | published | difference | seeds |\n|---|---|---|---|---|\n")
+	} else {
+		b.WriteString("| figure | ours | seeds |\n|---|---|---|\n")
+	}
 	for _, f := range r.Figures {
 		t := f.Text()
 		if f.WallClock {
 			t += " (wall clock)"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %d |\n", cell(f.Label), cell(t), f.Seeds)
+		if !published {
+			fmt.Fprintf(&b, "| %s | %s | %d |\n", cell(f.Label), cell(t), f.Seeds)
+			continue
+		}
+		pub, diff := "-", "-"
+		if f.Published != nil {
+			p := reproduce.Figure{Value: *f.Published, Unit: f.Unit, Decimals: f.Decimals}
+			d := reproduce.Figure{Value: f.Value - *f.Published, Decimals: f.Decimals}
+			pub, diff = p.Text(), d.Text()
+			if d.Value > 0 {
+				diff = "+" + diff
+			}
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d |\n", cell(f.Label), cell(t), pub, diff, f.Seeds)
 	}
 	return b.String()
 }
 
 // ReproduceTable is the table of the named rows that the docs'
-// `reproduce:table ROWS` blocks hold: claim, published, ours, verdict and
-// the command. With chapters set (the README's table) the command gives
-// way to a link to each row's chapter, its path prefixed by linkPrefix.
+// `reproduce:table ROWS` blocks hold: claim, published, ours and the
+// verdict. With chapters set (the README's table) a last column links each
+// row to its chapter, its path prefixed by linkPrefix; without (a
+// chapter's table) the command of each row follows the table as a list,
+// where a long command does not squeeze the columns.
 func ReproduceTable(rep *reproduce.Report, names []string, chapters bool, linkPrefix string) (string, error) {
 	byName := map[string]reproduce.Result{}
 	for _, r := range rep.Rows {
 		byName[r.Name] = r
 	}
-	var b strings.Builder
+	var b, cmds strings.Builder
 	if chapters {
 		b.WriteString("| result | published | ours (mean ± 95% CI) | verdict | more |\n|---|---|---|---|---|\n")
 	} else {
-		b.WriteString("| result | published | ours (mean ± 95% CI) | verdict | command |\n|---|---|---|---|---|\n")
+		b.WriteString("| result | published | ours (mean ± 95% CI) | verdict |\n|---|---|---|---|\n")
 	}
 	for _, n := range names {
 		r, ok := byName[n]
 		if !ok {
 			return "", fmt.Errorf("no row %q in the results", n)
 		}
-		last := "`" + r.Command + "`"
 		if chapters {
 			title := strings.TrimSuffix(r.Chapter, ".md")
-			last = fmt.Sprintf("[%s](%s%s)", title, linkPrefix, r.Chapter)
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | [%s](%s%s) |\n", cell(r.Claim), cell(r.Paper), cell(oursCell(r)), verdictCell(r), title, linkPrefix, r.Chapter)
+			continue
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", cell(r.Claim), cell(r.Paper), cell(oursCell(r)), verdictCell(r), last)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", cell(r.Claim), cell(r.Paper), cell(oursCell(r)), verdictCell(r))
+		fmt.Fprintf(&cmds, "- %s: `%s`\n", r.Name, r.Command)
+	}
+	if cmds.Len() > 0 {
+		b.WriteString("\nEach row alone (`conspirator reproduce --only NAME` runs it as the table did):\n\n")
+		b.WriteString(cmds.String())
 	}
 	return b.String(), nil
 }

@@ -45,6 +45,9 @@ type Figure struct {
 	// and the code's.
 	Decimals int `json:"decimals"`
 	Seeds    int `json:"seeds"`
+	// Published is the publication's value of the same quantity, where
+	// the figure has one of its own (a row of a published table).
+	Published *float64 `json:"published,omitempty"`
 	// WallClock marks a wall-clock measurement of this machine: it is
 	// not deterministic, so the docs test checks only its verdict.
 	WallClock bool `json:"wall_clock,omitempty"`
