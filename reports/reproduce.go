@@ -81,11 +81,13 @@ func ReproduceMarkdown(rep *reproduce.Report) []byte {
 	b.WriteString("\n## Rows\n")
 	for _, r := range rep.Rows {
 		fmt.Fprintf(&b, "\n### %s\n\n", r.Name)
-		fmt.Fprintf(&b, "- Command: `%s`\n", r.Command)
+		for _, c := range r.Commands {
+			fmt.Fprintf(&b, "- Command: `%s`\n", c)
+		}
 		if r.Note != "" {
 			fmt.Fprintf(&b, "- Verdict rests on: %s\n", r.Note)
 		}
-		if r.Reduced != "" {
+		if r.Reduced != "" && r.Status == reproduce.StatusRan {
 			fmt.Fprintf(&b, "- Reduced in this quick run: %s\n", r.Reduced)
 		}
 		if r.Message != "" {
@@ -181,10 +183,12 @@ func ReproduceTable(rep *reproduce.Report, names []string, chapters bool, linkPr
 			continue
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", cell(r.Claim), cell(r.Paper), cell(oursCell(r)), verdictCell(r))
-		fmt.Fprintf(&cmds, "- %s: `%s`\n", r.Name, r.Command)
+		for _, c := range r.Commands {
+			fmt.Fprintf(&cmds, "- %s: `%s`\n", r.Name, c)
+		}
 	}
 	if cmds.Len() > 0 {
-		b.WriteString("\nEach row alone (`conspirator reproduce --only NAME` runs it as the table did):\n\n")
+		b.WriteString("\nThe runs behind each row (`conspirator reproduce --only NAME` runs them as the table did):\n\n")
 		b.WriteString(cmds.String())
 	}
 	return b.String(), nil

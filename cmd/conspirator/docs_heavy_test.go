@@ -12,7 +12,7 @@ import (
 	"github.com/conspirator-sim/conspirator/sim/reproduce"
 )
 
-// TestDocsFullResults runs the full reproduction (about half a minute on
+// TestDocsFullResults runs the full reproduction (under a minute on
 // two cores) and holds docs/results.json, whose figures the docs quote,
 // to it; -update rewrites docs/results.json, docs/results.md and the main
 // job's figure the README shows (docs/figures/).

@@ -40,7 +40,7 @@ rows still run.
 --quick runs the rows that take longest with fewer seeds (each says so in
 the table) so that the whole set fits in a few minutes on two cores; the
 docs test runs it and compares every figure with docs/results-quick.json.
-The full run (about 2 minutes on two cores) writes the figures the docs
+The full run (under a minute on two cores) writes the figures the docs
 quote: docs/results.json.
 
 Exit status: 0 when every row that ran gave its figures (skipped rows
@@ -198,7 +198,7 @@ func printReproduce(a *app, rep *reproduce.Report) {
 	}
 	tw.Flush()
 	for _, r := range rep.Rows {
-		if r.Reduced != "" {
+		if r.Reduced != "" && r.Status == reproduce.StatusRan {
 			fmt.Fprintf(a.stdout, "%s: quick run, %s\n", r.Name, r.Reduced)
 		}
 	}

@@ -111,8 +111,10 @@ type Result struct {
 	Source  string `json:"source"`
 	Paper   string `json:"paper"`
 	Chapter string `json:"chapter"`
-	Command string `json:"command"`
-	Status  string `json:"status"`
+	// Commands give the row's figures one run (or sweep) each, as a
+	// user types them.
+	Commands []string `json:"commands"`
+	Status   string   `json:"status"`
 	// Message says why a row was skipped or failed.
 	Message string   `json:"message,omitempty"`
 	Figures []Figure `json:"figures,omitempty"`
@@ -168,7 +170,9 @@ type Row struct {
 	Source  string // where it is published: paper and figure or section
 	Paper   string // the published figure
 	Chapter string // the docs chapter (relative to docs/) that discusses it
-	Command string // the command a user runs to see it (full form)
+	// Commands are what a user runs to see the row's figures: one
+	// command per run behind them (TestRowCommandsRun runs each).
+	Commands []string
 	// Quick says what the quick form reduces ("" where it runs in full).
 	Quick string
 	// run measures the row's figures; quick asks for the reduced form.
@@ -295,7 +299,7 @@ func Run(r *Runner, opts Options) (*Report, error) {
 	rep := &Report{Version: sim.Version, Commit: sim.Commit(), Quick: opts.Quick}
 	for i, row := range rows {
 		start := now()
-		res := Result{Name: row.Name, Claim: row.Claim, Source: row.Source, Paper: row.Paper, Chapter: row.Chapter, Command: row.Command}
+		res := Result{Name: row.Name, Claim: row.Claim, Source: row.Source, Paper: row.Paper, Chapter: row.Chapter, Commands: row.Commands}
 		if opts.Quick {
 			res.Reduced = row.Quick
 		}

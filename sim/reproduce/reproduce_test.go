@@ -41,12 +41,15 @@ func TestAgainst(t *testing.T) {
 		paper float64
 		want  string
 	}{
-		{Figure{Value: 6.5, CI95: p(0.2), Decimals: 1}, 15, "smaller"},
-		{Figure{Value: 14.9, CI95: p(0.3), Decimals: 1}, 15, "reproduced"},   // 15 inside [14.6, 15.2]
-		{Figure{Value: -6.3, CI95: p(3.9), Decimals: 1}, -33, "smaller"},     // in magnitude
-		{Figure{Value: -40.3, CI95: p(3.2), Decimals: 1}, -33, "larger"},     // in magnitude
-		{Figure{Value: 1.255, CI95: p(0.066), Decimals: 3}, 1.35, "smaller"}, // 1.321 < 1.35
-		{Figure{Value: 1.30, CI95: p(0.06), Decimals: 2}, 1.35, "reproduced"},
+		{Figure{Value: 6.5, CI95: p(0.2), Decimals: 1}, 15, "not reproduced"},           // 0.43 of the published gap
+		{Figure{Value: 9.0, CI95: p(0.2), Decimals: 1}, 15, "smaller"},                  // 0.6 of it
+		{Figure{Value: 14.9, CI95: p(0.3), Decimals: 1}, 15, "reproduced"},              // 15 inside [14.6, 15.2]
+		{Figure{Value: -6.3, CI95: p(3.9), Decimals: 1}, -33, "not reproduced"},         // 0.19 of it
+		{Figure{Value: -46.3, Decimals: 1}, 17, "not reproduced"},                       // the other sign
+		{Figure{Value: -40.3, CI95: p(3.2), Decimals: 1}, -33, "larger"},                // in magnitude
+		{Figure{Value: 1.255, CI95: p(0.066), Unit: "x", Decimals: 3}, 1.35, "smaller"}, // 1.321 < 1.35; a gain of 0.255 is 0.73 of 0.35
+		{Figure{Value: 1.18, Unit: "x", Decimals: 2}, 2.27, "not reproduced"},           // a gain of 0.18 is 0.14 of 1.27
+		{Figure{Value: 1.30, CI95: p(0.06), Unit: "x", Decimals: 2}, 1.35, "reproduced"},
 		{Figure{Value: 17.04, Decimals: 2}, 17, "larger"}, // no CI: half a unit of its last decimal
 		{Figure{Value: 17.004, Decimals: 2}, 17, "reproduced"},
 	} {
@@ -69,7 +72,7 @@ func TestJudgeOrder(t *testing.T) {
 	fs := fig(map[string]float64{"p50_gpudirect": 728, "p50_conspirator": 764, "p50_host-rdma": 835, "p50_tcp": 1039,
 		"mean_gpudirect": 899, "mean_conspirator": 870, "mean_host-rdma": 926, "mean_tcp": 1106})
 	ours, v, _ := judgeOrder(fs)
-	if v != "holds on p50" || ours != "p50 728 < 764 < 835 < 1039 us" {
+	if v != "holds on p50" || ours != "p50 gpudirect 728 < conspirator 764 < host-rdma 835 < tcp 1039 us; mean conspirator 870 < gpudirect 899 < host-rdma 926 < tcp 1106 us" {
 		t.Errorf("judgeOrder: %q, %q", ours, v)
 	}
 	fs["mean_gpudirect"] = Figure{Value: 860}
@@ -151,8 +154,13 @@ func TestRowsComplete(t *testing.T) {
 		if r.Claim == "" || r.Source == "" || r.Paper == "" || r.Chapter == "" || r.run == nil || r.judge == nil {
 			t.Errorf("row %s is incomplete", r.Name)
 		}
-		if !strings.HasPrefix(r.Command, "conspirator run paper/") && !strings.HasPrefix(r.Command, "conspirator sweep paper/") {
-			t.Errorf("row %s: command %q", r.Name, r.Command)
+		if len(r.Commands) == 0 {
+			t.Errorf("row %s has no command", r.Name)
+		}
+		for _, c := range r.Commands {
+			if !strings.HasPrefix(c, "conspirator run paper/") && !strings.HasPrefix(c, "conspirator sweep paper/") {
+				t.Errorf("row %s: command %q", r.Name, c)
+			}
 		}
 	}
 }

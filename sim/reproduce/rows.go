@@ -3,6 +3,7 @@ package reproduce
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 
 	"github.com/conspirator-sim/conspirator/engine/stats"
@@ -68,39 +69,49 @@ func command(verb, name string, sets []string) string {
 	return b.String()
 }
 
+// commands is one `conspirator run paper/ina` per value, each with the
+// shared settings and the value's own.
+func commands(sets []string, format string, values ...any) []string {
+	out := make([]string, len(values))
+	for i, v := range values {
+		out[i] = command("run", "paper/ina", append(append([]string{}, sets...), fmt.Sprintf(format, v)))
+	}
+	return out
+}
+
 // Rows are the published results, in the order of the README's table.
 var Rows = []Row{
 	{
-		Name:    "r1-path-order",
-		Claim:   "path order: gpudirect < conspirator < host-rdma < tcp",
-		Source:  "Conspirator (ATC'24), end-to-end completion time",
-		Paper:   "gpudirect fastest, tcp slowest, conspirator ahead of host-rdma",
-		Chapter: "datapath.md",
-		Command: "conspirator sweep paper/e2e --seeds 10",
-		run:     runE2E,
-		judge:   judgeOrder,
+		Name:     "r1-path-order",
+		Claim:    "path order: gpudirect < conspirator < host-rdma < tcp",
+		Source:   "Conspirator (ATC'24), end-to-end completion time",
+		Paper:    "gpudirect fastest, tcp slowest, conspirator ahead of host-rdma",
+		Chapter:  "datapath.md",
+		Commands: []string{"conspirator sweep paper/e2e --param datapath.host.background_load=0%,80% --seeds 10"},
+		run:      runE2E,
+		judge:    judgeOrder,
 	},
 	{
-		Name:    "r2-gap",
-		Claim:   "conspirator's end-to-end time 15% below host-rdma",
-		Source:  "Conspirator (ATC'24), abstract",
-		Paper:   "15%",
-		Chapter: "datapath.md",
-		Command: "conspirator sweep paper/e2e --seeds 10",
-		run:     runE2E,
+		Name:     "r2-gap",
+		Claim:    "conspirator's end-to-end time 15% below host-rdma",
+		Source:   "Conspirator (ATC'24), abstract",
+		Paper:    "15%",
+		Chapter:  "datapath.md",
+		Commands: []string{"conspirator sweep paper/e2e --param datapath.host.background_load=0%,80% --seeds 10"},
+		run:      runE2E,
 		judge: func(fs map[string]Figure) (string, string, string) {
 			g := fs["gap_0"]
-			return "0% load: " + g.Text(), against(g, 15), "the mean end-to-end time over 10 seeds, at 0% background load"
+			return "0% load: " + g.Text(), against(g, 15), "the mean end-to-end time over 10 seeds at 0% background load, the paper's headline condition (its talk shows 0% and 80%; at 80% the gap is r3's); smaller than half the published gap reads as not reproduced"
 		},
 	},
 	{
-		Name:    "r3-gap-grows",
-		Claim:   "the gap grows with background CPU load",
-		Source:  "Conspirator (ATC'24), talk: 0% and 80% load",
-		Paper:   "larger at 80% than at 0%",
-		Chapter: "datapath.md",
-		Command: "conspirator sweep paper/e2e --param datapath.host.background_load=0%,80% --seeds 10",
-		run:     runE2E,
+		Name:     "r3-gap-grows",
+		Claim:    "the gap grows with background CPU load",
+		Source:   "Conspirator (ATC'24), talk: 0% and 80% load",
+		Paper:    "larger at 80% than at 0%",
+		Chapter:  "datapath.md",
+		Commands: []string{"conspirator sweep paper/e2e --param datapath.host.background_load=0%,80% --seeds 10"},
+		run:      runE2E,
 		judge: func(fs map[string]Figure) (string, string, string) {
 			g0, g80 := fs["gap_0"], fs["gap_80"]
 			v := "not reproduced"
@@ -111,65 +122,68 @@ var Rows = []Row{
 		},
 	},
 	{
-		Name:    "r4-cost",
-		Claim:   "SmartNIC +17% cost-effectiveness, +44% power efficiency over the host CPU",
-		Source:  "Conspirator (ATC'24), talk: cost table",
-		Paper:   "+17% / +44%",
-		Chapter: "datapath.md",
-		Command: "conspirator run paper/cost",
-		run:     runCost,
+		Name:     "r4-cost",
+		Claim:    "SmartNIC +17% cost-effectiveness, +44% power efficiency over the host CPU",
+		Source:   "Conspirator (ATC'24), talk: cost table",
+		Paper:    "+17% / +44%",
+		Chapter:  "datapath.md",
+		Commands: []string{"conspirator run paper/cost", "conspirator run paper/e2e"},
+		run:      runCost,
 		judge: func(fs map[string]Figure) (string, string, string) {
 			c, p := fs["cost_gain"], fs["power_gain"]
 			sc, sp := fs["same_work_cost_gain"], fs["same_work_power_gain"]
 			v := "not reproduced"
 			if math.Abs(c.Value-17) < 0.5 && math.Abs(p.Value-44) < 0.5 {
-				v = "reproduced"
+				v = "inputs only"
+				if sc.Value > 0 && sp.Value > 0 {
+					v = "reproduced"
+				}
 			}
 			return fmt.Sprintf("%s / %s from the paper's inputs; %s / %s simulated same work", signed(c), signed(p), signed(sc), signed(sp)),
-				v, "arithmetic on the paper's price, power and throughput; the simulated same-work comparison (paper/e2e) does not reproduce it"
+				v, "the paper's table is arithmetic on its price, power and throughput, which we repeat; the simulated same-work comparison (paper/e2e: the host CPU and the SmartNIC doing the same control work) gives the opposite sign"
 		},
 	},
 	{
-		Name:    "r5-gpu-hours",
-		Claim:   "MIG-aware scheduling saves 33% of GPU-hours over naive sharing",
-		Source:  "Conspirator (ATC'24), abstract and talk",
-		Paper:   "-33%",
-		Chapter: "cluster.md",
-		Command: "conspirator run paper/gpu-hours",
-		Quick:   fmt.Sprintf("seeds 1-%d of 10", quickClusterSeeds),
-		run:     runGPUHours,
+		Name:     "r5-gpu-hours",
+		Claim:    "MIG-aware scheduling saves 33% of GPU-hours over naive sharing",
+		Source:   "Conspirator (ATC'24), abstract and talk",
+		Paper:    "-33%",
+		Chapter:  "cluster.md",
+		Commands: []string{"conspirator run paper/gpu-hours"},
+		Quick:    fmt.Sprintf("seeds 1-%d of 10", quickClusterSeeds),
+		run:      runGPUHours,
 		judge: func(fs map[string]Figure) (string, string, string) {
 			s, b := fs["vs_naive_share"], fs["vs_best_baseline"]
 			return fmt.Sprintf("%s vs naive-share; %s vs best-fit", s.Text(), b.Text()), against(s, -33),
-				"openb on a sample of its servers, services holding their time and batch jobs their work; the 33% holds in no regime mapped (cluster.md)"
+				"openb on a sample of its servers, services holding their time and batch jobs their work, 10 seeds each its own bootstrap of the jobs; the mean reaches -33% in no regime mapped by paper/gpu-hours-regimes (cluster.md)"
 		},
 	},
 	{
-		Name:    "r6-optimal",
-		Claim:   "the heuristic reaches the optimal scheduler's result",
-		Source:  "Conspirator (ATC'24), talk",
-		Paper:   "equal GPU-hours",
-		Chapter: "cluster.md",
-		Command: "conspirator run paper/heuristic-vs-optimal",
-		run:     runOptimal,
+		Name:     "r6-optimal",
+		Claim:    "the heuristic reaches the optimal scheduler's result",
+		Source:   "Conspirator (ATC'24), talk",
+		Paper:    "equal GPU-hours",
+		Chapter:  "cluster.md",
+		Commands: []string{"conspirator run paper/heuristic-vs-optimal"},
+		run:      runOptimal,
 		judge: func(fs map[string]Figure) (string, string, string) {
 			g := fs["gap_to_optimal"]
 			v := "differs"
 			if math.Abs(g.Value) < 1 {
 				v = "holds"
 			}
-			return fmt.Sprintf("%s GPU-hours against the per-snapshot optimum (%s against %s)", signed(g), fs["heuristic_gpu_hours"].Text(), fs["optimal_gpu_hours"].Text()),
+			return fmt.Sprintf("%s GPU-hours against the per-snapshot optimum (%s against %s GPU-h)", signed(g), fs["heuristic_gpu_hours"].Text(), fs["optimal_gpu_hours"].Text()),
 				v, "one window of openb on 8 A100s, every snapshot solved exactly (gophersat); within 1% counts as equal"
 		},
 	},
 	{
-		Name:    "r7-solve-time",
-		Claim:   "the heuristic takes much less time than the optimum",
-		Source:  "Conspirator (ATC'24), talk",
-		Paper:   "much faster",
-		Chapter: "cluster.md",
-		Command: "conspirator run paper/heuristic-vs-optimal",
-		run:     runOptimal,
+		Name:     "r7-solve-time",
+		Claim:    "the heuristic takes much less time than the optimum",
+		Source:   "Conspirator (ATC'24), talk",
+		Paper:    "much faster",
+		Chapter:  "cluster.md",
+		Commands: []string{"conspirator run paper/heuristic-vs-optimal"},
+		run:      runOptimal,
 		judge: func(fs map[string]Figure) (string, string, string) {
 			r := fs["speedup"]
 			v := "not reproduced"
@@ -181,14 +195,14 @@ var Rows = []Row{
 		},
 	},
 	{
-		Name:    "fgd-allocation",
-		Claim:   "FGD's allocation table: six policies' GPU allocation on openb",
-		Source:  "FGD (ATC'23), artifact's expected results",
-		Paper:   "random 87.47% ... fgd 95.39% at 130% arrived",
-		Chapter: "cluster.md",
-		Command: "conspirator run paper/fgd-allocation",
-		Quick:   fmt.Sprintf("seeds 1-%d of 10", quickClusterSeeds),
-		run:     runFGD,
+		Name:     "fgd-allocation",
+		Claim:    "FGD's allocation table: six policies' GPU allocation on openb",
+		Source:   "FGD (ATC'23), artifact's expected results",
+		Paper:    "random 87.47% ... fgd 95.39% at 130% arrived",
+		Chapter:  "cluster.md",
+		Commands: []string{"conspirator run paper/fgd-allocation"},
+		Quick:    fmt.Sprintf("seeds 1-%d of 10", quickClusterSeeds),
+		run:      runFGD,
 		judge: func(fs map[string]Figure) (string, string, string) {
 			d := fs["max_abs_diff"]
 			v := "not reproduced"
@@ -200,83 +214,97 @@ var Rows = []Row{
 		},
 	},
 	{
-		Name:    "esa-over-atp",
-		Claim:   "ESA's preemptive aggregator scheduling: up to 1.35x better mean JCT than ATP",
-		Source:  "ESA (arXiv 2201.06398), abstract",
-		Paper:   "up to 1.35x",
-		Chapter: "training.md",
-		Command: command("run", "paper/ina", esaSets),
-		run:     runESA,
+		Name:     "esa-over-atp",
+		Claim:    "ESA's preemptive aggregator scheduling: up to 1.35x better mean JCT than ATP",
+		Source:   "ESA (arXiv 2201.06398), abstract",
+		Paper:    "up to 1.35x",
+		Chapter:  "training.md",
+		Commands: []string{command("run", "paper/ina", esaSets)},
+		run:      runESA,
 		judge: func(fs map[string]Figure) (string, string, string) {
 			e := fs["esa_over_atp"]
-			return fmt.Sprintf("%s (700 slots, a job every 30 s); static over atp %s", e.Text(), fs["static_over_atp"].Text()), against(e, 1.35),
-				"the largest of the sweep paper/ina with every spanning job aggregating; ATP's fallback on one PS machine per job"
+			return fmt.Sprintf("%s (700 slots, a job every 30 s); there atp %s and esa %s of no aggregation; static over atp %s", e.Text(), fs["atp_over_none"].Text(), fs["esa_over_none"].Text(), fs["static_over_atp"].Text()),
+				against(e, 1.35),
+				"the largest of the 15 cells of sweep paper/ina with every spanning job aggregating, picked on the same seeds; ATP's fallback on one PS machine per job; read at the slower part of a worker's stream it is 1.309x +- 0.087 (training.md)"
 		},
 	},
 	{
-		Name:    "atp-over-ps",
-		Claim:   "ATP speeds training 38% to 66% over a parameter-server baseline",
-		Source:  "ATP (NSDI'21), abstract",
-		Paper:   "1.38x to 1.66x",
-		Chapter: "training.md",
-		Command: command("run", "paper/ina", append(append([]string{}, atpPSSets...), "training.jobs.synthetic.gpus=[4]")),
-		run:     runATP,
+		Name:     "atp-over-ps",
+		Claim:    "ATP speeds training 38% to 66% over a parameter-server baseline",
+		Source:   "ATP (NSDI'21), abstract",
+		Paper:    "1.38x to 1.66x",
+		Chapter:  "training.md",
+		Commands: commands(atpPSSets, "training.jobs.synthetic.gpus=[%d]", 2, 4, 8),
+		run:      runATP,
 		judge: func(fs map[string]Figure) (string, string, string) {
-			var in []string
 			parts := make([]string, 0, 3)
+			in := 0
 			for _, k := range []string{"workers_2", "workers_4", "workers_8"} {
 				f := fs[k]
 				parts = append(parts, f.Text()+" ("+f.Label+")")
-				if f.Value >= 1.38 && f.Value <= 1.66 {
-					in = append(in, strings.TrimSuffix(f.Label, " workers"))
+				if f.Value+ciOf(f) >= 1.38 && f.Value-ciOf(f) <= 1.66 {
+					in++
 				}
 			}
+			// In the published range at some job sizes and not at others:
+			// the gain is a function of the workers, not one figure.
 			v := "not reproduced"
-			if len(in) > 0 {
-				v = "at " + strings.Join(in, ", ") + " workers"
+			switch in {
+			case 3:
+				v = "reproduced"
+			case 1, 2:
+				v = "depends"
 			}
-			return strings.Join(parts, ", "), v, "both on one PS machine per job, no queueing: the gain is the PS's incast and grows with the workers"
+			return strings.Join(parts, ", "), v, "both on one PS machine per job, no queueing: the gain is the PS's incast and grows with the workers (4.48x at 16), in the published range only at 4; against PS shards on the job's servers (BytePS's co-located mode) ATP gives 0.95x (training.md)"
 		},
 	},
 	{
-		Name:    "switchml-ring",
-		Claim:   "SwitchML speeds training up to 2.27x over a ring all-reduce",
-		Source:  "SwitchML (NSDI'21), against NCCL at 100 Gb/s",
-		Paper:   "up to 2.27x",
-		Chapter: "training.md",
-		Command: command("run", "paper/ina", append(append([]string{}, switchMLSets...), "training.jobs.synthetic.models=[vgg16]")),
-		run:     runSwitchML,
+		Name:     "switchml-ring",
+		Claim:    "SwitchML speeds training up to 2.27x over a ring all-reduce",
+		Source:   "SwitchML (NSDI'21), against NCCL at 100 Gb/s",
+		Paper:    "up to 2.27x",
+		Chapter:  "training.md",
+		Commands: commands(switchMLSets, "training.jobs.synthetic.models=[%s]", "resnet50", "vgg16", "bert-large"),
+		run:      runSwitchML,
 		judge: func(fs map[string]Figure) (string, string, string) {
 			parts := []string{}
-			best := Figure{Value: math.Inf(-1)}
 			for _, k := range []string{"resnet50", "vgg16", "bert-large"} {
 				f := fs[k]
 				parts = append(parts, f.Label+" "+f.Text())
-				if f.Value > best.Value {
-					best = f
-				}
 			}
-			return strings.Join(parts, ", "), against(best, 2.27),
-				"one job of 8 workers, TF32; the model's ring runs at line rate and a chunk's packet carries 23% headers"
+			// Not judged against 2.27x: the baselines differ (an ideal ring
+			// here, NCCL as measured there).
+			return strings.Join(parts, ", "), "not comparable",
+				"one job of 8 workers, TF32; the model's ring is ideal (line rate, 98% payload), which caps the gain at 1.38x with SwitchML's 23% headers, while SwitchML's 2.27x is over NCCL as measured, which does not reach line rate"
 		},
 	},
 }
 
 // against is the verdict of a figure against a published value: within
-// its CI (or its stated precision) "reproduced", else "smaller" or
-// "larger" in magnitude.
+// its CI (or half a unit of its stated precision) "reproduced"; else, by
+// how much of the published effect it reaches (for a speedup, of the
+// gain above 1x), "smaller" from half of it on, "larger" beyond it, and
+// "not reproduced" below half or with the other sign.
 func against(f Figure, paper float64) string {
 	tol := ciOf(f)
 	if tol == 0 {
 		tol = f.Tolerance() / 2
 	}
-	switch {
-	case math.Abs(f.Value-paper) <= tol:
+	if math.Abs(f.Value-paper) <= tol {
 		return "reproduced"
-	case math.Abs(f.Value) < math.Abs(paper):
+	}
+	ours, theirs := f.Value, paper
+	if f.Unit == "x" {
+		ours, theirs = f.Value-1, paper-1
+	}
+	share := ours / theirs
+	switch {
+	case share > 1:
+		return "larger"
+	case share >= 0.5:
 		return "smaller"
 	default:
-		return "larger"
+		return "not reproduced"
 	}
 }
 
@@ -362,6 +390,18 @@ func e2eFigs(r *Runner) ([]Figure, error) {
 // paperOrder is the paper's order of the paths, fastest first.
 var paperOrder = []string{datapath.PathGPUDirect, datapath.PathConspirator, datapath.PathHostRDMA, datapath.PathTCP}
 
+// orderText is the paths by the figure of that prefix, fastest first:
+// "gpudirect 734 < conspirator 764 < ...".
+func orderText(fs map[string]Figure, prefix string) string {
+	paths := append([]string{}, paperOrder...)
+	sort.SliceStable(paths, func(i, j int) bool { return fs[prefix+paths[i]].Value < fs[prefix+paths[j]].Value })
+	parts := make([]string, len(paths))
+	for i, p := range paths {
+		parts[i] = p + " " + fmtNum(fs[prefix+p].Value, 0)
+	}
+	return strings.Join(parts, " < ") + " us"
+}
+
 func judgeOrder(fs map[string]Figure) (string, string, string) {
 	ordered := func(prefix string) bool {
 		for i := 1; i < len(paperOrder); i++ {
@@ -371,11 +411,7 @@ func judgeOrder(fs map[string]Figure) (string, string, string) {
 		}
 		return true
 	}
-	vals := make([]string, len(paperOrder))
-	for i, p := range paperOrder {
-		vals[i] = fmtNum(fs["p50_"+p].Value, 0)
-	}
-	ours := "p50 " + strings.Join(vals, " < ") + " us"
+	ours := "p50 " + orderText(fs, "p50_") + "; mean " + orderText(fs, "mean_")
 	switch {
 	case ordered("p50_") && ordered("mean_"):
 		return ours, "holds", "on the median and the mean, 0% load, 10 seeds"
@@ -580,6 +616,18 @@ func runESA(r *Runner, _ bool) ([]Figure, error) {
 		if err != nil {
 			return nil, err
 		}
+		figs = append(figs, f)
+	}
+	for _, p := range []string{"atp", "esa"} {
+		pr, err := trainingPolicy(out, p)
+		if err != nil {
+			return nil, err
+		}
+		f, err := speedup(p+"_over_none", p+" over none (the host all-reduce)", pr.VsNone, pr.Seeds)
+		if err != nil {
+			return nil, err
+		}
+		f.Decimals = 2
 		figs = append(figs, f)
 	}
 	return figs, nil
