@@ -409,7 +409,10 @@ func (t linearTicks) Ticks(min, max float64) []plot.Tick {
 	}
 	span := max - min
 	step := math.Pow10(int(math.Floor(math.Log10(span))))
-	for _, m := range []float64{0.1, 0.2, 0.5, 1} {
+	// The power of ten at or below the span gives 1 to 10 steps; 2 and
+	// 5 of it keep a wide span (78,000: steps of 20,000, not 10,000)
+	// within most labels.
+	for _, m := range []float64{0.1, 0.2, 0.5, 1, 2, 5} {
 		if span/(step*m) <= most {
 			step *= m
 			break

@@ -552,6 +552,7 @@ func TestLinearTicksNoTrailingZeros(t *testing.T) {
 	}{
 		{225, 375, "250 300 350"},
 		{0, 25000, "0 5000 10000 15000 20000 25000"},
+		{0, 78000, "0 20000 40000 60000"}, // gpu_hours.png: 0 to 70000 by 10000 overlapped
 		{0.9, 1.2, "0.9 0.95 1 1.05 1.1 1.15 1.2"},
 	} {
 		var got []string

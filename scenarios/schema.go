@@ -203,6 +203,10 @@ func WriteSchemaMarkdown(w io.Writer, v any) error {
 	keys := Schema(v)
 	var b strings.Builder
 	b.WriteString("# Scenario keys\n\n")
+	b.WriteString("**The question:** what does a scenario key mean, in what unit, what is its default and where does the default come from?\n")
+	b.WriteString("**The command:** `conspirator explain KEY` prints one key; `conspirator scenarios schema` prints them all; this page is the same reference.\n")
+	b.WriteString("It is a generated reference, not a chapter: its cells hold each default's whole source, so some are long.\n")
+	b.WriteString("How to write a scenario: [scenarios.md](scenarios.md).\n\n")
 	b.WriteString("Generated from the config structs by `go test ./scenarios -run TestSchemaDoc -update`; do not edit by hand.\n\n")
 	b.WriteString("Layers, later wins: defaults (below) < scenario file < environment < `--set key=value`.\n")
 	fmt.Fprintf(&b, "An environment variable is `%s` + the key path in upper case with `__` between levels,\n", EnvPrefix)
