@@ -71,6 +71,7 @@ func TestExitCodesPerCommand(t *testing.T) {
 		"sensitivity": {{[]string{"sensitivity", "paper/e2e", "--param", "datapath.host.coress"}, 2}, {append([]string{"sensitivity", "paper/e2e", "--param", "datapath.host.pageable_factor", "-o", held}, small...), 1}},
 		"reproduce":   {{[]string{"reproduce", "--only", "r4-cost", "-o", filepath.Join(dir, "rep")}, 0}, {[]string{"reproduce", "--only", "r0"}, 2}, {[]string{"reproduce", "--only", "r4-cost", "-o", held}, 1}},
 		"completion":  {{[]string{"completion", "bash"}, 0}, {[]string{"completion", "tcsh"}, 2}},
+		"llm":         {{[]string{"llm", "step", "--model", "llama-2-7b", "--gpu", "a100-80gb", "--prefill", "128"}, 0}, {[]string{"llm", "step", "--model", "llama-2-70b", "--gpu", "a100-80gb", "--prefill", "128"}, 2}, {[]string{"llm", "stp"}, 2}},
 		"help":        {{[]string{"help", "run"}, 0}},
 	}
 	root := newRoot(io.Discard, io.Discard, nil)

@@ -149,6 +149,7 @@ Exit codes: 0 success, 1 a run failed, 2 usage or configuration error.`,
 		a.compareCmd(),
 		a.sensitivityCmd(),
 		a.reproduceCmd(),
+		a.llmCmd(),
 	)
 	// cobra adds its completion command when the root executes; added
 	// here, its sub-commands get the same rules as ours.

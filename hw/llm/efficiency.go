@@ -1,0 +1,65 @@
+package llm
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Efficiency is what a bandwidth-and-FLOPs roofline misses on one GPU
+// type: the share of peak each kind of kernel reaches, the fixed cost of a
+// kernel, a layer and a step, and the all-reduce's latency and bus
+// efficiency. Fractions are of the GPU's (or slice's) vendor peaks.
+type Efficiency struct {
+	Name   string // "a100", "h100"
+	Source string // how each number was obtained, and its grade
+
+	GEMMCompute, GEMMMemory float64 // fractions of peak FLOP/s and bandwidth
+	GEMMFloor               float64 // s per GEMM kernel
+	// GEMMTile is the row tile GEMM kernels compute in: a product of
+	// rows rows does the FLOPs of rows rounded up to it (0 or 1: none).
+	GEMMTile          float64
+	ElementwiseMemory float64 // fraction of peak bandwidth
+	ElementwiseFloor  float64 // s per elementwise kernel
+
+	AttnCompute, AttnMemory float64 // attention kernels' fractions
+	AttnFloor               float64 // s per attention kernel
+
+	AllReduceLatency float64 // s per all-reduce
+	AllReduceBus     float64 // fraction of the link's per-direction bandwidth
+
+	// EagerStep is the fixed cost of a step run eagerly (a prefill or
+	// mixed batch): scheduling, input preparation, sampling; EagerLayer
+	// the host's kernel-launch cost per layer not hidden behind the GPU.
+	EagerStep, EagerLayer float64
+	// GraphStep is the fixed cost of a decode-only step replaying a CUDA
+	// graph, whose batch is padded to the next of GraphBatchSizes.
+	GraphStep       float64
+	GraphBatchSizes []int
+}
+
+// Validate checks that the fractions are in (0, 1] and the costs >= 0: an
+// efficiency above 1 would let a step beat its memory floor.
+func (e Efficiency) Validate() error {
+	var bad []string
+	frac := func(name string, v float64) {
+		if !(v > 0 && v <= 1) {
+			bad = append(bad, fmt.Sprintf("%s %g must be in (0, 1]", name, v))
+		}
+	}
+	frac("GEMMCompute", e.GEMMCompute)
+	frac("GEMMMemory", e.GEMMMemory)
+	frac("ElementwiseMemory", e.ElementwiseMemory)
+	frac("AttnCompute", e.AttnCompute)
+	frac("AttnMemory", e.AttnMemory)
+	frac("AllReduceBus", e.AllReduceBus)
+	for name, v := range map[string]float64{"GEMMFloor": e.GEMMFloor, "ElementwiseFloor": e.ElementwiseFloor, "AttnFloor": e.AttnFloor,
+		"AllReduceLatency": e.AllReduceLatency, "EagerStep": e.EagerStep, "EagerLayer": e.EagerLayer, "GraphStep": e.GraphStep} {
+		if !(v >= 0) {
+			bad = append(bad, fmt.Sprintf("%s %g must be >= 0", name, v))
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("efficiency %s: %s", e.Name, strings.Join(bad, "; "))
+	}
+	return nil
+}

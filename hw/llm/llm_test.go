@@ -1,0 +1,321 @@
+package llm
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/conspirator-sim/conspirator/hw/gpu"
+)
+
+func mustGPU(t *testing.T, name string) gpu.Spec {
+	t.Helper()
+	g, err := gpu.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func mustModel(t *testing.T, name string) Model {
+	t.Helper()
+	m, err := Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func decodes(n, ctx int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = ctx
+	}
+	return s
+}
+
+func step(t *testing.T, model, g string, tp int, b Batch) StepTime {
+	t.Helper()
+	spec := mustGPU(t, g)
+	eff, err := FittedEfficiency(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := Step(mustModel(t, model), Placement{GPU: spec, TP: tp}, b, eff)
+	if err != nil {
+		t.Fatalf("%s on %s TP %d: %v", model, g, tp, err)
+	}
+	return st
+}
+
+// KV bytes per token = 2 x layers x KV heads x head dim x 2 bytes.
+func TestKVBytesPerTokenLLM(t *testing.T) {
+	for _, c := range []struct {
+		model string
+		want  int64
+	}{
+		{"llama-3.1-8b", 131072}, // 2 x 32 x 8 x 128 x 2 = 128 KiB
+		{"llama-3-8b", 131072},
+		{"llama-2-7b", 524288},  // 2 x 32 x 32 x 128 x 2 = 512 KiB (no GQA)
+		{"llama-2-13b", 819200}, // 2 x 40 x 40 x 128 x 2
+		{"llama-2-70b", 327680}, // 2 x 80 x 8 x 128 x 2 = 320 KiB, not 2.5 MiB
+		{"mixtral-8x7b", 131072},
+		{"qwen2-7b", 57344}, // 2 x 28 x 4 x 128 x 2
+		{"opt-13b", 819200}, // 2 x 40 x 40 x 128 x 2
+	} {
+		if got := mustModel(t, c.model).KVBytesPerToken(); got != c.want {
+			t.Errorf("%s: KV bytes per token %d, want %d", c.model, got, c.want)
+		}
+	}
+	// Per GPU: Llama-2-70B's 8 KV heads split over TP 4 (2 each), and are
+	// replicated, one per GPU, beyond 8.
+	m := mustModel(t, "llama-2-70b")
+	if got := m.KVBytesPerTokenPerGPU(4); got != 327680/4 {
+		t.Errorf("70b TP4 per GPU %d, want %d", got, 327680/4)
+	}
+}
+
+func TestWeightBytesLLM(t *testing.T) {
+	for _, c := range []struct {
+		model string
+		want  int64
+	}{
+		// Llama-2-7B: embedding and LM head 2 x 32000 x 4096 = 262,144,000;
+		// per layer 4 x 4096^2 + 3 x 4096 x 11008 + 2 x 4096 = 202,383,360,
+		// x 32 = 6,476,267,520; final norm 4096: 6,738,415,616 params,
+		// x 2 bytes = 13.48 GB.
+		{"llama-2-7b", 13476831232},
+		// Llama-2-70B: 68,976,648,192 params (HF reports 68.98B) x 2.
+		{"llama-2-70b", 137953296384},
+	} {
+		if got := mustModel(t, c.model).WeightBytes(); got != c.want {
+			t.Errorf("%s: weight bytes %d, want %d", c.model, got, c.want)
+		}
+	}
+}
+
+// A step is never faster than the bytes it must read over the bandwidth.
+func TestDecodeFloorLLM(t *testing.T) {
+	// Hand-derived floor for llama-2-7b, one decode of 512 tokens on an
+	// A100-80GB: GEMM weights per layer 4 x 4096^2 + 3 x 4096 x 11008 =
+	// 202,375,168, x 32 = 6,476,005,376, + LM head 131,072,000 =
+	// 6,607,077,376 params = 13,214,154,752 B; KV 512 x 524,288 =
+	// 268,435,456 B; total over 2,039 GB/s = 6.6124 ms.
+	st := step(t, "llama-2-7b", "a100-80gb", 1, Batch{Decode: []int{512}})
+	want := (13214154752.0 + 268435456.0) / 2039e9
+	if math.Abs(st.MemoryFloor-want) > 1e-12 {
+		t.Errorf("floor %.6f ms, want %.6f ms", st.MemoryFloor*1e3, want*1e3)
+	}
+	for _, c := range []struct {
+		model, gpu string
+		tp         int
+		b          Batch
+	}{
+		{"llama-2-7b", "a100-80gb", 1, Batch{Decode: []int{512}}},
+		{"llama-2-7b", "a100-40gb", 2, Batch{Decode: decodes(300, 200)}}, // eager: above the graph sizes
+		{"llama-2-13b", "h100-80gb", 2, Batch{Decode: decodes(32, 2000)}},
+		{"llama-2-70b", "h100-80gb", 8, Batch{Decode: []int{1}}},
+		{"llama-2-70b", "a100-80gb", 4, Batch{Decode: decodes(128, 1024)}},
+		{"llama-3.1-8b", "h200-141gb", 1, Batch{Decode: decodes(64, 8192)}},
+		{"llama-3.1-70b", "h200-141gb", 4, Batch{Decode: decodes(8, 32768)}},
+		{"mixtral-8x7b", "h100-80gb", 2, Batch{Decode: decodes(8, 1024)}},
+		{"qwen2-7b", "l4", 1, Batch{Decode: decodes(4, 4096)}},
+		{"opt-13b", "a100-80gb", 1, Batch{Decode: decodes(16, 2048), Prefill: []Chunk{{512, 0}}}},
+		{"llama-2-7b", "t4", 1, Batch{Decode: []int{100}}},
+	} {
+		st := step(t, c.model, c.gpu, c.tp, c.b)
+		if st.Seconds < st.MemoryFloor || st.MemoryFloor <= 0 {
+			t.Errorf("%s on %s TP %d: step %.4f ms below its memory floor %.4f ms", c.model, c.gpu, c.tp, st.Seconds*1e3, st.MemoryFloor*1e3)
+		}
+		if sum := st.Compute + st.Memory + st.Communication + st.Overhead; math.Abs(sum-st.Seconds) > 1e-9*st.Seconds {
+			t.Errorf("%s: parts add to %g, step %g", c.model, sum, st.Seconds)
+		}
+	}
+}
+
+func TestBoundLLM(t *testing.T) {
+	for _, c := range []struct {
+		model, gpu string
+		tp         int
+		b          Batch
+		want       string
+	}{
+		// 4096 tokens x 13.2 GFLOP each = 54 TFLOP against 13 GB of weights.
+		{"llama-2-7b", "a100-80gb", 1, Batch{Prefill: []Chunk{{4096, 0}}}, "compute"},
+		{"llama-3.1-8b", "h100-80gb", 1, Batch{Prefill: []Chunk{{2048, 2048}}}, "compute"},
+		// One token: 13 GFLOP against 13 GB.
+		{"llama-2-7b", "a100-80gb", 1, Batch{Decode: []int{128}}, "memory"},
+		{"llama-3.1-8b", "h100-80gb", 1, Batch{Decode: []int{4096}}, "memory"},
+	} {
+		if st := step(t, c.model, c.gpu, c.tp, c.b); st.Bound != c.want {
+			t.Errorf("%s on %s %+v: bound %s, want %s (compute %g memory %g comm %g overhead %g)", c.model, c.gpu, c.b, st.Bound, c.want, st.Compute, st.Memory, st.Communication, st.Overhead)
+		}
+	}
+}
+
+// TP > 1 adds two all-reduces per layer, on NVLink within the NVLink
+// domain and on PCIe beyond it; at TP 8 a 70B decode step is far above its
+// weights over bandwidth, and the all-reduces and fixed costs say why.
+func TestAllReducesLLM(t *testing.T) {
+	count := func(st StepTime, name string) int {
+		for _, o := range st.Ops {
+			if o.Name == name {
+				return o.Calls
+			}
+		}
+		return 0
+	}
+	b := Batch{Decode: []int{1024}}
+	if st := step(t, "llama-2-7b", "a100-80gb", 1, b); st.Communication != 0 || count(st, "all_reduce_nvlink")+count(st, "all_reduce_pcie") != 0 {
+		t.Errorf("TP 1 has all-reduces: %+v", st.Ops)
+	}
+	if got := count(step(t, "llama-2-7b", "a100-80gb", 2, b), "all_reduce_nvlink"); got != 2*32 {
+		t.Errorf("TP 2 all-reduces %d, want 64 (2 per layer)", got)
+	}
+	// H100 NVL: an NVLink bridge joins 2 GPUs; TP 4 goes over PCIe.
+	if got := count(step(t, "llama-2-7b", "h100-94gb", 4, b), "all_reduce_pcie"); got != 64 {
+		t.Errorf("h100-94gb TP 4 PCIe all-reduces %d, want 64", got)
+	}
+	st := step(t, "llama-2-70b", "h100-80gb", 8, Batch{Decode: []int{1}})
+	if st.Seconds < 2*st.MemoryFloor {
+		t.Errorf("70b TP8 decode %.2f ms, floor %.2f ms: expected well above", st.Seconds*1e3, st.MemoryFloor*1e3)
+	}
+	// 160 all-reduces at 29.5 us latency each = 4.7 ms alone.
+	if st.Communication < 160*29.5e-6 || st.Communication+st.Overhead < st.MemoryFloor {
+		t.Errorf("70b TP8: communication %.2f ms + overhead %.2f ms should exceed the floor %.2f ms", st.Communication*1e3, st.Overhead*1e3, st.MemoryFloor*1e3)
+	}
+}
+
+// A MIG slice gets its memory slices' share of bandwidth: a 3g.40gb on an
+// A100-80GB has 4 of 8 memory slices, so the floor doubles.
+func TestMIGSliceLLM(t *testing.T) {
+	g := mustGPU(t, "a100-80gb")
+	eff, _ := FittedEfficiency(g)
+	m := mustModel(t, "llama-2-7b")
+	prof, err := g.Profile("3g.40gb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := Batch{Decode: []int{512}}
+	whole, err := Step(m, Placement{GPU: g, TP: 1}, b, eff)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slice, err := Step(m, Placement{GPU: g, TP: 1, Slice: prof}, b, eff)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := slice.MemoryFloor / whole.MemoryFloor; math.Abs(r-2) > 1e-9 {
+		t.Errorf("slice floor / whole floor %g, want 2", r)
+	}
+	if _, err := Step(m, Placement{GPU: g, TP: 2, Slice: prof}, b, eff); err == nil || !strings.Contains(err.Error(), "no peer-to-peer path") {
+		t.Errorf("TP 2 across MIG instances: %v, want refused", err)
+	}
+	small, _ := g.Profile("1g.10gb")
+	var fe *FitError
+	if _, err := Step(m, Placement{GPU: g, TP: 1, Slice: small}, b, eff); !errors.As(err, &fe) {
+		t.Errorf("llama-2-7b on a 1g.10gb: %v, want a FitError", err)
+	}
+}
+
+func TestRefusalsLLM(t *testing.T) {
+	a100 := mustGPU(t, "a100-80gb")
+	eff, _ := FittedEfficiency(a100)
+	for _, c := range []struct {
+		name  string
+		model string
+		p     Placement
+		b     Batch
+		want  string
+	}{
+		{"does not fit", "llama-2-70b", Placement{GPU: a100, TP: 1}, Batch{Decode: []int{10}}, "does not fit a100-80gb at TP 1: 138.0 GB of weights"},
+		{"TP not dividing heads", "llama-2-7b", Placement{GPU: a100, TP: 3}, Batch{Decode: []int{10}}, "does not divide llama-2-7b's 32 attention heads"},
+		{"TP above a node", "llama-2-7b", Placement{GPU: a100, TP: 16}, Batch{Decode: []int{10}}, "must be in [1, 8]"},
+		{"zero prefill", "llama-2-7b", Placement{GPU: a100, TP: 1}, Batch{Prefill: []Chunk{{0, 0}}}, "prefill chunk 0: tokens 0 must be > 0"},
+		{"negative context", "llama-2-7b", Placement{GPU: a100, TP: 1}, Batch{Decode: []int{-5}}, "decode request 0: context length -5"},
+		{"empty", "llama-2-7b", Placement{GPU: a100, TP: 1}, Batch{}, "empty batch"},
+		{"no figures", "llama-2-7b", Placement{GPU: mustGPU(t, "b200-180gb"), TP: 1}, Batch{Decode: []int{10}}, "no sourced peak FLOP/s"},
+	} {
+		_, err := Step(mustModel(t, c.model), c.p, c.b, eff)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want it to contain %q", c.name, err, c.want)
+		}
+	}
+	// An efficiency above 1 would let a step beat its memory floor.
+	over := eff
+	over.GEMMMemory = 1.2
+	if _, err := Step(mustModel(t, "llama-2-7b"), Placement{GPU: a100, TP: 1}, Batch{Decode: []int{10}}, over); err == nil || !strings.Contains(err.Error(), "GEMMMemory 1.2 must be in (0, 1]") {
+		t.Errorf("GEMMMemory 1.2: %v", err)
+	}
+	if _, err := FittedEfficiency(mustGPU(t, "p100")); err == nil {
+		t.Error("p100 has no roofline figures: want refused")
+	}
+}
+
+const llama31Config = `{
+  "architectures": ["LlamaForCausalLM"],
+  "model_type": "llama",
+  "hidden_size": 4096,
+  "intermediate_size": 14336,
+  "max_position_embeddings": 131072,
+  "num_attention_heads": 32,
+  "num_hidden_layers": 32,
+  "num_key_value_heads": 8,
+  "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16",
+  "vocab_size": 128256
+}`
+
+func TestReadHFConfigLLM(t *testing.T) {
+	m, err := ReadHFConfig(strings.NewReader(llama31Config), "Llama-3.1-8B/config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := mustModel(t, "llama-3.1-8b")
+	m.Name, m.Source = want.Name, want.Source
+	if m != want {
+		t.Errorf("read %+v\nwant %+v", m, want)
+	}
+	// A missing required key names the key and the file.
+	bad := strings.Replace(llama31Config, `"hidden_size": 4096,`, "", 1)
+	_, err = ReadHFConfig(strings.NewReader(bad), "cfg/config.json")
+	if err == nil || !strings.Contains(err.Error(), "hidden_size") || !strings.Contains(err.Error(), "cfg/config.json") {
+		t.Errorf("missing hidden_size: %v", err)
+	}
+	opt := `{"model_type": "opt", "hidden_size": 5120, "ffn_dim": 20480, "num_attention_heads": 40, "num_hidden_layers": 40, "vocab_size": 50272, "max_position_embeddings": 2048, "torch_dtype": "float16"}`
+	m, err = ReadHFConfig(strings.NewReader(opt), "opt-13b.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.KVBytesPerToken() != 819200 || m.Gated || !m.TiedEmbeddings {
+		t.Errorf("opt: %+v", m)
+	}
+	mixtral := `{"model_type": "mixtral", "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8, "vocab_size": 32000, "num_local_experts": 8}`
+	if _, err := ReadHFConfig(strings.NewReader(mixtral), "mixtral.json"); err == nil || !strings.Contains(err.Error(), "num_experts_per_tok") {
+		t.Errorf("mixtral without num_experts_per_tok: %v", err)
+	}
+	if _, err := ReadHFConfig(strings.NewReader(`{"model_type": "gpt2"}`), "g.json"); err == nil || !strings.Contains(err.Error(), "not supported") {
+		t.Errorf("gpt2: %v", err)
+	}
+}
+
+func TestLookupLLM(t *testing.T) {
+	if _, err := Lookup("Meta-Llama/Llama-2-70b-hf"); err != nil {
+		t.Error(err)
+	}
+	if _, err := Lookup("llama-2-70"); err == nil || !strings.Contains(err.Error(), "did you mean") {
+		t.Errorf("typo: %v", err)
+	}
+	for _, n := range Names() {
+		m := mustModel(t, n)
+		if err := m.Validate(); err != nil || m.Source == "" || m.Name != strings.ToLower(m.Name) {
+			t.Errorf("%s: %v (source %q)", n, err, m.Source)
+		}
+	}
+	for _, n := range RooflineGPUs() {
+		if _, err := FittedEfficiency(mustGPU(t, n)); err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -1,0 +1,449 @@
+package llm
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/conspirator-sim/conspirator/hw/gpu"
+	"github.com/conspirator-sim/conspirator/hw/mig"
+)
+
+// Chunk is one request's prefill work in a step: Tokens new prompt tokens
+// after ContextBefore tokens already in its KV cache (chunked prefill).
+type Chunk struct {
+	Tokens, ContextBefore int
+}
+
+// Batch is one iteration's work: prefill chunks and decoding requests, each
+// decode given by its context length (the tokens its attention reads,
+// including the one it adds).
+type Batch struct {
+	Prefill []Chunk
+	Decode  []int
+}
+
+// Tokens is the number of tokens the step runs through the layers.
+func (b Batch) Tokens() int {
+	n := len(b.Decode)
+	for _, c := range b.Prefill {
+		n += c.Tokens
+	}
+	return n
+}
+
+// Placement is where the model runs: TP GPUs of one type, or one MIG
+// instance of it (Slice; TP must then be 1).
+type Placement struct {
+	GPU   gpu.Spec
+	TP    int
+	Slice *mig.Profile
+}
+
+// MemoryUtilization is the share of a GPU's memory the weights and KV may
+// take: vLLM's default gpu_memory_utilization (0.9), the rest being the
+// CUDA context, activations and fragmentation.
+const MemoryUtilization = 0.9
+
+// MaxTP is the largest tensor-parallel group modelled: one 8-GPU node.
+const MaxTP = 8
+
+// Op is one operator of the step: its work per call, time per call, and
+// how many calls the step makes (Layers for a per-layer operator).
+type Op struct {
+	Name    string
+	Calls   int
+	FLOPs   float64 // per call, per GPU
+	Bytes   float64 // per call, per GPU
+	Weights float64 // of Bytes, weights read
+	Seconds float64 // per call, floor included
+	Floor   float64 // of Seconds, the kernel's fixed cost
+	Bound   string  // "compute", "memory", "communication" or "overhead"
+}
+
+// StepTime is one iteration's time and what it is made of. The four parts
+// add up to Seconds.
+type StepTime struct {
+	Seconds float64
+	// Compute is the time of operators whose FLOPs bound them; Memory of
+	// those whose bytes bound them; Communication the all-reduces;
+	// Overhead the fixed costs: kernel floors, per-layer launch cost,
+	// per-step cost (scheduling, sampling, graph replay).
+	Compute, Memory, Communication, Overhead float64
+	Bound                                    string
+	Ops                                      []Op
+
+	Tokens       int // tokens through the layers, padding included
+	PaddedTokens int // of Tokens, padding to a captured CUDA-graph size
+	CUDAGraph    bool
+	// WeightBytesRead and KVBytesRead are what one GPU reads from memory
+	// (weights the step touches: all layers, the experts routed to and
+	// the LM head, not the embedding table); MemoryFloor is their sum over
+	// the GPU's (or slice's) bandwidth: no step is faster.
+	WeightBytesRead, KVBytesRead float64
+	MemoryFloor                  float64
+	KVBytesPerToken              int64 // the model's, all GPUs together
+}
+
+// resources is what one GPU of the placement offers.
+type resources struct {
+	flops, bw, mem float64
+	link           float64 // per direction, B/s, for the all-reduces
+	linkName       string
+}
+
+func placementResources(m Model, p Placement) (resources, error) {
+	g := p.GPU
+	if g.PeakDenseBF16 <= 0 || g.MemoryBandwidth <= 0 {
+		return resources{}, fmt.Errorf("gpu %s has no sourced peak FLOP/s or memory bandwidth (hw/gpu Spec.PeakDenseBF16, MemoryBandwidth), so the step model cannot time it; use one of %v", g.Name, RooflineGPUs())
+	}
+	if p.TP < 1 || p.TP > MaxTP {
+		return resources{}, fmt.Errorf("tensor-parallel degree %d must be in [1, %d] (one node)", p.TP, MaxTP)
+	}
+	if m.Heads%p.TP != 0 {
+		return resources{}, fmt.Errorf("tensor-parallel degree %d does not divide %s's %d attention heads; use a divisor of %d", p.TP, m.Name, m.Heads, m.Heads)
+	}
+	if m.KVHeads%p.TP != 0 && p.TP%m.KVHeads != 0 {
+		return resources{}, fmt.Errorf("tensor-parallel degree %d neither divides nor is a multiple of %s's %d KV heads; use a divisor of %d", p.TP, m.Name, m.KVHeads, m.KVHeads)
+	}
+	r := resources{flops: g.PeakDenseBF16, bw: g.MemoryBandwidth, mem: float64(g.MemoryBytes)}
+	if p.Slice != nil {
+		if p.TP > 1 {
+			return resources{}, fmt.Errorf("tensor parallelism across MIG instances is refused: MIG instances have no peer-to-peer path (no NVLink or PCIe P2P between them); use TP 1 on slice %s or whole GPUs", p.Slice.Name)
+		}
+		if g.MIG == nil {
+			return resources{}, fmt.Errorf("gpu %s has no MIG, so no slice %s; use the whole GPU", g.Name, p.Slice.Name)
+		}
+		r.flops *= g.MIG.ComputeShare(p.Slice, mig.BasisSMs)
+		share := float64(p.Slice.MemSlices) / float64(g.MIG.MemorySlices)
+		r.bw *= share
+		r.mem = float64(p.Slice.MemoryBytes)
+	}
+	if p.TP > 1 {
+		switch {
+		case p.TP <= g.NVLinkPeers && g.NVLinkBandwidth > 0:
+			r.link, r.linkName = g.NVLinkBandwidth, "nvlink"
+		case g.PCIeBandwidth > 0:
+			r.link, r.linkName = g.PCIeBandwidth, "pcie"
+		default:
+			return resources{}, fmt.Errorf("gpu %s has no sourced GPU-to-GPU bandwidth, so TP %d cannot be timed; use TP 1", g.Name, p.TP)
+		}
+	}
+	return r, nil
+}
+
+// RooflineGPUs lists the catalog GPUs with roofline figures.
+func RooflineGPUs() []string {
+	var out []string
+	for _, n := range gpu.Names() {
+		if s, _ := gpu.Lookup(n); s.PeakDenseBF16 > 0 && s.MemoryBandwidth > 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// kvHeadsPerGPU: KV heads are split over TP, replicated when TP exceeds them.
+func kvHeadsPerGPU(m Model, tp int) int {
+	if m.KVHeads >= tp {
+		return m.KVHeads / tp
+	}
+	return 1
+}
+
+// KVBytesPerTokenPerGPU is one GPU's share of a token's KV cache at TP tp.
+func (m Model) KVBytesPerTokenPerGPU(tp int) int64 {
+	return 2 * int64(m.Layers) * int64(kvHeadsPerGPU(m, tp)) * int64(m.HeadDim) * int64(m.DTypeBytes)
+}
+
+// FitError is a model that does not fit the placement's memory.
+type FitError struct{ Msg string }
+
+func (e *FitError) Error() string { return e.Msg }
+
+// CheckFit says whether the weights and the batch's KV fit one GPU's (or
+// the slice's) memory at the placement's TP.
+func CheckFit(m Model, p Placement, b Batch) error {
+	r, err := placementResources(m, p)
+	if err != nil {
+		return err
+	}
+	return checkFit(m, p, b, r)
+}
+
+func checkFit(m Model, p Placement, b Batch, r resources) error {
+	var ctx int64
+	for _, c := range b.Prefill {
+		ctx += int64(c.ContextBefore + c.Tokens)
+	}
+	for _, l := range b.Decode {
+		ctx += int64(l)
+	}
+	w := float64(m.WeightBytes()) / float64(p.TP)
+	kv := float64(ctx * m.KVBytesPerTokenPerGPU(p.TP))
+	capacity := r.mem * MemoryUtilization
+	if w+kv > capacity {
+		where := p.GPU.Name
+		if p.Slice != nil {
+			where += " slice " + p.Slice.Name
+		}
+		return &FitError{fmt.Sprintf("%s does not fit %s at TP %d: %.1f GB of weights per GPU + %.2f GB of KV for this batch's %d tokens = %.1f GB > %.1f GB usable (%.0f%% of %.1f GB); use a larger TP, a larger GPU or slice, or a smaller batch",
+			m.Name, where, p.TP, w/1e9, kv/1e9, ctx, (w+kv)/1e9, capacity/1e9, MemoryUtilization*100, r.mem/1e9)}
+	}
+	return nil
+}
+
+func validateBatch(b Batch) error {
+	if len(b.Prefill) == 0 && len(b.Decode) == 0 {
+		return fmt.Errorf("empty batch: give prefill chunks or decode requests")
+	}
+	for i, c := range b.Prefill {
+		if c.Tokens <= 0 {
+			return fmt.Errorf("prefill chunk %d: tokens %d must be > 0", i, c.Tokens)
+		}
+		if c.ContextBefore < 0 {
+			return fmt.Errorf("prefill chunk %d: context before %d must be >= 0", i, c.ContextBefore)
+		}
+	}
+	for i, l := range b.Decode {
+		if l <= 0 {
+			return fmt.Errorf("decode request %d: context length %d must be > 0", i, l)
+		}
+	}
+	return nil
+}
+
+// graphPadding returns the CUDA-graph batch size a decode-only batch of n
+// requests replays, or 0 when it runs eagerly.
+func graphPadding(n int, sizes []int) int {
+	for _, s := range sizes {
+		if n <= s {
+			return s
+		}
+	}
+	return 0
+}
+
+// stepCalc times operators on one GPU of a placement.
+type stepCalc struct {
+	m   Model
+	tp  int
+	r   resources
+	eff Efficiency
+	dt  float64
+}
+
+// gemm times a [rows x k] by [k x n] product with weights of k x n.
+func (c stepCalc) gemm(name string, rows, k, n float64, calls int) Op {
+	f := 2 * rows * k * n
+	b := (k*n + rows*k + rows*n) * c.dt
+	if tile := c.eff.GEMMTile; tile > 1 {
+		// The tensor cores work on whole tiles: a partial one costs a full.
+		f = 2 * math.Ceil(rows/tile) * tile * k * n
+	}
+	op := c.roof(name, f, b, c.eff.GEMMCompute, c.eff.GEMMMemory, c.eff.GEMMFloor, calls)
+	op.Weights = k * n * c.dt
+	return op
+}
+
+// elementwise times an operator that streams bytes once.
+func (c stepCalc) elementwise(name string, bytes float64, calls int) Op {
+	return c.roof(name, 0, bytes, 1, c.eff.ElementwiseMemory, c.eff.ElementwiseFloor, calls)
+}
+
+func (c stepCalc) roof(name string, f, b, effC, effM, floor float64, calls int) Op {
+	tc := f / (c.r.flops * effC)
+	tm := b / (c.r.bw * effM)
+	op := Op{Name: name, Calls: calls, FLOPs: f, Bytes: b, Floor: floor}
+	if tc > tm {
+		op.Seconds, op.Bound = tc+floor, "compute"
+	} else {
+		op.Seconds, op.Bound = tm+floor, "memory"
+	}
+	return op
+}
+
+// LayerLinearOps returns one decoder block's operators other than
+// attention and the all-reduces, for tokens tokens, one call each: the
+// operators Vidur's mlp.csv profiles (the fit compares them one by one).
+func LayerLinearOps(m Model, p Placement, tokens int, eff Efficiency) ([]Op, error) {
+	r, err := placementResources(m, p)
+	if err != nil {
+		return nil, err
+	}
+	c := stepCalc{m: m, tp: p.TP, r: r, eff: eff, dt: float64(m.DTypeBytes)}
+	return c.linear(float64(tokens), 1), nil
+}
+
+func (c stepCalc) linear(t float64, calls int) []Op {
+	m, tp := c.m, float64(c.tp)
+	h, hd := float64(m.Hidden), float64(m.HeadDim)
+	hq := float64(m.Heads) / tp
+	kvh := float64(kvHeadsPerGPU(m, c.tp))
+	act := t * h * c.dt // one activation tensor
+	ops := []Op{
+		c.elementwise("input_norm", 2*act+h*c.dt, calls),
+		c.gemm("qkv_proj", t, h, (hq+2*kvh)*hd, calls),
+		c.elementwise("rope", 2*t*(hq+kvh)*hd*c.dt, calls),
+		c.gemm("o_proj", t, hq*hd, h, calls),
+		c.elementwise("post_norm", 2*act+h*c.dt, calls),
+	}
+	up := 1.0
+	if m.Gated {
+		up = 2
+	}
+	inter := float64(m.Intermediate) / tp
+	if !m.MoE() {
+		ops = append(ops,
+			c.gemm("up_proj", t, h, up*inter, calls),
+			c.elementwise("act", (up+1)*t*inter*c.dt, calls),
+			c.gemm("down_proj", t, inter, h, calls))
+	} else {
+		// Tokens go to ExpertsPerToken experts each; the step reads the
+		// weights of the experts its tokens touch (uniform routing:
+		// E x (1 - (1 - k/E)^T) of them).
+		e, k := float64(m.Experts), float64(m.ExpertsPerToken)
+		touched := e * (1 - math.Pow(1-k/e, t))
+		rows := t * k
+		ops = append(ops, c.gemm("router", t, h, e, calls))
+		upOp := c.gemm("expert_up_proj", rows, h, up*inter, calls)
+		downOp := c.gemm("expert_down_proj", rows, inter, h, calls)
+		for i, o := range []*Op{&upOp, &downOp} {
+			w := h * up * inter
+			if i == 1 {
+				w = h * inter
+			}
+			// gemm counted one expert's weights; the step reads touched.
+			extra := (touched - 1) * w * c.dt
+			weights := o.Weights + extra
+			*o = c.roof(o.Name, o.FLOPs, o.Bytes+extra, c.eff.GEMMCompute, c.eff.GEMMMemory, c.eff.GEMMFloor, calls)
+			o.Weights = weights
+		}
+		ops = append(ops, upOp, c.elementwise("act", (up+1)*rows*inter*c.dt, calls), downOp)
+	}
+	ops = append(ops, c.elementwise("add", 3*act, 2*calls))
+	return ops
+}
+
+// Step returns the time of one iteration of batch b of model m on
+// placement p with efficiencies eff (FittedEfficiency for the GPU type).
+func Step(m Model, p Placement, b Batch, eff Efficiency) (StepTime, error) {
+	if err := m.Validate(); err != nil {
+		return StepTime{}, err
+	}
+	if err := eff.Validate(); err != nil {
+		return StepTime{}, err
+	}
+	if err := validateBatch(b); err != nil {
+		return StepTime{}, err
+	}
+	r, err := placementResources(m, p)
+	if err != nil {
+		return StepTime{}, err
+	}
+	if err := checkFit(m, p, b, r); err != nil {
+		return StepTime{}, err
+	}
+	c := stepCalc{m: m, tp: p.TP, r: r, eff: eff, dt: float64(m.DTypeBytes)}
+	tp := float64(p.TP)
+	h, hd := float64(m.Hidden), float64(m.HeadDim)
+	hq := float64(m.Heads) / tp
+	kvh := float64(kvHeadsPerGPU(m, p.TP))
+	kvLayer := 2 * kvh * hd * c.dt // one token's K and V in one layer, one GPU
+	L := m.Layers
+
+	st := StepTime{Tokens: b.Tokens(), KVBytesPerToken: m.KVBytesPerToken()}
+	if len(b.Prefill) == 0 {
+		if pad := graphPadding(len(b.Decode), eff.GraphBatchSizes); pad > 0 {
+			st.CUDAGraph = true
+			st.PaddedTokens = pad - len(b.Decode)
+			st.Tokens = pad
+		}
+	}
+	t := float64(st.Tokens)
+
+	ops := []Op{c.elementwise("embedding", 2*t*h*c.dt, 1)}
+	ops = append(ops, c.linear(t, L)...)
+	// Attention: prefill chunks in one kernel, decodes in another.
+	if len(b.Prefill) > 0 {
+		var f, by float64
+		for _, ch := range b.Prefill {
+			n, before := float64(ch.Tokens), float64(ch.ContextBefore)
+			// Causal: query i sees before + i keys: n x (before + (n+1)/2)
+			// products, QK^T and PV, 2 FLOPs each, per head.
+			f += 4 * n * (before + (n+1)/2) * hq * hd
+			// Reads the KV before it and its own, writes its own; Q in, out.
+			by += (before+n)*kvLayer + n*kvLayer + 2*n*hq*hd*c.dt
+			st.KVBytesRead += before * kvLayer * float64(L)
+		}
+		ops = append(ops, c.roof("attn_prefill", f, by, eff.AttnCompute, eff.AttnMemory, eff.AttnFloor, L))
+	}
+	if len(b.Decode) > 0 {
+		var f, by float64
+		for _, l := range b.Decode {
+			f += 4 * float64(l) * hq * hd
+			by += float64(l)*kvLayer + 2*hq*hd*c.dt
+			st.KVBytesRead += float64(l) * kvLayer * float64(L)
+		}
+		ops = append(ops, c.roof("attn_decode", f, by, eff.AttnCompute, eff.AttnMemory, eff.AttnFloor, L))
+	}
+	if p.TP > 1 {
+		// Two all-reduces per layer (after O and after down), ring:
+		// each GPU sends and receives 2(n-1)/n of the tensor.
+		bytes := t * h * c.dt
+		sec := eff.AllReduceLatency + 2*(tp-1)/tp*bytes/(r.link*eff.AllReduceBus)
+		ops = append(ops, Op{Name: "all_reduce_" + r.linkName, Calls: 2 * L, Bytes: bytes, Seconds: sec, Bound: "communication"})
+	}
+	ops = append(ops, c.elementwise("final_norm", 2*t*h*c.dt+h*c.dt, 1))
+	// The LM head runs on the last token of each sequence only.
+	seqs := float64(len(b.Prefill) + len(b.Decode))
+	if st.CUDAGraph {
+		seqs = t
+	}
+	ops = append(ops, c.gemm("lm_head", seqs, h, float64(m.Vocab)/tp, 1))
+	if st.CUDAGraph {
+		ops = append(ops, Op{Name: "graph_replay", Calls: 1, Seconds: eff.GraphStep, Bound: "overhead"})
+	} else {
+		ops = append(ops,
+			Op{Name: "step_fixed", Calls: 1, Seconds: eff.EagerStep, Bound: "overhead"},
+			Op{Name: "layer_launch", Calls: L, Seconds: eff.EagerLayer, Bound: "overhead"})
+	}
+
+	for _, o := range ops {
+		total := o.Seconds * float64(o.Calls)
+		st.Seconds += total
+		switch o.Bound {
+		case "compute", "memory":
+			work := (o.Seconds - o.Floor) * float64(o.Calls)
+			st.Overhead += o.Floor * float64(o.Calls)
+			if o.Bound == "compute" {
+				st.Compute += work
+			} else {
+				st.Memory += work
+			}
+		case "communication":
+			st.Communication += total
+		default:
+			st.Overhead += total
+		}
+	}
+	st.Ops = ops
+
+	// Weights the step reads: every layer's (experts touched) and the
+	// LM head; the embedding table is looked up by row.
+	for _, o := range ops {
+		st.WeightBytesRead += o.Weights * float64(o.Calls)
+	}
+	st.MemoryFloor = (st.WeightBytesRead + st.KVBytesRead) / r.bw
+	st.Bound = bound(st)
+	return st, nil
+}
+
+func bound(st StepTime) string {
+	parts := []struct {
+		name string
+		v    float64
+	}{{"compute", st.Compute}, {"memory", st.Memory}, {"communication", st.Communication}, {"overhead", st.Overhead}}
+	sort.SliceStable(parts, func(i, j int) bool { return parts[i].v > parts[j].v })
+	return parts[0].name
+}
