@@ -758,11 +758,9 @@ func (s mapScale) colourOf(v float64) color.Color {
 // nowhere (a grey was read as its pale centre).
 var mapNaN = color.RGBA{R: 196, G: 160, B: 40, A: 255}
 
-// noContour says where the cells of z lie against mark when no line of
-// it is drawn: all on one side, or crossing it only between single cells
-// (pieces left out as noise).
-func noContour(z [][]float64, mark float64, label string) string {
-	above, below := 0, 0
+// sides counts the cells of z below mark and at or above it (NaN cells
+// in neither).
+func sides(z [][]float64, mark float64) (below, above int) {
 	for _, col := range z {
 		for _, v := range col {
 			switch {
@@ -774,6 +772,14 @@ func noContour(z [][]float64, mark float64, label string) string {
 			}
 		}
 	}
+	return below, above
+}
+
+// noContour says where the cells of z lie against mark when no line of
+// it is drawn: all on one side, or crossing it only between single cells
+// (pieces left out as noise).
+func noContour(z [][]float64, mark float64, label string) string {
+	below, above := sides(z, mark)
 	switch {
 	case above == 0:
 		return fmt.Sprintf("Every cell is below %s (%s): no line of it.", label, fmtSig(mark))
@@ -787,18 +793,7 @@ func noContour(z [][]float64, mark float64, label string) string {
 // for the key of a map with no line of it: "every cell below", "every
 // cell above", or "no line survives the noise filter".
 func mapSide(z [][]float64, mark float64) string {
-	below, above := 0, 0
-	for _, col := range z {
-		for _, v := range col {
-			switch {
-			case math.IsNaN(v):
-			case v >= mark:
-				above++
-			default:
-				below++
-			}
-		}
-	}
+	below, above := sides(z, mark)
 	switch {
 	case above == 0:
 		return "every cell below"

@@ -75,7 +75,7 @@ func ReadAzure(r io.Reader, name string) (Trace, error) {
 			at = engine.Time(d)*engine.Second + engine.Time(s.nsec-o.nsec)
 		}
 		if float64(d) > engine.HorizonSeconds || at > engine.Horizon {
-			return Trace{}, &ParseError{File: name, Line: s.line, Column: "TIMESTAMP",
+			return Trace{}, &ParseError{File: name, Row: s.line, Column: "TIMESTAMP",
 				Reason: fmt.Sprintf("the row arrives %d s after the first request (line %d), past the simulator's horizon (%s, engine.Horizon); correct the date or split the trace",
 					d, o.line, engine.HorizonText)}
 		}

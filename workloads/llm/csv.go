@@ -52,7 +52,7 @@ func openCSV(r io.Reader, name string, cols []string) (*csvTrace, error) {
 		t.need = max(t.need, at+1)
 	}
 	if len(missing) > 0 {
-		return nil, &ParseError{File: name, Line: 1, Reason: fmt.Sprintf("the header %s lacks %s; want a header naming %s",
+		return nil, &ParseError{File: name, Row: 1, Reason: fmt.Sprintf("the header %s lacks %s; want a header naming %s",
 			quote(strings.Join(hdr, ",")), strings.Join(missing, ", "), want)}
 	}
 	return t, nil
@@ -62,7 +62,7 @@ func openCSV(r io.Reader, name string, cols []string) (*csvTrace, error) {
 func csvError(name string, err error) error {
 	var pe *csv.ParseError
 	if errors.As(err, &pe) {
-		return &ParseError{File: name, Line: pe.Line, Col: pe.Column,
+		return &ParseError{File: name, Row: pe.Line, Col: pe.Column,
 			Reason: "CSV syntax: " + pe.Err.Error() + "; quote a field that holds a comma or a quote, doubling the quotes inside"}
 	}
 	return fmt.Errorf("llm: %s: %w", name, err)
@@ -81,7 +81,7 @@ func (t *csvTrace) next(vals []string) ([]string, int, error) {
 	}
 	line, _ := t.r.FieldPos(0)
 	if len(rec) < t.need {
-		return nil, line, &ParseError{File: t.name, Line: line, Reason: fmt.Sprintf("the row has %d fields; want at least %d (%s)", len(rec), t.need, strings.Join(t.cols, ","))}
+		return nil, line, &ParseError{File: t.name, Row: line, Reason: fmt.Sprintf("the row has %d fields; want at least %d (%s)", len(rec), t.need, strings.Join(t.cols, ","))}
 	}
 	vals = vals[:0]
 	for _, i := range t.idx {
@@ -93,7 +93,7 @@ func (t *csvTrace) next(vals []string) ([]string, int, error) {
 // errAt returns a ParseError at the k-th wanted column of the current row.
 func (t *csvTrace) errAt(k int, reason string) error {
 	line, col := t.r.FieldPos(t.idx[k])
-	return &ParseError{File: t.name, Line: line, Col: col, Column: t.cols[k], Reason: reason}
+	return &ParseError{File: t.name, Row: line, Col: col, Column: t.cols[k], Reason: reason}
 }
 
 // tokens parses the k-th wanted field as a whole number of tokens, without

@@ -68,7 +68,7 @@ func ReadMooncake(r io.Reader, name string) (Trace, error) {
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return Trace{}, &ParseError{File: name, Line: line + 1, Reason: fmt.Sprintf("the line is longer than %d MiB; want one JSON object per line", maxMooncakeLine>>20)}
+			return Trace{}, &ParseError{File: name, Row: line + 1, Reason: fmt.Sprintf("the line is longer than %d MiB; want one JSON object per line", maxMooncakeLine>>20)}
 		}
 		return Trace{}, fmt.Errorf("llm: %s: %w", name, err)
 	}
@@ -98,7 +98,7 @@ func mooncakeRequest(b []byte, name string, line int) (Request, error) {
 				col = i + 1
 			}
 		}
-		return Request{}, &ParseError{File: name, Line: line, Col: col, Column: field, Reason: reason}
+		return Request{}, &ParseError{File: name, Row: line, Col: col, Column: field, Reason: reason}
 	}
 	var row mooncakeRow
 	if err := json.Unmarshal(b, &row); err != nil {

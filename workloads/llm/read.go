@@ -63,7 +63,7 @@ func Read(format string, r io.Reader, name string) (Trace, error) {
 		head, _ := br.Peek(64 << 10)
 		f, err := Detect(head)
 		if err != nil {
-			return Trace{}, &ParseError{File: name, Line: 1, Reason: err.Error()}
+			return Trace{}, &ParseError{File: name, Row: 1, Reason: err.Error()}
 		}
 		format, r = f, br
 	}

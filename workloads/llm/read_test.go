@@ -244,7 +244,7 @@ func TestRead(t *testing.T) {
 	}
 	_, err = Read("", strings.NewReader("x,y\n"), "a.csv")
 	var pe *ParseError
-	if !errors.As(err, &pe) || pe.Line != 1 {
+	if !errors.As(err, &pe) || pe.Row != 1 {
 		t.Errorf("undetectable: %v; want a ParseError at line 1", err)
 	}
 	_, err = Read("parquet", strings.NewReader(""), "a.parquet")

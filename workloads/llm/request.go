@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/conspirator-sim/conspirator/engine"
+	"github.com/conspirator-sim/conspirator/workloads/trace"
 )
 
 // MaxTokens bounds a request's prompt and output lengths: 1e8 tokens, ten
@@ -238,30 +238,10 @@ func derived(tr Trace, rs []Request) Trace {
 	return out
 }
 
-// ParseError is a trace row that cannot be read.
-type ParseError struct {
-	File   string // the name given to the reader
-	Line   int    // 1-based line; 0 for the whole file
-	Col    int    // 1-based byte column; 0 when unknown
-	Column string // the CSV column or JSON field at fault; "" for the whole row
-	Reason string // what was wrong and what would be right
-}
-
-func (e *ParseError) Error() string {
-	var b strings.Builder
-	b.WriteString(e.File)
-	if e.Line > 0 {
-		fmt.Fprintf(&b, ":%d", e.Line)
-		if e.Col > 0 {
-			fmt.Fprintf(&b, ":%d", e.Col)
-		}
-	}
-	if e.Column != "" {
-		fmt.Fprintf(&b, ": %s", e.Column)
-	}
-	fmt.Fprintf(&b, ": %s", e.Reason)
-	return b.String()
-}
+// ParseError is a trace row that cannot be read: the same error as a
+// cluster trace's bad row (workloads/trace.RowError, file:line:column,
+// the field and the fix), so the command line gives both exit code 2.
+type ParseError = trace.RowError
 
 // checkLength returns why n cannot be a length of the named kind, or "".
 func checkLength(n int64, what string) string {
