@@ -211,6 +211,7 @@ type Result struct {
 	Policies   []PolicyResult     `json:"policies,omitempty"`
 	Allocation []AllocationResult `json:"allocation,omitempty"`
 	Training   *TrainingResult    `json:"training,omitempty"`
+	LLM        *LLMResult         `json:"llm,omitempty"`
 }
 
 // AllocationResult is one policy of an allocation experiment: the GPU
@@ -250,8 +251,8 @@ func ParseResult(name string, b []byte) (Result, error) {
 		}
 		return Result{}, fmt.Errorf("%s: %v", name, err)
 	}
-	if len(r.Paths) == 0 && len(r.Policies) == 0 && len(r.Cost) == 0 && len(r.Allocation) == 0 && r.Training == nil {
-		return Result{}, fmt.Errorf("%s: no \"paths\", \"cost\", \"policies\", \"allocation\" or \"training\": not a conspirator result", name)
+	if len(r.Paths) == 0 && len(r.Policies) == 0 && len(r.Cost) == 0 && len(r.Allocation) == 0 && r.Training == nil && r.LLM == nil {
+		return Result{}, fmt.Errorf("%s: no \"paths\", \"cost\", \"policies\", \"allocation\", \"training\" or \"llm\": not a conspirator result", name)
 	}
 	check := func(kind string, names []string) error {
 		seen := map[string]bool{}

@@ -192,6 +192,11 @@ func Metrics(r Result) map[string]float64 {
 			}
 		}
 	}
+	if r.LLM != nil {
+		for i, v := range llmValues(r.LLM) {
+			m["llm/"+LLMEntity+"/"+llmMetrics[i].field] = v
+		}
+	}
 	for name, vs := range derivedValues(r) {
 		for i, v := range vs {
 			m["derived/"+name+"/"+derivedMetrics[i].field] = v
@@ -216,6 +221,7 @@ func metricKinds(agg SweepAggregate) []metricKind {
 		{"paths", "Data path", agg.Paths, pathMetrics},
 		{"policies", "Cluster scheduling", agg.Policies, policyMetrics},
 		{"training", "Training (aggregator memory policies)", agg.Training, trainingMetrics},
+		{"llm", "LLM serving", agg.LLM, llmMetrics},
 	}
 }
 

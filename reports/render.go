@@ -175,6 +175,11 @@ func runFigures(dir string, r Result) ([]*figure, error) {
 			return nil, err
 		}
 	}
+	if r.LLM != nil {
+		if err := llmFigures(dir, r.LLM, add); err != nil {
+			return nil, err
+		}
+	}
 	return figs, nil
 }
 
@@ -189,6 +194,8 @@ var figureCaptions = map[string]string{
 	"training_jct_cdf": "Completion time CDF of the training jobs per aggregator memory policy (first seed): further left is faster.",
 	"iteration_split":  "A policy's mean iteration split into compute, communication and waiting for aggregators, over every iteration of every seed. Waiting is the share of a synchronisation's time that its grant added over the job's whole window (fewer slots: atp's collisions sent to the parameter server, esa's preemption), the phase timed alone under each; link contention slows both alike and counts as communication. A job without a static partition runs its host all-reduce, which is communication.",
 	"occupancy":        "Aggregator slots held over time, stacked by job (a colour per job), a panel per policy that uses the pool (first seed), as time averages over 200 bins; a fast-forwarded job's slots are its average over its iterations.",
+	"llm_latency_cdf":  "Time to first token (left) and time per output token after the first (right) per request, first seed, with the SLO's bound dashed: the share of requests left of the bound meets it.",
+	"llm_series":       "KV-cache use, running requests (the batch) and waiting requests over time (first seed), sampled every llm.sample_every and averaged into 300 bins of time: a line per replica for one or two, else the mean over the replicas and the busiest replica's. A KV cache near 100% with requests waiting is memory-bound serving; preemptions follow.",
 	"allocation":       "GPU allocation ratio against the GPU request arrived, per policy (mean over seeds): higher is better; the gap to the arrived line is GPU fragmentation and pods that found no server.",
 }
 
@@ -442,6 +449,7 @@ func writeTables(md *strings.Builder, r Result) {
 		}
 	}
 	writeTrainingTable(md, r.Training)
+	writeLLMTable(md, r.LLM)
 }
 
 func fmtPct(v float64) string {

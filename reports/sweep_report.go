@@ -25,6 +25,7 @@ type SweepAggregate struct {
 	Paths    []string      `json:"paths,omitempty"`
 	Policies []string      `json:"policies,omitempty"`
 	Training []string      `json:"training,omitempty"`
+	LLM      []string      `json:"llm,omitempty"`
 	Derived  []string      `json:"derived,omitempty"`
 	Groups   []sweep.Group `json:"groups"`
 	// prov is what the points say of themselves (not in aggregate.json).
@@ -83,6 +84,9 @@ func AggregateSweep(dir string) (SweepAggregate, error) {
 					agg.Training = append(agg.Training, x.Name)
 				}
 			}
+		}
+		if r.LLM != nil && len(agg.LLM) == 0 {
+			agg.LLM = []string{LLMEntity}
 		}
 		for name := range derivedValues(r) {
 			if !slices.Contains(agg.Derived, name) {

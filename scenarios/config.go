@@ -9,6 +9,7 @@ import (
 	"github.com/conspirator-sim/conspirator/sim/alloc"
 	"github.com/conspirator-sim/conspirator/sim/cluster"
 	"github.com/conspirator-sim/conspirator/sim/datapath"
+	"github.com/conspirator-sim/conspirator/sim/llmserve"
 	"github.com/conspirator-sim/conspirator/sim/training"
 )
 
@@ -27,7 +28,9 @@ type Scenario struct {
 	// Training is omitted from the resolved inputs when absent (omitempty),
 	// so that adding it left the identity (inputs_sha256) of every
 	// scenario without it as it was.
-	Training    *training.Config `yaml:"training,omitempty" json:"training,omitempty" doc:"distributed training that communicates: jobs iterating compute and gradient synchronisation on a rack's links, with in-network aggregation whose scarce aggregator memory (switch or SmartNIC) is shared by a policy (static, atp, esa, none); absent means not simulated"`
+	Training *training.Config `yaml:"training,omitempty" json:"training,omitempty" doc:"distributed training that communicates: jobs iterating compute and gradient synchronisation on a rack's links, with in-network aggregation whose scarce aggregator memory (switch or SmartNIC) is shared by a policy (static, atp, esa, none); absent means not simulated"`
+	// LLM, like Training, is omitted from the resolved inputs when absent.
+	LLM         *llmserve.Config `yaml:"llm,omitempty" json:"llm,omitempty" doc:"LLM inference serving: replicas of one model on GPUs or MIG slices, each a vLLM-style continuous-batching scheduler over a paged KV cache, fed by a trace (Azure, Mooncake, BurstGPT) or a synthetic workload; TTFT, TPOT, throughput and goodput under SLOs; absent means not simulated"`
 	Cost        *Cost            `yaml:"cost" json:"cost,omitempty" doc:"cost and power table of the control-plane processors; absent means: compare the simulated host CPU and SmartNIC on the same control work"`
 	Calibration string           `yaml:"calibration" json:"calibration,omitempty" doc:"calibration profile (YAML written by 'conspirator calibrate') whose fitted values override the defaults; a relative path is relative to the scenario file; --set still wins"`
 	Sweep       []string         `yaml:"sweep,omitempty" json:"sweep,omitempty" doc:"the scenario's own sweep, one swept key per entry as --param writes it (key=v1,v2,...): 'conspirator sweep' runs it when given no --param; 'run' ignores it"`
@@ -64,8 +67,8 @@ type CalibratedValue struct {
 // (an empty or name-only file would otherwise pass validate and fail only
 // when its report is drawn).
 func (s *Scenario) Validate() error {
-	if s.DataPath == nil && s.Cluster == nil && s.Cost == nil && s.Allocation == nil && s.Training == nil {
-		return errors.New("nothing to simulate: the scenario has no datapath, cluster, allocation, training or cost section; add one (start from 'conspirator scenarios show paper/e2e', 'paper/gpu-hours', 'paper/fgd-allocation' or 'paper/ina')")
+	if s.DataPath == nil && s.Cluster == nil && s.Cost == nil && s.Allocation == nil && s.Training == nil && s.LLM == nil {
+		return errors.New("nothing to simulate: the scenario has no datapath, cluster, allocation, training, llm or cost section; add one (start from 'conspirator scenarios show paper/e2e', 'paper/gpu-hours', 'paper/fgd-allocation', 'paper/ina' or 'llm/azure-conv')")
 	}
 	if _, err := SweepParams(s.Sweep); err != nil {
 		return fmt.Errorf("sweep: %w", err)

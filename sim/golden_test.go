@@ -12,13 +12,14 @@ import (
 	"github.com/conspirator-sim/conspirator/internal/shareddata"
 	"github.com/conspirator-sim/conspirator/scenarios"
 	"github.com/conspirator-sim/conspirator/sim"
+	"github.com/conspirator-sim/conspirator/sim/llmserve"
 )
 
 // goldenFiles are the outputs pinned per scenario: the summary and the
 // main CSVs. timing.json and decisions.csv hold wall-clock decision times
 // and are left out; plots and report.md are derived from these files
 // (and checked byte-stable by the reports tests).
-var goldenFiles = []string{"summary.json", "requests.csv", "jobs.csv", "active_gpus.csv", "allocation.csv", "seeds.csv", "training_jobs.csv", "occupancy.csv"}
+var goldenFiles = []string{"summary.json", "requests.csv", "jobs.csv", "active_gpus.csv", "allocation.csv", "seeds.csv", "training_jobs.csv", "occupancy.csv", "llm_requests.csv", "llm_samples.csv"}
 
 // Every built-in scenario, run as `conspirator run NAME` runs it from the
 // repository root, gives exactly the bytes under testdata/golden/NAME/. A
@@ -68,6 +69,12 @@ func TestBuiltinScenariosGolden(t *testing.T) {
 					t.Skip("places about 100,000 pods (-short)")
 				}
 			}
+			if l := sc.LLM; l != nil && l.Workload.Source == llmserve.SourceTrace {
+				shareddata.Path(t, "traces", filepath.Base(filepath.Dir(l.Workload.Trace)))
+				if heavyLLM[name] != "" && !heavyGolden && !*golden.Update {
+					t.Skipf("%s: checked with -tags heavy, as .ci/run does", heavyLLM[name])
+				}
+			}
 			dir := filepath.Join(root, "sim", "testdata", "golden", strings.ReplaceAll(name, "/", "-"))
 			if c := sc.Cluster; c != nil && c.Seeds > lightSeeds && !heavyGolden && !*golden.Update {
 				all := c.Seeds
@@ -101,6 +108,12 @@ func TestBuiltinScenariosGolden(t *testing.T) {
 			}
 		})
 	}
+}
+
+// heavyLLM are the llm scenarios that take too long for go test ./...
+// on a busy 2-core machine, with why.
+var heavyLLM = map[string]string{
+	"llm/mooncake": "replays 12,031 prompts of 12,035 tokens on average on 8 replicas (5 to 15 s alone)",
 }
 
 // lightSeeds is how many seeds of a many-seed cluster scenario run without

@@ -70,6 +70,10 @@ func dataFiles(sc *scenarios.Scenario) (keys, paths []string) {
 		k, p := sc.Training.Files()
 		keys, paths = append(keys, k...), append(paths, p...)
 	}
+	if sc.LLM != nil {
+		k, p := sc.LLM.Files()
+		keys, paths = append(keys, k...), append(paths, p...)
+	}
 	return keys, paths
 }
 

@@ -88,6 +88,9 @@ type Summary struct {
 	// an iteration split into compute, communication and waiting for
 	// aggregators, and what the replay cost.
 	Training *TrainingSummary `json:"training,omitempty"`
+	// LLM is the llm section's result: the resolved model, placement and
+	// KV capacity, and the serving metrics over the seeds.
+	LLM *LLMSummary `json:"llm,omitempty"`
 }
 
 // ClusterEnv is what the assembly gives the cluster model: the trace
@@ -175,6 +178,11 @@ func Check(sc *scenarios.Scenario) error {
 			if _, err := training.Jobs(*sc.Training, listed, sc.Seed); err != nil {
 				return &cluster.InputError{Err: fmt.Errorf("training.jobs: %w", err)}
 			}
+		}
+	}
+	if sc.LLM != nil {
+		if err := checkLLM(*sc.LLM, sc.Seed); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -295,6 +303,13 @@ func RunWith(sc *scenarios.Scenario, opts Options) (*Output, error) {
 			return nil, fmt.Errorf("training: %w", err)
 		}
 		sum.Training = ts
+	}
+	if sc.LLM != nil {
+		ls, err := runLLM(*sc.LLM, sc.Seed, files)
+		if err != nil {
+			return nil, llmError(err)
+		}
+		sum.LLM = ls
 	}
 	if rows := costRows(sc); len(rows) > 0 {
 		table, err := datapath.CostTable(rows)

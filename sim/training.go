@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/conspirator-sim/conspirator/internal/progress"
 	"io/fs"
+	"strings"
 
 	"github.com/conspirator-sim/conspirator/sim/cluster"
 	"github.com/conspirator-sim/conspirator/sim/training"
@@ -76,6 +77,9 @@ func trainingEnv(cfg training.Config) training.Env {
 // missingInput is the error for an input file that is not there, with
 // where to get one: a job list is not an Alibaba trace.
 func missingInput(key, path string) error {
+	if strings.HasPrefix(key, "llm.") {
+		return llmMissing(key, path)
+	}
 	if key != "training.jobs.list" {
 		return &cluster.InputError{Err: fmt.Errorf("%s: file %s not found%s; %s", key, path, resolved(path), cluster.Hint(key, path))}
 	}

@@ -138,6 +138,7 @@ on their own vendor peaks.`,
 	fl.IntVar(&context, "context", 0, "context length (KV tokens) of each decoding request")
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	c.AddCommand(step)
+	c.AddCommand(a.llmCapacityCmd())
 	return c
 }
 

@@ -75,8 +75,9 @@ func TestMissingDataMessages(t *testing.T) {
 // scenarios list gives every built-in its summary (the first line of its
 // file's comment) and marks, on an indented line below, the built-ins
 // that read data files (hand-listed from scenarios/builtin: the four
-// cluster and allocation scenarios and scale/1m-jobs, whose synthetic
-// jobs copy the openb trace's mix), with the folder and keys, and says
+// cluster and allocation scenarios, scale/1m-jobs, whose synthetic
+// jobs copy the openb trace's mix, and the llm scenarios' traces), with
+// the folder and keys, and says
 // whether they are found from the working directory; the others have no
 // such line.
 func TestScenariosListMarksData(t *testing.T) {
@@ -87,8 +88,18 @@ func TestScenariosListMarksData(t *testing.T) {
 		"paper/heuristic-vs-optimal": "(cluster.trace)",
 		"paper/r6-windows":           "(cluster.trace)",
 		"scale/1m-jobs":              "(cluster.trace)",
+		"llm/azure-conv":             "../shared/traces/azure-llm-2023/ (llm.workload.trace)",
+		"llm/azure-code":             "../shared/traces/azure-llm-2023/ (llm.workload.trace)",
+		"llm/mooncake":               "../shared/traces/mooncake-fast25/ (llm.workload.trace)",
 	}
 	const dir = "../shared/traces/alibaba-gpu-v2023/"
+	// full is a needs entry with its folder: the openb one unless named.
+	full := func(keys string) string {
+		if strings.HasPrefix(keys, "../") {
+			return keys
+		}
+		return dir + " " + keys
+	}
 	list := func(t *testing.T) (map[string]string, string) {
 		t.Helper()
 		code, stdout, stderr := cli(t, nil, "scenarios", "list")
@@ -126,7 +137,7 @@ func TestScenariosListMarksData(t *testing.T) {
 		switch {
 		case !marked && note != "":
 			t.Errorf("%s reads no data file but is marked %q", name, note)
-		case marked && note != "needs data: "+dir+" "+keys+", not found from this directory":
+		case marked && note != "needs data: "+full(keys)+", not found from this directory":
 			t.Errorf("%s: %q, want it to need %s %s, not found", name, note, dir, keys)
 		}
 	}
@@ -148,9 +159,18 @@ func TestScenariosListMarksData(t *testing.T) {
 	for _, f := range []string{"openb_pod_list_default.csv", "openb_node_list_gpu_node.csv"} {
 		writeFile(t, shared, f, "")
 	}
+	for d, fs := range map[string][]string{"azure-llm-2023": {"AzureLLMInferenceTrace_conv.csv", "AzureLLMInferenceTrace_code.csv"}, "mooncake-fast25": {"conversation_trace.jsonl"}} {
+		llmDir := filepath.Join(root, "shared", "traces", d)
+		if err := os.MkdirAll(llmDir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range fs {
+			writeFile(t, llmDir, f, "")
+		}
+	}
 	got, stderr = list(t)
 	for name, keys := range needs {
-		if want := "needs data: " + dir + " " + keys + ", found"; got[name] != want {
+		if want := "needs data: " + full(keys) + ", found"; got[name] != want {
 			t.Errorf("%s: %q, want %q", name, got[name], want)
 		}
 	}

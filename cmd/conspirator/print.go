@@ -189,6 +189,7 @@ func printSummary(w io.Writer, s *sim.Summary, timing *sim.Timing) {
 		}
 	}
 	printTraining(w, s)
+	printLLM(w, s)
 	if len(s.Cost) > 0 {
 		fmt.Fprintln(w)
 		switch s.CostSource {
@@ -217,6 +218,9 @@ func seedCount(s *sim.Summary) int {
 	}
 	if t := s.Training; t != nil && len(t.Policies) > 0 {
 		n = max(n, t.Policies[0].Seeds)
+	}
+	if l := s.LLM; l != nil {
+		n = max(n, l.Seeds)
 	}
 	for _, a := range s.Allocation {
 		for _, at := range a.At {
