@@ -26,7 +26,10 @@
 // its last token (recomputed to sample from), cached blocks are kept
 // after their requests finish and evicted least recently freed first (a
 // prompt's tail before its head), and a hit still counts in the step's
-// attention reads (the chunk's ContextBefore).
+// attention reads (the chunk's ContextBefore): each request reads the
+// shared blocks, but they take memory once, so a batch is checked
+// against the memory by the blocks the replica holds, not by llm.Step's
+// sum of the contexts.
 //
 // A step's output: every decoding request gains one token, and a prefill
 // chunk that completes the request's known tokens samples one (the first

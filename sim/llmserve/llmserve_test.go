@@ -372,3 +372,63 @@ func TestRefusals(t *testing.T) {
 		t.Errorf("v0 prompt over the budget: %v; want an error naming request 0", err)
 	}
 }
+
+// Requests sharing a cached prefix share its KV blocks, so a batch's
+// contexts may sum past what the memory would hold unshared. Four
+// 120,000-token prompts with the same hashes on one H100-80GB
+// (Llama-3.1-8B: 131,072 bytes of KV a token, 28,791 blocks of 16):
+// request 0 prefills 7,500 blocks and decodes; requests 1-3 arrive at 60 s
+// (request 0 still decoding: 20,000 tokens at about 10 ms each) and hit
+// its first 7,499 blocks (119,984 tokens; the last token's block is
+// recomputed), taking one private block each for the last 16 prompt
+// tokens and two more as they decode. The four then decode together
+// with contexts summing to about 4 x 120,000 = 480,000 tokens, more than
+// llm.Step's unshared fit check allows ((0.9 x 80 GiB - 16.06 GB of
+// weights) / 131,072 B, about 467,300 tokens), though they hold at most
+// 8,134 distinct blocks (130,144 tokens). The run must time those steps,
+// not refuse them.
+func TestSharedPrefixFitsMemory(t *testing.T) {
+	p := testPlan(t)
+	p.PrefixCaching = true
+	hashes := make([]uint64, (120000+511)/512)
+	for i := range hashes {
+		hashes[i] = uint64(i + 1)
+	}
+	at := 60 * engine.Second
+	res, log := simulate(t, p, trace(req{prompt: 120000, output: 10000, hashes: hashes},
+		req{at: at, prompt: 120000, output: 20, hashes: hashes},
+		req{at: at, prompt: 120000, output: 20, hashes: hashes},
+		req{at: at, prompt: 120000, output: 20, hashes: hashes}))
+	for i, r := range res.Requests {
+		want := 0
+		if i > 0 {
+			want = 7499 * 16
+		}
+		if r.CachedTokens != want || r.Preemptions != 0 || r.Finish == 0 {
+			t.Errorf("request %d: cached %d, preemptions %d, finish %s; want %d, 0, finished", i, r.CachedTokens, r.Preemptions, r.Finish, want)
+		}
+	}
+	if r := res.Requests[0]; r.Finish <= res.Requests[3].Finish {
+		t.Errorf("request 0 finished at %s, before request 3 (%s): the four never decoded together", r.Finish, res.Requests[3].Finish)
+	}
+	// The regime the test is about: steps of four decodes (contexts of
+	// 120,001 tokens or more each) on at most 8,134 held blocks: request
+	// 0's 7,500 prompt blocks and at most ceil(129,999/16) - 7,500 = 625
+	// for its output, and 3 private blocks each for requests 1-3 (the
+	// duplicate last prompt block, then up to token 120,019).
+	over := 0
+	for _, l := range log {
+		if l.decode == 4 {
+			over++
+			if l.held > 8134 {
+				t.Errorf("step at %s: %d blocks held; want at most 8,134", l.start, l.held)
+			}
+		}
+	}
+	if over == 0 {
+		t.Errorf("no step decoded all four together")
+	}
+	if _, err := llm.Step(p.Model, p.Placement, llm.Batch{Decode: []int{120001, 120001, 120001, 120001}}, p.Eff); err == nil {
+		t.Errorf("llm.Step fits four unshared 120,001-token contexts; the test no longer exercises the shared-prefix fit")
+	}
+}

@@ -1,6 +1,7 @@
 package llmserve
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/conspirator-sim/conspirator/engine"
@@ -134,9 +135,19 @@ func (r *replica) schedule(now engine.Time) (bool, error) {
 	sec, ok := 0.0, false
 	if len(r.lb.Prefill) == 0 && r.c.decode != nil {
 		sec, ok = r.c.decode.time(r.lb.Decode, S)
+		if !ok && r.fits() {
+			sec, ok = r.c.roomyDecode.time(r.lb.Decode, S)
+		}
 	}
 	if !ok {
 		st, err := llm.Step(p.Model, p.Placement, r.lb, p.Eff)
+		if fe := (*llm.FitError)(nil); errors.As(err, &fe) && r.fits() {
+			// Step's check sums the contexts, counting a cached prefix
+			// block once per request that reads it; the blocks the
+			// replica holds fit, so time the step (memory only enters
+			// the check).
+			st, err = llm.Step(p.Model, r.c.roomy, r.lb, p.Eff)
+		}
 		if err != nil {
 			return false, fmt.Errorf("llmserve: replica %d step at %s (%d prefill chunks, %d decodes): %w", r.id, now, len(r.lb.Prefill), len(r.lb.Decode), err)
 		}
@@ -150,6 +161,14 @@ func (r *replica) schedule(now engine.Time) (bool, error) {
 	r.busy, r.start, r.end = true, now, now+dur
 	r.c.observeStep(r, now)
 	return true, nil
+}
+
+// fits says whether the blocks the replica holds, shared prefix blocks
+// once, fit the memory as llm.Step's check counts it: the weights' share
+// and the KV within MemoryUtilization of the GPU's (slice's) memory.
+func (r *replica) fits() bool {
+	c := r.c
+	return c.weightsPerGPU+float64(r.kv.held)*c.blockBytesPerGPU <= c.memPerGPU*llm.MemoryUtilization
 }
 
 // scheduleV1 is vLLM v1's Scheduler.schedule: running requests first, in

@@ -3,6 +3,7 @@ package llmserve
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/conspirator-sim/conspirator/engine"
 	"github.com/conspirator-sim/conspirator/hw/llm"
@@ -20,6 +21,15 @@ type cluster struct {
 	decode           *decodeTimer // decode-only step times (nil: llm.Step each step)
 	rr               int          // round-robin position
 	inSystem         int          // admitted and not finished
+
+	// roomy is the placement with memory no batch exceeds, and roomyDecode
+	// its decode timer: they time a step whose contexts share cached
+	// prefix blocks, which llm.Step's fit check counts once per request
+	// that reads them (replica.fits counts them once). memPerGPU and
+	// weightsPerGPU are what that check compares.
+	roomy                    llm.Placement
+	roomyDecode              *decodeTimer
+	memPerGPU, weightsPerGPU float64
 
 	records      []RequestRecord
 	itl          itlCounts
@@ -66,6 +76,16 @@ func newCluster(p Plan, tr wllm.Trace) (*cluster, error) {
 	}
 	c := &cluster{p: p, noted: map[string]bool{}}
 	c.blockBytesPerGPU = float64(int64(p.BlockSize) * p.Model.KVBytesPerTokenPerGPU(p.Placement.TP))
+	c.weightsPerGPU = float64(p.Model.WeightBytes()) / float64(p.Placement.TP)
+	c.memPerGPU = float64(p.Placement.GPU.MemoryBytes)
+	c.roomy = p.Placement
+	c.roomy.GPU.MemoryBytes = math.MaxInt64
+	if s := p.Placement.Slice; s != nil {
+		c.memPerGPU = float64(s.MemoryBytes)
+		roomy := *s
+		roomy.MemoryBytes = math.MaxInt64
+		c.roomy.Slice = &roomy
+	}
 	if p.KVBlocks == 0 {
 		n, err := KVCapacity(p)
 		if err != nil {
@@ -85,6 +105,9 @@ func newCluster(p Plan, tr wllm.Trace) (*cluster, error) {
 		}
 	}
 	c.decode = newDecodeTimer(&c.p)
+	roomy := c.p
+	roomy.Placement = c.roomy
+	c.roomyDecode = newDecodeTimer(&roomy)
 	for i := range c.p.Replicas {
 		c.replicas = append(c.replicas, &replica{id: i, c: c, kv: newKVCache(c.p.KVBlocks), waiting: waitQueue{priority: p.Priority == PriorityShortest}})
 	}
