@@ -171,6 +171,36 @@ func (r *replica) fits() bool {
 	return c.weightsPerGPU+float64(r.kv.held)*c.blockBytesPerGPU <= c.memPerGPU*llm.MemoryUtilization
 }
 
+// reserve gives the running request q (at index i of running) the blocks
+// for its first tokens, preempting the lowest-priority running request
+// (r.victim) while the free blocks are too few, as both schedulers do. It
+// returns whether q itself is still running, the tokens the preempted
+// requests had scheduled in this step (back to the budget), how many of
+// them stood before index i (the caller's index moves back by as many),
+// and whether it preempted any.
+func (r *replica) reserve(q *request, tokens, i int) (ok bool, freed, before int, preempted bool) {
+	for {
+		need := r.blocksFor(tokens) - q.blocks()
+		if need <= r.kv.available() {
+			r.grow(q, need)
+			return true, freed, before, preempted
+		}
+		v, vi := r.victim()
+		if v.sched > 0 {
+			freed += v.sched
+			r.unbatch(v)
+		}
+		r.preempt(v, vi)
+		preempted = true
+		if v == q {
+			return false, freed, before, preempted
+		}
+		if vi < i {
+			before++
+		}
+	}
+}
+
 // scheduleV1 is vLLM v1's Scheduler.schedule: running requests first, in
 // order, each given min(its remaining tokens, the budget left) (a decode
 // 1, a prefill a chunk), preempting the lowest-priority running request
@@ -183,28 +213,10 @@ func (r *replica) scheduleV1(now engine.Time) {
 	for i := 0; i < len(r.running) && budget > 0; i++ {
 		q := r.running[i]
 		n := min(q.total()-q.computed, budget)
-		ok := true
-		for {
-			need := r.blocksFor(q.computed+n) - q.blocks()
-			if need <= r.kv.available() {
-				r.grow(q, need)
-				break
-			}
-			v, vi := r.victim()
-			if v.sched > 0 {
-				budget += v.sched
-				r.unbatch(v)
-			}
-			r.preempt(v, vi)
-			preempted = true
-			if v == q {
-				ok = false
-				break
-			}
-			if vi < i {
-				i--
-			}
-		}
+		ok, freed, before, pre := r.reserve(q, q.computed+n, i)
+		budget += freed
+		i -= before
+		preempted = preempted || pre
 		if !ok {
 			break
 		}
@@ -252,27 +264,9 @@ func (r *replica) scheduleV0(now engine.Time) {
 	preempted := false
 	for i := 0; i < len(r.running); i++ {
 		q := r.running[i]
-		ok := true
-		for {
-			need := r.blocksFor(q.computed+1) - q.blocks()
-			if need <= r.kv.available() {
-				r.grow(q, need)
-				break
-			}
-			v, vi := r.victim()
-			if v.sched > 0 {
-				r.unbatch(v)
-			}
-			r.preempt(v, vi)
-			preempted = true
-			if v == q {
-				ok = false
-				break
-			}
-			if vi < i {
-				i--
-			}
-		}
+		ok, _, before, pre := r.reserve(q, q.computed+1, i)
+		i -= before
+		preempted = preempted || pre
 		if !ok {
 			break
 		}
