@@ -290,11 +290,7 @@ func runLLM(cfg llmserve.Config, seed uint64, files map[string][]byte) (*LLMSumm
 	if p.Placement.Slice != nil {
 		out.MIG = p.Placement.Slice.Name
 	}
-	if n := len(firstTrace.Requests); n > 1 {
-		if span := firstTrace.Requests[n-1].Arrival - firstTrace.Requests[0].Arrival; span > 0 {
-			out.OfferedPerSec = float64(n) / span.Seconds()
-		}
-	}
+	out.OfferedPerSec = offeredPerSec(firstTrace)
 	if in.trace != nil {
 		out.Workload = fmt.Sprintf("trace %s (%s)", cfg.Workload.Trace, firstTrace.Format)
 	} else {
@@ -303,6 +299,31 @@ func runLLM(cfg llmserve.Config, seed uint64, files map[string][]byte) (*LLMSumm
 	out.Notes = append(append(out.Notes, firstTrace.Notes...), first.Notes...)
 	out.SLOMet = out.Result.SLOAttainment.Mean >= p.SLO.Quantile
 	return out, nil
+}
+
+// offeredPerSec is a trace's arrival rate: its requests over the time from
+// the first arrival to the last (0 with fewer than two).
+func offeredPerSec(tr wllm.Trace) float64 {
+	if n := len(tr.Requests); n > 1 {
+		if span := tr.Requests[n-1].Arrival - tr.Requests[0].Arrival; span > 0 {
+			return float64(n) / span.Seconds()
+		}
+	}
+	return 0
+}
+
+// LLMTraceRate is the arrival rate, in requests per second, of an llm
+// section's trace as a run serves it (rate scaled and windowed), read
+// without serving it: what the capacity search scales a trace from.
+func LLMTraceRate(cfg llmserve.Config) (float64, error) {
+	in, err := llmPrepare(cfg)
+	if err != nil {
+		return 0, llmError(err)
+	}
+	if in.trace == nil {
+		return 0, fmt.Errorf("llm: the workload is %s, not a trace", cfg.Workload.Source)
+	}
+	return offeredPerSec(*in.trace), nil
 }
 
 // llmStat takes every metric's mean and 95% CI over the seeds.

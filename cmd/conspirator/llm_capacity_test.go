@@ -1,10 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/conspirator-sim/conspirator/hw/gpu"
 )
 
 // smallLLM is a synthetic llm scenario that runs in a fraction of a
@@ -86,4 +90,132 @@ func TestLLMCapacity(t *testing.T) {
 	if code, _, stderr := cli(t, nil, "llm", "capacity", "paper/cost"); code != exitUsage || !strings.Contains(stderr, "no llm section") {
 		t.Errorf("paper/cost: exit %d, %q", code, stderr)
 	}
+}
+
+// llm capacity --gpu-types/--tp/--rates finds, per rate, the fewest
+// replicas of each GPU type and TP meeting the SLO and prices them. At
+// 1/s one A100 replica meets the SLO with room (TTFT p90 ~0.2 s against
+// 0.5 s); at 40/s, ten times what one A100 serves at this SLO, one replica
+// misses it (attainment ~0) and several are needed.
+func TestLLMCapacityConfigs(t *testing.T) {
+	dir := t.TempDir()
+	sc := writeFile(t, dir, "small.yaml", smallLLM)
+	args := []string{"llm", "capacity", sc, "--set", "llm.seeds=1", "--slo", "ttft=500ms,tpot=60ms", "--gpu-types", "a100-80gb,h100-80gb", "--tp", "1,2", "--rates", "1/s,40/s"}
+	code, stdout, stderr := cli(t, nil, args...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	tables := configTables(t, stdout)
+	if len(tables) != 2 {
+		t.Fatalf("want one table per rate, got %d:\n%s", len(tables), stdout)
+	}
+	for rate, rows := range tables {
+		if len(rows) != 4 {
+			t.Fatalf("%s: want a row per GPU type and TP (4), got %d:\n%s", rate, len(rows), stdout)
+		}
+		last := 0.0
+		for i, r := range rows {
+			g, err := gpu.Lookup(r.gpu)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.gpus != r.replicas*r.tp {
+				t.Errorf("%s %s tp %d: gpus %d, want replicas %d x tp %d", rate, r.gpu, r.tp, r.gpus, r.replicas, r.tp)
+			}
+			if want := fmt.Sprintf("%.2f", float64(r.replicas*r.tp)*g.PricePerHour); r.cost != want {
+				t.Errorf("%s %s tp %d: $/hour %s, want %d x %d x %.3f = %s", rate, r.gpu, r.tp, r.cost, r.replicas, r.tp, g.PricePerHour, want)
+			}
+			c, _ := strconv.ParseFloat(r.cost, 64)
+			if c < last {
+				t.Errorf("%s: not sorted by cost:\n%s", rate, stdout)
+			}
+			last = c
+			if r.cheapest != (i == 0) {
+				t.Errorf("%s: row %d marked %v; want the first (cheapest) marked only", rate, i, r.cheapest)
+			}
+		}
+		if want := fmt.Sprintf("cheapest at %s: %d x %s at tp %d (GPUs: %d), $%s/hour", rate, rows[0].replicas, rows[0].gpu, rows[0].tp, rows[0].gpus, rows[0].cost); !strings.Contains(stdout, want) {
+			t.Errorf("no line %q:\n%s", want, stdout)
+		}
+	}
+	for _, r := range tables["1/s"] {
+		if r.replicas != 1 {
+			t.Errorf("1/s: %s tp %d needs %d replicas; one replica meets the SLO at 1/s", r.gpu, r.tp, r.replicas)
+		}
+	}
+	if r := tables["1/s"][0]; r.gpu != "a100-80gb" || r.tp != 1 {
+		t.Errorf("1/s: cheapest %s tp %d; want one a100-80gb ($5.12/hour), the cheapest GPU", r.gpu, r.tp)
+	}
+	for _, r := range tables["40/s"] {
+		if r.gpu == "a100-80gb" && r.tp == 1 && r.replicas < 2 {
+			t.Errorf("40/s: a100-80gb tp 1 with %d replicas; one A100 misses the SLO at 40/s", r.replicas)
+		}
+	}
+	if !strings.Contains(stdout, "a100-80gb  tp 1 x 1 ") || !strings.Contains(stdout, ": misses") {
+		t.Errorf("the probes are not printed:\n%s", stdout)
+	}
+
+	// A cap the load needs more than: stated, not an error.
+	code, stdout, stderr = cli(t, nil, "llm", "capacity", sc, "--set", "llm.seeds=1", "--slo", "ttft=500ms,tpot=60ms", "--rates", "40/s", "--max-gpus", "1")
+	if code != exitOK || !strings.Contains(stdout, "none within --max-gpus 1") || !strings.Contains(stdout, "none priced meets the SLO") {
+		t.Errorf("--max-gpus 1 at 40/s: exit %d, stderr %q:\n%s", code, stderr, stdout)
+	}
+
+	for _, c := range []struct {
+		flags []string
+		want  string
+	}{
+		{[]string{"--gpu-types", "h100-90gb"}, "--gpu-types h100-90gb: unknown gpu"},
+		{[]string{"--gpu-types", "b200-180gb"}, "--gpu-types b200-180gb"},
+		{[]string{"--tp", "3"}, "--tp 3: tensor-parallel degree 3 does not divide"},
+		{[]string{"--rates", "0/s"}, "--rates 0/s: want a rate above 0"},
+		{[]string{"--rates", "5/s,-1/s"}, "--rates -1/s"},
+		{[]string{"--max-gpus", "0"}, "--max-gpus 0"},
+		{[]string{"--tp", "1", "--tolerance", "0.1"}, "--tolerance"},
+	} {
+		code, _, stderr := cli(t, nil, append([]string{"llm", "capacity", sc}, c.flags...)...)
+		if code != exitUsage || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.flags, code, stderr, exitUsage, c.want)
+		}
+	}
+}
+
+type configLine struct {
+	cheapest           bool
+	gpu                string
+	tp, replicas, gpus int
+	cost               string
+}
+
+// configTables reads the configuration search's tables by rate.
+func configTables(t *testing.T, out string) map[string][]configLine {
+	t.Helper()
+	tables := map[string][]configLine{}
+	rate := ""
+	in := false
+	for _, l := range strings.Split(out, "\n") {
+		switch {
+		case strings.HasPrefix(l, "configurations of "):
+			rate = strings.Fields(l)[4]
+		case strings.Contains(l, "gpu") && strings.Contains(l, "$/hour"):
+			in = true
+		case strings.HasPrefix(l, "cheapest at "):
+			in = false
+		case in:
+			f := strings.Fields(l)
+			r := configLine{cheapest: f[0] == "*"}
+			if r.cheapest {
+				f = f[1:]
+			}
+			if len(f) < 5 || f[2] == "-" {
+				t.Fatalf("row %q: want a configuration", l)
+			}
+			r.gpu, r.cost = f[0], f[4]
+			r.tp, _ = strconv.Atoi(f[1])
+			r.replicas, _ = strconv.Atoi(f[2])
+			r.gpus, _ = strconv.Atoi(f[3])
+			tables[rate] = append(tables[rate], r)
+		}
+	}
+	return tables
 }
