@@ -132,10 +132,7 @@ datapath.gpus are of another type.`,
 			if outDir == "" {
 				outDir = filepath.Join(a.outRoot(), "calibration")
 			}
-			if err := checkWritableParent(outDir); err != nil {
-				return err
-			}
-			lock, err := lockDir(outDir)
+			lock, err := claimDir(outDir)
 			if err != nil {
 				return err
 			}

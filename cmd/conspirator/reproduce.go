@@ -65,10 +65,7 @@ included), 1 when a row failed, 2 for a usage error (an unknown --only).`,
 			if dir == "" {
 				dir = filepath.Join(a.outRoot(), map[bool]string{true: "reproduce-quick", false: "reproduce"}[quick])
 			}
-			if err := checkWritableParent(dir); err != nil {
-				return err
-			}
-			lock, err := lockDir(dir)
+			lock, err := claimDir(dir)
 			if err != nil {
 				return err
 			}

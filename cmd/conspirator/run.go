@@ -279,10 +279,7 @@ and CPU stages run on the host backend as above.`,
 					return err
 				}
 			}
-			if err := checkWritableParent(dir); err != nil {
-				return err
-			}
-			lock, err := lockDir(dir)
+			lock, err := claimDir(dir)
 			if err != nil {
 				return err
 			}
@@ -494,6 +491,16 @@ func checkWritableParent(dir string) error {
 		return usagef("output path %s exists and is not a directory", dir)
 	}
 	return nil
+}
+
+// claimDir readies a result directory before any work is spent on it:
+// its parent must be writable (checkWritableParent), and this process
+// becomes its one writer (lockDir). Release the lock when it is written.
+func claimDir(dir string) (*dirlock.Lock, error) {
+	if err := checkWritableParent(dir); err != nil {
+		return nil, err
+	}
+	return lockDir(dir)
 }
 
 // lockDir makes this process the one writer of the result directory dir

@@ -69,10 +69,7 @@ Writes sensitivity.csv and plots/sensitivity.{png,svg,pdf}.`,
 			if outDir == "" {
 				outDir = filepath.Join(a.outRoot(), strings.ReplaceAll(sc.Name, "/", "-")+"-sensitivity")
 			}
-			if err := checkWritableParent(outDir); err != nil {
-				return err
-			}
-			lock, err := lockDir(outDir)
+			lock, err := claimDir(outDir)
 			if err != nil {
 				return err
 			}
