@@ -188,6 +188,9 @@ func llmPrepare(cfg llmserve.Config) (*llmInput, error) {
 			return nil, &cluster.InputError{Err: fmt.Errorf("llm.workload.window_start: the window [%v, %v) holds no request of %s; move the window into the trace's span", w.WindowStart, w.WindowEnd, w.Trace)}
 		}
 	}
+	if err := llmserve.CheckTraceMemory(tr, "workload.trace"); err != nil {
+		return nil, &cluster.InputError{Err: prefixKey("llm.", err)}
+	}
 	if err := plan.CheckTrace(tr, "workload.trace"); err != nil {
 		return nil, &cluster.InputError{Err: prefixKey("llm.", err)}
 	}

@@ -6,8 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
+	"runtime/metrics"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/conspirator-sim/conspirator/hw/llm"
 	"github.com/conspirator-sim/conspirator/scenarios"
@@ -17,7 +21,7 @@ import (
 )
 
 // loadLLM loads a scenario text with its defaults, as a run does.
-func loadLLM(t *testing.T, text string, sets ...string) *scenarios.Scenario {
+func loadLLM(t testing.TB, text string, sets ...string) *scenarios.Scenario {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "s.yaml")
 	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
@@ -151,5 +155,124 @@ func TestLLMMissingTrace(t *testing.T) {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("%q lacks %q", err, w)
 		}
+	}
+}
+
+// The prefix-aware router's fall-back to load: defaults (8,192 tokens,
+// 1.5) reach the plan; a value out of range is refused at its key with
+// the fix.
+func TestLLMRouterBalance(t *testing.T) {
+	p, err := loadLLM(t, "name: x\nllm:\n  router: prefix-aware\n").LLM.Plan(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.RouterBalanceAbs != 8192 || p.RouterBalanceRel != 1.5 {
+		t.Errorf("defaults %d tokens, %v; want 8,192 and 1.5", p.RouterBalanceAbs, p.RouterBalanceRel)
+	}
+	for _, tc := range []struct{ set, key, fix string }{
+		{"llm.router_balance_rel=0.9", "llm.router_balance_rel", "at least 1"},
+		{"llm.router_balance_abs=-1", "llm.router_balance_abs", "0 (no fall-back)"},
+	} {
+		var sc scenarios.Scenario
+		err := scenarios.Load(writeTemp(t, "name: x\nllm:\n  router: prefix-aware\n"), []string{tc.set}, nil, &sc)
+		if err == nil || !strings.Contains(err.Error(), tc.key) || !strings.Contains(err.Error(), tc.fix) {
+			t.Errorf("%s: %v; want an error naming %s and %q", tc.set, err, tc.key, tc.fix)
+		}
+	}
+}
+
+// A synthetic workload whose estimated memory passes 8 GiB is refused at
+// llm.workload.synthetic.requests: Azure's mix (lognormal outputs of mean
+// 211 tokens) costs 1,024 + 210 x 40 = 9,424 B a request, so 1,000,000
+// requests need 9.42e9 B (8.8 GiB) and 900,000 8.48e9 B (7.9 GiB);
+// one-token outputs cost 1,024 B, so 5,000,000 need 5.12e9 B.
+func TestLLMMemoryBound(t *testing.T) {
+	for _, tc := range []struct {
+		sets []string
+		ok   bool
+	}{
+		{[]string{"llm.workload.synthetic.requests=1000000"}, false},
+		{[]string{"llm.workload.synthetic.requests=900000"}, true},
+		{[]string{"llm.workload.synthetic.requests=5000000", "llm.workload.synthetic.rate=1000/s", "llm.workload.synthetic.output.kind=fixed", "llm.workload.synthetic.output.mean=1", "llm.workload.synthetic.output.sigma=0"}, true},
+	} {
+		var sc scenarios.Scenario
+		err := scenarios.Load(writeTemp(t, "name: x\nllm:\n  tp: 1\n"), tc.sets, nil, &sc)
+		if tc.ok != (err == nil) {
+			t.Errorf("%v: %v; want refused: %v", tc.sets, err, !tc.ok)
+		}
+		if err != nil {
+			for _, w := range []string{"llm.workload.synthetic.requests", "over the 8.0 GiB limit", "fewer requests"} {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("%v: %q lacks %q", tc.sets, err, w)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkLLMMemory measures what a run's memory grows with (go test
+// -run '^$' -bench LLMMemory -benchmem ./sim): B/op, all a run
+// allocates, and the heap's peak during one more run (live and unswept
+// bytes, sampled every millisecond), each over the requests. Two regimes
+// of llm/azure-conv's length mix on one H100 bound it: at the trace's
+// own load (5/s: about 19 steps a request, batches of 11) the
+// per-request records dominate; with every request alone (0.01/s) each
+// step adds an inter-token latency pair, one per output token.
+func BenchmarkLLMMemory(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		rate string
+	}{{"load=azure-conv", "5/s"}, {"load=alone", "0.01/s"}} {
+		b.Run(bc.name, func(b *testing.B) {
+			const n = 20000
+			sc := loadLLM(b, "name: x\nllm:\n  sample_every: 1000s\n  workload:\n    synthetic:\n      requests: 20000\n      rate: "+bc.rate+"\n")
+			b.ReportAllocs()
+			for range b.N {
+				if _, err := sim.RunLLM(*sc.LLM, 1); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			peak := heapPeak()
+			out, err := sim.RunLLM(*sc.LLM, 1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(peak())/n, "peak-B/request")
+			b.ReportMetric(float64(out.Steps)/n, "steps/request")
+		})
+	}
+}
+
+// heapPeak samples the heap's live and unswept bytes every millisecond
+// until the returned function is called, which gives their peak.
+func heapPeak() func() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	runtime.GC()
+	metrics.Read(s)
+	base := s[0].Value.Uint64()
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			metrics.Read(s)
+			if v := s[0].Value.Uint64(); v > base && v-base > peak.Load() {
+				peak.Store(v - base)
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() uint64 {
+		close(done)
+		<-stopped
+		return peak.Load()
 	}
 }

@@ -1,5 +1,7 @@
 // Command llmfit fits hw/llm's per-GPU efficiencies to Vidur's published
-// per-operator profiles and prints the error on the profiles it held out.
+// per-operator profiles and prints the error on the profiles it held out:
+// per set, every held-out row over the 25% bound with what dominates it,
+// the L2-residency check, and the other GEMM roofline shapes it compared.
 //
 // Vidur (github.com/microsoft/vidur, MIT) is not part of this repository:
 // fetch it yourself and point CONSPIRATOR_VIDUR_DIR (or -vidur) at the
@@ -112,29 +114,53 @@ func readMLP(path, gpuDir, model string) ([]row, error) {
 
 var gpuOf = map[string]string{"a100": "a100-80gb", "h100": "h100-80gb"}
 
-func predict(rw row, eff llm.Efficiency) (map[string]float64, error) {
+// model is what a row is predicted with: hw/llm's efficiencies and, for
+// the alternatives compared below (not hw/llm's), the exponent p with which
+// a GEMM's compute and memory times combine: (tc^p + tm^p)^(1/p) + floor.
+// p 0 is hw/llm's roofline, max(tc, tm) + floor; p 1 their sum.
+type model struct {
+	eff llm.Efficiency
+	p   float64
+}
+
+// predict returns the per-operator seconds of rw's block, and the ops
+// themselves (hw/llm's, before any alternative re-timing).
+func predict(rw row, md model) (map[string]float64, []llm.Op, error) {
 	g, _ := gpu.Lookup(gpuOf[rw.gpuDir])
-	ops, err := llm.LayerLinearOps(rw.m, llm.Placement{GPU: g, TP: rw.tp}, rw.tokens, eff)
+	ops, err := llm.LayerLinearOps(rw.m, llm.Placement{GPU: g, TP: rw.tp}, rw.tokens, md.eff)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := map[string]float64{}
 	for _, o := range ops {
 		out[o.Name] = o.Seconds
+		if md.p > 0 && gemm[o.Name] {
+			tc := o.FLOPs / (g.PeakDenseBF16 * md.eff.GEMMCompute)
+			tm := o.Bytes / (g.MemoryBandwidth * md.eff.GEMMMemory)
+			out[o.Name] = o.Floor + math.Pow(math.Pow(tc, md.p)+math.Pow(tm, md.p), 1/md.p)
+		}
 	}
-	return out, nil
+	return out, ops, nil
 }
 
+// The operators each kind of efficiency is fitted on (slices, so that the
+// loss adds up in one order and the fit is the same every run).
+var (
+	gemmOps = []string{"qkv_proj", "o_proj", "up_proj", "down_proj"}
+	elemOps = []string{"input_norm", "rope", "post_norm", "act", "add"}
+	gemm    = map[string]bool{"qkv_proj": true, "o_proj": true, "up_proj": true, "down_proj": true}
+)
+
 // loss is the mean squared log error of the named operators over rows.
-func loss(rows []row, eff llm.Efficiency, names map[string]bool) float64 {
+func loss(rows []row, md model, names []string) float64 {
 	var s float64
 	var n int
 	for _, rw := range rows {
-		p, err := predict(rw, eff)
+		p, _, err := predict(rw, md)
 		if err != nil {
 			continue
 		}
-		for name := range names {
+		for _, name := range names {
 			d := math.Log(p[name] / rw.ms[name])
 			s += d * d
 			n++
@@ -145,14 +171,14 @@ func loss(rows []row, eff llm.Efficiency, names map[string]bool) float64 {
 
 // fit minimises loss by coordinate descent over grids, each parameter in
 // its range, a few rounds.
-func fit(rows []row, eff *llm.Efficiency, names map[string]bool, params []*float64, lo, hi []float64) {
+func fit(rows []row, md *model, names []string, params []*float64, lo, hi []float64) {
 	for round := 0; round < 4; round++ {
 		for i, p := range params {
-			best, bestL := *p, loss(rows, *eff, names)
+			best, bestL := *p, loss(rows, *md, names)
 			const steps = 60
 			for k := 0; k <= steps; k++ {
 				*p = lo[i] + (hi[i]-lo[i])*float64(k)/steps
-				if l := loss(rows, *eff, names); l < bestL {
+				if l := loss(rows, *md, names); l < bestL {
 					best, bestL = *p, l
 				}
 			}
@@ -161,8 +187,8 @@ func fit(rows []row, eff *llm.Efficiency, names map[string]bool, params []*float
 	}
 }
 
-func layerErr(rw row, eff llm.Efficiency) float64 {
-	p, err := predict(rw, eff)
+func layerErr(rw row, md model) float64 {
+	p, _, err := predict(rw, md)
 	if err != nil {
 		return math.NaN()
 	}
@@ -174,28 +200,57 @@ func layerErr(rw row, eff llm.Efficiency) float64 {
 	return pr/me - 1
 }
 
-func report(name string, rows []row, effOf func(row) llm.Efficiency) {
-	var errs []float64
-	for _, rw := range rows {
-		if e := layerErr(rw, effOf(rw)); !math.IsNaN(e) {
-			if debug && math.Abs(e) > 0.25 {
-				p, _ := predict(rw, effOf(rw))
-				fmt.Fprintf(os.Stderr, "%s %s tp%d T%d err %.2f:", rw.gpuDir, rw.model, rw.tp, rw.tokens, e)
-				for _, o := range vidurOps {
-					fmt.Fprintf(os.Stderr, " %s %.1f/%.1f", o.ours, p[o.ours]*1e6, rw.ms[o.ours]*1e6)
-				}
-				fmt.Fprintln(os.Stderr)
-			}
-			errs = append(errs, math.Abs(e))
+// bound is the target for every held-out point.
+const bound = 0.25
+
+// errStats are a set's absolute errors: median, p90, max and how many
+// exceed bound.
+type errStats struct {
+	n                int
+	median, p90, max float64
+	over             int
+}
+
+func statsOf(errs []float64) errStats {
+	if len(errs) == 0 {
+		return errStats{}
+	}
+	a := make([]float64, len(errs))
+	for i, e := range errs {
+		a[i] = math.Abs(e)
+	}
+	sort.Float64s(a)
+	st := errStats{n: len(a), median: a[len(a)/2], p90: a[int(0.9*float64(len(a)-1))], max: a[len(a)-1]}
+	for _, e := range a {
+		if e > bound {
+			st.over++
 		}
 	}
-	if len(errs) == 0 {
-		fmt.Printf("| %-52s | %4d | - | - | - |\n", name, 0)
+	return st
+}
+
+func printRow(name string, st errStats) {
+	if st.n == 0 {
+		fmt.Printf("| %-52s | %4d | - | - | - | - |\n", name, 0)
 		return
 	}
-	sort.Float64s(errs)
-	q := func(f float64) float64 { return errs[int(f*float64(len(errs)-1))] }
-	fmt.Printf("| %-52s | %4d | %5.1f%% | %5.1f%% | %5.1f%% |\n", name, len(errs), 100*q(0.5), 100*q(0.9), 100*errs[len(errs)-1])
+	fmt.Printf("| %-52s | %4d | %5.1f%% | %5.1f%% | %5.1f%% | %3d |\n", name, st.n, 100*st.median, 100*st.p90, 100*st.max, st.over)
+}
+
+const tableHead = "| set | rows | median abs err | p90 | max | rows > 25% |\n|---|---|---|---|---|---|"
+
+func layerStats(rows []row, mdOf func(row) model) errStats {
+	var errs []float64
+	for _, rw := range rows {
+		if e := layerErr(rw, mdOf(rw)); !math.IsNaN(e) {
+			errs = append(errs, e)
+		}
+	}
+	return statsOf(errs)
+}
+
+func report(name string, rows []row, mdOf func(row) model) {
+	printRow(name, layerStats(rows, mdOf))
 }
 
 func filter(rows []row, keep func(row) bool) []row {
@@ -206,6 +261,32 @@ func filter(rows []row, keep func(row) bool) []row {
 		}
 	}
 	return out
+}
+
+// fitSet says whether a row is in the fit set: Llama-2-7B at TP 1.
+func fitSet(r row) bool { return r.model == "meta-llama/Llama-2-7b-hf" && r.tp == 1 }
+
+// fitGPU fits one GPU's GEMM and elementwise efficiencies on its fit set,
+// GEMMs combined with exponent p (0: hw/llm's max), the row tile chosen
+// from a grid by the same loss. It returns the fit and its GEMM loss.
+func fitGPU(train []row, g string, p float64) (model, float64) {
+	base := model{eff: llm.Efficiency{Name: g, GEMMCompute: 0.7, GEMMMemory: 0.7, ElementwiseMemory: 0.7, AttnCompute: 1, AttnMemory: 1, AllReduceBus: 1}, p: p}
+	bestL := math.Inf(1)
+	var best model
+	for _, tile := range []float64{1, 16, 32, 64, 128, 256} {
+		md := base
+		md.eff.GEMMTile = tile
+		params, lo, hi := []*float64{&md.eff.GEMMCompute, &md.eff.GEMMMemory, &md.eff.GEMMFloor}, []float64{0.2, 0.2, 0}, []float64{1, 1, 30e-6}
+		if p > 1 {
+			params, lo, hi = append(params, &md.p), append(lo, 1), append(hi, 8)
+		}
+		fit(train, &md, gemmOps, params, lo, hi)
+		if l := loss(train, md, gemmOps); l < bestL {
+			bestL, best = l, md
+		}
+	}
+	fit(train, &best, elemOps, []*float64{&best.eff.ElementwiseMemory, &best.eff.ElementwiseFloor}, []float64{0.1, 0}, []float64{1, 30e-6})
+	return best, bestL
 }
 
 // allReduce is one all_reduce.csv line within one node.
@@ -269,16 +350,12 @@ func fitAllReduce(rows []allReduce, link float64) (lat, bus float64) {
 	return lat, bus
 }
 
-func arReport(name string, rows []allReduce, link, lat, bus float64) {
+func arStats(rows []allReduce, link, lat, bus float64) errStats {
 	var errs []float64
 	for _, a := range rows {
-		errs = append(errs, math.Abs(arPredict(a, link, lat, bus)/a.sec-1))
+		errs = append(errs, arPredict(a, link, lat, bus)/a.sec-1)
 	}
-	sort.Float64s(errs)
-	if len(errs) == 0 {
-		return
-	}
-	fmt.Printf("| %-52s | %4d | %5.1f%% | %5.1f%% | %5.1f%% |\n", name, len(errs), 100*errs[len(errs)/2], 100*errs[int(0.9*float64(len(errs)-1))], 100*errs[len(errs)-1])
+	return statsOf(errs)
 }
 
 func main() {
@@ -295,8 +372,8 @@ func main() {
 			if err != nil || info.Name() != "mlp.csv" {
 				return err
 			}
-			model, _ := filepath.Rel(root, filepath.Dir(path))
-			rs, err := readMLP(path, g, model)
+			name, _ := filepath.Rel(root, filepath.Dir(path))
+			rs, err := readMLP(path, g, name)
 			rows = append(rows, rs...)
 			return err
 		})
@@ -305,33 +382,18 @@ func main() {
 			os.Exit(2)
 		}
 	}
-	gemm := map[string]bool{"qkv_proj": true, "o_proj": true, "up_proj": true, "down_proj": true}
-	elem := map[string]bool{"input_norm": true, "rope": true, "post_norm": true, "act": true, "add": true}
-	fitted := map[string]llm.Efficiency{}
+	fitted := map[string]model{}
 	for _, g := range []string{"a100", "h100"} {
-		train := filter(rows, func(r row) bool { return r.gpuDir == g && r.model == "meta-llama/Llama-2-7b-hf" && r.tp == 1 })
-		eff := llm.Efficiency{Name: g, GEMMCompute: 0.7, GEMMMemory: 0.7, ElementwiseMemory: 0.7, AttnCompute: 1, AttnMemory: 1, AllReduceBus: 1}
-		bestL := math.Inf(1)
-		var best llm.Efficiency
-		for _, tile := range []float64{1, 16, 32, 64, 128, 256} {
-			e := eff
-			e.GEMMTile = tile
-			fit(train, &e, gemm, []*float64{&e.GEMMCompute, &e.GEMMMemory, &e.GEMMFloor}, []float64{0.2, 0.2, 0}, []float64{1, 1, 30e-6})
-			if l := loss(train, e, gemm); l < bestL {
-				bestL, best = l, e
-			}
-		}
-		eff = best
-		fit(train, &eff, elem, []*float64{&eff.ElementwiseMemory, &eff.ElementwiseFloor}, []float64{0.1, 0}, []float64{1, 30e-6})
-		fitted[g] = eff
+		md, _ := fitGPU(filter(rows, func(r row) bool { return r.gpuDir == g && fitSet(r) }), g, 0)
+		fitted[g] = md
+		e := md.eff
 		fmt.Printf("%s fitted on %s/meta-llama/Llama-2-7b-hf/mlp.csv TP 1 (%d rows): GEMMCompute %.3f GEMMMemory %.3f GEMMFloor %.2f us GEMMTile %.0f ElementwiseMemory %.3f ElementwiseFloor %.2f us\n",
-			g, g, len(train), eff.GEMMCompute, eff.GEMMMemory, eff.GEMMFloor*1e6, eff.GEMMTile, eff.ElementwiseMemory, eff.ElementwiseFloor*1e6)
+			g, g, len(filter(rows, func(r row) bool { return r.gpuDir == g && fitSet(r) })), e.GEMMCompute, e.GEMMMemory, e.GEMMFloor*1e6, e.GEMMTile, e.ElementwiseMemory, e.ElementwiseFloor*1e6)
 	}
 	fmt.Println()
 	fmt.Println("Error of one decoder block's non-attention time (sum of Vidur's mlp.csv operator medians, add twice) per row:")
 	fmt.Println()
-	fmt.Println("| set | rows | median abs err | p90 | max |")
-	fmt.Println("|---|---|---|---|---|")
+	fmt.Println(tableHead)
 	models := map[string]bool{}
 	for _, r := range rows {
 		models[r.model] = true
@@ -341,9 +403,10 @@ func main() {
 		names = append(names, m)
 	}
 	sort.Strings(names)
-	own := func(r row) llm.Efficiency { return fitted[r.gpuDir] }
+	own := func(r row) model { return fitted[r.gpuDir] }
+	a100 := func(row) model { return fitted["a100"] }
 	for _, g := range []string{"a100", "h100"} {
-		report(g+" llama-2-7b TP1 (fit set)", filter(rows, func(r row) bool { return r.gpuDir == g && r.model == "meta-llama/Llama-2-7b-hf" && r.tp == 1 }), own)
+		report(g+" llama-2-7b TP1 (fit set)", filter(rows, func(r row) bool { return r.gpuDir == g && fitSet(r) }), own)
 		for _, m := range names {
 			for _, tp := range []int{1, 2, 4, 8} {
 				if m == "meta-llama/Llama-2-7b-hf" && tp == 1 {
@@ -358,18 +421,29 @@ func main() {
 	}
 	// Another GPU: H100 predicted with the A100's efficiencies, as a GPU
 	// without a profile is.
-	all := filter(rows, func(r row) bool { return r.gpuDir == "h100" })
-	report("h100 all models, all TP, A100 efficiencies (held out)", all, func(row) llm.Efficiency { return fitted["a100"] })
-	held := filter(rows, func(r row) bool { return !(r.model == "meta-llama/Llama-2-7b-hf" && r.tp == 1) })
+	h100 := filter(rows, func(r row) bool { return r.gpuDir == "h100" })
+	report("h100 all models, all TP, A100 efficiencies (held out)", h100, a100)
+	held := filter(rows, func(r row) bool { return !fitSet(r) })
 	report("all held-out rows, each GPU's own fit", held, own)
+	report("  of which blocks that cannot be L2-resident", filter(held, func(r row) bool { return !mayBeL2Resident(r) }), own)
+	fmt.Println()
+	hbmCheck(rows)
+
+	fmt.Println()
+	fmt.Println("Held-out rows over 25%, grouped by set and adjacent token counts:")
+	fmt.Println()
+	listOver(held, own, "own")
+	listOver(h100, a100, "a100")
+
+	fmt.Println()
+	alternatives(rows, held)
 
 	fmt.Println()
 	fmt.Println("All-reduce (within one node; latency + ring bytes over NVLink x bus efficiency): fit on 2 and 4 GPUs, held out 8")
 	arFit := map[string][2]float64{}
 	arData := map[string][]allReduce{}
 	fmt.Println()
-	fmt.Println("| set | rows | median abs err | p90 | max |")
-	fmt.Println("|---|---|---|---|---|")
+	fmt.Println(tableHead)
 	for _, g := range []string{"a100", "h100"} {
 		ar, err := readAllReduce(filepath.Join(*dir, "data", "profiling", "network", g+"_dgx", "all_reduce.csv"))
 		if err != nil {
@@ -387,9 +461,19 @@ func main() {
 		}
 		lat, bus := fitAllReduce(train, spec.NVLinkBandwidth)
 		arFit[g], arData[g] = [2]float64{lat, bus}, ar
-		fmt.Printf("| %s_dgx fit: latency %.2f us, bus efficiency %.2f | | | | |\n", g, lat*1e6, bus)
-		arReport(g+"_dgx 2 and 4 GPUs (fit set)", train, spec.NVLinkBandwidth, lat, bus)
-		arReport(g+"_dgx 8 GPUs (held out)", held, spec.NVLinkBandwidth, lat, bus)
+		fmt.Printf("| %s_dgx fit: latency %.2f us, bus efficiency %.2f | | | | | |\n", g, lat*1e6, bus)
+		printRow(g+"_dgx 2 and 4 GPUs (fit set)", arStats(train, spec.NVLinkBandwidth, lat, bus))
+		printRow(g+"_dgx 8 GPUs (held out)", arStats(held, spec.NVLinkBandwidth, lat, bus))
+		var small, large []allReduce
+		for _, a := range held {
+			if a.bytes < 2<<20 {
+				small = append(small, a)
+			} else {
+				large = append(large, a)
+			}
+		}
+		printRow(g+"_dgx 8 GPUs, < 2 MiB (held out)", arStats(small, spec.NVLinkBandwidth, lat, bus))
+		printRow(g+"_dgx 8 GPUs, >= 2 MiB (held out)", arStats(large, spec.NVLinkBandwidth, lat, bus))
 	}
 	layerWithAllReduces(rows, fitted, arFit, arData)
 }
@@ -397,23 +481,24 @@ func main() {
 // layerWithAllReduces reports one decoder block at TP > 1 without
 // attention: the mlp.csv operators plus two all-reduces, measured against
 // predicted.
-func layerWithAllReduces(rows []row, fitted map[string]llm.Efficiency, arFit map[string][2]float64, arData map[string][]allReduce) {
+func layerWithAllReduces(rows []row, fitted map[string]model, arFit map[string][2]float64, arData map[string][]allReduce) {
 	fmt.Println()
 	fmt.Println("One decoder block at TP > 1 without attention: Vidur's mlp.csv operators plus two all-reduces of tokens x hidden x 2 bytes")
 	fmt.Println("(measured: the nearest all_reduce.csv size on as many GPUs; predicted: hw/llm's operators and fitted all-reduce).")
 	fmt.Println("GEMM/elementwise held out for every row; all-reduce held out at TP 8 only:")
 	fmt.Println()
-	fmt.Println("| set | rows | median abs err | p90 | max |")
-	fmt.Println("|---|---|---|---|---|")
+	fmt.Println(tableHead[:strings.Index(tableHead, "\n")] + " tokens of those |")
+	fmt.Println("|---|---|---|---|---|---|---|")
 	for _, g := range []string{"a100", "h100"} {
 		spec, _ := gpu.Lookup(gpuOf[g])
 		for _, tp := range []int{2, 4, 8} {
 			var errs []float64
+			minT, maxT := math.MaxInt, 0
 			for _, rw := range rows {
 				if rw.gpuDir != g || rw.tp != tp {
 					continue
 				}
-				p, err := predict(rw, fitted[g])
+				p, _, err := predict(rw, fitted[g])
 				if err != nil {
 					continue
 				}
@@ -429,11 +514,20 @@ func layerWithAllReduces(rows []row, fitted map[string]llm.Efficiency, arFit map
 				}
 				pr += 2 * arPredict(allReduce{tp, size, 0}, spec.NVLinkBandwidth, arFit[g][0], arFit[g][1])
 				me += 2 * meas
-				errs = append(errs, math.Abs(pr/me-1))
+				errs = append(errs, pr/me-1)
+				if math.Abs(pr/me-1) > bound {
+					minT, maxT = min(minT, rw.tokens), max(maxT, rw.tokens)
+				}
 			}
-			sort.Float64s(errs)
-			if len(errs) > 0 {
-				fmt.Printf("| %-52s | %4d | %5.1f%% | %5.1f%% | %5.1f%% |\n", fmt.Sprintf("%s all models TP%d, layer + 2 all-reduces", g, tp), len(errs), 100*errs[len(errs)/2], 100*errs[int(0.9*float64(len(errs)-1))], 100*errs[len(errs)-1])
+			if len(errs) == 0 {
+				continue
+			}
+			st := statsOf(errs)
+			fmt.Printf("| %-52s | %4d | %5.1f%% | %5.1f%% | %5.1f%% | %3d | ", fmt.Sprintf("%s all models TP%d, layer + 2 all-reduces", g, tp), st.n, 100*st.median, 100*st.p90, 100*st.max, st.over)
+			if st.over > 0 {
+				fmt.Printf("%d-%d |\n", minT, maxT)
+			} else {
+				fmt.Println("- |")
 			}
 		}
 	}
@@ -453,11 +547,3 @@ func nearestAR(rows []allReduce, n int, size float64) (float64, bool) {
 	}
 	return best, bestD <= 0.01*size+8192
 }
-
-func init() {
-	if os.Getenv("LLMFIT_DEBUG") != "" {
-		debug = true
-	}
-}
-
-var debug bool

@@ -734,8 +734,17 @@ func TestRowCommandsRun(t *testing.T) {
 					continue
 				}
 				args = append(args, "-o", filepath.Join(dir, fmt.Sprintf("%s-%d", row.Name, i)))
+			case "llm":
+				// llm capacity: the row itself runs the same search
+				// (sim/llmcap) and TestLLMCapacitySection the command's
+				// flags; here its scenario must load and validate.
+				if len(args) != 3 || args[1] != "capacity" {
+					t.Errorf("%s: %q is not `llm capacity SCENARIO`", row.Name, c)
+					continue
+				}
+				args = []string{"validate", args[2]}
 			default:
-				t.Errorf("%s: %q runs neither run nor sweep", row.Name, c)
+				t.Errorf("%s: %q runs neither run, sweep nor llm capacity", row.Name, c)
 				continue
 			}
 			var out, errb strings.Builder

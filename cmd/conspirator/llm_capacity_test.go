@@ -157,7 +157,7 @@ func TestLLMCapacityConfigs(t *testing.T) {
 
 	// A cap the load needs more than: stated, not an error.
 	code, stdout, stderr = cli(t, nil, "llm", "capacity", sc, "--set", "llm.seeds=1", "--slo", "ttft=500ms,tpot=60ms", "--rates", "40/s", "--max-gpus", "1")
-	if code != exitOK || !strings.Contains(stdout, "none within --max-gpus 1") || !strings.Contains(stdout, "none priced meets the SLO") {
+	if code != exitOK || !strings.Contains(stdout, "none within 1 GPUs") || !strings.Contains(stdout, "none priced meets the SLO") {
 		t.Errorf("--max-gpus 1 at 40/s: exit %d, stderr %q:\n%s", code, stderr, stdout)
 	}
 
@@ -218,4 +218,36 @@ func configTables(t *testing.T, out string) map[string][]configLine {
 		}
 	}
 	return tables
+}
+
+// A scenario's llm.capacity section runs the configuration search
+// without flags; a flag overrides its key; a bad entry is refused naming
+// the key (exit 2).
+func TestLLMCapacitySection(t *testing.T) {
+	dir := t.TempDir()
+	sc := writeFile(t, dir, "cap.yaml", smallLLM+"  capacity:\n    gpu_types: [a100-80gb, h100-80gb]\n    tp: [1]\n    rates: [4/s, 8/s]\n    max_gpus: 4\n")
+	code, stdout, stderr := cli(t, nil, "llm", "capacity", sc)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if n := strings.Count(stdout, "configurations of llama-3.1-8b at"); n != 2 {
+		t.Errorf("%d tables; want one per rate of llm.capacity.rates (2):\n%s", n, stdout)
+	}
+	for _, w := range []string{"at 4/s", "at 8/s", "at most 4 GPUs", "h100-80gb  tp 1", "a100-80gb  tp 1"} {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("stdout lacks %q:\n%s", w, stdout)
+		}
+	}
+	code, stdout, stderr = cli(t, nil, "llm", "capacity", sc, "--rates", "6/s", "--max-gpus", "2")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if n := strings.Count(stdout, "configurations of"); n != 1 || !strings.Contains(stdout, "at 6/s") || !strings.Contains(stdout, "at most 2 GPUs") || strings.Contains(stdout, "at 4/s") {
+		t.Errorf("--rates 6/s --max-gpus 2 should replace the section's rates and cap:\n%s", stdout)
+	}
+	bad := writeFile(t, dir, "bad.yaml", smallLLM+"  capacity:\n    gpu_types: [b300]\n    rates: [0/s]\n")
+	code, _, stderr = cli(t, nil, "llm", "capacity", bad)
+	if code != exitUsage || !strings.Contains(stderr, "llm.capacity.gpu_types") || !strings.Contains(stderr, "llm.capacity.rates") {
+		t.Errorf("bad llm.capacity: exit %d, stderr %q; want %d naming llm.capacity.gpu_types and llm.capacity.rates", code, stderr, exitUsage)
+	}
 }

@@ -41,10 +41,13 @@ var graphBatchSizes = func() []int {
 // AttnMemory and AttnFloor as the fitted GEMM memory efficiency and floor.
 // Step costs: E. Vidur's profiles hold no CPU-side step cost (its
 // predictor skips it by default); 1 ms eager and 0.5 ms with a CUDA graph
-// stand for scheduling, input preparation and sampling. The per-layer
-// fixed cost is the sum of the fitted kernel floors (Vidur timed eager
-// kernels with CUDA events, so launch gaps are inside them); EagerLayer
-// adds nothing on top.
+// stand for scheduling, input preparation and sampling. EagerLayer, the
+// host's launch cost per layer not hidden behind the GPU, is E: 0. Vidur's
+// times are kernel durations summed from the torch profiler's trace (its
+// profiler's default record_function method; CUDA events around eager
+// launches would not time its adds at 1 us), so launch gaps are not in the
+// fitted floors; 0 assumes the host launches kernels faster than the GPU
+// runs them, which nothing here validates.
 var fitted = map[string]Efficiency{
 	"a100": {
 		Name: "a100",

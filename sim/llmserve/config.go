@@ -25,10 +25,6 @@ const (
 	// MaxReplicas bounds replicas: 1,024 replicas of one GPU is a large
 	// serving fleet; the router scans them per request.
 	MaxReplicas = 1024
-	// MaxRequests bounds a synthetic workload's requests: a run keeps a
-	// record of each (about 150 bytes with its trace entry), 1.5 GB at
-	// this bound.
-	MaxRequests = 10_000_000
 	// MaxSeeds bounds seeds.
 	MaxSeeds = 1000
 	// MaxSamples bounds the KV and batch samples a run keeps (24 bytes
@@ -39,7 +35,69 @@ const (
 	MaxBatchedTokensLimit = 1 << 20
 	// MaxSeqsLimit bounds max_num_seqs.
 	MaxSeqsLimit = 65536
+	// MaxBalanceTokens bounds router_balance_abs: 2^30 tokens, thousands
+	// of times a replica's KV cache (0 turns the fall-back off).
+	MaxBalanceTokens = 1 << 30
+	// MaxBalanceRel bounds router_balance_rel.
+	MaxBalanceRel = 1_000_000
 )
+
+// A run's memory grows with its requests and with its steps. Each request
+// keeps its trace entry, its record, its latencies for the quantiles and
+// its line of llm_requests.csv; each step that gives requests their next
+// token keeps one inter-token latency pair (16 B, copied once to sort),
+// and there are at most as many such pairs as output tokens after each
+// request's first. BenchmarkLLMMemory (sim) runs 20,000 requests of
+// Azure's mix on one H100: at the trace's load (19 steps a request) the
+// heap peaks at 1,150 B a request (5,470 B allocated, -benchmem), with
+// every request alone (210 steps) at 7,450 B (11,780 B allocated): about
+// 520 B a request and 33 B a pair. A whole `conspirator run` (files and
+// report too; peak RSS by /usr/bin/time) takes 1.56 GB for 1,000,000
+// requests at the trace's load and 833 MB for 100,000 alone: 844 B a
+// request and 36 B a pair. The constants round those up, so that the
+// estimate bounds the run whatever its load. With sample_every 0s the
+// samples, one a step, come on top.
+const (
+	// BytesPerRequest is a run's memory per request, less its
+	// inter-token latencies.
+	BytesPerRequest = 1024
+	// BytesPerTokenGap is a run's memory per output token after a
+	// request's first: at most one inter-token latency pair each.
+	BytesPerTokenGap = 40
+	// MemoryLimit is the largest estimated run accepted (a workload of
+	// Azure's mix, 9.4 KB a request: 911,000 requests): past it a run
+	// would die with Go's out-of-memory error after minutes, with no
+	// result; 8 GiB leaves room on CI's 24 GiB, as the cluster and data
+	// path sections' bounds do.
+	MemoryLimit = 8 << 30
+)
+
+// EstimateMemory is the memory a run of requests with gaps output tokens
+// after their first needs, in bytes (BytesPerRequest, BytesPerTokenGap).
+func EstimateMemory(requests, gaps float64) float64 {
+	return requests*BytesPerRequest + gaps*BytesPerTokenGap
+}
+
+// TraceMemory is EstimateMemory of a trace's requests.
+func TraceMemory(tr wllm.Trace) float64 {
+	var gaps float64
+	for _, r := range tr.Requests {
+		gaps += float64(max(r.OutputTokens-1, 0))
+	}
+	return EstimateMemory(float64(len(tr.Requests)), gaps)
+}
+
+// CheckTraceMemory refuses, naming key (the trace's key) and the fix, a
+// trace whose run would need more than MemoryLimit.
+func CheckTraceMemory(tr wllm.Trace, key string) error {
+	if est := TraceMemory(tr); est > MemoryLimit {
+		return units.Invalid(key, "%s holds %d requests, whose run needs about %s of memory (%d B a request and %d B an output token after the first), over the %s limit; serve part of it with llm.workload.window_start and window_end",
+			tr.Name, len(tr.Requests), gib(est), BytesPerRequest, BytesPerTokenGap, gib(MemoryLimit))
+	}
+	return nil
+}
+
+func gib(b float64) string { return fmt.Sprintf("%.1f GiB", b/(1<<30)) }
 
 // Config is the llm section of a scenario: LLM inference served by
 // replicas of one model on GPUs (or MIG slices), each running a vLLM-style
@@ -62,11 +120,14 @@ type Config struct {
 	KVBlocks             int            `yaml:"kv_blocks" doc:"each replica's KV capacity in blocks, overriding the one the memory gives (vLLM's num_gpu_blocks_override); 0: from the memory: (memory x gpu_memory_utilization - weights/tp - activation reserve) / bytes of a block per GPU" default:"0"`
 	Preemption           string         `yaml:"preemption" doc:"what happens to a running request when the KV cache runs out: recompute (its blocks are freed; it waits at the head of the queue and recomputes its prompt and output so far) or swap (its blocks go to host memory over PCIe and come back; vllm-v0 only)" default:"recompute" source:"vendor: vLLM V1 preempts by recomputation only; V0's default preemption_mode was recompute"`
 	PrefixCaching        bool           `yaml:"prefix_caching" doc:"keep freed KV blocks, keyed by the prompt prefix they hold, for later requests sharing the prefix (vLLM's automatic prefix caching); needs a trace with prefix hashes (Mooncake); without them it caches nothing" default:"true" source:"vendor: vLLM V1 (v0.8 and later) turns enable_prefix_caching on unless it is set (EngineArgs)"`
-	Router               string         `yaml:"router" doc:"which replica takes a request: round-robin, least-outstanding-tokens (the fewest prompt and output tokens still to serve) or prefix-aware (the longest cached prefix, ties to the fewest outstanding tokens)" default:"round-robin" source:"vendor: vLLM production-stack router's default routing logic is round-robin"`
+	Router               string         `yaml:"router" doc:"which replica takes a request: round-robin, least-outstanding-tokens (the fewest prompt and output tokens still to serve) or prefix-aware (the longest cached prefix, ties to the fewest outstanding tokens, unless that replica is too far ahead of the least-loaded one: router_balance_abs and router_balance_rel)" default:"round-robin" source:"vendor: vLLM production-stack router's default routing logic is round-robin"`
+	RouterBalanceAbs     int            `yaml:"router_balance_abs" doc:"prefix-aware: a request leaves its home replica (the longest cached prefix) for the one with the fewest outstanding tokens when the home's outstanding tokens exceed that replica's by more than this many and by more than the factor router_balance_rel; 0: no fall-back (the cache alone decides, load breaks ties)" default:"8192" source:"choice: one step of vLLM's default token budget (max_num_batched_tokens 8192): a home replica less than a full step of work ahead keeps the request and its cache hit. SGLang's cache-aware router has the rule in requests (balance_abs_threshold 64; 32 in early releases); tokens here, the load the least-outstanding-tokens router counts, as Mooncake's prompts run from hundreds to 126,000 tokens (docs/llm.md)"`
+	RouterBalanceRel     float64        `yaml:"router_balance_rel" doc:"prefix-aware: the factor by which the home replica's outstanding tokens must exceed the least-loaded replica's, as well as by router_balance_abs, for a request to leave its home; at least 1" default:"1.5" source:"vendor: SGLang router, balance_rel_threshold 1.5 (sglang_router RouterArgs, v0.5; 1.0001 in early releases)"`
 	MaxOutstanding       int            `yaml:"max_outstanding" doc:"admission limit: requests in the system across all replicas; a request arriving when it is reached is rejected and counted; 0: no limit" default:"0"`
 	Priority             string         `yaml:"priority" doc:"order of the waiting queue: fcfs (arrival) or priority (the shortest prompt first, ties by arrival)" default:"fcfs" source:"vendor: vLLM scheduling_policy default fcfs"`
 	SLO                  SLOConfig      `yaml:"slo" doc:"the service-level objective a request meets when both its TTFT and its TPOT are at or below their bounds (goodput and SLO attainment)"`
 	SampleEvery          units.Duration `yaml:"sample_every" doc:"KV-cache use and batch size are sampled this often per replica (llm_samples.csv, the figures); 0s: at every step" default:"1s"`
+	Capacity             CapacityConfig `yaml:"capacity" doc:"the configuration search of conspirator llm capacity: GPU types, TP degrees and rates to try (run ignores it)"`
 
 	Workload WorkloadConfig `yaml:"workload" doc:"the requests served"`
 	Seeds    int            `yaml:"seeds" doc:"runs, seeds seed .. seed+seeds-1. A synthetic workload is drawn anew per seed and summary.json gives means with 95% CIs over the seeds; a trace replays as recorded (the model draws nothing), so every seed would give the same result: with a trace, seeds must be 1" default:"1"`
@@ -222,6 +283,12 @@ func (c Config) Validate() error {
 	if !slices.Contains([]string{RouterRoundRobin, RouterLeastTokens, RouterPrefix}, c.Router) {
 		add("router", "%q; use %s, %s or %s", c.Router, RouterRoundRobin, RouterLeastTokens, RouterPrefix)
 	}
+	if c.RouterBalanceAbs < 0 || c.RouterBalanceAbs > MaxBalanceTokens {
+		add("router_balance_abs", "%d; want 0 (no fall-back) or a number of tokens up to %d, e.g. 8192 (one step of vLLM's default budget)", c.RouterBalanceAbs, MaxBalanceTokens)
+	}
+	if r := c.RouterBalanceRel; !(r >= 1 && r <= MaxBalanceRel) {
+		add("router_balance_rel", "%v; want a factor of at least 1 and at most %d, e.g. 1.5 (SGLang's default): the home replica's outstanding tokens must exceed the least-loaded replica's times it", r, MaxBalanceRel)
+	}
 	if c.MaxOutstanding < 0 || c.MaxOutstanding > wllm.MaxSyntheticRequests {
 		add("max_outstanding", "%d; want 0 (no limit) or 1 to %d requests", c.MaxOutstanding, wllm.MaxSyntheticRequests)
 	}
@@ -243,6 +310,7 @@ func (c Config) Validate() error {
 	if c.Seeds < 1 || c.Seeds > MaxSeeds {
 		add("seeds", "%d; want 1 to %d", c.Seeds, MaxSeeds)
 	}
+	c.Capacity.validate(add)
 	w := c.Workload
 	switch w.Source {
 	case SourceTrace:
@@ -267,9 +335,16 @@ func (c Config) Validate() error {
 			add("seeds", "%d with a trace: a trace replays as recorded and the model draws nothing, so every seed gives the same result; use seeds: 1, or workload.source: synthetic for a CI over drawn workloads", c.Seeds)
 		}
 	case SourceSynthetic:
-		if n := w.Synthetic.Requests; n > MaxRequests {
-			add("workload.synthetic.requests", "%d; want at most %d requests: a run keeps a record of every request (about 150 bytes each, and the CSV of the first seed)", n, MaxRequests)
-		} else if err := c.Synthetic().Validate(); err != nil {
+		// The memory bound and the synthetic checks (the horizon among
+		// them) are both reported: either fix may be the one wanted.
+		if n, out := w.Synthetic.Requests, w.Synthetic.Output.Mean; n >= 1 && n <= wllm.MaxSyntheticRequests && out >= 1 {
+			per := EstimateMemory(1, out-1)
+			if est := float64(n) * per; est > MemoryLimit {
+				add("workload.synthetic.requests", "%d requests of %v output tokens on average need about %s of memory (%.0f B each: %d B a request and %d B an output token after the first), over the %s limit; draw fewer requests (%d fit)",
+					n, out, gib(est), per, BytesPerRequest, BytesPerTokenGap, gib(MemoryLimit), int(MemoryLimit/per))
+			}
+		}
+		if err := c.Synthetic().Validate(); err != nil {
 			for _, e := range flatten(err) {
 				key, msg := syntheticKey(e.Error())
 				add(key, "%s", msg)
@@ -426,6 +501,7 @@ func (c Config) plan(m llm.Model) (Plan, error) {
 		Scheduler: c.Scheduler, MaxBatchedTokens: c.MaxNumBatchedTokens, MaxSeqs: c.MaxNumSeqs, BlockSize: c.BlockSize,
 		KVBlocks: c.KVBlocks, GPUMemoryUtilization: util, Preemption: c.Preemption, HostLinkBytesPerSec: pl.GPU.PCIeBandwidth,
 		PrefixCaching: c.PrefixCaching, Router: c.Router, MaxOutstanding: c.MaxOutstanding, Priority: c.Priority,
+		RouterBalanceAbs: int64(c.RouterBalanceAbs), RouterBalanceRel: c.RouterBalanceRel,
 		SLO:         SLO{TTFT: engine.Time(c.SLO.TTFT), TPOT: engine.Time(c.SLO.TPOT), Quantile: c.SLO.Quantile},
 		SampleEvery: engine.Time(c.SampleEvery),
 	}

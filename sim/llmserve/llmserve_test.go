@@ -3,11 +3,13 @@ package llmserve
 import (
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/conspirator-sim/conspirator/engine"
 	"github.com/conspirator-sim/conspirator/hw/llm"
+	wllm "github.com/conspirator-sim/conspirator/workloads/llm"
 )
 
 // One request alone, prompt within the budget: its first token comes at
@@ -430,5 +432,147 @@ func TestSharedPrefixFitsMemory(t *testing.T) {
 	}
 	if _, err := llm.Step(p.Model, p.Placement, llm.Batch{Decode: []int{120001, 120001, 120001, 120001}}, p.Eff); err == nil {
 		t.Errorf("llm.Step fits four unshared 120,001-token contexts; the test no longer exercises the shared-prefix fit")
+	}
+}
+
+// The prefix-aware router leaves a request's home replica (the longest
+// cached prefix) for the least-loaded one when the home's outstanding
+// tokens exceed the least-loaded replica's by more than
+// RouterBalanceAbs and by more than the factor RouterBalanceRel.
+//
+// Two replicas. Request 0 (1,024 tokens, hashes 1, 2) runs on replica 0
+// and is done by 10 s, leaving 63 blocks of its prompt cached there. At
+// 10 s: request 1 (20,000 + 2 tokens, hash 99: no hits; both replicas
+// idle, so the lowest index) joins replica 0: 20,002 outstanding tokens.
+// Request 2 (8,000 + 2, hash 77: no hits) goes to the fewest tokens,
+// replica 1: 8,002. Request 3 (1,024 tokens, hashes 1, 2) has its home
+// on replica 0 (63 blocks cached, none on 1); the difference is 20,002 -
+// 8,002 = 12,000 tokens and the ratio 20,002 / 8,002 = 2.4996.
+func TestPrefixRouterFallsBackOnLoad(t *testing.T) {
+	s := 10 * engine.Second
+	tr := trace(req{prompt: 1024, output: 2, hashes: []uint64{1, 2}},
+		req{at: s, prompt: 20000, output: 2, hashes: []uint64{99}},
+		req{at: s, prompt: 8000, output: 2, hashes: []uint64{77}},
+		req{at: s, prompt: 1024, output: 2, hashes: []uint64{1, 2}})
+	for _, tc := range []struct {
+		name string
+		abs  int64
+		rel  float64
+		want int // request 3's replica
+	}{
+		{"off (abs 0): the cache alone decides", 0, 1.5, 0},
+		{"12,000 > 8,192 and 2.4996 > 1.5: the least loaded", 8192, 1.5, 1},
+		{"12,000 is not above 12,000: home", 12000, 1, 0},
+		{"12,000 > 11,999: the least loaded", 11999, 1, 1},
+		{"2.4996 is not above 2.5: home", 1, 2.5, 0},
+		{"2.4996 > 2.49: the least loaded", 1, 2.49, 1},
+	} {
+		p := testPlan(t)
+		p.Replicas, p.Router, p.PrefixCaching = 2, RouterPrefix, true
+		p.RouterBalanceAbs, p.RouterBalanceRel = tc.abs, tc.rel
+		res, _ := simulate(t, p, tr)
+		got := []int{res.Requests[0].Replica, res.Requests[1].Replica, res.Requests[2].Replica, res.Requests[3].Replica}
+		if want := []int{0, 0, 1, tc.want}; !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: replicas %v; want %v", tc.name, got, want)
+		}
+		// A request sent away from its home finds none of its prefix.
+		if c := res.Requests[3].CachedTokens; (c == 1008) != (tc.want == 0) {
+			t.Errorf("%s: request 3 cached %d tokens; want 1,008 at home, 0 away", tc.name, c)
+		}
+		conserved(t, res)
+	}
+}
+
+// Goodput is the requests meeting the SLO over the span of arrivals, the
+// window the load was offered in (first arrival to last, as the offered
+// rate), so a short run's drain does not dilute it; throughput keeps the
+// span first arrival .. last finish. Where every request arrives at once
+// there is no arrival span: goodput falls back to that span and a note
+// says so.
+func TestGoodputOverArrivals(t *testing.T) {
+	p := testPlan(t)
+	p.SLO = SLO{TTFT: engine.Second, TPOT: 100 * engine.Millisecond, Quantile: 0.9}
+	spread := trace(req{prompt: 100, output: 20}, req{at: engine.Second, prompt: 100, output: 20}, req{at: 2 * engine.Second, prompt: 100, output: 20})
+	batch := trace(req{prompt: 100, output: 20}, req{prompt: 100, output: 20})
+	for _, tc := range []struct {
+		name string
+		tr   wllm.Trace
+		ttft engine.Time
+		// goodput's span; good the requests meeting the SLO.
+		span func(res *Result) engine.Time
+		good float64
+		note bool
+	}{
+		// Three requests alone, each about 0.2 s: all meet the SLO, over
+		// the 2 s of arrivals: 1.5/s, the offered rate.
+		{"spread, all meet", spread, engine.Second, func(*Result) engine.Time { return 2 * engine.Second }, 3, false},
+		// A 1 ns TTFT bound: none meet.
+		{"spread, none meet", spread, 1, func(*Result) engine.Time { return 2 * engine.Second }, 0, false},
+		// Both at 0: over 0 .. the last finish.
+		{"batch", batch, engine.Second, lastFinish, 2, true},
+	} {
+		p.SLO.TTFT = tc.ttft
+		res, _ := simulate(t, p, tc.tr)
+		s := res.Summary
+		if want := tc.good / tc.span(res).Seconds(); s.Goodput != want {
+			t.Errorf("%s: goodput %v; want %v", tc.name, s.Goodput, want)
+		}
+		if want := float64(len(res.Requests)) / lastFinish(res).Seconds(); s.RequestsPerSec != want {
+			t.Errorf("%s: throughput %v; want %v over first arrival .. last finish", tc.name, s.RequestsPerSec, want)
+		}
+		noted := slices.ContainsFunc(res.Notes, func(n string) bool { return strings.Contains(n, "goodput") })
+		if noted != tc.note {
+			t.Errorf("%s: notes %q; want a goodput note: %v", tc.name, res.Notes, tc.note)
+		}
+	}
+}
+
+func lastFinish(res *Result) engine.Time {
+	var last engine.Time
+	for _, r := range res.Requests {
+		last = max(last, r.Finish)
+	}
+	return last
+}
+
+// A run's memory is estimated as BytesPerRequest a request and
+// BytesPerTokenGap an output token after the first (at most one
+// inter-token latency pair each), and refused past MemoryLimit (8 GiB =
+// 8,589,934,592 B) naming the key and the fix.
+func TestMemoryBound(t *testing.T) {
+	many := func(n, output int) wllm.Trace {
+		tr := wllm.Trace{Name: "big.csv"}
+		for i := range n {
+			tr.Requests = append(tr.Requests, wllm.Request{ID: i, PromptTokens: 10, OutputTokens: output})
+		}
+		return tr
+	}
+	for _, tc := range []struct {
+		name string
+		tr   wllm.Trace
+		est  float64
+		ok   bool
+	}{
+		// 100,000 x (1,024 + 2,999 x 40) = 12,098,400,000 B: refused.
+		{"long outputs", many(100000, 3000), 12098400000, false},
+		// 100,000 x (1,024 + 2,000 x 40) = 8,102,400,000 B: within.
+		{"shorter outputs", many(100000, 2001), 8102400000, true},
+		// One-token outputs have no gaps: 1,000 x 1,024 B.
+		{"one token each", many(1000, 1), 1024000, true},
+	} {
+		if got := TraceMemory(tc.tr); got != tc.est {
+			t.Errorf("%s: estimate %v B; want %v", tc.name, got, tc.est)
+		}
+		err := CheckTraceMemory(tc.tr, "workload.trace")
+		if tc.ok != (err == nil) {
+			t.Errorf("%s: %v; want refused: %v", tc.name, err, !tc.ok)
+		}
+		if err != nil {
+			for _, w := range []string{"workload.trace", "over the 8.0 GiB limit", "window_start"} {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("%s: %q lacks %q", tc.name, err, w)
+				}
+			}
+		}
 	}
 }

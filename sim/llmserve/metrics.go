@@ -75,16 +75,17 @@ func (s SLO) meets(r *RequestRecord) bool {
 }
 
 func (c *cluster) result(events int64) *Result {
-	res := &Result{Requests: c.records, Samples: c.samples.all(), Steps: c.steps, Events: events, Preemptions: c.preemptions, GeneratedTokens: c.outputTokens, Notes: c.notes}
+	res := &Result{Requests: c.records, Samples: c.samples.all(), Steps: c.steps, Events: events, Preemptions: c.preemptions, GeneratedTokens: c.outputTokens}
 	s := &res.Summary
 	n := len(c.records)
 	ttft, tpot, e2e, queue := make([]float64, 0, n), make([]float64, 0, n), make([]float64, 0, n), make([]float64, 0, n)
-	var first, last engine.Time = engine.MaxTime, 0
+	var first, last, lastArrival engine.Time = engine.MaxTime, 0, 0
 	var promptTok, outTok int64
 	good := 0
 	for i := range c.records {
 		r := &c.records[i]
 		first = min(first, r.Arrival)
+		lastArrival = max(lastArrival, r.Arrival)
 		if r.Rejected {
 			s.Rejected++
 			continue
@@ -111,7 +112,22 @@ func (c *cluster) result(events int64) *Result {
 			s.RequestsPerSec = float64(s.Completed) / span
 			s.OutputTokensPerSec = float64(outTok) / span
 			s.TokensPerSec = float64(promptTok+outTok) / span
-			s.Goodput = float64(good) / span
+		}
+		// Goodput is over the arrivals' span, the window the load was
+		// offered in, as the offered rate is: it is then that rate times
+		// the share of requests meeting the SLO, the rate DistServe and
+		// Vidur judge served within the SLO (their goodput or capacity is
+		// the highest such rate, our capacity search). Over first
+		// arrival .. last finish, as throughput, the drain would dilute
+		// it: requests arriving over 10 s and draining for 5 s would
+		// read two thirds of the rate they were served at.
+		span := lastArrival - first
+		if span <= 0 {
+			span = last - first
+			c.note("goodput is over first arrival .. last finish: every request arrived at once, so there is no span of arrivals")
+		}
+		if span > 0 {
+			s.Goodput = float64(good) / span.Seconds()
 		}
 		s.SLOAttainment = float64(good) / float64(s.Completed)
 	}
@@ -121,6 +137,7 @@ func (c *cluster) result(events int64) *Result {
 	}
 	s.PeakKVUsed = c.kvPeak
 	s.Preemptions = c.preemptions
+	res.Notes = c.notes
 	return res
 }
 

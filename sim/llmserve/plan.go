@@ -32,7 +32,10 @@ const (
 	RouterRoundRobin  = "round-robin"
 	RouterLeastTokens = "least-outstanding-tokens"
 	// RouterPrefix sends a request to the replica with the longest cached
-	// prefix of its prompt, ties to the fewest outstanding tokens.
+	// prefix of its prompt (its home), ties to the fewest outstanding
+	// tokens, unless the home is too far ahead of the least-loaded
+	// replica (Plan.RouterBalanceAbs and RouterBalanceRel): then to that
+	// one, as SGLang's cache-aware router does.
 	RouterPrefix = "prefix-aware"
 )
 
@@ -64,6 +67,14 @@ type Plan struct {
 	HostLinkBytesPerSec  float64 // swap's bytes over the host link (PCIe), for swap
 	PrefixCaching        bool
 	Router               string // RouterRoundRobin | RouterLeastTokens | RouterPrefix
+	// RouterBalanceAbs and RouterBalanceRel are RouterPrefix's fall-back
+	// to load: a request goes to the replica with the fewest outstanding
+	// tokens instead of its home when the home's outstanding tokens
+	// exceed that replica's by more than RouterBalanceAbs and by more
+	// than the factor RouterBalanceRel (>= 1). RouterBalanceAbs 0: no
+	// fall-back.
+	RouterBalanceAbs int64
+	RouterBalanceRel float64
 	// MaxOutstanding is the admission limit across the cluster: requests
 	// in the system; 0: none. A request arriving past it is rejected and
 	// counted.
@@ -153,8 +164,11 @@ type Summary struct {
 	Completed, Rejected         int
 	// Rates over the span first arrival .. last finish.
 	RequestsPerSec, OutputTokensPerSec, TokensPerSec float64
-	// Goodput is requests per second meeting both SLOs (TTFT and TPOT
-	// each at or below its bound).
+	// Goodput is the requests meeting both SLOs (TTFT and TPOT each at
+	// or below its bound) per second of the arrivals' span, first
+	// arrival .. last (the offered rate's span): the offered rate times
+	// the share of arrivals meeting the SLO. Where all arrive at once it
+	// is over first arrival .. last finish, and a note says so.
 	Goodput       float64
 	SLOAttainment float64 // share of completed requests meeting both
 	MeanBatch     float64

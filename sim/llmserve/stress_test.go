@@ -60,6 +60,9 @@ func TestStress(t *testing.T) {
 						p := testPlan(t)
 						p.Scheduler, p.Preemption, p.Priority, p.Router, p.PrefixCaching = sched, pre, prio, router, caching
 						p.Replicas, p.KVBlocks, p.MaxBatchedTokens, p.MaxSeqs = 2, 260, 4096, 64
+						// The prefix router's fall-back to load, at a few
+						// thousand tokens, so that it fires under this load.
+						p.RouterBalanceAbs, p.RouterBalanceRel = 2000, 1.2
 						a, _ := simulate(t, p, hashed)
 						b, err := Simulate(p, hashed)
 						if err != nil {

@@ -278,6 +278,46 @@ var Rows = []Row{
 				"one job of 8 workers, TF32; the model's ring is ideal (line rate, 98% payload), which caps the gain at 1.38x with SwitchML's 23% headers, while SwitchML's 2.27x is over NCCL as measured, which does not reach line rate"
 		},
 	},
+	{
+		Name:     "llm-azure-conv",
+		Claim:    "Llama-3.1-8B on one H100 under Azure's conversation trace (an hour, 5.4 requests/s)",
+		Source:   "this project; Azure 2023 LLM trace (Splitwise, ISCA'24)",
+		Paper:    llmPaper,
+		Chapter:  "llm.md",
+		Commands: []string{"conspirator run llm/azure-conv"},
+		run:      llmRow("llm/azure-conv"),
+		judge:    judgeLLM,
+	},
+	{
+		Name:     "llm-azure-code",
+		Claim:    "the same under Azure's coding trace (2,048-token prompts, 28-token outputs)",
+		Source:   "this project; Azure 2023 LLM trace (Splitwise, ISCA'24)",
+		Paper:    llmPaper,
+		Chapter:  "llm.md",
+		Commands: []string{"conspirator run llm/azure-code"},
+		run:      llmRow("llm/azure-code"),
+		judge:    judgeLLM,
+	},
+	{
+		Name:     "llm-mooncake",
+		Claim:    "prefix caching on Mooncake's long-context trace, eight H100s",
+		Source:   "this project; Mooncake (FAST'25) conversation trace",
+		Paper:    llmPaper,
+		Chapter:  "llm.md",
+		Commands: []string{"conspirator run llm/mooncake"},
+		run:      llmRow("llm/mooncake"),
+		judge:    judgeLLM,
+	},
+	{
+		Name:     "llm-capacity",
+		Claim:    "the cheapest GPU type, TP and replicas for Llama-3.1-8B chat at 5, 20 and 80 requests/s",
+		Source:   "this project; the search of Vidur-Search and DistServe",
+		Paper:    llmPaper,
+		Chapter:  "llm.md",
+		Commands: []string{"conspirator llm capacity llm/capacity"},
+		run:      runLLMCapacity,
+		judge:    judgeLLMCapacity,
+	},
 }
 
 // against is the verdict of a figure against a published value: within
