@@ -57,6 +57,34 @@ type LLMSummary struct {
 	Events int64 `json:"events"`
 	// Notes are the trace's and the run's remarks (the first seed's).
 	Notes []string `json:"notes,omitempty"`
+	// Disagg is the pools and KV transfers of a disaggregated run (the
+	// first seed's transfers).
+	Disagg *LLMDisagg `json:"disagg,omitempty"`
+}
+
+// LLMDisagg describes a disaggregated run: its pools, path and the KV
+// transfers (time from a transfer's start to the KV on the decode side;
+// wait from the prefill's end to the start, for decode blocks).
+type LLMDisagg struct {
+	Path            string  `json:"path"`
+	Layerwise       bool    `json:"layerwise"`
+	Policy          string  `json:"policy"`
+	PrefillGPU      string  `json:"prefill_gpu"`
+	PrefillTP       int     `json:"prefill_tp"`
+	PrefillReplicas int     `json:"prefill_replicas"`
+	PrefillKVBlocks int     `json:"prefill_kv_blocks"`
+	DecodeGPU       string  `json:"decode_gpu"`
+	DecodeTP        int     `json:"decode_tp"`
+	DecodeReplicas  int     `json:"decode_replicas"`
+	DecodeKVBlocks  int     `json:"decode_kv_blocks"`
+	Transfers       int     `json:"transfers"`
+	NVLink          int     `json:"nvlink_transfers"`
+	Crossed         int     `json:"path_transfers"`
+	GBMoved         float64 `json:"gb_moved"`
+	TransferMeanS   float64 `json:"transfer_mean_s"`
+	TransferP99S    float64 `json:"transfer_p99_s"`
+	WaitMeanS       float64 `json:"wait_mean_s"`
+	WaitP99S        float64 `json:"wait_p99_s"`
 }
 
 // LLMSLO is the SLO the goodput is counted against.
@@ -292,6 +320,21 @@ func runLLM(cfg llmserve.Config, seed uint64, files map[string][]byte) (*LLMSumm
 	}
 	if p.Placement.Slice != nil {
 		out.MIG = p.Placement.Slice.Name
+	}
+	if d := p.Disagg; d != nil {
+		// The pools replace llm.gpu, tp and replicas: report them.
+		out.GPU, out.TP, out.KVBlocks = d.Decode.Placement.GPU.Name, d.Decode.Placement.TP, d.Decode.KVBlocks
+		out.KVTokens = int64(d.Decode.KVBlocks) * int64(p.BlockSize)
+		out.Replicas = d.Prefill.Replicas + d.Decode.Replicas
+		out.GPUs = d.Prefill.Replicas*d.Prefill.Placement.TP + d.Decode.Replicas*d.Decode.Placement.TP
+		st := first.Disagg
+		out.Disagg = &LLMDisagg{
+			Path: d.Path, Layerwise: d.Layerwise, Policy: d.Policy,
+			PrefillGPU: d.Prefill.Placement.GPU.Name, PrefillTP: d.Prefill.Placement.TP, PrefillReplicas: d.Prefill.Replicas, PrefillKVBlocks: d.Prefill.KVBlocks,
+			DecodeGPU: d.Decode.Placement.GPU.Name, DecodeTP: d.Decode.Placement.TP, DecodeReplicas: d.Decode.Replicas, DecodeKVBlocks: d.Decode.KVBlocks,
+			Transfers: st.Transfers, NVLink: st.NVLink, Crossed: st.Crossed, GBMoved: st.Bytes / 1e9,
+			TransferMeanS: st.Time.Mean, TransferP99S: st.Time.P99, WaitMeanS: st.Wait.Mean, WaitP99S: st.Wait.P99,
+		}
 	}
 	out.OfferedPerSec = offeredPerSec(firstTrace)
 	if in.trace != nil {

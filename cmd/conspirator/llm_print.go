@@ -58,6 +58,15 @@ func printLLM(w io.Writer, s *sim.Summary) {
 		secText(l.SLO.TTFTS), secText(l.SLO.TPOTS), est(r.Goodput, 1, "%.2f"), est(r.SLOAttainment, 100, "%.1f%%"), verdict, 100*l.SLO.Quantile)
 	fmt.Fprintf(w, "batch %s requests a step on average; KV cache used %s on average, %s at peak; preemptions %s; %d steps (first seed)\n",
 		est(r.MeanBatch, 1, "%.1f"), est(r.MeanKVUsed, 100, "%.1f%%"), est(r.PeakKVUsed, 100, "%.1f%%"), est(r.Preemptions, 1, "%.0f"), l.Steps)
+	if d := l.Disagg; d != nil {
+		when := "after the prefill"
+		if d.Layerwise {
+			when = "layer by layer"
+		}
+		fmt.Fprintf(w, "disaggregated: prefill %d x %s tp %d, decode %d x %s tp %d (%s); KV over %s, %s: %d transfers (%d within a server), %.1f GB, %.1f ms mean, %.1f ms p99; waited for decode blocks %.1f ms mean, %.1f ms p99 (first seed)\n",
+			d.PrefillReplicas, d.PrefillGPU, d.PrefillTP, d.DecodeReplicas, d.DecodeGPU, d.DecodeTP, d.Policy, d.Path, when,
+			d.Transfers, d.NVLink, d.GBMoved, 1e3*d.TransferMeanS, 1e3*d.TransferP99S, 1e3*d.WaitMeanS, 1e3*d.WaitP99S)
+	}
 	for _, n := range l.Notes {
 		fmt.Fprintln(w, "  note: "+n)
 	}

@@ -128,6 +128,7 @@ type Config struct {
 	SLO                  SLOConfig      `yaml:"slo" doc:"the service-level objective a request meets when both its TTFT and its TPOT are at or below their bounds (goodput and SLO attainment)"`
 	SampleEvery          units.Duration `yaml:"sample_every" doc:"KV-cache use and batch size are sampled this often per replica (llm_samples.csv, the figures); 0s: at every step" default:"1s"`
 	Capacity             CapacityConfig `yaml:"capacity" doc:"the configuration search of conspirator llm capacity: GPU types, TP degrees and rates to try (run ignores it)"`
+	Disagg               DisaggConfig   `yaml:"disagg" doc:"prefill/decode disaggregation: a prefill pool and a decode pool, each request's KV cache moved between them over a modelled data path"`
 
 	Workload WorkloadConfig `yaml:"workload" doc:"the requests served"`
 	Seeds    int            `yaml:"seeds" doc:"runs, seeds seed .. seed+seeds-1. A synthetic workload is drawn anew per seed and summary.json gives means with 95% CIs over the seeds; a trace replays as recorded (the model draws nothing), so every seed would give the same result: with a trace, seeds must be 1" default:"1"`
@@ -311,6 +312,7 @@ func (c Config) Validate() error {
 		add("seeds", "%d; want 1 to %d", c.Seeds, MaxSeeds)
 	}
 	c.Capacity.validate(add)
+	c.Disagg.validate(add)
 	w := c.Workload
 	switch w.Source {
 	case SourceTrace:
@@ -510,6 +512,14 @@ func (c Config) plan(m llm.Model) (Plan, error) {
 		blocks, _ = KVCapacity(out) // none left: refused below, with the figures
 	}
 	out.KVBlocks = blocks
+	if c.Disagg.Enabled {
+		dp, err := c.disaggPlan(m)
+		if err != nil {
+			return Plan{}, err
+		}
+		out.Disagg = dp
+		return out, nil
+	}
 	// A replica must hold at least one full step of one request: a
 	// budget's worth of tokens, or the model's context where shorter.
 	need := (min(c.MaxNumBatchedTokens, max(m.MaxContext, 1)) + c.BlockSize - 1) / c.BlockSize

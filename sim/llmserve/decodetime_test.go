@@ -90,7 +90,7 @@ func TestDecodeTimerRunIdentical(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.decode = nil
+	c.pools[0].decode = nil
 	slow, err := c.run(tr)
 	if err != nil {
 		t.Fatal(err)

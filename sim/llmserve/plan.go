@@ -82,6 +82,9 @@ type Plan struct {
 	Priority       string // "fcfs" | "priority" (priority: shorter prompt first)
 	SLO            SLO
 	SampleEvery    engine.Time // KV use and batch size sampled this often (0: every step)
+	// Disagg, when set, serves with a prefill and a decode pool (its own
+	// plans) instead of Replicas of Placement.
+	Disagg *DisaggPlan
 }
 
 // SLO is a service-level objective on time to first token and time per
@@ -153,6 +156,8 @@ type Result struct {
 	GeneratedTokens int64
 	// Notes say what the run did that a reader must know.
 	Notes []string
+	// Disagg is the KV transfers of a disaggregated run (nil otherwise).
+	Disagg *DisaggStats
 }
 
 // Quantiles summarise a distribution.

@@ -30,6 +30,8 @@ type request struct {
 
 	lastToken engine.Time
 	started   bool
+	ho        *handoff // its KV hand-off to a decode replica, once begun
+	handed    bool     // prefilled on a prefill replica and handed off
 }
 
 func (q *request) total() int  { return q.prompt + q.gen }
@@ -40,6 +42,7 @@ func (q *request) blocks() int { return len(q.shared) + q.private }
 type replica struct {
 	id int
 	c  *cluster
+	pl *pool // the GPUs, model placement and KV capacity it runs on
 	kv *kvCache
 
 	running []*request // admission order
@@ -56,6 +59,17 @@ type replica struct {
 
 	lb   llm.Batch // reused step description
 	hits []int32   // scratch: prefix-cache hits of the request being admitted
+
+	// Disaggregation: the replica's server, the hand-offs waiting for its
+	// blocks (a decode replica), a step queued at this instant, and the
+	// requests its last step prefilled (a prefill replica).
+	server     int
+	inbox      []*handoff
+	wakeQueued bool
+	handedNow  []*request
+	// heldForHandoff counts the hand-offs whose blocks this (prefill)
+	// replica still holds.
+	heldForHandoff int
 }
 
 func (r *replica) blocksFor(tokens int) int {
@@ -113,6 +127,11 @@ func (r *replica) schedule(now engine.Time) (bool, error) {
 		}
 	}
 	if len(r.batch) == 0 {
+		if r.heldForHandoff > 0 {
+			// A prefill replica whose blocks wait on KV transfers: it
+			// resumes when one ends (pd.delivered wakes it).
+			return false, nil
+		}
 		if len(r.running)+r.waiting.len()+len(r.swapped) > 0 {
 			// Unreachable: with nothing running every block is free, and
 			// Simulate refused requests longer than the capacity.
@@ -131,12 +150,12 @@ func (r *replica) schedule(now engine.Time) (bool, error) {
 			r.lb.Prefill = append(r.lb.Prefill, llm.Chunk{Tokens: q.sched, ContextBefore: q.computed})
 		}
 	}
-	p := &r.c.p
+	p := r.pl.p
 	sec, ok := 0.0, false
-	if len(r.lb.Prefill) == 0 && r.c.decode != nil {
-		sec, ok = r.c.decode.time(r.lb.Decode, S)
+	if len(r.lb.Prefill) == 0 && r.pl.decode != nil {
+		sec, ok = r.pl.decode.time(r.lb.Decode, S)
 		if !ok && r.fits() {
-			sec, ok = r.c.roomyDecode.time(r.lb.Decode, S)
+			sec, ok = r.pl.roomyDecode.time(r.lb.Decode, S)
 		}
 	}
 	if !ok {
@@ -146,7 +165,7 @@ func (r *replica) schedule(now engine.Time) (bool, error) {
 			// block once per request that reads it; the blocks the
 			// replica holds fit, so time the step (memory only enters
 			// the check).
-			st, err = llm.Step(p.Model, r.c.roomy, r.lb, p.Eff)
+			st, err = llm.Step(p.Model, r.pl.roomy, r.lb, p.Eff)
 		}
 		if err != nil {
 			return false, fmt.Errorf("llmserve: replica %d step at %s (%d prefill chunks, %d decodes): %w", r.id, now, len(r.lb.Prefill), len(r.lb.Decode), err)
@@ -155,7 +174,7 @@ func (r *replica) schedule(now engine.Time) (bool, error) {
 	}
 	dur := engine.Seconds(sec)
 	if r.swapBlocks > 0 {
-		dur += engine.Seconds(float64(r.swapBlocks) * r.c.blockBytesPerGPU / p.HostLinkBytesPerSec)
+		dur += engine.Seconds(float64(r.swapBlocks) * r.pl.blockBytesPerGPU / p.HostLinkBytesPerSec)
 	}
 	dur = max(dur, 1)
 	r.busy, r.start, r.end = true, now, now+dur
@@ -167,8 +186,8 @@ func (r *replica) schedule(now engine.Time) (bool, error) {
 // once, fit the memory as llm.Step's check counts it: the weights' share
 // and the KV within MemoryUtilization of the GPU's (slice's) memory.
 func (r *replica) fits() bool {
-	c := r.c
-	return c.weightsPerGPU+float64(r.kv.held)*c.blockBytesPerGPU <= c.memPerGPU*llm.MemoryUtilization
+	pl := r.pl
+	return pl.weightsPerGPU+float64(r.kv.held)*pl.blockBytesPerGPU <= pl.memPerGPU*llm.MemoryUtilization
 }
 
 // reserve gives the running request q (at index i of running) the blocks
@@ -433,6 +452,15 @@ func (r *replica) preempt(v *request, vi int) {
 	r.waiting.pushFront(v)
 }
 
+// freeHeld returns blocks a request held (moved off it at a hand-off),
+// as free does.
+func (r *replica) freeHeld(shared []int32, private int) {
+	for i := len(shared) - 1; i >= 0; i-- {
+		r.kv.unref(shared[i])
+	}
+	r.kv.release(private)
+}
+
 // free returns q's blocks, the cached ones last block first so that a
 // prompt's tail is evicted before its head.
 func (r *replica) free(q *request) {
@@ -447,8 +475,14 @@ func (r *replica) free(q *request) {
 // request's tokens are computed; one whose known tokens are all computed
 // samples a token (the first ends its TTFT), and one with all its output
 // finishes and frees its blocks.
-func (r *replica) finishStep() {
+//
+// On a prefill replica of a disaggregated cluster, a request that samples
+// its first token and has more to generate is handed off instead: it
+// leaves the running set holding its blocks, and is returned.
+func (r *replica) finishStep() []*request {
 	end := r.end
+	r.handedNow = r.handedNow[:0]
+	handoff := r.pl.role == rolePrefill
 	c := r.c
 	regular := 0 // tokens whose previous token came at this step's start
 	done := 0
@@ -467,6 +501,13 @@ func (r *replica) finishStep() {
 		c.outputTokens++
 		if q.gen == 1 {
 			q.rec.FirstToken = end
+			if handoff && q.output > 1 {
+				q.lastToken = end
+				q.handed = true
+				r.handedNow = append(r.handedNow, q)
+				done++
+				continue
+			}
 		} else if q.lastToken == r.start {
 			regular++
 		} else {
@@ -487,7 +528,7 @@ func (r *replica) finishStep() {
 	if done > 0 {
 		kept := r.running[:0]
 		for _, q := range r.running {
-			if q.gen < q.output {
+			if q.gen < q.output && !q.handed {
 				kept = append(kept, q)
 			}
 		}
@@ -496,4 +537,5 @@ func (r *replica) finishStep() {
 	}
 	r.busy = false
 	r.readyAt = end
+	return r.handedNow
 }

@@ -3,7 +3,6 @@ package llmserve
 import (
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/conspirator-sim/conspirator/engine"
 	"github.com/conspirator-sim/conspirator/hw/llm"
@@ -17,19 +16,12 @@ type cluster struct {
 	caching  bool
 	perTrace int // BlockSize blocks per trace hash block
 
-	blockBytesPerGPU float64
-	decode           *decodeTimer // decode-only step times (nil: llm.Step each step)
-	rr               int          // round-robin position
-	inSystem         int          // admitted and not finished
-
-	// roomy is the placement with memory no batch exceeds, and roomyDecode
-	// its decode timer: they time a step whose contexts share cached
-	// prefix blocks, which llm.Step's fit check counts once per request
-	// that reads them (replica.fits counts them once). memPerGPU and
-	// weightsPerGPU are what that check compares.
-	roomy                    llm.Placement
-	roomyDecode              *decodeTimer
-	memPerGPU, weightsPerGPU float64
+	// pools are the GPU pools the replicas run on: one, or with
+	// prefill/decode disaggregation a prefill and a decode pool.
+	pools    []*pool
+	pd       *pd // the disaggregated run, or nil
+	rr       int // round-robin position
+	inSystem int // admitted and not finished
 
 	records      []RequestRecord
 	itl          itlCounts
@@ -67,6 +59,9 @@ func Simulate(p Plan, tr wllm.Trace) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c.pd != nil {
+		return c.runPD(tr)
+	}
 	return c.run(tr)
 }
 
@@ -75,23 +70,18 @@ func newCluster(p Plan, tr wllm.Trace) (*cluster, error) {
 		return nil, err
 	}
 	c := &cluster{p: p, noted: map[string]bool{}}
-	c.blockBytesPerGPU = float64(int64(p.BlockSize) * p.Model.KVBytesPerTokenPerGPU(p.Placement.TP))
-	c.weightsPerGPU = float64(p.Model.WeightBytes()) / float64(p.Placement.TP)
-	c.memPerGPU = float64(p.Placement.GPU.MemoryBytes)
-	c.roomy = p.Placement
-	c.roomy.GPU.MemoryBytes = math.MaxInt64
-	if s := p.Placement.Slice; s != nil {
-		c.memPerGPU = float64(s.MemoryBytes)
-		roomy := *s
-		roomy.MemoryBytes = math.MaxInt64
-		c.roomy.Slice = &roomy
-	}
-	if p.KVBlocks == 0 {
-		n, err := KVCapacity(p)
-		if err != nil {
+	var pl *pool
+	if p.Disagg != nil {
+		if err := c.addPDPools(); err != nil {
 			return nil, err
 		}
-		c.p.KVBlocks = n
+	} else {
+		var err error
+		if pl, err = newPool(p); err != nil {
+			return nil, err
+		}
+		c.pools = []*pool{pl}
+		c.p.KVBlocks = pl.p.KVBlocks
 	}
 	if p.PrefixCaching {
 		switch {
@@ -104,12 +94,8 @@ func newCluster(p Plan, tr wllm.Trace) (*cluster, error) {
 			c.perTrace = tr.BlockTokens / p.BlockSize
 		}
 	}
-	c.decode = newDecodeTimer(&c.p)
-	roomy := c.p
-	roomy.Placement = c.roomy
-	c.roomyDecode = newDecodeTimer(&roomy)
-	for i := range c.p.Replicas {
-		c.replicas = append(c.replicas, &replica{id: i, c: c, kv: newKVCache(c.p.KVBlocks), waiting: waitQueue{priority: p.Priority == PriorityShortest}})
+	for i := 0; pl != nil && i < c.p.Replicas; i++ {
+		c.replicas = append(c.replicas, &replica{id: i, c: c, pl: pl, kv: newKVCache(pl.p.KVBlocks), waiting: waitQueue{priority: p.Priority == PriorityShortest}})
 	}
 	for _, q := range tr.Requests {
 		if q.PromptTokens > p.Model.MaxContext {
@@ -275,7 +261,13 @@ func (c *cluster) arrive(i int, tq wllm.Request) *replica {
 	r := c.route(q)
 	rec.Replica = r.id
 	c.inSystem++
-	r.outstanding += int64(q.prompt + q.output)
+	if c.p.Disagg != nil {
+		// A prefill replica's work is the prompt and the first token; the
+		// rest is the decode replica's, counted when it is chosen.
+		r.outstanding += int64(q.prompt + 1)
+	} else {
+		r.outstanding += int64(q.prompt + q.output)
+	}
 	r.waiting.pushBack(q)
 	return r
 }
