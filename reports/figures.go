@@ -439,6 +439,20 @@ func metricVsParamCI(name, xLabel, yLabel string, lines []Line, styles []int, lo
 	if logY {
 		setLog(&p.Y)
 		p.Y.Label.Text += " (log scale)"
+		// A flat line (one value everywhere: a metric the swept
+		// parameter does not move) gives a log axis no range, which
+		// gonum pads below zero: open it a factor of 2 each way.
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, ln := range lines {
+			for _, y := range ln.Y {
+				if y > 0 {
+					lo, hi = min(lo, y), max(hi, y)
+				}
+			}
+		}
+		if hi > 0 && hi <= lo*(1+1e-9) {
+			p.Y.Min, p.Y.Max = lo/2, hi*2
+		}
 	}
 	if ticks != nil {
 		nominalX(p, ticks)
@@ -462,8 +476,14 @@ func metricVsParamCI(name, xLabel, yLabel string, lines []Line, styles []int, lo
 			if math.IsNaN(hw) {
 				hw = 0
 			}
+			low := hw
+			if logY {
+				// A CI reaching 0 or below has no place on a log axis:
+				// its bar stops at a tenth of the value, as the bands do.
+				low = min(hw, y-y/10)
+			}
 			e.XYs = append(e.XYs, plotter.XY{X: ln.X[j], Y: y})
-			e.YErrors = append(e.YErrors, struct{ Low, High float64 }{hw, hw})
+			e.YErrors = append(e.YErrors, struct{ Low, High float64 }{low, hw})
 		}
 		if len(e.XYs) == 0 {
 			continue

@@ -373,22 +373,30 @@ const LLMEntity = "serving"
 // llmMetrics are what a sweep aggregates of the llm section, in the order
 // of llmValues.
 var llmMetrics = []metric{
-	{field: "ttft_s.mean", label: "mean TTFT (s)", title: "Mean time to first token", plot: true},
+	{field: "ttft_s.mean", label: "mean TTFT (s)", title: "Mean time to first token", plot: true, ci: "ttft_s.mean.ci95"},
 	{field: "ttft_s.p90", label: "p90 TTFT (s)"},
-	{field: "ttft_s.p99", label: "p99 TTFT (s)", title: "p99 time to first token", plot: true, logY: true},
+	{field: "ttft_s.p99", label: "p99 TTFT (s)", title: "p99 time to first token", plot: true, logY: true, ci: "ttft_s.p99.ci95"},
 	{field: "tpot_s.mean", label: "mean TPOT (s)"},
-	{field: "tpot_s.p90", label: "p90 TPOT (s)", title: "p90 time per output token", plot: true},
+	{field: "tpot_s.p90", label: "p90 TPOT (s)", title: "p90 time per output token", plot: true, ci: "tpot_s.p90.ci95"},
 	{field: "tpot_s.p99", label: "p99 TPOT (s)"},
 	{field: "e2e_s.mean", label: "mean end-to-end latency (s)"},
 	{field: "e2e_s.p99", label: "p99 end-to-end latency (s)"},
-	{field: "requests_per_s", label: "throughput (requests/s)", title: "Throughput", plot: true},
+	{field: "requests_per_s", label: "throughput (requests/s)", title: "Throughput", plot: true, ci: "requests_per_s.ci95"},
 	{field: "output_tokens_per_s", label: "output tokens per second"},
-	{field: "goodput_requests_per_s", label: "goodput (requests/s meeting the SLO)", short: "goodput (req/s)", title: "Goodput", plot: true},
-	{field: "slo_attainment", label: "SLO attainment (share of requests)", title: "SLO attainment", plot: true},
+	{field: "goodput_requests_per_s", label: "goodput (requests/s meeting the SLO)", short: "goodput (req/s)", title: "Goodput", plot: true, ci: "goodput_requests_per_s.ci95"},
+	{field: "slo_attainment", label: "SLO attainment (share of requests)", title: "SLO attainment", plot: true, ci: "slo_attainment.ci95"},
 	{field: "mean_kv_used", label: "mean KV cache used (fraction)"},
 	{field: "peak_kv_used", label: "peak KV cache used (fraction)"},
 	{field: "preemptions", label: "preemptions"},
 	{field: "rejected", label: "requests rejected by the admission limit"},
+	// The run's own 95% CI half-widths over its llm.seeds, which a sweep
+	// of one seed draws as the plotted metrics' CIs (NaN with one seed).
+	{field: "ttft_s.mean.ci95", label: "95% CI half-width of the mean TTFT over the scenario's seeds (s)"},
+	{field: "ttft_s.p99.ci95", label: "95% CI half-width of the p99 TTFT over the scenario's seeds (s)"},
+	{field: "tpot_s.p90.ci95", label: "95% CI half-width of the p90 TPOT over the scenario's seeds (s)"},
+	{field: "requests_per_s.ci95", label: "95% CI half-width of the throughput over the scenario's seeds (requests/s)"},
+	{field: "goodput_requests_per_s.ci95", label: "95% CI half-width of the goodput over the scenario's seeds (requests/s)"},
+	{field: "slo_attainment.ci95", label: "95% CI half-width of the SLO attainment over the scenario's seeds"},
 }
 
 func llmValues(l *LLMResult) []float64 {
@@ -397,5 +405,14 @@ func llmValues(l *LLMResult) []float64 {
 		float64(r.TPOT.Mean.Mean), float64(r.TPOT.P90.Mean), float64(r.TPOT.P99.Mean),
 		float64(r.E2E.Mean.Mean), float64(r.E2E.P99.Mean),
 		float64(r.RequestsPerSec.Mean), float64(r.OutputTokensPerSec.Mean), float64(r.Goodput.Mean), float64(r.SLOAttainment.Mean),
-		float64(r.MeanKVUsed.Mean), float64(r.PeakKVUsed.Mean), float64(r.Preemptions.Mean), float64(r.Rejected.Mean)}
+		float64(r.MeanKVUsed.Mean), float64(r.PeakKVUsed.Mean), float64(r.Preemptions.Mean), float64(r.Rejected.Mean),
+		ciOr(r.TTFT.Mean), ciOr(r.TTFT.P99), ciOr(r.TPOT.P90), ciOr(r.RequestsPerSec), ciOr(r.Goodput), ciOr(r.SLOAttainment)}
+}
+
+// ciOr is an estimate's CI half-width, NaN where it has none (one seed).
+func ciOr(e LLMEst) float64 {
+	if c := float64(e.CI95); !math.IsNaN(c) && c > 0 {
+		return c
+	}
+	return math.NaN()
 }

@@ -150,6 +150,15 @@ func sweepLineFigures(agg SweepAggregate, maxFixed int) ([]*figure, []string, er
 	if fewSeeds {
 		notes = append(notes, "With 2 seeds per combination the 95% confidence intervals are not meaningful (Student t of one degree of freedom: 12.7 standard errors either side); the figures draw them as error bars rather than bands that would hide the lines. Run with `--seeds 3` or more for intervals worth reading.")
 	}
+	// A numeric swept parameter carries the single-entity kinds' lines
+	// (one per combination of the others); against a named parameter
+	// (placement: host, smartnic) they would be a figure per combination.
+	numericParam := ""
+	for _, xp := range agg.Params {
+		if _, _, ok := numericAxis(xp.Values); ok && len(xp.Values) >= 2 && numericParam == "" {
+			numericParam = xp.Key
+		}
+	}
 	for xi, xp := range agg.Params {
 		if len(xp.Values) < 2 {
 			continue
@@ -183,8 +192,71 @@ func sweepLineFigures(agg SweepAggregate, maxFixed int) ([]*figure, []string, er
 			notes = append(notes, fmt.Sprintf("Lines against `%s` are left out: one figure per value of the other parameters would be %d per metric; the maps below show them.", xp.Key, len(fixedKeys)))
 			continue
 		}
+		// The llm section's one entity (serving) draws each
+		// combination of the other parameters as a line of one figure,
+		// not one figure of one line each: the comparison is between
+		// the combinations.
+		combined := map[string]bool{}
+		if !numeric && numericParam != "" && len(fixedKeys) > 1 {
+			for _, kind := range metricKinds(agg) {
+				if kind.kind == "llm" {
+					combined[kind.kind] = true
+				}
+			}
+		} else if len(fixedKeys) > 1 && len(fixedKeys) <= 8 {
+			for _, kind := range metricKinds(agg) {
+				if kind.kind != "llm" || len(kind.names) != 1 {
+					continue
+				}
+				combined[kind.kind] = true
+				n := kind.names[0]
+				for _, m := range kind.metrics {
+					if !m.plot {
+						continue
+					}
+					var lines []Line
+					for _, fixed := range fixedKeys {
+						ln := Line{Name: fixedLabel(fixed)}
+						for _, g := range byFixed[fixed] {
+							e, ok := g.Metrics[kind.kind+"/"+n+"/"+m.field]
+							if !ok {
+								continue
+							}
+							ln.X = append(ln.X, xAt[g.Params[xi].Value])
+							ln.Y = append(ln.Y, e.Mean)
+							ln.HalfWidth = append(ln.HalfWidth, halfWidth(g, kind.kind, n, m))
+						}
+						if slices.ContainsFunc(ln.Y, func(v float64) bool { return !math.IsNaN(v) }) {
+							lines = append(lines, ln)
+						}
+					}
+					if len(lines) == 0 {
+						continue
+					}
+					name := slug(strings.ReplaceAll(m.field, "_us", "")) + "_vs_" + slug(xp.Key)
+					f, err := metricVsParamCI(name, xLabel, m.axisLabel(), lines, nil, m.logY, ticks, fewSeeds)
+					if err != nil {
+						return nil, nil, err
+					}
+					if geometric {
+						setLog(&f.panels[0].X)
+						f.panels[0].X.Label.Text += " (log scale)"
+					}
+					f.caption = fmt.Sprintf("%s against `%s`, one line per combination of %s.", m.title, xp.Key, otherKeys(fixedKeys[0]))
+					if anyCI(lines) {
+						f.caption += " Bars or bands: 95% CI."
+					} else {
+						f.caption += " No CI (the points carry none for this metric)."
+					}
+					figs = append(figs, f)
+				}
+			}
+		}
 		for _, fixed := range fixedKeys {
 			for _, kind := range metricKinds(agg) {
+				if combined[kind.kind] {
+					continue
+				}
 				for _, m := range kind.metrics {
 					if !m.plot {
 						continue
@@ -446,6 +518,28 @@ func perMinute(xs []float64) ([]float64, string) {
 
 // fixedValues writes a figure's fixed parameters ("k=v, k=v") with each
 // value in the form the figures write it (a rate of 0.016667/s as 1/min).
+// fixedLabel is a combination's values alone, for a legend: "host,
+// serial" for "a.placement=host, a.engine=serial".
+func fixedLabel(fixed string) string {
+	var out []string
+	for _, kv := range strings.Split(fixed, ", ") {
+		if _, v, ok := strings.Cut(kv, "="); ok {
+			out = append(out, readable([]string{v})[0])
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// otherKeys names a combination's parameters: "`a.placement`, `a.engine`".
+func otherKeys(fixed string) string {
+	var out []string
+	for _, kv := range strings.Split(fixed, ", ") {
+		k, _, _ := strings.Cut(kv, "=")
+		out = append(out, "`"+k+"`")
+	}
+	return strings.Join(out, ", ")
+}
+
 func fixedValues(fixed string) string {
 	var out []string
 	for _, kv := range strings.Split(fixed, ", ") {

@@ -160,7 +160,7 @@ func renderSweep(fsys atomicfs.FS, dir, by string) error {
 	}
 	md.WriteString(". Means across seeds with 95% confidence intervals (Student t)")
 	if len(agg.Seeds) == 1 {
-		md.WriteString("; with one sweep seed, the ± of GPU-hours, JCT and savings is each run's own CI over the scenario's seeds (cluster.seeds, training.seeds), where it has several")
+		md.WriteString("; with one sweep seed, the ± of GPU-hours, JCT, savings and the LLM serving metrics is each run's own CI over the scenario's seeds (cluster.seeds, training.seeds, llm.seeds), where it has several")
 	}
 	md.WriteString(".\n\n")
 	for _, p := range agg.Params {

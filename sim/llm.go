@@ -124,6 +124,7 @@ type LLMStat struct {
 	TokensPerSec       Est          `json:"tokens_per_s"`
 	Goodput            Est          `json:"goodput_requests_per_s"`
 	SLOAttainment      Est          `json:"slo_attainment"`
+	PrefixHitShare     Est          `json:"prefix_hit_share"`
 	MeanBatch          Est          `json:"mean_batch"`
 	MeanKVUsed         Est          `json:"mean_kv_used"`
 	PeakKVUsed         Est          `json:"peak_kv_used"`
@@ -410,6 +411,7 @@ func llmStat(ss []llmserve.Summary) LLMStat {
 		TokensPerSec:       est(func(s llmserve.Summary) float64 { return s.TokensPerSec }),
 		Goodput:            est(func(s llmserve.Summary) float64 { return s.Goodput }),
 		SLOAttainment:      est(func(s llmserve.Summary) float64 { return s.SLOAttainment }),
+		PrefixHitShare:     est(func(s llmserve.Summary) float64 { return s.PrefixHitShare }),
 		MeanBatch:          est(func(s llmserve.Summary) float64 { return s.MeanBatch }),
 		MeanKVUsed:         est(func(s llmserve.Summary) float64 { return s.MeanKVUsed }),
 		PeakKVUsed:         est(func(s llmserve.Summary) float64 { return s.PeakKVUsed }),

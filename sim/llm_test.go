@@ -191,8 +191,10 @@ func TestLLMMemoryBound(t *testing.T) {
 		sets []string
 		ok   bool
 	}{
-		{[]string{"llm.workload.synthetic.requests=1000000"}, false},
-		{[]string{"llm.workload.synthetic.requests=900000"}, true},
+		// 1,024 + 210 x 8 = 2,704 B a request of 211 output tokens on
+		// average: 4,000,000 need 10.8 GB, 3,000,000 8.1 GB.
+		{[]string{"llm.workload.synthetic.requests=4000000"}, false},
+		{[]string{"llm.workload.synthetic.requests=3000000"}, true},
 		{[]string{"llm.workload.synthetic.requests=5000000", "llm.workload.synthetic.rate=1000/s", "llm.workload.synthetic.output.kind=fixed", "llm.workload.synthetic.output.mean=1", "llm.workload.synthetic.output.sigma=0"}, true},
 	} {
 		var sc scenarios.Scenario

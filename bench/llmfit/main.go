@@ -428,6 +428,7 @@ func main() {
 	report("  of which blocks that cannot be L2-resident", filter(held, func(r row) bool { return !mayBeL2Resident(r) }), own)
 	fmt.Println()
 	hbmCheck(rows)
+	smallMCheck(rows, fitted)
 
 	fmt.Println()
 	fmt.Println("Held-out rows over 25%, grouped by set and adjacent token counts:")

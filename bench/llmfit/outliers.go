@@ -168,6 +168,7 @@ func alternatives(rows, held []row) {
 			if alt.p > 1 {
 				name += fmt.Sprintf(", p = %.2f", md.p)
 			}
+			name += fmt.Sprintf(", tile %.0f", md.eff.GEMMTile)
 			fmt.Printf("| %s | %s | %.4f | %.1f%% | %.1f%% | %.1f%% | %d |\n", name, g, l, 100*st.median, 100*st.p90, 100*st.max, st.over)
 		}
 	}
@@ -208,5 +209,44 @@ func hbmCheck(rows []row) {
 			fmt.Printf("; in blocks that fit in L2 at most at %.0f%% (%d kernels)", 100*res, nRes)
 		}
 		fmt.Println(".")
+	}
+}
+
+// smallMCheck prints, per GPU, how many fit-set GEMMs at no more tokens
+// than the fitted tile would be bound by compute with their rows padded to
+// the whole tile (hw/llm's rule before 2026-11-29) and as hw/llm pads them
+// now (the smallest power of two of at least 16 that holds them). None
+// either way means the fit set cannot tell the two apart: the fitted
+// numbers and every error above are the same under both.
+func smallMCheck(rows []row, fitted map[string]model) {
+	for _, g := range []string{"a100", "h100"} {
+		spec, _ := gpu.Lookup(gpuOf[g])
+		md := fitted[g]
+		e := md.eff
+		var n, whole, now int
+		for _, rw := range rows {
+			if rw.gpuDir != g || !fitSet(rw) || float64(rw.tokens) > e.GEMMTile {
+				continue
+			}
+			_, ops, err := predict(rw, md)
+			if err != nil {
+				continue
+			}
+			for _, o := range ops {
+				if !gemm[o.Name] {
+					continue
+				}
+				n++
+				tm := o.Bytes / (spec.MemoryBandwidth * e.GEMMMemory)
+				kn := o.Weights / float64(rw.m.DTypeBytes)
+				if 2*e.GEMMTile*kn/(spec.PeakDenseBF16*e.GEMMCompute) > tm {
+					whole++
+				}
+				if o.Bound == "compute" {
+					now++
+				}
+			}
+		}
+		fmt.Printf("%s: of the fit set's %d GEMMs at <= %.0f tokens, %d would be bound by compute padded to the whole tile, %d as padded now.\n", g, n, e.GEMMTile, whole, now)
 	}
 }

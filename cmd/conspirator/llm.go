@@ -91,6 +91,14 @@ on their own vendor peaks.`,
 			if err != nil {
 				return err
 			}
+			if m.MaxContext > 0 {
+				if n := prefill + prefillCtx; n > m.MaxContext {
+					return usagef("--prefill %d + --prefill-context %d = %d tokens exceed %s's context of %d; give a chunk and context within it", prefill, prefillCtx, n, m.Name, m.MaxContext)
+				}
+				if context > m.MaxContext {
+					return usagef("--context %d exceeds %s's context of %d tokens; give a context within it", context, m.Name, m.MaxContext)
+				}
+			}
 			g, err := gpu.Lookup(gpuName)
 			if err != nil {
 				return usageError{fmt.Errorf("--gpu: %w", err)}

@@ -301,6 +301,9 @@ func (a *app) printConfigs(t llmcap.RateTable) {
 		mark, price := "", "unpriced"
 		if r.PricePerHour > 0 {
 			price = fmt.Sprintf("%.2f", r.Cost())
+			if r.PriceBasis != "" {
+				price += " (" + r.PriceBasis + ")"
+			}
 			if i == 0 {
 				mark = "*"
 			}
@@ -311,7 +314,11 @@ func (a *app) printConfigs(t llmcap.RateTable) {
 	}
 	tw.Flush()
 	if r, ok := t.Cheapest(); ok {
-		fmt.Fprintf(w, "cheapest at %s: %d x %s at tp %d (GPUs: %d), $%.2f/hour\n", perSec(t.Rate), r.Replicas, r.GPU, r.TP, r.Replicas*r.TP, r.Cost())
+		basis := "on-demand"
+		if r.PriceBasis != "" {
+			basis = r.PriceBasis + " price, lower than on-demand"
+		}
+		fmt.Fprintf(w, "cheapest at %s: %d x %s at tp %d (GPUs: %d), $%.2f/hour (%s)\n", perSec(t.Rate), r.Replicas, r.GPU, r.TP, r.Replicas*r.TP, r.Cost(), basis)
 	} else {
 		fmt.Fprintf(w, "cheapest at %s: none priced meets the SLO within the GPUs allowed\n", perSec(t.Rate))
 	}

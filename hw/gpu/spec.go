@@ -18,8 +18,12 @@ type Spec struct {
 	// Shared with the catalog: read-only.
 	MIG      *mig.Geometry
 	TDPWatts float64 // board power limit
-	// PricePerHour is the on-demand cloud price of one GPU, USD per GPU-hour.
+	// PricePerHour is the on-demand cloud price of one GPU, USD per GPU-hour,
+	// unless PriceBasis says otherwise.
 	PricePerHour float64
+	// PriceBasis names a price that is not on-demand ("capacity block"):
+	// comparisons across GPUs must say so, as it is lower. Empty: on-demand.
+	PriceBasis string
 	// RelSpeed is the throughput of the whole GPU relative to a whole
 	// A100-80GB, per model ("resnet50", "bert"); see speed.go.
 	RelSpeed map[string]float64
@@ -139,6 +143,7 @@ func buildCatalog() map[string]Spec {
 			TDPWatts: 700, // A: SXM 700 W (saulelectric.com H200 page; gmicloud); same board power as H100 SXM.
 			// 5.408 USD/GPU-h: V, AWS Capacity Block for p5e (8x H200) 43.26/8 (hardware.md 8). A capacity-block price, lower than on-demand.
 			PricePerHour: 5.408,
+			PriceBasis:   "capacity block",
 			RelSpeed:     relSpeedH200,
 			Source:       "memory V; MIG profiles V (MIG guide v580); TDP A (SXM 700 W); price V (capacity block 43.26/8, not on-demand); speed E (as H100 SXM: same GH100 compute)",
 			// V: H200 datasheet, SXM column: BF16 1,979 TFLOPS sparse = 989.5 dense (same GH100 compute as H100 SXM), HBM3e 4.8 TB/s, NVLink 900 GB/s total.

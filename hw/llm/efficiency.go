@@ -15,8 +15,11 @@ type Efficiency struct {
 
 	GEMMCompute, GEMMMemory float64 // fractions of peak FLOP/s and bandwidth
 	GEMMFloor               float64 // s per GEMM kernel
-	// GEMMTile is the row tile GEMM kernels compute in: a product of
-	// rows rows does the FLOPs of rows rounded up to it (0 or 1: none).
+	// GEMMTile is the row tile large GEMMs compute in: a product of more
+	// rows does the FLOPs of rows rounded up to it; a product of fewer
+	// pads only to the smallest power-of-two tile (16 or more) that
+	// holds them, as kernel heuristics pick a narrow tile for a skinny
+	// GEMM (0 or 1: no padding). See paddedRows.
 	GEMMTile          float64
 	ElementwiseMemory float64 // fraction of peak bandwidth
 	ElementwiseFloor  float64 // s per elementwise kernel

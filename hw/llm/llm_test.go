@@ -2,6 +2,7 @@ package llm
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -316,6 +317,161 @@ func TestLookupLLM(t *testing.T) {
 	for _, n := range RooflineGPUs() {
 		if _, err := FittedEfficiency(mustGPU(t, n)); err != nil {
 			t.Error(err)
+		}
+	}
+}
+
+// A GEMM pads its token rows to the smallest power-of-two tile of at least
+// 16 that holds them, up to the fitted tile, and to whole fitted tiles
+// beyond it.
+func TestPaddedRowsLLM(t *testing.T) {
+	for _, c := range []struct {
+		rows, tile, want float64
+		why              string
+	}{
+		{1, 256, 16, "a batch-1 decode: 16, not 256"},
+		{16, 256, 16, "exactly the smallest tile"},
+		{17, 256, 32, "next power of two"},
+		{32, 256, 32, "a batch-32 decode"},
+		{33, 256, 64, "next power of two"},
+		{100, 256, 128, "next power of two"},
+		{129, 256, 256, "the fitted tile"},
+		{256, 256, 256, "one whole tile"},
+		{257, 256, 512, "two whole tiles"},
+		{1024, 256, 1024, "four whole tiles"},
+		{100, 128, 128, "the A100 fit's tile"},
+		{300, 128, 384, "3 x 128"},
+		{1, 8, 8, "a fitted tile under 16 caps the padding"},
+		{1, 1, 1, "tile 1: no padding"},
+		{37, 0, 37, "tile 0: no padding"},
+	} {
+		if got := paddedRows(c.rows, c.tile); got != c.want {
+			t.Errorf("paddedRows(%g, %g) = %g, want %g (%s)", c.rows, c.tile, got, c.want, c.why)
+		}
+	}
+}
+
+// llama31Weights and llama31KV are Llama-3.1-8B's bytes one decode step
+// reads at TP 1 with 2-byte weights and one request of 1024 tokens of
+// context. GEMM weights per layer: qkv 4096 x (4096 + 2 x 1024) =
+// 25,165,824; o 4096 x 4096 = 16,777,216; gate and up 4096 x 2 x 14336 =
+// 117,440,512; down 14336 x 4096 = 58,720,256; together 218,103,808, x 32
+// layers = 6,979,321,856; LM head 4096 x 128,256 = 525,336,576; in all
+// 7,504,658,432 params x 2 B = 15,009,316,864 B (the embedding table is
+// looked up by row, not read). KV: 1024 tokens x 2 (K, V) x 32 layers x 8
+// KV heads x 128 x 2 B = 1024 x 131,072 = 134,217,728 B.
+const (
+	llama31Weights = 15009316864.0
+	llama31KV      = 134217728.0
+)
+
+// A batch-1 decode reads every weight once for one token's FLOPs: it is
+// bound by memory on every GPU, whatever the GEMMs' fitted tile, and with
+// 1-byte (FP8) weights too, whose padded FLOPs weigh twice as much against
+// the bytes. Its time is the bytes over the fitted bandwidths plus the
+// fixed costs:
+//
+//	GEMMs        (weights + 1 x (k + n) activations x 32 layers + LM head) / (bw x GEMMMemory)
+//	attention    32 x (1024 x 4096 B of KV + 16,384 B of Q and out) / (bw x AttnMemory)
+//	elementwise  6,594,560 B (2-byte) / (bw x ElementwiseMemory)
+//	overhead     GraphStep + 32 x (4 GEMM + 6 elementwise + 1 attention floors)
+//	             + embedding and final norm floors + LM head floor
+//
+// The activations (69,632 elements a layer, 4.5 MB in all) and the
+// elementwise bytes are under 0.1% of the weights, and the fitted memory
+// efficiencies are 0.72 (h100 fit) and 0.747 (a100 fit), so the time over
+// the overhead is 1.34-1.39 x (weights + KV) / bw: within [1, 1.6].
+// Worked for the H200 (4.8 TB/s, h100 fit): GEMMs 15,014,038,016 B /
+// 3.456 TB/s = 4.34434 ms; attention 134,742,016 B / 3.456 TB/s =
+// 0.03899 ms; elementwise 6,594,560 B / 2.856 TB/s = 0.00231 ms; overhead
+// 0.5 + 32 x 45 us + 11 us = 1.951 ms; step 6.3366 ms, against a floor of
+// 15,143,534,592 B / 4.8 TB/s = 3.1549 ms.
+func TestBatchOneDecodeMemoryBoundLLM(t *testing.T) {
+	h200 := step(t, "llama-3.1-8b", "h200-141gb", 1, Batch{Decode: []int{1024}})
+	if want := 6.3366e-3; math.Abs(h200.Seconds-want) > 1e-7 {
+		t.Errorf("h200 batch-1 decode %.5f ms, want %.5f ms (hand-derived above)", h200.Seconds*1e3, want*1e3)
+	}
+	tested := map[string]bool{}
+	for _, dt := range []int{2, 1} {
+		m := mustModel(t, "llama-3.1-8b")
+		m.DTypeBytes = dt
+		// Weights and KV scale with the bytes per value.
+		w, kv := llama31Weights*float64(dt)/2, llama31KV*float64(dt)/2
+		for _, name := range RooflineGPUs() {
+			g := mustGPU(t, name)
+			eff, err := FittedEfficiency(g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := Step(m, Placement{GPU: g, TP: 1}, Batch{Decode: []int{1024}}, eff)
+			var fe *FitError
+			if errors.As(err, &fe) {
+				continue // t4 and v100 (16 GB) hold the 1-byte weights only
+			}
+			if err != nil {
+				t.Fatalf("%s %d-byte: %v", name, dt, err)
+			}
+			tested[name] = true
+			where := fmt.Sprintf("llama-3.1-8b (%d-byte) on %s, decode batch 1", dt, name)
+			if st.Bound != "memory" || st.Compute != 0 {
+				t.Errorf("%s: bound %s, compute %.3f ms: want memory-bound with no compute-bound operator", where, st.Bound, st.Compute*1e3)
+			}
+			if st.WeightBytesRead != w || st.KVBytesRead != kv {
+				t.Errorf("%s: reads %.0f B of weights and %.0f B of KV, want %.0f and %.0f", where, st.WeightBytesRead, st.KVBytesRead, w, kv)
+			}
+			L := 32.0
+			overhead := eff.GraphStep + L*(4*eff.GEMMFloor+6*eff.ElementwiseFloor+eff.AttnFloor) + 2*eff.ElementwiseFloor + eff.GEMMFloor
+			if math.Abs(st.Overhead-overhead) > 1e-12 {
+				t.Errorf("%s: overhead %.4f ms, want %.4f ms", where, st.Overhead*1e3, overhead*1e3)
+			}
+			floor := (w + kv) / g.MemoryBandwidth
+			if r := (st.Seconds - overhead) / floor; r < 1 || r > 1.6 {
+				t.Errorf("%s: %.3f ms = overhead %.3f ms + %.2f x (weights + KV) / bandwidth %.3f ms, want 1 to 1.6 x", where, st.Seconds*1e3, overhead*1e3, r, floor*1e3)
+			}
+		}
+	}
+	for _, name := range []string{"a100-40gb", "a100-80gb", "h100-80gb", "h100-94gb", "h200-141gb"} {
+		if !tested[name] {
+			t.Errorf("%s has no roofline figures or was skipped: the batch-1 check must cover it", name)
+		}
+	}
+}
+
+// From batch 1 to 128 a decode step reads the same weights, more KV and
+// more activations, and does more FLOPs: its time rises, and the share of
+// it its FLOPs would take at the fitted GEMM efficiency rises with the
+// padded rows (16, 32, 128). Batches 1 and 8 both pad to 16 rows, so only
+// their time is compared. At 1024 prefill tokens the step is bound by
+// compute.
+func TestDecodeComputeShareRisesLLM(t *testing.T) {
+	for _, g := range []string{"a100-80gb", "h100-80gb", "h100-94gb", "h200-141gb"} {
+		spec := mustGPU(t, g)
+		eff, _ := FittedEfficiency(spec)
+		flopShare := func(st StepTime) float64 {
+			var f float64
+			for _, o := range st.Ops {
+				f += o.FLOPs * float64(o.Calls)
+			}
+			return f / (spec.PeakDenseBF16 * eff.GEMMCompute) / st.Seconds
+		}
+		var prev StepTime
+		for i, n := range []int{1, 8, 32, 128} {
+			st := step(t, "llama-3.1-8b", g, 1, Batch{Decode: decodes(n, 1024)})
+			if st.WeightBytesRead != llama31Weights {
+				t.Errorf("%s batch %d: weights read %.0f B, want %.0f B once a step whatever the batch", g, n, st.WeightBytesRead, llama31Weights)
+			}
+			if i > 0 {
+				if st.Seconds <= prev.Seconds {
+					t.Errorf("%s: batch %d step %.3f ms not above batch %d's %.3f ms", g, n, st.Seconds*1e3, prev.Tokens, prev.Seconds*1e3)
+				}
+				if n > 8 && flopShare(st) <= flopShare(prev) {
+					t.Errorf("%s: FLOP share %.3f at batch %d not above %.3f at batch %d", g, flopShare(st), n, flopShare(prev), prev.Tokens)
+				}
+			}
+			prev = st
+		}
+		if st := step(t, "llama-3.1-8b", g, 1, Batch{Prefill: []Chunk{{1024, 0}}}); st.Bound != "compute" {
+			t.Errorf("%s prefill 1024: bound %s, want compute", g, st.Bound)
 		}
 	}
 }

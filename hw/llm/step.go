@@ -235,15 +235,49 @@ type stepCalc struct {
 
 // gemm times a [rows x k] by [k x n] product with weights of k x n.
 func (c stepCalc) gemm(name string, rows, k, n float64, calls int) Op {
-	f := 2 * rows * k * n
+	// FLOPs on the padded rows; bytes on the real ones: the weights are
+	// read once a call whatever the rows, and padding is never loaded.
+	f := 2 * paddedRows(rows, c.eff.GEMMTile) * k * n
 	b := (k*n + rows*k + rows*n) * c.dt
-	if tile := c.eff.GEMMTile; tile > 1 {
-		// The tensor cores work on whole tiles: a partial one costs a full.
-		f = 2 * math.Ceil(rows/tile) * tile * k * n
-	}
 	op := c.roof(name, f, b, c.eff.GEMMCompute, c.eff.GEMMMemory, c.eff.GEMMFloor, calls)
 	op.Weights = k * n * c.dt
 	return op
+}
+
+// minGEMMTile is the fewest token rows a GEMM is taken to compute. The
+// token count is the tensor-core instruction's N (PyTorch's linear calls
+// cuBLAS with the weight as the first operand), which Ampere's mma.sync
+// m16n8k16 and Hopper's wgmma (N a multiple of 8) take in steps of 8; 16
+// is E, one step up to cover kernels tiled at 8 or 16 alike. Vidur's
+// profiles cannot tell it apart: below GEMMTile rows every profiled GEMM
+// is bound by reading its weights, so any padding up to GEMMTile fits them
+// alike (bench/llmfit). At 16 rows the padded FLOPs take at most a quarter
+// of the weights' read time on every catalog GPU with roofline figures
+// (the most: V100, 1-byte weights timed at BF16 peak, 0.24).
+const minGEMMTile = 16
+
+// paddedRows is the rows a GEMM of rows token rows computes, partial tiles
+// counted whole. Up to the fitted tile, the kernel is taken (E) to run on
+// the smallest power-of-two token tile of at least minGEMMTile that holds
+// the rows: cuBLAS's and CUTLASS's heuristics give a skinny product a
+// narrow-tile, split-K or GEMV-like kernel, not the large tile tuned for
+// big ones, so a decode of 1 to 32 tokens does not pay for 256 rows of
+// FLOPs (that made a batch-1 decode on an H200 compute-bound: 256 rows of
+// FP16 FLOPs at the fitted efficiency take 1.2x the weights' read time at
+// 4.8 TB/s). Above it, the rows round up to whole fitted tiles, as fitted
+// on Vidur's profiles. Tile 0 or 1: no padding.
+func paddedRows(rows, tile float64) float64 {
+	if tile <= 1 {
+		return rows
+	}
+	if rows > tile {
+		return math.Ceil(rows/tile) * tile
+	}
+	p := float64(minGEMMTile)
+	for p < rows {
+		p *= 2
+	}
+	return math.Min(p, tile)
 }
 
 // elementwise times an operator that streams bytes once.

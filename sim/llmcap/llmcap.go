@@ -252,10 +252,12 @@ type ConfigRow struct {
 	// PricePerHour is the GPU's on-demand price per GPU-hour (0:
 	// unpriced).
 	PricePerHour float64
-	TP           int
-	Replicas     int
-	Summary      *sim.LLMSummary
-	Note         string
+	// PriceBasis is the price's kind where it is not on-demand (hw/gpu).
+	PriceBasis string
+	TP         int
+	Replicas   int
+	Summary    *sim.LLMSummary
+	Note       string
 }
 
 // Cost is the configuration's price per hour: replicas x TP x the GPU's.
@@ -322,7 +324,7 @@ func SearchConfigs(cfg llmserve.Config, seed uint64, sp Space, ownRate float64, 
 				if err != nil {
 					return nil, err
 				}
-				row.PricePerHour = g.PricePerHour
+				row.PricePerHour, row.PriceBasis = g.PricePerHour, g.PriceBasis
 				t.Rows = append(t.Rows, row)
 			}
 		}

@@ -62,8 +62,14 @@ const (
 	// inter-token latencies.
 	BytesPerRequest = 1024
 	// BytesPerTokenGap is a run's memory per output token after a
-	// request's first: at most one inter-token latency pair each.
-	BytesPerTokenGap = 40
+	// request's first, as runs under load use it: a step adds one
+	// inter-token latency pair (16 B, 36 B with the sort's copy) for its
+	// whole batch, so at the Azure trace's load the whole run takes
+	// 1,150 B a request (BenchmarkLLMMemory), under 1 B a gap. With every
+	// request alone a pair per token is kept; maxITLPairs bounds that
+	// case at run time with an error naming the fix, so the estimate
+	// need not charge every run for it.
+	BytesPerTokenGap = 8
 	// MemoryLimit is the largest estimated run accepted (a workload of
 	// Azure's mix, 9.4 KB a request: 911,000 requests): past it a run
 	// would die with Go's out-of-memory error after minutes, with no
@@ -71,6 +77,17 @@ const (
 	// path sections' bounds do.
 	MemoryLimit = 8 << 30
 )
+
+// maxITLPairs bounds the inter-token latency pairs a run keeps (36 B each
+// with the sort's copy): half of MemoryLimit. Past it the run stops with
+// ErrTooManyGaps rather than grow until Go runs out of memory. A
+// variable so that tests can lower it.
+var maxITLPairs int64 = MemoryLimit / 2 / 36
+
+// ErrTooManyGaps is the error of a run whose requests ran so far apart
+// (one step per token) that their inter-token latencies alone pass
+// maxITLPairs.
+var ErrTooManyGaps = fmt.Errorf("llmserve: the run kept more than %d inter-token latency records (about %s): its requests ran mostly one at a time, a step per token; serve fewer requests (llm.workload.synthetic.requests, or a trace window: llm.workload.window_start and window_end) or a higher rate", maxITLPairs, gib(MemoryLimit/2))
 
 // EstimateMemory is the memory a run of requests with gaps output tokens
 // after their first needs, in bytes (BytesPerRequest, BytesPerTokenGap).
@@ -112,23 +129,24 @@ type Config struct {
 	GPUs     int    `yaml:"gpus" doc:"GPUs in all, a multiple of tp: replicas = gpus / tp; 0: replicas x tp (replicas is used)" default:"0"`
 	Replicas int    `yaml:"replicas" doc:"model replicas, each tp GPUs (or one MIG instance) with its own scheduler and KV cache; a router spreads the requests over them. With gpus set, leave it at 1 or give gpus / tp" default:"1"`
 
-	Scheduler            string         `yaml:"scheduler" doc:"vllm-v1 (every step fills the token budget with decodes and prefill chunks together: chunked prefill) or vllm-v0 (a step runs whole prompts up to the budget, prefills first, or decodes; no chunked prefill)" default:"vllm-v1" source:"vendor: vLLM v0.8 made the V1 engine the default (docs.vllm.ai, V1 user guide)"`
-	MaxNumBatchedTokens  int            `yaml:"max_num_batched_tokens" doc:"vLLM's max_num_batched_tokens: the tokens one step may run (decodes count one each); under vllm-v0 a prompt longer than it is refused, so raise it to the model's context" default:"8192" source:"vendor: vLLM v0.9 and later, EngineArgs.get_batch_defaults (V1 engine): vllm serve (online serving) on a GPU of at least 70 GiB other than the A100 (H100, H200) defaults to 8192; on other GPUs, the A100 among them, to 2048 (vLLM PR #17885); the offline LLM class to 16384 and 8192. This project takes the H100 online figure for every GPU: set 2048 to match vllm serve on an A100"`
-	MaxNumSeqs           int            `yaml:"max_num_seqs" doc:"vLLM's max_num_seqs: the most requests running in one step" default:"256" source:"vendor: vLLM v0.9 and later, EngineArgs.get_batch_defaults: 256 for vllm serve on GPUs below 70 GiB and on the A100; 1024 on larger GPUs (H100, H200). This project keeps 256, the figure of most published vLLM benchmarks; set 1024 to match vllm serve on an H100"`
-	BlockSize            int            `yaml:"block_size" doc:"tokens per KV-cache block (vLLM's block_size; PagedAttention pages)" default:"16" source:"vendor: vLLM v0.9 and later, CacheConfig: block_size 16 on CUDA"`
-	GPUMemoryUtilization units.Fraction `yaml:"gpu_memory_utilization" doc:"share of each GPU's (or slice's) memory that weights, activations and the KV cache may take; the KV cache gets what the weights and the activation reserve leave (vLLM's gpu_memory_utilization)" default:"90%" source:"vendor: vLLM v0.9 and later, CacheConfig: gpu_memory_utilization 0.9"`
-	KVBlocks             int            `yaml:"kv_blocks" doc:"each replica's KV capacity in blocks, overriding the one the memory gives (vLLM's num_gpu_blocks_override); 0: from the memory: (memory x gpu_memory_utilization - weights/tp - activation reserve) / bytes of a block per GPU" default:"0"`
-	Preemption           string         `yaml:"preemption" doc:"what happens to a running request when the KV cache runs out: recompute (its blocks are freed; it waits at the head of the queue and recomputes its prompt and output so far) or swap (its blocks go to host memory over PCIe and come back; vllm-v0 only)" default:"recompute" source:"vendor: vLLM V1 preempts by recomputation only; V0's default preemption_mode was recompute"`
-	PrefixCaching        bool           `yaml:"prefix_caching" doc:"keep freed KV blocks, keyed by the prompt prefix they hold, for later requests sharing the prefix (vLLM's automatic prefix caching); needs a trace with prefix hashes (Mooncake); without them it caches nothing" default:"true" source:"vendor: vLLM V1 (v0.8 and later) turns enable_prefix_caching on unless it is set (EngineArgs)"`
-	Router               string         `yaml:"router" doc:"which replica takes a request: round-robin, least-outstanding-tokens (the fewest prompt and output tokens still to serve) or prefix-aware (the longest cached prefix, ties to the fewest outstanding tokens, unless that replica is too far ahead of the least-loaded one: router_balance_abs and router_balance_rel)" default:"round-robin" source:"vendor: vLLM production-stack router's default routing logic is round-robin"`
-	RouterBalanceAbs     int            `yaml:"router_balance_abs" doc:"prefix-aware: a request leaves its home replica (the longest cached prefix) for the one with the fewest outstanding tokens when the home's outstanding tokens exceed that replica's by more than this many and by more than the factor router_balance_rel; 0: no fall-back (the cache alone decides, load breaks ties)" default:"8192" source:"choice: one step of vLLM's default token budget (max_num_batched_tokens 8192): a home replica less than a full step of work ahead keeps the request and its cache hit. SGLang's cache-aware router has the rule in requests (balance_abs_threshold 64; 32 in early releases); tokens here, the load the least-outstanding-tokens router counts, as Mooncake's prompts run from hundreds to 126,000 tokens (docs/llm.md)"`
-	RouterBalanceRel     float64        `yaml:"router_balance_rel" doc:"prefix-aware: the factor by which the home replica's outstanding tokens must exceed the least-loaded replica's, as well as by router_balance_abs, for a request to leave its home; at least 1" default:"1.5" source:"vendor: SGLang router, balance_rel_threshold 1.5 (sglang_router RouterArgs, v0.5; 1.0001 in early releases)"`
-	MaxOutstanding       int            `yaml:"max_outstanding" doc:"admission limit: requests in the system across all replicas; a request arriving when it is reached is rejected and counted; 0: no limit" default:"0"`
-	Priority             string         `yaml:"priority" doc:"order of the waiting queue: fcfs (arrival) or priority (the shortest prompt first, ties by arrival)" default:"fcfs" source:"vendor: vLLM scheduling_policy default fcfs"`
-	SLO                  SLOConfig      `yaml:"slo" doc:"the service-level objective a request meets when both its TTFT and its TPOT are at or below their bounds (goodput and SLO attainment)"`
-	SampleEvery          units.Duration `yaml:"sample_every" doc:"KV-cache use and batch size are sampled this often per replica (llm_samples.csv, the figures); 0s: at every step" default:"1s"`
-	Capacity             CapacityConfig `yaml:"capacity" doc:"the configuration search of conspirator llm capacity: GPU types, TP degrees and rates to try (run ignores it)"`
-	Disagg               DisaggConfig   `yaml:"disagg" doc:"prefill/decode disaggregation: a prefill pool and a decode pool, each request's KV cache moved between them over a modelled data path"`
+	Scheduler            string             `yaml:"scheduler" doc:"vllm-v1 (every step fills the token budget with decodes and prefill chunks together: chunked prefill) or vllm-v0 (a step runs whole prompts up to the budget, prefills first, or decodes; no chunked prefill)" default:"vllm-v1" source:"vendor: vLLM v0.8 made the V1 engine the default (docs.vllm.ai, V1 user guide)"`
+	MaxNumBatchedTokens  int                `yaml:"max_num_batched_tokens" doc:"vLLM's max_num_batched_tokens: the tokens one step may run (decodes count one each); under vllm-v0 a prompt longer than it is refused, so raise it to the model's context" default:"8192" source:"vendor: vLLM v0.9 and later, EngineArgs.get_batch_defaults (V1 engine): vllm serve (online serving) on a GPU of at least 70 GiB other than the A100 (H100, H200) defaults to 8192; on other GPUs, the A100 among them, to 2048 (vLLM PR #17885); the offline LLM class to 16384 and 8192. This project takes the H100 online figure for every GPU: set 2048 to match vllm serve on an A100"`
+	MaxNumSeqs           int                `yaml:"max_num_seqs" doc:"vLLM's max_num_seqs: the most requests running in one step" default:"256" source:"vendor: vLLM v0.9 and later, EngineArgs.get_batch_defaults: 256 for vllm serve on GPUs below 70 GiB and on the A100; 1024 on larger GPUs (H100, H200). This project keeps 256, the figure of most published vLLM benchmarks; set 1024 to match vllm serve on an H100"`
+	BlockSize            int                `yaml:"block_size" doc:"tokens per KV-cache block (vLLM's block_size; PagedAttention pages)" default:"16" source:"vendor: vLLM v0.9 and later, CacheConfig: block_size 16 on CUDA"`
+	GPUMemoryUtilization units.Fraction     `yaml:"gpu_memory_utilization" doc:"share of each GPU's (or slice's) memory that weights, activations and the KV cache may take; the KV cache gets what the weights and the activation reserve leave (vLLM's gpu_memory_utilization)" default:"90%" source:"vendor: vLLM v0.9 and later, CacheConfig: gpu_memory_utilization 0.9"`
+	KVBlocks             int                `yaml:"kv_blocks" doc:"each replica's KV capacity in blocks, overriding the one the memory gives (vLLM's num_gpu_blocks_override); 0: from the memory: (memory x gpu_memory_utilization - weights/tp - activation reserve) / bytes of a block per GPU" default:"0"`
+	Preemption           string             `yaml:"preemption" doc:"what happens to a running request when the KV cache runs out: recompute (its blocks are freed; it waits at the head of the queue and recomputes its prompt and output so far) or swap (its blocks go to host memory over PCIe and come back; vllm-v0 only)" default:"recompute" source:"vendor: vLLM V1 preempts by recomputation only; V0's default preemption_mode was recompute"`
+	PrefixCaching        bool               `yaml:"prefix_caching" doc:"keep freed KV blocks, keyed by the prompt prefix they hold, for later requests sharing the prefix (vLLM's automatic prefix caching); needs a trace with prefix hashes (Mooncake); without them it caches nothing" default:"true" source:"vendor: vLLM V1 (v0.8 and later) turns enable_prefix_caching on unless it is set (EngineArgs)"`
+	Router               string             `yaml:"router" doc:"which replica takes a request: round-robin, least-outstanding-tokens (the fewest prompt and output tokens still to serve) or prefix-aware (the longest cached prefix, ties to the fewest outstanding tokens, unless that replica is too far ahead of the least-loaded one: router_balance_abs and router_balance_rel)" default:"round-robin" source:"vendor: vLLM production-stack router's default routing logic is round-robin"`
+	RouterBalanceAbs     int                `yaml:"router_balance_abs" doc:"prefix-aware: a request leaves its home replica (the longest cached prefix) for the one with the fewest outstanding tokens when the home's outstanding tokens exceed that replica's by more than this many and by more than the factor router_balance_rel; 0: no fall-back (the cache alone decides, load breaks ties)" default:"8192" source:"choice: one step of vLLM's default token budget (max_num_batched_tokens 8192): a home replica less than a full step of work ahead keeps the request and its cache hit. SGLang's cache-aware router has the rule in requests (balance_abs_threshold 64; 32 in early releases); tokens here, the load the least-outstanding-tokens router counts, as Mooncake's prompts run from hundreds to 126,000 tokens (docs/llm.md)"`
+	RouterBalanceRel     float64            `yaml:"router_balance_rel" doc:"prefix-aware: the factor by which the home replica's outstanding tokens must exceed the least-loaded replica's, as well as by router_balance_abs, for a request to leave its home; at least 1" default:"1.5" source:"vendor: SGLang router, balance_rel_threshold 1.5 (sglang_router RouterArgs, v0.5; 1.0001 in early releases)"`
+	MaxOutstanding       int                `yaml:"max_outstanding" doc:"admission limit: requests in the system across all replicas; a request arriving when it is reached is rejected and counted; 0: no limit" default:"0"`
+	Priority             string             `yaml:"priority" doc:"order of the waiting queue: fcfs (arrival) or priority (the shortest prompt first, ties by arrival)" default:"fcfs" source:"vendor: vLLM scheduling_policy default fcfs"`
+	SLO                  SLOConfig          `yaml:"slo" doc:"the service-level objective a request meets when both its TTFT and its TPOT are at or below their bounds (goodput and SLO attainment)"`
+	SampleEvery          units.Duration     `yaml:"sample_every" doc:"KV-cache use and batch size are sampled this often per replica (llm_samples.csv, the figures); 0s: at every step" default:"1s"`
+	Capacity             CapacityConfig     `yaml:"capacity" doc:"the configuration search of conspirator llm capacity: GPU types, TP degrees and rates to try (run ignores it)"`
+	Disagg               DisaggConfig       `yaml:"disagg" doc:"prefill/decode disaggregation: a prefill pool and a decode pool, each request's KV cache moved between them over a modelled data path"`
+	ControlPlane         ControlPlaneConfig `yaml:"control_plane" doc:"the serving engine's per-step CPU work (scheduling, input preparation, sampling, detokenisation) and where it runs: the host's cores under background load, or a SmartNIC's Arm cores"`
 
 	Workload WorkloadConfig `yaml:"workload" doc:"the requests served"`
 	Seeds    int            `yaml:"seeds" doc:"runs, seeds seed .. seed+seeds-1. A synthetic workload is drawn anew per seed and summary.json gives means with 95% CIs over the seeds; a trace replays as recorded (the model draws nothing), so every seed would give the same result: with a trace, seeds must be 1" default:"1"`
@@ -313,6 +331,7 @@ func (c Config) Validate() error {
 	}
 	c.Capacity.validate(add)
 	c.Disagg.validate(add)
+	c.ControlPlane.validate(add)
 	w := c.Workload
 	switch w.Source {
 	case SourceTrace:
@@ -323,7 +342,7 @@ func (c Config) Validate() error {
 			add("workload.format", "%q; use %s, or leave it empty to detect the format", w.Format, strings.Join(wllm.Formats(), ", "))
 		}
 		if !(w.RateScale > 0) || w.RateScale > 1e9 || math.IsInf(w.RateScale, 0) {
-			add("workload.rate_scale", "%v; want a factor above 0 (2 doubles the rate, 0.5 halves it)", w.RateScale)
+			add("workload.rate_scale", "%v; want a factor above 0 and at most 1e9 (2 doubles the rate, 0.5 halves it)", w.RateScale)
 		}
 		if w.WindowStart < 0 || w.WindowStart > units.Duration(engine.Horizon) {
 			add("workload.window_start", "%v; want 0s or later, within the simulator's horizon (%s)", w.WindowStart, engine.HorizonText)
@@ -512,6 +531,14 @@ func (c Config) plan(m llm.Model) (Plan, error) {
 		blocks, _ = KVCapacity(out) // none left: refused below, with the figures
 	}
 	out.KVBlocks = blocks
+	if cp, err := c.ControlPlane.resolve(); err != nil {
+		return Plan{}, err
+	} else if cp != nil {
+		// The control plane's parts replace the step model's own fixed
+		// per-step costs, which stood for the same CPU work.
+		out.Control = cp
+		out.Eff.EagerStep, out.Eff.GraphStep = 0, 0
+	}
 	if c.Disagg.Enabled {
 		dp, err := c.disaggPlan(m)
 		if err != nil {
@@ -523,12 +550,21 @@ func (c Config) plan(m llm.Model) (Plan, error) {
 	// A replica must hold at least one full step of one request: a
 	// budget's worth of tokens, or the model's context where shorter.
 	need := (min(c.MaxNumBatchedTokens, max(m.MaxContext, 1)) + c.BlockSize - 1) / c.BlockSize
+	if blocks < need && c.KVBlocks > 0 {
+		return Plan{}, units.Invalid("kv_blocks", "%d blocks of %d tokens hold fewer tokens than one step of %d needs (%d blocks); raise kv_blocks to %d or more, or set 0 to size the cache from the memory",
+			c.KVBlocks, c.BlockSize, min(c.MaxNumBatchedTokens, max(m.MaxContext, 1)), need, need)
+	}
 	if blocks < need {
+		// On a MIG slice the fix is the slice, not the TP (refused there).
+		key := "tp"
+		if pl.Slice != nil {
+			key = "mig"
+		}
 		if fix := c.fitHint(m, pl); fix != "" {
-			return Plan{}, units.Invalid("tp", "%s does not fit %s at tp %d: %.1f GB of weights and %.2f GB of activations per GPU leave %.2f GB of the %.1f GB usable (%.0f%% of %.1f GB) for the KV cache, fewer than the %d blocks of %d tokens one step of %d tokens needs; %s",
+			return Plan{}, units.Invalid(key, "%s does not fit %s at tp %d: %.1f GB of weights and %.2f GB of activations per GPU leave %.2f GB of the %.1f GB usable (%.0f%% of %.1f GB) for the KV cache, fewer than the %d blocks of %d tokens one step of %d tokens needs; %s",
 				m.Name, where, pl.TP, weights/1e9, reserve/1e9, max(0, mem*util-weights-reserve)/1e9, mem*util/1e9, util*100, mem/1e9, need, c.BlockSize, min(c.MaxNumBatchedTokens, max(m.MaxContext, 1)), fix)
 		}
-		return Plan{}, units.Invalid("tp", "%s does not fit %s at tp %d: %.1f GB of weights and %.2f GB of activations per GPU leave %.2f GB of the %.1f GB usable (%.0f%% of %.1f GB) for the KV cache, %d blocks of %d tokens, fewer than the %d one step of %d tokens needs; use a larger tp, a larger GPU or slice, a smaller max_num_batched_tokens, or a higher gpu_memory_utilization",
+		return Plan{}, units.Invalid(key, "%s does not fit %s at tp %d: %.1f GB of weights and %.2f GB of activations per GPU leave %.2f GB of the %.1f GB usable (%.0f%% of %.1f GB) for the KV cache, %d blocks of %d tokens, fewer than the %d one step of %d tokens needs; use a larger tp, a larger GPU or slice, a smaller max_num_batched_tokens, or a higher gpu_memory_utilization",
 			m.Name, where, pl.TP, weights/1e9, reserve/1e9, max(0, mem*util-weights-reserve)/1e9, mem*util/1e9, util*100, mem/1e9, blocks, c.BlockSize, need, min(c.MaxNumBatchedTokens, max(m.MaxContext, 1)))
 	}
 	return out, nil

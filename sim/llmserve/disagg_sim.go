@@ -194,6 +194,10 @@ func (x *pd) step(r *replica) {
 	}
 	x.sim.MustAt(r.end, func() {
 		handed := r.finishStep()
+		if x.c.itl.over {
+			x.fail(ErrTooManyGaps)
+			return
+		}
 		for _, q := range handed {
 			x.prefilled(r, q)
 		}

@@ -536,8 +536,8 @@ func lastFinish(res *Result) engine.Time {
 }
 
 // A run's memory is estimated as BytesPerRequest a request and
-// BytesPerTokenGap an output token after the first (at most one
-// inter-token latency pair each), and refused past MemoryLimit (8 GiB =
+// BytesPerTokenGap an output token after the first, and refused past
+// MemoryLimit (8 GiB =
 // 8,589,934,592 B) naming the key and the fix.
 func TestMemoryBound(t *testing.T) {
 	many := func(n, output int) wllm.Trace {
@@ -553,10 +553,10 @@ func TestMemoryBound(t *testing.T) {
 		est  float64
 		ok   bool
 	}{
-		// 100,000 x (1,024 + 2,999 x 40) = 12,098,400,000 B: refused.
-		{"long outputs", many(100000, 3000), 12098400000, false},
-		// 100,000 x (1,024 + 2,000 x 40) = 8,102,400,000 B: within.
-		{"shorter outputs", many(100000, 2001), 8102400000, true},
+		// 400,000 x (1,024 + 2,999 x 8) = 10,006,400,000 B: refused.
+		{"long outputs", many(400000, 3000), 10006400000, false},
+		// 300,000 x (1,024 + 2,999 x 8) = 7,504,800,000 B: within.
+		{"fewer requests", many(300000, 3000), 7504800000, true},
 		// One-token outputs have no gaps: 1,000 x 1,024 B.
 		{"one token each", many(1000, 1), 1024000, true},
 	} {
@@ -574,5 +574,27 @@ func TestMemoryBound(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A run whose requests each run alone keeps an inter-token latency pair
+// per token; past maxITLPairs it stops with ErrTooManyGaps (colocated
+// and disaggregated) instead of growing without bound.
+func TestTooManyGapsStops(t *testing.T) {
+	old := maxITLPairs
+	maxITLPairs = 50
+	defer func() { maxITLPairs = old }()
+	// Two requests a second apart, 40 tokens each: 39 + 39 single-token
+	// gaps, past 50.
+	tr := trace(req{at: 0, prompt: 100, output: 40}, req{at: engine.Second, prompt: 100, output: 40})
+	if _, err := Simulate(testPlan(t), tr); err != ErrTooManyGaps {
+		t.Errorf("colocated: err %v; want ErrTooManyGaps", err)
+	}
+	if _, err := Simulate(pdPlan(t, 1, 1, 1, "gpudirect", false), tr); err != ErrTooManyGaps {
+		t.Errorf("disaggregated: err %v; want ErrTooManyGaps", err)
+	}
+	maxITLPairs = 100
+	if _, err := Simulate(testPlan(t), tr); err != nil {
+		t.Errorf("78 gaps within 100: %v", err)
 	}
 }

@@ -15,6 +15,8 @@ type itlCounts struct {
 	chunks chunked[itlPair]
 	pairs  []itlPair
 	n      int64
+	kept   int64
+	over   bool // kept reached maxITLPairs: the run must stop
 }
 
 type itlPair struct {
@@ -23,6 +25,11 @@ type itlPair struct {
 }
 
 func (s *itlCounts) add(d engine.Time, n int) {
+	if s.kept >= maxITLPairs {
+		s.over = true
+		return
+	}
+	s.kept++
 	s.chunks.add(itlPair{d, int64(n)})
 	s.n += int64(n)
 }
@@ -80,7 +87,7 @@ func (c *cluster) result(events int64) *Result {
 	n := len(c.records)
 	ttft, tpot, e2e, queue := make([]float64, 0, n), make([]float64, 0, n), make([]float64, 0, n), make([]float64, 0, n)
 	var first, last, lastArrival engine.Time = engine.MaxTime, 0, 0
-	var promptTok, outTok int64
+	var promptTok, outTok, cachedTok int64
 	good := 0
 	for i := range c.records {
 		r := &c.records[i]
@@ -93,6 +100,7 @@ func (c *cluster) result(events int64) *Result {
 		s.Completed++
 		last = max(last, r.Finish)
 		promptTok += int64(r.PromptTokens)
+		cachedTok += int64(r.CachedTokens)
 		outTok += int64(r.OutputTokens)
 		ttft = append(ttft, r.TTFT().Seconds())
 		if r.OutputTokens > 1 {
@@ -129,7 +137,13 @@ func (c *cluster) result(events int64) *Result {
 		if span > 0 {
 			s.Goodput = float64(good) / span.Seconds()
 		}
-		s.SLOAttainment = float64(good) / float64(s.Completed)
+		// A request refused by the admission limit missed the SLO: over
+		// completed requests alone, refusing the slow ones would raise
+		// attainment.
+		s.SLOAttainment = float64(good) / float64(s.Completed+s.Rejected)
+		if promptTok > 0 {
+			s.PrefixHitShare = float64(cachedTok) / float64(promptTok)
+		}
 	}
 	if c.steps > 0 {
 		s.MeanBatch = c.batchSum / float64(c.steps)

@@ -85,6 +85,9 @@ type Plan struct {
 	// Disagg, when set, serves with a prefill and a decode pool (its own
 	// plans) instead of Replicas of Placement.
 	Disagg *DisaggPlan
+	// Control, when set, times each step's CPU work and where it runs
+	// (Eff's per-step fixed costs are then 0).
+	Control *ControlPlane
 }
 
 // SLO is a service-level objective on time to first token and time per
@@ -175,9 +178,12 @@ type Summary struct {
 	// the share of arrivals meeting the SLO. Where all arrive at once it
 	// is over first arrival .. last finish, and a note says so.
 	Goodput       float64
-	SLOAttainment float64 // share of completed requests meeting both
-	MeanBatch     float64
-	MeanKVUsed    float64
-	PeakKVUsed    float64
-	Preemptions   int
+	SLOAttainment float64 // share of requests meeting both, a refused one missing
+	// PrefixHitShare is the share of the completed requests' prompt
+	// tokens served from the prefix cache.
+	PrefixHitShare float64
+	MeanBatch      float64
+	MeanKVUsed     float64
+	PeakKVUsed     float64
+	Preemptions    int
 }

@@ -173,6 +173,15 @@ func (r *replica) schedule(now engine.Time) (bool, error) {
 		sec = st.Seconds
 	}
 	dur := engine.Seconds(sec)
+	if cp := p.Control; cp != nil {
+		sampled := 0
+		for _, q := range r.batch {
+			if q.computed+q.sched == q.total() {
+				sampled++
+			}
+		}
+		dur = cp.stepTime(dur, len(r.batch), sampled)
+	}
 	if r.swapBlocks > 0 {
 		dur += engine.Seconds(float64(r.swapBlocks) * r.pl.blockBytesPerGPU / p.HostLinkBytesPerSec)
 	}

@@ -218,6 +218,9 @@ func (c *cluster) run(tr wllm.Trace) (*Result, error) {
 	var events int64
 	var kicked []*replica
 	for i := 0; i < len(reqs); {
+		if c.itl.over {
+			return nil, ErrTooManyGaps
+		}
 		t := reqs[i].Arrival
 		for _, r := range c.replicas {
 			if err := r.advance(t); err != nil {
@@ -241,6 +244,9 @@ func (c *cluster) run(tr wllm.Trace) (*Result, error) {
 		if err := r.advance(engine.MaxTime); err != nil {
 			return nil, err
 		}
+	}
+	if c.itl.over {
+		return nil, ErrTooManyGaps
 	}
 	return c.result(events), nil
 }

@@ -99,6 +99,9 @@ func runLLMCapacity(r *Runner, _ bool) ([]Figure, error) {
 			return nil, fmt.Errorf("%s: no priced configuration meets the SLO at %s/s within %d GPUs", name, rate, cc.MaxGPUs)
 		}
 		label := fmt.Sprintf("%s/s: %d x %s tp %d", rate, c.Replicas, c.GPU, c.TP)
+		if c.PriceBasis != "" {
+			label += ", " + c.PriceBasis + " price"
+		}
 		figs = append(figs,
 			Figure{Key: "gpus_" + rate, Label: label, Value: float64(c.Replicas * c.TP), Unit: " GPUs", Seeds: cfg.Seeds},
 			Figure{Key: "cost_" + rate, Label: label, Value: c.Cost(), Unit: " $/h", Decimals: 2, Seeds: cfg.Seeds})

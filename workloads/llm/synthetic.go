@@ -140,7 +140,7 @@ func (d LengthDist) validate(field string, errs []error) []error {
 			bad(".mean %g; want the length, a whole number of tokens 1..%d", d.Mean, MaxTokens)
 		}
 		if d.Sigma != 0 || len(d.Values) > 0 {
-			bad(": sigma and values are not used by kind fixed; remove them")
+			bad(".sigma %g: a fixed length has no spread; set sigma to 0 with kind fixed (the section's default sigma is the lognormal's)", d.Sigma)
 		}
 	case KindEmpirical:
 		if len(d.Values) == 0 {
