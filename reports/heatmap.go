@@ -1346,7 +1346,7 @@ func (bc bestCells) Plot(c draw.Canvas, plt *plot.Plot) {
 				col = colour(k)
 			}
 			c.FillPolygon(col, []vg.Point{{X: x0, Y: y0}, {X: x0, Y: y1}, {X: x1, Y: y1}, {X: x1, Y: y0}})
-			if !bc.labels || k < 0 {
+			if !bc.labels || bc.lead[i][j] == "" {
 				continue
 			}
 			y := float64(j)

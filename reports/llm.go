@@ -379,7 +379,7 @@ var llmMetrics = []metric{
 	{field: "tpot_s.mean", label: "mean TPOT (s)"},
 	{field: "tpot_s.p90", label: "p90 TPOT (s)", title: "p90 time per output token", plot: true, ci: "tpot_s.p90.ci95"},
 	{field: "tpot_s.p99", label: "p99 TPOT (s)"},
-	{field: "e2e_s.mean", label: "mean end-to-end latency (s)"},
+	{field: "e2e_s.mean", label: "mean end-to-end latency (s)", ci: "e2e_s.mean.ci95"},
 	{field: "e2e_s.p99", label: "p99 end-to-end latency (s)"},
 	{field: "requests_per_s", label: "throughput (requests/s)", title: "Throughput", plot: true, ci: "requests_per_s.ci95"},
 	{field: "output_tokens_per_s", label: "output tokens per second"},
@@ -397,6 +397,7 @@ var llmMetrics = []metric{
 	{field: "requests_per_s.ci95", label: "95% CI half-width of the throughput over the scenario's seeds (requests/s)"},
 	{field: "goodput_requests_per_s.ci95", label: "95% CI half-width of the goodput over the scenario's seeds (requests/s)"},
 	{field: "slo_attainment.ci95", label: "95% CI half-width of the SLO attainment over the scenario's seeds"},
+	{field: "e2e_s.mean.ci95", label: "95% CI half-width of the mean end-to-end latency over the scenario's seeds (s)"},
 }
 
 func llmValues(l *LLMResult) []float64 {
@@ -406,7 +407,7 @@ func llmValues(l *LLMResult) []float64 {
 		float64(r.E2E.Mean.Mean), float64(r.E2E.P99.Mean),
 		float64(r.RequestsPerSec.Mean), float64(r.OutputTokensPerSec.Mean), float64(r.Goodput.Mean), float64(r.SLOAttainment.Mean),
 		float64(r.MeanKVUsed.Mean), float64(r.PeakKVUsed.Mean), float64(r.Preemptions.Mean), float64(r.Rejected.Mean),
-		ciOr(r.TTFT.Mean), ciOr(r.TTFT.P99), ciOr(r.TPOT.P90), ciOr(r.RequestsPerSec), ciOr(r.Goodput), ciOr(r.SLOAttainment)}
+		ciOr(r.TTFT.Mean), ciOr(r.TTFT.P99), ciOr(r.TPOT.P90), ciOr(r.RequestsPerSec), ciOr(r.Goodput), ciOr(r.SLOAttainment), ciOr(r.E2E.Mean)}
 }
 
 // ciOr is an estimate's CI half-width, NaN where it has none (one seed).

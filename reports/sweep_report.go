@@ -180,8 +180,9 @@ func renderSweep(fsys atomicfs.FS, dir, by string) error {
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
+	llmMaps := llmWinnerMaps(agg)
 	maxFixed := 0
-	if len(maps) > 0 {
+	if len(maps)+len(llmMaps) > 0 {
 		maxFixed = 4
 	}
 	figs, notes, err := sweepLineFigures(agg, maxFixed)
@@ -189,6 +190,7 @@ func renderSweep(fsys atomicfs.FS, dir, by string) error {
 		return fmt.Errorf("report: %w", err)
 	}
 	figs = append(figs, maps...)
+	figs = append(figs, llmMaps...)
 	figs = append(figs, capacityFigures(agg)...)
 	knees, kneeNotes := kneeFigures(agg)
 	figs = append(figs, knees...)

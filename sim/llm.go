@@ -85,6 +85,10 @@ type LLMDisagg struct {
 	TransferP99S    float64 `json:"transfer_p99_s"`
 	WaitMeanS       float64 `json:"wait_mean_s"`
 	WaitP99S        float64 `json:"wait_p99_s"`
+	// TailMeanS and TailP99S: first token to the KV on the decode side,
+	// the transfer the prefill did not hide.
+	TailMeanS float64 `json:"tail_mean_s"`
+	TailP99S  float64 `json:"tail_p99_s"`
 }
 
 // LLMSLO is the SLO the goodput is counted against.
@@ -335,6 +339,7 @@ func runLLM(cfg llmserve.Config, seed uint64, files map[string][]byte) (*LLMSumm
 			DecodeGPU: d.Decode.Placement.GPU.Name, DecodeTP: d.Decode.Placement.TP, DecodeReplicas: d.Decode.Replicas, DecodeKVBlocks: d.Decode.KVBlocks,
 			Transfers: st.Transfers, NVLink: st.NVLink, Crossed: st.Crossed, GBMoved: st.Bytes / 1e9,
 			TransferMeanS: st.Time.Mean, TransferP99S: st.Time.P99, WaitMeanS: st.Wait.Mean, WaitP99S: st.Wait.P99,
+			TailMeanS: st.Tail.Mean, TailP99S: st.Tail.P99,
 		}
 	}
 	out.OfferedPerSec = offeredPerSec(firstTrace)

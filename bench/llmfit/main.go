@@ -114,31 +114,17 @@ func readMLP(path, gpuDir, model string) ([]row, error) {
 
 var gpuOf = map[string]string{"a100": "a100-80gb", "h100": "h100-80gb"}
 
-// model is what a row is predicted with: hw/llm's efficiencies and, for
-// the alternatives compared below (not hw/llm's), the exponent p with which
-// a GEMM's compute and memory times combine: (tc^p + tm^p)^(1/p) + floor.
-// p 0 is hw/llm's roofline, max(tc, tm) + floor; p 1 their sum.
-type model struct {
-	eff llm.Efficiency
-	p   float64
-}
-
-// predict returns the per-operator seconds of rw's block, and the ops
-// themselves (hw/llm's, before any alternative re-timing).
-func predict(rw row, md model) (map[string]float64, []llm.Op, error) {
+// predict returns the per-operator seconds of rw's block as hw/llm times
+// it with eff, and the ops themselves.
+func predict(rw row, eff llm.Efficiency) (map[string]float64, []llm.Op, error) {
 	g, _ := gpu.Lookup(gpuOf[rw.gpuDir])
-	ops, err := llm.LayerLinearOps(rw.m, llm.Placement{GPU: g, TP: rw.tp}, rw.tokens, md.eff)
+	ops, err := llm.LayerLinearOps(rw.m, llm.Placement{GPU: g, TP: rw.tp}, rw.tokens, eff)
 	if err != nil {
 		return nil, nil, err
 	}
 	out := map[string]float64{}
 	for _, o := range ops {
 		out[o.Name] = o.Seconds
-		if md.p > 0 && gemm[o.Name] {
-			tc := o.FLOPs / (g.PeakDenseBF16 * md.eff.GEMMCompute)
-			tm := o.Bytes / (g.MemoryBandwidth * md.eff.GEMMMemory)
-			out[o.Name] = o.Floor + math.Pow(math.Pow(tc, md.p)+math.Pow(tm, md.p), 1/md.p)
-		}
 	}
 	return out, ops, nil
 }
@@ -152,7 +138,7 @@ var (
 )
 
 // loss is the mean squared log error of the named operators over rows.
-func loss(rows []row, md model, names []string) float64 {
+func loss(rows []row, md llm.Efficiency, names []string) float64 {
 	var s float64
 	var n int
 	for _, rw := range rows {
@@ -171,7 +157,7 @@ func loss(rows []row, md model, names []string) float64 {
 
 // fit minimises loss by coordinate descent over grids, each parameter in
 // its range, a few rounds.
-func fit(rows []row, md *model, names []string, params []*float64, lo, hi []float64) {
+func fit(rows []row, md *llm.Efficiency, names []string, params []*float64, lo, hi []float64) {
 	for round := 0; round < 4; round++ {
 		for i, p := range params {
 			best, bestL := *p, loss(rows, *md, names)
@@ -187,7 +173,7 @@ func fit(rows []row, md *model, names []string, params []*float64, lo, hi []floa
 	}
 }
 
-func layerErr(rw row, md model) float64 {
+func layerErr(rw row, md llm.Efficiency) float64 {
 	p, _, err := predict(rw, md)
 	if err != nil {
 		return math.NaN()
@@ -239,7 +225,7 @@ func printRow(name string, st errStats) {
 
 const tableHead = "| set | rows | median abs err | p90 | max | rows > 25% |\n|---|---|---|---|---|---|"
 
-func layerStats(rows []row, mdOf func(row) model) errStats {
+func layerStats(rows []row, mdOf func(row) llm.Efficiency) errStats {
 	var errs []float64
 	for _, rw := range rows {
 		if e := layerErr(rw, mdOf(rw)); !math.IsNaN(e) {
@@ -249,7 +235,7 @@ func layerStats(rows []row, mdOf func(row) model) errStats {
 	return statsOf(errs)
 }
 
-func report(name string, rows []row, mdOf func(row) model) {
+func report(name string, rows []row, mdOf func(row) llm.Efficiency) {
 	printRow(name, layerStats(rows, mdOf))
 }
 
@@ -266,26 +252,36 @@ func filter(rows []row, keep func(row) bool) []row {
 // fitSet says whether a row is in the fit set: Llama-2-7B at TP 1.
 func fitSet(r row) bool { return r.model == "meta-llama/Llama-2-7b-hf" && r.tp == 1 }
 
+// The GEMM time shapes compared, as Efficiency.GEMMExponent: hw/llm's
+// p-norm (fitted from p = 2), the plain roofline max (hw/llm's before
+// 2026-11-29) and the sum.
+const (
+	shapePNorm = 2.0
+	shapeMax   = 0.0
+	shapeSum   = 1.0
+)
+
 // fitGPU fits one GPU's GEMM and elementwise efficiencies on its fit set,
-// GEMMs combined with exponent p (0: hw/llm's max), the row tile chosen
-// from a grid by the same loss. It returns the fit and its GEMM loss.
-func fitGPU(train []row, g string, p float64) (model, float64) {
-	base := model{eff: llm.Efficiency{Name: g, GEMMCompute: 0.7, GEMMMemory: 0.7, ElementwiseMemory: 0.7, AttnCompute: 1, AttnMemory: 1, AllReduceBus: 1}, p: p}
+// GEMMs combined with exponent p (0: max; above 1: p is fitted too, from
+// there), the row tile chosen from a grid by the same loss. It returns the
+// fit and its GEMM loss.
+func fitGPU(train []row, g string, p float64) (llm.Efficiency, float64) {
+	base := llm.Efficiency{Name: g, GEMMCompute: 0.7, GEMMMemory: 0.7, GEMMExponent: p, ElementwiseMemory: 0.7, AttnCompute: 1, AttnMemory: 1, AllReduceBus: 1}
 	bestL := math.Inf(1)
-	var best model
+	var best llm.Efficiency
 	for _, tile := range []float64{1, 16, 32, 64, 128, 256} {
 		md := base
-		md.eff.GEMMTile = tile
-		params, lo, hi := []*float64{&md.eff.GEMMCompute, &md.eff.GEMMMemory, &md.eff.GEMMFloor}, []float64{0.2, 0.2, 0}, []float64{1, 1, 30e-6}
+		md.GEMMTile = tile
+		params, lo, hi := []*float64{&md.GEMMCompute, &md.GEMMMemory, &md.GEMMFloor}, []float64{0.2, 0.2, 0}, []float64{1, 1, 30e-6}
 		if p > 1 {
-			params, lo, hi = append(params, &md.p), append(lo, 1), append(hi, 8)
+			params, lo, hi = append(params, &md.GEMMExponent), append(lo, 1), append(hi, 8)
 		}
 		fit(train, &md, gemmOps, params, lo, hi)
 		if l := loss(train, md, gemmOps); l < bestL {
 			bestL, best = l, md
 		}
 	}
-	fit(train, &best, elemOps, []*float64{&best.eff.ElementwiseMemory, &best.eff.ElementwiseFloor}, []float64{0.1, 0}, []float64{1, 30e-6})
+	fit(train, &best, elemOps, []*float64{&best.ElementwiseMemory, &best.ElementwiseFloor}, []float64{0.1, 0}, []float64{1, 30e-6})
 	return best, bestL
 }
 
@@ -382,13 +378,13 @@ func main() {
 			os.Exit(2)
 		}
 	}
-	fitted := map[string]model{}
+	fitted := map[string]llm.Efficiency{}
+	fitLoss := map[string]float64{}
 	for _, g := range []string{"a100", "h100"} {
-		md, _ := fitGPU(filter(rows, func(r row) bool { return r.gpuDir == g && fitSet(r) }), g, 0)
-		fitted[g] = md
-		e := md.eff
-		fmt.Printf("%s fitted on %s/meta-llama/Llama-2-7b-hf/mlp.csv TP 1 (%d rows): GEMMCompute %.3f GEMMMemory %.3f GEMMFloor %.2f us GEMMTile %.0f ElementwiseMemory %.3f ElementwiseFloor %.2f us\n",
-			g, g, len(filter(rows, func(r row) bool { return r.gpuDir == g && fitSet(r) })), e.GEMMCompute, e.GEMMMemory, e.GEMMFloor*1e6, e.GEMMTile, e.ElementwiseMemory, e.ElementwiseFloor*1e6)
+		e, l := fitGPU(filter(rows, func(r row) bool { return r.gpuDir == g && fitSet(r) }), g, shapePNorm)
+		fitted[g], fitLoss[g] = e, l
+		fmt.Printf("%s fitted on %s/meta-llama/Llama-2-7b-hf/mlp.csv TP 1 (%d rows): GEMMCompute %.3f GEMMMemory %.3f GEMMFloor %.2f us GEMMTile %.0f GEMMExponent %.2f ElementwiseMemory %.3f ElementwiseFloor %.2f us\n",
+			g, g, len(filter(rows, func(r row) bool { return r.gpuDir == g && fitSet(r) })), e.GEMMCompute, e.GEMMMemory, e.GEMMFloor*1e6, e.GEMMTile, e.GEMMExponent, e.ElementwiseMemory, e.ElementwiseFloor*1e6)
 	}
 	fmt.Println()
 	fmt.Println("Error of one decoder block's non-attention time (sum of Vidur's mlp.csv operator medians, add twice) per row:")
@@ -403,8 +399,8 @@ func main() {
 		names = append(names, m)
 	}
 	sort.Strings(names)
-	own := func(r row) model { return fitted[r.gpuDir] }
-	a100 := func(row) model { return fitted["a100"] }
+	own := func(r row) llm.Efficiency { return fitted[r.gpuDir] }
+	a100 := func(row) llm.Efficiency { return fitted["a100"] }
 	for _, g := range []string{"a100", "h100"} {
 		report(g+" llama-2-7b TP1 (fit set)", filter(rows, func(r row) bool { return r.gpuDir == g && fitSet(r) }), own)
 		for _, m := range names {
@@ -437,7 +433,7 @@ func main() {
 	listOver(h100, a100, "a100")
 
 	fmt.Println()
-	alternatives(rows, held)
+	alternatives(rows, held, fitted, fitLoss)
 
 	fmt.Println()
 	fmt.Println("All-reduce (within one node; latency + ring bytes over NVLink x bus efficiency): fit on 2 and 4 GPUs, held out 8")
@@ -482,7 +478,7 @@ func main() {
 // layerWithAllReduces reports one decoder block at TP > 1 without
 // attention: the mlp.csv operators plus two all-reduces, measured against
 // predicted.
-func layerWithAllReduces(rows []row, fitted map[string]model, arFit map[string][2]float64, arData map[string][]allReduce) {
+func layerWithAllReduces(rows []row, fitted map[string]llm.Efficiency, arFit map[string][2]float64, arData map[string][]allReduce) {
 	fmt.Println()
 	fmt.Println("One decoder block at TP > 1 without attention: Vidur's mlp.csv operators plus two all-reduces of tokens x hidden x 2 bytes")
 	fmt.Println("(measured: the nearest all_reduce.csv size on as many GPUs; predicted: hw/llm's operators and fitted all-reduce).")

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/conspirator-sim/conspirator/hw/gpu"
+	"github.com/conspirator-sim/conspirator/hw/llm"
 )
 
 // l2Bytes is each GPU's L2 cache (V: NVIDIA A100 and H100 architecture
@@ -16,7 +17,7 @@ var l2Bytes = map[string]float64{"a100": 40 << 20, "h100": 50 << 20}
 
 // blockWeights is one decoder block's GEMM weight bytes on one GPU.
 func blockWeights(rw row) float64 {
-	_, ops, err := predict(rw, model{}) // weights do not depend on the efficiencies
+	_, ops, err := predict(rw, llm.Efficiency{}) // weights do not depend on the efficiencies
 	if err != nil {
 		return math.NaN()
 	}
@@ -46,7 +47,7 @@ func mayBeL2Resident(rw row) bool {
 // of the predicted time, and the measured time's step from the token count
 // before the run and to the one after it, which shows where cuBLAS changes
 // kernels.
-func listOver(rows []row, mdOf func(row) model, effName string) {
+func listOver(rows []row, mdOf func(row) llm.Efficiency, effName string) {
 	sets := map[string][]row{}
 	var keys []string
 	for _, r := range rows {
@@ -83,7 +84,7 @@ func listOver(rows []row, mdOf func(row) model, effName string) {
 	}
 }
 
-func describe(name, effName string, set []row, errs []float64, i, j int, mdOf func(row) model) {
+func describe(name, effName string, set []row, errs []float64, i, j int, mdOf func(row) llm.Efficiency) {
 	lo, hi := errs[i], errs[i]
 	miss := map[string]float64{}
 	pred, meas := map[string]float64{}, map[string]float64{}
@@ -148,27 +149,31 @@ func measuredLayer(rw row) float64 {
 	return s
 }
 
-// alternatives refits the GEMM efficiencies with two other ways of
-// combining a GEMM's compute and memory times, on the same fit set by the
-// same loss, and compares them with hw/llm's on the held-out rows. hw/llm
-// keeps its roofline (max) unless another is better on both counts.
-func alternatives(rows, held []row) {
-	fmt.Println("Other GEMM roofline shapes, each refitted on the fit set alone (tile, efficiencies, floor; p too where fitted):")
+// alternatives compares hw/llm's GEMM time shape, the p-norm fitted in
+// main, with two others refitted on the same fit set by the same loss (the
+// plain roofline max, hw/llm's before 2026-11-29, and the sum), on the
+// held-out rows. hw/llm keeps the shape that does better on them without
+// having been tuned on them.
+func alternatives(rows, held []row, fitted map[string]llm.Efficiency, fitLoss map[string]float64) {
+	fmt.Println("GEMM roofline shapes, each fitted on the fit set alone (tile, efficiencies, floor; p too where fitted):")
 	fmt.Println()
 	fmt.Println("| GEMM time | GPU | fit-set GEMM loss | held-out median | p90 | max | rows > 25% |")
 	fmt.Println("|---|---|---|---|---|---|---|")
 	for _, alt := range []struct {
-		name string
-		p    float64
-	}{{"max(compute, memory) + floor (hw/llm)", 0}, {"compute + memory + floor", 1}, {"(compute^p + memory^p)^(1/p) + floor", 2}} {
+		name  string
+		shape float64
+	}{{"(compute^p + memory^p)^(1/p) + floor (hw/llm)", shapePNorm}, {"max(compute, memory) + floor (hw/llm before 2026-11-29)", shapeMax}, {"compute + memory + floor", shapeSum}} {
 		for _, g := range []string{"a100", "h100"} {
-			md, l := fitGPU(filter(rows, func(r row) bool { return r.gpuDir == g && fitSet(r) }), g, alt.p)
-			st := layerStats(filter(held, func(r row) bool { return r.gpuDir == g }), func(row) model { return md })
-			name := alt.name
-			if alt.p > 1 {
-				name += fmt.Sprintf(", p = %.2f", md.p)
+			md, l := fitted[g], fitLoss[g]
+			if alt.shape != shapePNorm {
+				md, l = fitGPU(filter(rows, func(r row) bool { return r.gpuDir == g && fitSet(r) }), g, alt.shape)
 			}
-			name += fmt.Sprintf(", tile %.0f", md.eff.GEMMTile)
+			st := layerStats(filter(held, func(r row) bool { return r.gpuDir == g }), func(row) llm.Efficiency { return md })
+			name := alt.name
+			if alt.shape > 1 {
+				name += fmt.Sprintf(", p = %.2f", md.GEMMExponent)
+			}
+			name += fmt.Sprintf(", tile %.0f", md.GEMMTile)
 			fmt.Printf("| %s | %s | %.4f | %.1f%% | %.1f%% | %.1f%% | %d |\n", name, g, l, 100*st.median, 100*st.p90, 100*st.max, st.over)
 		}
 	}
@@ -188,7 +193,7 @@ func hbmCheck(rows []row) {
 			if rw.gpuDir != g || rw.tokens != 1 {
 				continue
 			}
-			_, ops, err := predict(rw, model{})
+			_, ops, err := predict(rw, llm.Efficiency{})
 			if err != nil {
 				continue
 			}
@@ -215,38 +220,62 @@ func hbmCheck(rows []row) {
 // smallMCheck prints, per GPU, how many fit-set GEMMs at no more tokens
 // than the fitted tile would be bound by compute with their rows padded to
 // the whole tile (hw/llm's rule before 2026-11-29) and as hw/llm pads them
-// now (the smallest power of two of at least 16 that holds them). None
-// either way means the fit set cannot tell the two apart: the fitted
-// numbers and every error above are the same under both.
-func smallMCheck(rows []row, fitted map[string]model) {
+// now (the smallest power of two of at least 16 that holds them), and the
+// fit set's GEMM loss under each rule with the fitted efficiencies. Under
+// the p-norm the padded FLOPs add time even to a GEMM bound by memory, so
+// the rule moves the fit unless that time is negligible: the two losses
+// say how much.
+func smallMCheck(rows []row, fitted map[string]llm.Efficiency) {
 	for _, g := range []string{"a100", "h100"} {
 		spec, _ := gpu.Lookup(gpuOf[g])
-		md := fitted[g]
-		e := md.eff
+		e := fitted[g]
 		var n, whole, now int
+		var lossNow, lossWhole float64
+		var all int
 		for _, rw := range rows {
-			if rw.gpuDir != g || !fitSet(rw) || float64(rw.tokens) > e.GEMMTile {
+			if rw.gpuDir != g || !fitSet(rw) {
 				continue
 			}
-			_, ops, err := predict(rw, md)
+			p, ops, err := predict(rw, e)
 			if err != nil {
 				continue
 			}
+			small := float64(rw.tokens) <= e.GEMMTile
 			for _, o := range ops {
 				if !gemm[o.Name] {
+					continue
+				}
+				all++
+				d := math.Log(p[o.Name] / rw.ms[o.Name])
+				lossNow += d * d
+				if !small {
+					lossWhole += d * d
 					continue
 				}
 				n++
 				tm := o.Bytes / (spec.MemoryBandwidth * e.GEMMMemory)
 				kn := o.Weights / float64(rw.m.DTypeBytes)
-				if 2*e.GEMMTile*kn/(spec.PeakDenseBF16*e.GEMMCompute) > tm {
+				tc := 2 * e.GEMMTile * kn / (spec.PeakDenseBF16 * e.GEMMCompute)
+				if tc > tm {
 					whole++
 				}
 				if o.Bound == "compute" {
 					now++
 				}
+				d = math.Log((o.Floor + pNorm(tc, tm, e.GEMMExponent)) / rw.ms[o.Name])
+				lossWhole += d * d
 			}
 		}
-		fmt.Printf("%s: of the fit set's %d GEMMs at <= %.0f tokens, %d would be bound by compute padded to the whole tile, %d as padded now.\n", g, n, e.GEMMTile, whole, now)
+		fmt.Printf("%s: of the fit set's %d GEMMs at <= %.0f tokens, %d would be bound by compute padded to the whole tile, %d as padded now; fit-set GEMM loss %.4f as padded now, %.4f padded to the whole tile.\n",
+			g, n, e.GEMMTile, whole, now, lossNow/float64(all), lossWhole/float64(all))
 	}
+}
+
+// pNorm is (a^p + b^p)^(1/p), max(a, b) for p 0, as hw/llm combines a
+// GEMM's compute and memory times.
+func pNorm(a, b, p float64) float64 {
+	if p == 0 {
+		return math.Max(a, b)
+	}
+	return math.Pow(math.Pow(a, p)+math.Pow(b, p), 1/p)
 }

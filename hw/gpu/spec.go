@@ -35,6 +35,11 @@ type Spec struct {
 	// PeakDenseBF16 is the dense (no structured sparsity) tensor-core
 	// BF16 rate in FLOP/s; FP16 on parts without BF16 (V100, T4).
 	PeakDenseBF16 float64
+	// PeakDenseFP8 is the dense tensor-core FP8 rate in FLOP/s on parts
+	// with FP8 tensor cores (Ada, Hopper: twice the BF16 rate), 0 on
+	// parts without them (Volta, Turing, Ampere), where an FP8 model's
+	// GEMMs run at PeakDenseBF16 (hw/llm).
+	PeakDenseFP8 float64
 	// MemoryBandwidth is the device-memory bandwidth in B/s.
 	MemoryBandwidth float64
 	// NVLinkBandwidth is the NVLink bandwidth per direction to the GPU's
@@ -47,7 +52,7 @@ type Spec struct {
 	// PCIeBandwidth is the host-interface bandwidth per direction in B/s
 	// (x16 link).
 	PCIeBandwidth float64
-	// RooflineSource gives the citation and grade of the four figures above.
+	// RooflineSource gives the citation and grade of the figures above.
 	RooflineSource string
 }
 
@@ -93,7 +98,7 @@ func buildCatalog() map[string]Spec {
 			Source:       "memory V (product name); MIG profiles V (MIG guide v580); TDP A (SXM4 400 W); price D from A (p4d 32.77/8); speed D (MLPerf v0.7 vs v1.1)",
 			// V: A100 datasheet (nvidia.com a100-80gb-datasheet-update, SXM column): BF16 312 TFLOPS dense (624 sparse), HBM2 1,555 GB/s (40 GB), NVLink 600 GB/s total, PCIe Gen4 64 GB/s total.
 			PeakDenseBF16: 312 * tflops, MemoryBandwidth: 1555 * gbps, NVLinkBandwidth: 300 * gbps, NVLinkPeers: 8, PCIeBandwidth: 32 * gbps,
-			RooflineSource: "V: A100 datasheet, SXM4 40GB (BF16 312 TFLOPS dense, 1,555 GB/s, NVLink 600 GB/s total = 300 per direction, PCIe Gen4 x16 32 GB/s per direction); 8 peers: HGX A100 NVSwitch",
+			RooflineSource: "V: A100 datasheet, SXM4 40GB (BF16 312 TFLOPS dense, 1,555 GB/s, NVLink 600 GB/s total = 300 per direction, PCIe Gen4 x16 32 GB/s per direction); 8 peers: HGX A100 NVSwitch; no FP8 tensor cores: the datasheet lists no FP8 rate",
 		},
 		{
 			Name: "a100-80gb", MemoryBytes: 80 * GiB,
@@ -105,7 +110,7 @@ func buildCatalog() map[string]Spec {
 			Source:       "memory V; MIG profiles V (MIG guide v580); TDP A (SXM 400 W); price E (p4de 40.97/8); speed = reference (1.0)",
 			// V: A100 datasheet, SXM 80GB column: BF16 312 TFLOPS dense, HBM2e 2,039 GB/s, NVLink 600 GB/s total. The PCIe 80GB card (1,935 GB/s, 300 W, NVLink bridge to one peer) is not a catalog entry.
 			PeakDenseBF16: 312 * tflops, MemoryBandwidth: 2039 * gbps, NVLinkBandwidth: 300 * gbps, NVLinkPeers: 8, PCIeBandwidth: 32 * gbps,
-			RooflineSource: "V: A100 datasheet, SXM4 80GB (BF16 312 TFLOPS dense, 2,039 GB/s, NVLink 600 GB/s total = 300 per direction, PCIe Gen4 x16 32 GB/s per direction); 8 peers: HGX A100 NVSwitch",
+			RooflineSource: "V: A100 datasheet, SXM4 80GB (BF16 312 TFLOPS dense, 2,039 GB/s, NVLink 600 GB/s total = 300 per direction, PCIe Gen4 x16 32 GB/s per direction); 8 peers: HGX A100 NVSwitch; no FP8 tensor cores: the datasheet lists no FP8 rate",
 		},
 		{
 			Name: "h100-80gb", MemoryBytes: 80 * GiB,
@@ -115,9 +120,9 @@ func buildCatalog() map[string]Spec {
 			PricePerHour: 12.29,
 			RelSpeed:     relSpeedH100,
 			Source:       "memory V; MIG profiles V (MIG guide v580, H100-80GB table); TDP A (SXM 700 W); price D from A (p5 98.32/8); speed D (MLPerf v3.1 vs v3.0/v1.1)",
-			// V: H100 datasheet, SXM5 column: BF16 1,979 TFLOPS with sparsity = 989.5 dense, HBM3 3.35 TB/s, NVLink 900 GB/s total, PCIe Gen5 128 GB/s total.
-			PeakDenseBF16: 989.5 * tflops, MemoryBandwidth: 3350 * gbps, NVLinkBandwidth: 450 * gbps, NVLinkPeers: 8, PCIeBandwidth: 64 * gbps,
-			RooflineSource: "V: H100 datasheet, SXM5 (BF16 989.5 TFLOPS dense = 1,979 sparse / 2, 3.35 TB/s, NVLink 900 GB/s total = 450 per direction, PCIe Gen5 x16 64 GB/s per direction); 8 peers: HGX H100 NVSwitch",
+			// V: H100 datasheet, SXM5 column: BF16 1,979 TFLOPS with sparsity = 989.5 dense, FP8 3,958 with sparsity = 1,979 dense, HBM3 3.35 TB/s, NVLink 900 GB/s total, PCIe Gen5 128 GB/s total.
+			PeakDenseBF16: 989.5 * tflops, PeakDenseFP8: 1979 * tflops, MemoryBandwidth: 3350 * gbps, NVLinkBandwidth: 450 * gbps, NVLinkPeers: 8, PCIeBandwidth: 64 * gbps,
+			RooflineSource: "V: H100 datasheet, SXM5 (BF16 989.5 TFLOPS dense = 1,979 sparse / 2, FP8 1,979 dense = 3,958 sparse / 2, 3.35 TB/s, NVLink 900 GB/s total = 450 per direction, PCIe Gen5 x16 64 GB/s per direction); 8 peers: HGX H100 NVSwitch",
 		},
 		{
 			Name: "h100-94gb", MemoryBytes: 94 * GiB, // H100 NVL (PCIe, 94 GB HBM3)
@@ -127,9 +132,9 @@ func buildCatalog() map[string]Spec {
 			PricePerHour: 12.29,
 			RelSpeed:     relSpeedH100NVL,
 			Source:       "memory V (product name); MIG profiles V (MIG guide v580); TDP E (350-400 W); price E (as h100-80gb); speed D/E (MLPerf v3.1 H100-PCIe stands for NVL)",
-			// V: H100 datasheet, NVL column: BF16 1,671 TFLOPS sparse = 835.5 dense, HBM3 3.9 TB/s, NVLink bridge 600 GB/s total to one peer, PCIe Gen5 128 GB/s total.
-			PeakDenseBF16: 835.5 * tflops, MemoryBandwidth: 3900 * gbps, NVLinkBandwidth: 300 * gbps, NVLinkPeers: 2, PCIeBandwidth: 64 * gbps,
-			RooflineSource: "V: H100 datasheet, NVL (BF16 835.5 TFLOPS dense = 1,671 sparse / 2, 3.9 TB/s, NVLink bridge 600 GB/s total = 300 per direction to one peer, PCIe Gen5 x16 64 GB/s per direction)",
+			// V: H100 datasheet, NVL column: BF16 1,671 TFLOPS sparse = 835.5 dense, FP8 3,341 sparse = 1,670.5 dense (the datasheet's rounding: not exactly twice BF16), HBM3 3.9 TB/s, NVLink bridge 600 GB/s total to one peer, PCIe Gen5 128 GB/s total.
+			PeakDenseBF16: 835.5 * tflops, PeakDenseFP8: 1670.5 * tflops, MemoryBandwidth: 3900 * gbps, NVLinkBandwidth: 300 * gbps, NVLinkPeers: 2, PCIeBandwidth: 64 * gbps,
+			RooflineSource: "V: H100 datasheet, NVL (BF16 835.5 TFLOPS dense = 1,671 sparse / 2, FP8 1,670.5 dense = 3,341 sparse / 2, 3.9 TB/s, NVLink bridge 600 GB/s total = 300 per direction to one peer, PCIe Gen5 x16 64 GB/s per direction)",
 		},
 		{
 			Name: "h200-141gb", MemoryBytes: 141 * GiB,
@@ -146,9 +151,9 @@ func buildCatalog() map[string]Spec {
 			PriceBasis:   "capacity block",
 			RelSpeed:     relSpeedH200,
 			Source:       "memory V; MIG profiles V (MIG guide v580); TDP A (SXM 700 W); price V (capacity block 43.26/8, not on-demand); speed E (as H100 SXM: same GH100 compute)",
-			// V: H200 datasheet, SXM column: BF16 1,979 TFLOPS sparse = 989.5 dense (same GH100 compute as H100 SXM), HBM3e 4.8 TB/s, NVLink 900 GB/s total.
-			PeakDenseBF16: 989.5 * tflops, MemoryBandwidth: 4800 * gbps, NVLinkBandwidth: 450 * gbps, NVLinkPeers: 8, PCIeBandwidth: 64 * gbps,
-			RooflineSource: "V: H200 datasheet, SXM (BF16 989.5 TFLOPS dense, 4.8 TB/s, NVLink 900 GB/s total = 450 per direction, PCIe Gen5 x16 64 GB/s per direction); 8 peers: HGX H200",
+			// V: H200 datasheet, SXM column: BF16 1,979 TFLOPS sparse = 989.5 dense, FP8 3,958 sparse = 1,979 dense (same GH100 compute as H100 SXM), HBM3e 4.8 TB/s, NVLink 900 GB/s total.
+			PeakDenseBF16: 989.5 * tflops, PeakDenseFP8: 1979 * tflops, MemoryBandwidth: 4800 * gbps, NVLinkBandwidth: 450 * gbps, NVLinkPeers: 8, PCIeBandwidth: 64 * gbps,
+			RooflineSource: "V: H200 datasheet, SXM (BF16 989.5 TFLOPS dense, FP8 1,979 dense = 3,958 sparse / 2, 4.8 TB/s, NVLink 900 GB/s total = 450 per direction, PCIe Gen5 x16 64 GB/s per direction); 8 peers: HGX H200",
 		},
 		{
 			Name: "b200-180gb", MemoryBytes: 180 * GiB,
@@ -156,7 +161,11 @@ func buildCatalog() map[string]Spec {
 			TDPWatts: 1000, // E: commonly quoted HGX B200 board power; not in hardware.md.
 			// No sourced price and no sourced speed: a cluster or data-path
 			// run on a b200 stops with "no relative speed" rather than
-			// inventing one; MIG layouts and policy checks work.
+			// inventing one; MIG layouts and policy checks work. No
+			// roofline figures either (not even PeakDenseFP8, though
+			// Blackwell has FP8 tensor cores): without a sourced BF16 peak
+			// and bandwidth hw/llm refuses it, so an FP8 peak alone would
+			// time nothing.
 			Source: "memory A (go-nvml mock, 180 GB); MIG profiles V (MIG guide v580); TDP E; price and speed: none sourced (not usable in timed runs)",
 		},
 		{
@@ -169,7 +178,7 @@ func buildCatalog() map[string]Spec {
 			Source:       "memory V; MIG profiles V (MIG guide v580 A30 table); TDP E (165 W); price E (as a10); speed D (MLPerf v1.1 A30 vs A100-SXM-80GB)",
 			// V: A30 datasheet: BF16 165 TFLOPS dense (330 sparse), HBM2 933 GB/s, NVLink bridge 200 GB/s total to one peer, PCIe Gen4 64 GB/s total.
 			PeakDenseBF16: 165 * tflops, MemoryBandwidth: 933 * gbps, NVLinkBandwidth: 100 * gbps, NVLinkPeers: 2, PCIeBandwidth: 32 * gbps,
-			RooflineSource: "V: A30 datasheet (BF16 165 TFLOPS dense, 933 GB/s, NVLink bridge 200 GB/s total = 100 per direction to one peer, PCIe Gen4 x16 32 GB/s per direction)",
+			RooflineSource: "V: A30 datasheet (BF16 165 TFLOPS dense, 933 GB/s, NVLink bridge 200 GB/s total = 100 per direction to one peer, PCIe Gen4 x16 32 GB/s per direction); no FP8 tensor cores: the datasheet lists no FP8 rate",
 		},
 		{
 			Name: "v100", MemoryBytes: 16 * GiB,
@@ -180,7 +189,7 @@ func buildCatalog() map[string]Spec {
 			Source:       "memory V (V100 16GB, Alibaba V100M16); TDP A; price E (p3.2xlarge); speed E (0.33 x A100, hardware.md 7)",
 			// V: V100 datasheet, SXM2: tensor (FP16) 125 TFLOPS, HBM2 900 GB/s, NVLink 300 GB/s total; no BF16.
 			PeakDenseBF16: 125 * tflops, MemoryBandwidth: 900 * gbps, NVLinkBandwidth: 150 * gbps, NVLinkPeers: 8, PCIeBandwidth: 16 * gbps,
-			RooflineSource: "V: V100 datasheet, SXM2 (FP16 tensor 125 TFLOPS, no BF16; 900 GB/s; NVLink 300 GB/s total = 150 per direction; PCIe Gen3 x16 16 GB/s per direction); 8 peers: p3.16xlarge hybrid cube mesh",
+			RooflineSource: "V: V100 datasheet, SXM2 (FP16 tensor 125 TFLOPS, no BF16; 900 GB/s; NVLink 300 GB/s total = 150 per direction; PCIe Gen3 x16 16 GB/s per direction); 8 peers: p3.16xlarge hybrid cube mesh; no FP8 tensor cores: the datasheet lists no FP8 rate",
 		},
 		{
 			Name: "v100m32", MemoryBytes: 32 * GiB,
@@ -191,7 +200,7 @@ func buildCatalog() map[string]Spec {
 			Source:       "memory V (V100 32GB); TDP A; price E (p3dn 31.212/8); speed E (as v100)",
 			// V: V100 datasheet, SXM2 32GB: same figures as the 16 GB part.
 			PeakDenseBF16: 125 * tflops, MemoryBandwidth: 900 * gbps, NVLinkBandwidth: 150 * gbps, NVLinkPeers: 8, PCIeBandwidth: 16 * gbps,
-			RooflineSource: "V: V100 datasheet, SXM2 32GB (as v100)",
+			RooflineSource: "V: V100 datasheet, SXM2 32GB (as v100); no FP8 tensor cores: the datasheet lists no FP8 rate",
 		},
 		{
 			Name: "p100", MemoryBytes: 16 * GiB,
@@ -218,7 +227,7 @@ func buildCatalog() map[string]Spec {
 			Source:       "memory V; TDP A; price E (g4dn.xlarge); speed D (MLPerf v0.7 T4 vs A100-40GB)",
 			// V: T4 datasheet: mixed-precision (FP16) 65 TFLOPS, GDDR6 320 GB/s, PCIe Gen3 x16; no BF16, no NVLink.
 			PeakDenseBF16: 65 * tflops, MemoryBandwidth: 320 * gbps, PCIeBandwidth: 16 * gbps,
-			RooflineSource: "V: T4 datasheet (FP16 tensor 65 TFLOPS, no BF16; 320 GB/s; PCIe Gen3 x16 16 GB/s per direction; no NVLink)",
+			RooflineSource: "V: T4 datasheet (FP16 tensor 65 TFLOPS, no BF16; 320 GB/s; PCIe Gen3 x16 16 GB/s per direction; no NVLink); no FP8 tensor cores: the datasheet lists no FP8 rate",
 		},
 		{
 			Name: "a10", MemoryBytes: 24 * GiB,
@@ -229,7 +238,7 @@ func buildCatalog() map[string]Spec {
 			Source:       "memory V; TDP E; price A (g5.xlarge, A10G); speed D (MLPerf v1.1 same round)",
 			// V: A10 datasheet: BF16 125 TFLOPS dense (250 sparse), GDDR6 600 GB/s, PCIe Gen4 64 GB/s total; no NVLink.
 			PeakDenseBF16: 125 * tflops, MemoryBandwidth: 600 * gbps, PCIeBandwidth: 32 * gbps,
-			RooflineSource: "V: A10 datasheet (BF16 125 TFLOPS dense, 600 GB/s, PCIe Gen4 x16 32 GB/s per direction; no NVLink)",
+			RooflineSource: "V: A10 datasheet (BF16 125 TFLOPS dense, 600 GB/s, PCIe Gen4 x16 32 GB/s per direction; no NVLink); no FP8 tensor cores: the datasheet lists no FP8 rate",
 		},
 		{
 			Name: "l4", MemoryBytes: 24 * GiB,
@@ -238,9 +247,9 @@ func buildCatalog() map[string]Spec {
 			PricePerHour: 0.805,
 			RelSpeed:     relSpeedL4,
 			Source:       "memory V; TDP A; price E (g6.xlarge); speed D (MLPerf v3.1 vs v3.0/v1.1)",
-			// V: L4 datasheet: BF16 242 TFLOPS with sparsity = 121 dense, GDDR6 300 GB/s, PCIe Gen4 x16; no NVLink.
-			PeakDenseBF16: 121 * tflops, MemoryBandwidth: 300 * gbps, PCIeBandwidth: 32 * gbps,
-			RooflineSource: "V: L4 datasheet (BF16 121 TFLOPS dense = 242 sparse / 2, 300 GB/s, PCIe Gen4 x16 32 GB/s per direction; no NVLink)",
+			// V: L4 datasheet: BF16 242 TFLOPS with sparsity = 121 dense, FP8 485 with sparsity = 242.5 dense (Ada: FP8 tensor cores), GDDR6 300 GB/s, PCIe Gen4 x16; no NVLink.
+			PeakDenseBF16: 121 * tflops, PeakDenseFP8: 242.5 * tflops, MemoryBandwidth: 300 * gbps, PCIeBandwidth: 32 * gbps,
+			RooflineSource: "V: L4 datasheet (BF16 121 TFLOPS dense = 242 sparse / 2, FP8 242.5 dense = 485 sparse / 2, 300 GB/s, PCIe Gen4 x16 32 GB/s per direction; no NVLink)",
 		},
 	}
 	m := make(map[string]Spec, len(specs))

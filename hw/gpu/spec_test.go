@@ -179,3 +179,46 @@ func TestUnsourcedGPURefused(t *testing.T) {
 		t.Errorf("b200 compute time: %v", err)
 	}
 }
+
+// TestPeakDenseFP8 checks the dense FP8 peaks against the datasheets'
+// sparse figures halved, and that only Ada and Hopper parts have one: an
+// FP8 model on Volta, Turing or Ampere runs its GEMMs at the BF16 (FP16)
+// peak (hw/llm). Where there is one it is twice the BF16 peak, to the
+// datasheets' rounding (H100 NVL: 1,670.5 against 2 x 835.5 = 1,671).
+func TestPeakDenseFP8(t *testing.T) {
+	const tf = 1e12
+	for _, c := range []struct {
+		gpu        string
+		bf16, fp8  float64 // TFLOPS, dense
+		derivation string
+	}{
+		{"h100-80gb", 989.5, 1979, "SXM5: BF16 1,979 / 2; FP8 3,958 / 2"},
+		{"h100-94gb", 835.5, 1670.5, "NVL: BF16 1,671 / 2; FP8 3,341 / 2"},
+		{"h200-141gb", 989.5, 1979, "SXM: as H100 SXM (same GH100)"},
+		{"l4", 121, 242.5, "BF16 242 / 2; FP8 485 / 2"},
+		{"a100-40gb", 312, 0, "Ampere: no FP8 tensor cores"},
+		{"a100-80gb", 312, 0, "Ampere"},
+		{"a30-24gb", 165, 0, "Ampere"},
+		{"a10", 125, 0, "Ampere"},
+		{"v100", 125, 0, "Volta: FP16 tensor cores only"},
+		{"t4", 65, 0, "Turing: FP16 tensor cores only"},
+		{"b200-180gb", 0, 0, "no roofline figures sourced"},
+	} {
+		s := mustLookup(t, c.gpu)
+		if s.PeakDenseBF16 != c.bf16*tf || s.PeakDenseFP8 != c.fp8*tf {
+			t.Errorf("%s: BF16 %g, FP8 %g TFLOPS; want %g and %g (%s)", c.gpu, s.PeakDenseBF16/tf, s.PeakDenseFP8/tf, c.bf16, c.fp8, c.derivation)
+		}
+	}
+	for _, n := range Names() {
+		s := mustLookup(t, n)
+		if s.PeakDenseFP8 == 0 {
+			continue
+		}
+		if r := s.PeakDenseFP8 / s.PeakDenseBF16; r < 1.99 || r > 2.01 {
+			t.Errorf("%s: FP8 peak %.4g x BF16, want 2 (FP8 tensor cores run twice the BF16 rate)", n, r)
+		}
+		if !strings.Contains(s.RooflineSource, "FP8") {
+			t.Errorf("%s: FP8 peak without a source in RooflineSource %q", n, s.RooflineSource)
+		}
+	}
+}

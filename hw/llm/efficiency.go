@@ -2,6 +2,7 @@ package llm
 
 import (
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -15,6 +16,18 @@ type Efficiency struct {
 
 	GEMMCompute, GEMMMemory float64 // fractions of peak FLOP/s and bandwidth
 	GEMMFloor               float64 // s per GEMM kernel
+	// GEMMExponent is the p with which a GEMM's compute time tc and
+	// memory time tm combine: (tc^p + tm^p)^(1/p) + GEMMFloor (fitted, D:
+	// fitted.go). A real kernel hides its loads behind its math only in
+	// part (prologue and epilogue, a partial last wave, tiles waiting on
+	// loads), most visibly where the two times are close. A finite p
+	// charges that: up to 2^(1/p) x max(tc, tm) where the two are equal,
+	// next to nothing where one dominates, and never less than
+	// max(tc, tm), so no GEMM beats its weights' read time. p = 1 is their
+	// sum (no overlap); 0 stands for p -> infinity, the plain roofline
+	// max(tc, tm). Elementwise kernels do no FLOPs, so their time is tm
+	// whatever p; attention keeps the max (stepCalc.attention says why).
+	GEMMExponent float64
 	// GEMMTile is the row tile large GEMMs compute in: a product of more
 	// rows does the FLOPs of rows rounded up to it; a product of fewer
 	// pads only to the smallest power-of-two tile (16 or more) that
@@ -55,6 +68,11 @@ func (e Efficiency) Validate() error {
 	frac("AttnCompute", e.AttnCompute)
 	frac("AttnMemory", e.AttnMemory)
 	frac("AllReduceBus", e.AllReduceBus)
+	// p < 1 would charge more than the sum of the two times; NaN or
+	// infinity would make every GEMM NaN.
+	if p := e.GEMMExponent; p != 0 && !(p >= 1 && !math.IsInf(p, 1)) {
+		bad = append(bad, fmt.Sprintf("GEMMExponent %g must be 0 (max of compute and memory) or a finite p >= 1", p))
+	}
 	for name, v := range map[string]float64{"GEMMFloor": e.GEMMFloor, "ElementwiseFloor": e.ElementwiseFloor, "AttnFloor": e.AttnFloor,
 		"AllReduceLatency": e.AllReduceLatency, "EagerStep": e.EagerStep, "EagerLayer": e.EagerLayer, "GraphStep": e.GraphStep} {
 		if !(v >= 0) {

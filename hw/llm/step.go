@@ -66,7 +66,10 @@ type Op struct {
 type StepTime struct {
 	Seconds float64
 	// Compute is the time of operators whose FLOPs bound them; Memory of
-	// those whose bytes bound them; Communication the all-reduces;
+	// those whose bytes bound them, each operator's whole time beyond
+	// its floor (a GEMM's share of the other part that the kernel does
+	// not hide included: Efficiency.GEMMExponent); Communication the
+	// all-reduces;
 	// Overhead the fixed costs: kernel floors, per-layer launch cost,
 	// per-step cost (scheduling, sampling, graph replay).
 	Compute, Memory, Communication, Overhead float64
@@ -87,9 +90,30 @@ type StepTime struct {
 
 // resources is what one GPU of the placement offers.
 type resources struct {
-	flops, bw, mem float64
-	link           float64 // per direction, B/s, for the all-reduces
-	linkName       string
+	// flops is the BF16 (FP16) tensor peak, which attention runs at;
+	// gemmFlops the peak of the weights' dtype, which the GEMMs run at.
+	flops, gemmFlops float64
+	bw, mem          float64
+	link             float64 // per direction, B/s, for the all-reduces
+	linkName         string
+}
+
+// gemmPeak is the tensor-core rate m's GEMMs run at on g. With 1-byte
+// (FP8) weights on a GPU with FP8 tensor cores (Ada, Hopper) it is the FP8
+// peak, as serving stacks run FP8 checkpoints W8A8 there (vLLM: FP8
+// computation on compute capability >= 8.9). Elsewhere it is the BF16
+// peak: vLLM runs them as weight-only W8A16 through its FP8 Marlin kernel,
+// which dequantizes the weights to BF16/FP16 and does BF16 math (Ampere,
+// Turing), so FP8 halves the bytes read but not the time per FLOP. Two-
+// and 4-byte weights run at the BF16 peak, as before. A 1-byte model read
+// as torch_dtype int8 is timed alike: the INT8 tensor rate equals the FP8
+// one on Ada and Hopper; on Ampere, INT8 W8A8 kernels could run at twice
+// the BF16 peak, which this does not credit.
+func gemmPeak(m Model, g gpu.Spec) float64 {
+	if m.DTypeBytes == 1 && g.PeakDenseFP8 > 0 {
+		return g.PeakDenseFP8
+	}
+	return g.PeakDenseBF16
 }
 
 func placementResources(m Model, p Placement) (resources, error) {
@@ -106,7 +130,7 @@ func placementResources(m Model, p Placement) (resources, error) {
 	if m.KVHeads%p.TP != 0 && p.TP%m.KVHeads != 0 {
 		return resources{}, fmt.Errorf("tensor-parallel degree %d neither divides nor is a multiple of %s's %d KV heads; use a divisor of %d", p.TP, m.Name, m.KVHeads, m.KVHeads)
 	}
-	r := resources{flops: g.PeakDenseBF16, bw: g.MemoryBandwidth, mem: float64(g.MemoryBytes)}
+	r := resources{flops: g.PeakDenseBF16, gemmFlops: gemmPeak(m, g), bw: g.MemoryBandwidth, mem: float64(g.MemoryBytes)}
 	if p.Slice != nil {
 		if p.TP > 1 {
 			return resources{}, fmt.Errorf("tensor parallelism across MIG instances is refused: MIG instances have no peer-to-peer path (no NVLink or PCIe P2P between them); use TP 1 on slice %s or whole GPUs", p.Slice.Name)
@@ -114,7 +138,9 @@ func placementResources(m Model, p Placement) (resources, error) {
 		if g.MIG == nil {
 			return resources{}, fmt.Errorf("gpu %s has no MIG, so no slice %s; use the whole GPU", g.Name, p.Slice.Name)
 		}
-		r.flops *= g.MIG.ComputeShare(p.Slice, mig.BasisSMs)
+		cs := g.MIG.ComputeShare(p.Slice, mig.BasisSMs)
+		r.flops *= cs
+		r.gemmFlops *= cs
 		share := float64(p.Slice.MemSlices) / float64(g.MIG.MemorySlices)
 		r.bw *= share
 		r.mem = float64(p.Slice.MemoryBytes)
@@ -239,21 +265,31 @@ func (c stepCalc) gemm(name string, rows, k, n float64, calls int) Op {
 	// read once a call whatever the rows, and padding is never loaded.
 	f := 2 * paddedRows(rows, c.eff.GEMMTile) * k * n
 	b := (k*n + rows*k + rows*n) * c.dt
-	op := c.roof(name, f, b, c.eff.GEMMCompute, c.eff.GEMMMemory, c.eff.GEMMFloor, calls)
+	op := c.gemmRoof(name, f, b, calls)
 	op.Weights = k * n * c.dt
 	return op
+}
+
+// gemmRoof times a GEMM of f FLOPs and b bytes at the weights' dtype peak,
+// its compute and memory times combined with the fitted GEMMExponent.
+func (c stepCalc) gemmRoof(name string, f, b float64, calls int) Op {
+	return c.roof(name, f/(c.r.gemmFlops*c.eff.GEMMCompute), b/(c.r.bw*c.eff.GEMMMemory), c.eff.GEMMExponent, f, b, c.eff.GEMMFloor, calls)
 }
 
 // minGEMMTile is the fewest token rows a GEMM is taken to compute. The
 // token count is the tensor-core instruction's N (PyTorch's linear calls
 // cuBLAS with the weight as the first operand), which Ampere's mma.sync
 // m16n8k16 and Hopper's wgmma (N a multiple of 8) take in steps of 8; 16
-// is E, one step up to cover kernels tiled at 8 or 16 alike. Vidur's
-// profiles cannot tell it apart: below GEMMTile rows every profiled GEMM
-// is bound by reading its weights, so any padding up to GEMMTile fits them
-// alike (bench/llmfit). At 16 rows the padded FLOPs take at most a quarter
-// of the weights' read time on every catalog GPU with roofline figures
-// (the most: V100, 1-byte weights timed at BF16 peak, 0.24).
+// is E, one step up to cover kernels tiled at 8 or 16 alike, not fitted:
+// below GEMMTile rows every profiled GEMM is bound by reading its weights,
+// and the padded FLOPs add to its time only through the p-norm, by 0.1%
+// or less at 16 rows on the profiled GPUs. The fit set does tell this
+// padding from whole tiles: its GEMM loss is 0.0088 against 0.0095 on the
+// H100 and 0.0053 against 0.0065 on the A100, same efficiencies
+// (bench/llmfit). At 16 rows the padded FLOPs take at most a quarter of
+// the weights' read time on every catalog GPU with roofline figures (the
+// most: V100, 1-byte weights at its FP16 peak, 0.25), which the p-norm
+// turns into 0.2% more time.
 const minGEMMTile = 16
 
 // paddedRows is the rows a GEMM of rows token rows computes, partial tiles
@@ -261,11 +297,12 @@ const minGEMMTile = 16
 // the smallest power-of-two token tile of at least minGEMMTile that holds
 // the rows: cuBLAS's and CUTLASS's heuristics give a skinny product a
 // narrow-tile, split-K or GEMV-like kernel, not the large tile tuned for
-// big ones, so a decode of 1 to 32 tokens does not pay for 256 rows of
-// FLOPs (that made a batch-1 decode on an H200 compute-bound: 256 rows of
-// FP16 FLOPs at the fitted efficiency take 1.2x the weights' read time at
-// 4.8 TB/s). Above it, the rows round up to whole fitted tiles, as fitted
-// on Vidur's profiles. Tile 0 or 1: no padding.
+// big ones, so a decode of 1 to 32 tokens does not pay for a whole tile
+// of FLOPs (with the 256-row tile of the earlier max(compute, memory) fit
+// that made a batch-1 decode on an H200 compute-bound: 256 rows of FP16
+// FLOPs took 1.2x the weights' read time at 4.8 TB/s). Above it, the rows
+// round up to whole fitted tiles, as fitted on Vidur's profiles. Tile 0 or
+// 1: no padding.
 func paddedRows(rows, tile float64) float64 {
 	if tile <= 1 {
 		return rows
@@ -282,17 +319,38 @@ func paddedRows(rows, tile float64) float64 {
 
 // elementwise times an operator that streams bytes once.
 func (c stepCalc) elementwise(name string, bytes float64, calls int) Op {
-	return c.roof(name, 0, bytes, 1, c.eff.ElementwiseMemory, c.eff.ElementwiseFloor, calls)
+	return c.roof(name, 0, bytes/(c.r.bw*c.eff.ElementwiseMemory), 0, 0, bytes, c.eff.ElementwiseFloor, calls)
 }
 
-func (c stepCalc) roof(name string, f, b, effC, effM, floor float64, calls int) Op {
-	tc := f / (c.r.flops * effC)
-	tm := b / (c.r.bw * effM)
+// attention times an attention kernel at the BF16 peak with the plain
+// roofline max(tc, tm), not the GEMMs' p-norm: its efficiencies are
+// estimates (E) of whole FlashAttention kernels' achieved throughput,
+// which already counts the loads they fail to hide, and no attention
+// profile was at hand to fit an exponent on. It stays at the BF16 peak
+// with FP8 weights: serving stacks keep activations in BF16 and, with an
+// FP8 KV cache, dequantize K and V in the kernel (E). sim/llmserve's
+// decode timer replays this expression bit for bit.
+func (c stepCalc) attention(name string, f, b float64, calls int) Op {
+	return c.roof(name, f/(c.r.flops*c.eff.AttnCompute), b/(c.r.bw*c.eff.AttnMemory), 0, f, b, c.eff.AttnFloor, calls)
+}
+
+// roof makes the operator of compute time tc and memory time tm, combined
+// as (tc^p + tm^p)^(1/p) (p 0: max(tc, tm)), plus the kernel floor. Its
+// Bound is the larger of the two, and the step charges the whole combined
+// time to that part (Step): the time neither hides is charged to the one
+// that bounds the kernel.
+func (c stepCalc) roof(name string, tc, tm, p, f, b, floor float64, calls int) Op {
 	op := Op{Name: name, Calls: calls, FLOPs: f, Bytes: b, Floor: floor}
+	hi, lo := tm, tc
+	op.Bound = "memory"
 	if tc > tm {
-		op.Seconds, op.Bound = tc+floor, "compute"
-	} else {
-		op.Seconds, op.Bound = tm+floor, "memory"
+		hi, lo, op.Bound = tc, tm, "compute"
+	}
+	op.Seconds = hi + floor
+	if p > 0 && lo > 0 {
+		// hi x (1 + (lo/hi)^p)^(1/p): the p-norm without overflow,
+		// exactly hi when lo is 0.
+		op.Seconds = hi*math.Pow(1+math.Pow(lo/hi, p), 1/p) + floor
 	}
 	return op
 }
@@ -350,7 +408,7 @@ func (c stepCalc) linear(t float64, calls int) []Op {
 			// gemm counted one expert's weights; the step reads touched.
 			extra := (touched - 1) * w * c.dt
 			weights := o.Weights + extra
-			*o = c.roof(o.Name, o.FLOPs, o.Bytes+extra, c.eff.GEMMCompute, c.eff.GEMMMemory, c.eff.GEMMFloor, calls)
+			*o = c.gemmRoof(o.Name, o.FLOPs, o.Bytes+extra, calls)
 			o.Weights = weights
 		}
 		ops = append(ops, upOp, c.elementwise("act", (up+1)*rows*inter*c.dt, calls), downOp)
@@ -410,7 +468,7 @@ func Step(m Model, p Placement, b Batch, eff Efficiency) (StepTime, error) {
 			by += (before+n)*kvLayer + n*kvLayer + 2*n*hq*hd*c.dt
 			st.KVBytesRead += before * kvLayer * float64(L)
 		}
-		ops = append(ops, c.roof("attn_prefill", f, by, eff.AttnCompute, eff.AttnMemory, eff.AttnFloor, L))
+		ops = append(ops, c.attention("attn_prefill", f, by, L))
 	}
 	if len(b.Decode) > 0 {
 		var f, by float64
@@ -419,7 +477,7 @@ func Step(m Model, p Placement, b Batch, eff Efficiency) (StepTime, error) {
 			by += float64(l)*kvLayer + 2*hq*hd*c.dt
 			st.KVBytesRead += float64(l) * kvLayer * float64(L)
 		}
-		ops = append(ops, c.roof("attn_decode", f, by, eff.AttnCompute, eff.AttnMemory, eff.AttnFloor, L))
+		ops = append(ops, c.attention("attn_decode", f, by, L))
 	}
 	if p.TP > 1 {
 		// Two all-reduces per layer (after O and after down), ring:

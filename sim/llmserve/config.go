@@ -147,6 +147,7 @@ type Config struct {
 	Capacity             CapacityConfig     `yaml:"capacity" doc:"the configuration search of conspirator llm capacity: GPU types, TP degrees and rates to try (run ignores it)"`
 	Disagg               DisaggConfig       `yaml:"disagg" doc:"prefill/decode disaggregation: a prefill pool and a decode pool, each request's KV cache moved between them over a modelled data path"`
 	ControlPlane         ControlPlaneConfig `yaml:"control_plane" doc:"the serving engine's per-step CPU work (scheduling, input preparation, sampling, detokenisation) and where it runs: the host's cores under background load, or a SmartNIC's Arm cores"`
+	HostLoad             units.Fraction     `yaml:"host_load" doc:"other work on the servers' host cores (the data-path section's per-core model: work stretches by (1 + 0.1 x load) / (1 - load/2), 1.8x at 80%): it slows the control plane's CPU work with placement host and the host's share of KV transfers (RDMA posting, TCP's copies)" default:"0%"`
 
 	Workload WorkloadConfig `yaml:"workload" doc:"the requests served"`
 	Seeds    int            `yaml:"seeds" doc:"runs, seeds seed .. seed+seeds-1. A synthetic workload is drawn anew per seed and summary.json gives means with 95% CIs over the seeds; a trace replays as recorded (the model draws nothing), so every seed would give the same result: with a trace, seeds must be 1" default:"1"`
@@ -332,6 +333,9 @@ func (c Config) Validate() error {
 	c.Capacity.validate(add)
 	c.Disagg.validate(add)
 	c.ControlPlane.validate(add)
+	if u := float64(c.HostLoad); !(u >= 0 && u < 1) {
+		add("host_load", "%v; want 0%% up to but not 100%% (at 100%% the engine would never run)", c.HostLoad)
+	}
 	w := c.Workload
 	switch w.Source {
 	case SourceTrace:
@@ -531,7 +535,7 @@ func (c Config) plan(m llm.Model) (Plan, error) {
 		blocks, _ = KVCapacity(out) // none left: refused below, with the figures
 	}
 	out.KVBlocks = blocks
-	if cp, err := c.ControlPlane.resolve(); err != nil {
+	if cp, err := c.ControlPlane.resolve(float64(c.HostLoad)); err != nil {
 		return Plan{}, err
 	} else if cp != nil {
 		// The control plane's parts replace the step model's own fixed

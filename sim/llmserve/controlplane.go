@@ -33,7 +33,7 @@ const (
 // where it runs. With placement none the step model's fixed costs stand
 // for it, as before; host or smartnic replace them with these parts.
 type ControlPlaneConfig struct {
-	Placement string `yaml:"placement" doc:"where the serving engine's per-step CPU work runs: none (the step model's fixed per-step cost stands for it, no host modelled), host (host cores, stretched by background_load) or smartnic (the SmartNIC's Arm cores: slower, untouched by host load)" default:"none"`
+	Placement string `yaml:"placement" doc:"where the serving engine's per-step CPU work runs: none (the step model's fixed per-step cost stands for it, no host modelled), host (host cores, stretched by llm.host_load) or smartnic (the SmartNIC's Arm cores: slower, untouched by host load)" default:"none"`
 	Engine    string `yaml:"engine" doc:"serial (the GPU waits for the CPU each step: vLLM v0) or overlapped (the CPU prepares the next step during this one and the API server is its own process: vLLM v1, SGLang, TensorRT-LLM): a step takes CPU + GPU, or max(CPU, GPU) + handoff" default:"serial"`
 
 	PerStep    units.Duration `yaml:"per_step" doc:"CPU time per step whatever its batch: scheduling, batch assembly, launch" default:"3ms" source:"estimate: fitted by hand so that, with per_request and per_token, a serial engine's step of 64 decodes of Llama-3-8B on an H100 splits as vLLM's 2024-09-05 performance post reports for v0.5.3 on that setup (API server 33%, scheduling and input preparation 29%, GPU 38%); vLLM RFC #6854 reports several ms of GPU idle per decode step"`
@@ -41,8 +41,7 @@ type ControlPlaneConfig struct {
 	PerToken   units.Duration `yaml:"per_token" doc:"CPU time per output token sampled: detokenisation and streaming by the API server" default:"120us" source:"estimate: as per_step (the API server's 33% of a 64-token step)"`
 	Handoff    units.Duration `yaml:"handoff" doc:"overlapped engine: the CPU-GPU hand-off a step adds to max(CPU, GPU)" default:"200us" source:"estimate: a few kernel launches and a queue hand-off between processes"`
 
-	BackgroundLoad units.Fraction `yaml:"background_load" doc:"other work on the host's cores (placement host): the per-core model of the data-path section stretches the engine's CPU work by (1 + interference x load) / (1 - load/2)" default:"0%"`
-	SmartNIC       string         `yaml:"smartnic" doc:"placement smartnic: the SmartNIC (hw catalog: bluefield3, bluefield2) whose Arm cores run the engine's CPU work, slower by its arm_speed" default:"bluefield3"`
+	SmartNIC string `yaml:"smartnic" doc:"placement smartnic: the SmartNIC (hw catalog: bluefield3, bluefield2) whose Arm cores run the engine's CPU work, slower by its arm_speed" default:"bluefield3"`
 }
 
 func (c ControlPlaneConfig) validate(add func(key, format string, a ...any)) {
@@ -62,9 +61,6 @@ func (c ControlPlaneConfig) validate(add func(key, format string, a ...any)) {
 			add("control_plane."+d.key, "%v; want 0s to 1s of CPU time", d.v)
 		}
 	}
-	if u := float64(c.BackgroundLoad); !(u >= 0 && u < 1) {
-		add("control_plane.background_load", "%v; want 0%% up to but not 100%%", c.BackgroundLoad)
-	}
 	if c.Placement == PlacementSmartNIC {
 		if _, err := hw.LookupSmartNIC(c.SmartNIC); err != nil {
 			add("control_plane.smartnic", "%v", err)
@@ -83,7 +79,9 @@ type ControlPlane struct {
 	Scale float64
 }
 
-func (c ControlPlaneConfig) resolve() (*ControlPlane, error) {
+// resolve scales the CPU parts by where they run; hostLoad is the llm
+// section's host_load.
+func (c ControlPlaneConfig) resolve(hostLoad float64) (*ControlPlane, error) {
 	if c.Placement == PlacementNone || c.Placement == "" {
 		return nil, nil
 	}
@@ -94,7 +92,7 @@ func (c ControlPlaneConfig) resolve() (*ControlPlane, error) {
 		if err != nil {
 			return nil, err
 		}
-		scale = hw.HostCPUConfig{Cores: cpu.Cores, Background: float64(c.BackgroundLoad), Model: hw.BackgroundPerCore, Interference: hw.DefaultHostCosts.Interference}.Stretch()
+		scale = hw.HostCPUConfig{Cores: cpu.Cores, Background: hostLoad, Model: hw.BackgroundPerCore, Interference: hw.DefaultHostCosts.Interference}.Stretch()
 	case PlacementSmartNIC:
 		s, err := hw.LookupSmartNIC(c.SmartNIC)
 		if err != nil {

@@ -25,8 +25,8 @@ func TestControlPlaneScale(t *testing.T) {
 		{PlacementSmartNIC, 0.8, 1 / 0.62},
 	} {
 		c := base
-		c.Placement, c.BackgroundLoad = tc.placement, units.Fraction(tc.load)
-		cp, err := c.resolve()
+		c.Placement = tc.placement
+		cp, err := c.resolve(tc.load)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -34,7 +34,7 @@ func TestControlPlaneScale(t *testing.T) {
 			t.Errorf("%s at %v: scale %v, per step %s; want %v", tc.placement, tc.load, cp.Scale, cp.PerStep, tc.want)
 		}
 	}
-	if cp, err := (ControlPlaneConfig{Placement: PlacementNone}).resolve(); cp != nil || err != nil {
+	if cp, err := (ControlPlaneConfig{Placement: PlacementNone}).resolve(0.5); cp != nil || err != nil {
 		t.Errorf("placement none: %v, %v; want no control plane", cp, err)
 	}
 }

@@ -48,13 +48,12 @@ type DisaggConfig struct {
 	Transfer string     `yaml:"transfer" doc:"when KV moves: layerwise (each layer's KV as the prefill computes it; the transfer starts with the step that completes the prompt) or after (the whole KV once the prefill step has ended)" default:"layerwise" source:"paper: Splitwise (ISCA'24) section 4.3 sends KV layer by layer, overlapped with the prompt; DistServe (OSDI'24) pulls it after"`
 	Policy   string     `yaml:"policy" doc:"which decode replica takes a request: least-loaded (fewest outstanding tokens) or kv-locality (the prefill replica's server first)" default:"least-loaded"`
 
-	GPUsPerServer  int             `yaml:"gpus_per_server" doc:"GPUs per server: replicas on one server hand KV over NVLink, on two over the path" default:"8" source:"vendor: DGX A100/H100 hold 8 GPUs"`
-	NIC            string          `yaml:"nic" doc:"each server's RDMA NIC (hw catalog: connectx6, connectx7)" default:"connectx6"`
-	NICs           int             `yaml:"nics" doc:"NICs per server, their bandwidth summed (a transfer engine stripes a transfer over them, as Mooncake's does)" default:"1"`
-	LineRate       units.Bandwidth `yaml:"line_rate" doc:"each NIC's line rate, overriding the catalog's (0: the NIC's); the goodput is this times the NIC's efficiency" default:"0B/s"`
-	BackgroundLoad units.Fraction  `yaml:"background_load" doc:"other work on the hosts' cores (the per-core model of the data-path section): stretches the host's share of a transfer (tcp's copies, RDMA posting)" default:"0%"`
-	GPUDirect      bool            `yaml:"gpudirect" doc:"the NICs and GPUs can do peer-to-peer (GPUDirect RDMA); the gpudirect path needs it" default:"true"`
-	SmartNIC       string          `yaml:"smartnic" doc:"each server's SmartNIC (hw catalog: bluefield3, bluefield2); the conspirator path needs one; empty: none" default:"bluefield3"`
+	GPUsPerServer int             `yaml:"gpus_per_server" doc:"GPUs per server: replicas on one server hand KV over NVLink, on two over the path" default:"8" source:"vendor: DGX A100/H100 hold 8 GPUs"`
+	NIC           string          `yaml:"nic" doc:"each server's RDMA NIC (hw catalog: connectx6, connectx7)" default:"connectx6"`
+	NICs          int             `yaml:"nics" doc:"NICs per server, their bandwidth summed (a transfer engine stripes a transfer over them, as Mooncake's does)" default:"1"`
+	LineRate      units.Bandwidth `yaml:"line_rate" doc:"each NIC's line rate, overriding the catalog's (0: the NIC's); the goodput is this times the NIC's efficiency" default:"0B/s"`
+	GPUDirect     bool            `yaml:"gpudirect" doc:"the NICs and GPUs can do peer-to-peer (GPUDirect RDMA); the gpudirect path needs it" default:"true"`
+	SmartNIC      string          `yaml:"smartnic" doc:"each server's SmartNIC (hw catalog: bluefield3, bluefield2); the conspirator path needs one; empty: none" default:"bluefield3"`
 }
 
 // PoolConfig is one pool of replicas.
@@ -112,9 +111,6 @@ func (d DisaggConfig) validate(add func(key, format string, a ...any)) {
 	if v := float64(d.LineRate); v < 0 || v > 1e13 {
 		add("disagg.line_rate", "%v; want 0 (the NIC's) or a rate up to 80Tbps", d.LineRate)
 	}
-	if u := float64(d.BackgroundLoad); !(u >= 0 && u < 1) {
-		add("disagg.background_load", "%v; want 0%% up to but not 100%%", d.BackgroundLoad)
-	}
 	if d.SmartNIC != "" {
 		if _, err := hw.LookupSmartNIC(d.SmartNIC); err != nil {
 			add("disagg.smartnic", "%v", err)
@@ -125,7 +121,7 @@ func (d DisaggConfig) validate(add func(key, format string, a ...any)) {
 // hardware resolves the servers' KV path hardware: the catalog server
 // (kvpath.Default) with the section's NIC, load, GPUDirect and SmartNIC,
 // and the PCIe generation of the decode pool's GPU.
-func (d DisaggConfig) hardware(decodeGPU float64) (kvpath.Hardware, error) {
+func (d DisaggConfig) hardware(decodeGPU, hostLoad float64) (kvpath.Hardware, error) {
 	h := kvpath.Default()
 	nic, err := hw.LookupNIC(d.NIC)
 	if err != nil {
@@ -138,7 +134,7 @@ func (d DisaggConfig) hardware(decodeGPU float64) (kvpath.Hardware, error) {
 	h.NICBytesPerSec = rate * nic.Efficiency * float64(d.NICs)
 	h.NICLatency = nic.OneWayLatency
 	h.GPUDirect = d.GPUDirect
-	h.Host.Background = float64(d.BackgroundLoad)
+	h.Host.Background = hostLoad
 	// A Gen5 GPU (H100, H200: 64 GB/s a direction) gets the Gen5 pinned
 	// rate; the A100 Gen4's.
 	if decodeGPU > 40e9 {
@@ -200,7 +196,7 @@ func (c Config) disaggPlan(m llm.Model) (*DisaggPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, err := d.hardware(dp.Placement.GPU.PCIeBandwidth)
+	h, err := d.hardware(dp.Placement.GPU.PCIeBandwidth, float64(c.HostLoad))
 	if err != nil {
 		return nil, err
 	}

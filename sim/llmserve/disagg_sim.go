@@ -66,6 +66,7 @@ type pd struct {
 
 	// transfer statistics
 	times   []float64 // seconds, transfer start to KV on the decode side
+	tails   []float64 // seconds, first token (prefill end) to KV on the decode side
 	waits   []float64 // seconds, prefill end to transfer start (decode blocks)
 	bytes   float64
 	nvlink  int
@@ -356,6 +357,7 @@ func (x *pd) delivered(ho *handoff) {
 	now := x.sim.Now()
 	q, src, dst := ho.q, ho.src, ho.dst
 	x.times = append(x.times, (now - ho.t0).Seconds())
+	x.tails = append(x.tails, (now - q.rec.FirstToken).Seconds())
 	if ho.srcHeld {
 		src.freeHeld(ho.srcShared, ho.srcPrivate)
 		src.heldForHandoff--
@@ -406,11 +408,15 @@ type DisaggStats struct {
 	// reserved) to its KV on the decode side, seconds; Wait from the
 	// prefill's end to the start (decode blocks not yet free).
 	Time, Wait Quantiles
-	Bytes      float64
+	// Tail is from the first token (the prefill's end) to the KV on the
+	// decode side: the part of the transfer the prefill did not hide
+	// (Splitwise's non-overlapped transfer), waits included.
+	Tail  Quantiles
+	Bytes float64
 }
 
 func (x *pd) stats() *DisaggStats {
-	return &DisaggStats{Transfers: len(x.times), NVLink: x.nvlink, Crossed: x.crossed, Time: quantilesOf(x.times), Wait: quantilesOf(x.waits), Bytes: x.bytes}
+	return &DisaggStats{Transfers: len(x.times), NVLink: x.nvlink, Crossed: x.crossed, Time: quantilesOf(x.times), Wait: quantilesOf(x.waits), Tail: quantilesOf(x.tails), Bytes: x.bytes}
 }
 
 var (
