@@ -216,17 +216,7 @@ func sweepLineFigures(agg SweepAggregate, maxFixed int) ([]*figure, []string, er
 					}
 					var lines []Line
 					for _, fixed := range fixedKeys {
-						ln := Line{Name: fixedLabel(fixed)}
-						for _, g := range byFixed[fixed] {
-							e, ok := g.Metrics[kind.kind+"/"+n+"/"+m.field]
-							if !ok {
-								continue
-							}
-							ln.X = append(ln.X, xAt[g.Params[xi].Value])
-							ln.Y = append(ln.Y, e.Mean)
-							ln.HalfWidth = append(ln.HalfWidth, halfWidth(g, kind.kind, n, m))
-						}
-						if slices.ContainsFunc(ln.Y, func(v float64) bool { return !math.IsNaN(v) }) {
+						if ln, ok := lineOf(fixedLabel(fixed), byFixed[fixed], kind.kind, n, m, xi, xAt); ok {
 							lines = append(lines, ln)
 						}
 					}
@@ -263,17 +253,7 @@ func sweepLineFigures(agg SweepAggregate, maxFixed int) ([]*figure, []string, er
 					}
 					var lines []Line
 					for _, n := range kind.names {
-						ln := Line{Name: n}
-						for _, g := range byFixed[fixed] {
-							e, ok := g.Metrics[kind.kind+"/"+n+"/"+m.field]
-							if !ok {
-								continue
-							}
-							ln.X = append(ln.X, xAt[g.Params[xi].Value])
-							ln.Y = append(ln.Y, e.Mean)
-							ln.HalfWidth = append(ln.HalfWidth, halfWidth(g, kind.kind, n, m))
-						}
-						if slices.ContainsFunc(ln.Y, func(v float64) bool { return !math.IsNaN(v) }) {
+						if ln, ok := lineOf(n, byFixed[fixed], kind.kind, n, m, xi, xAt); ok {
 							lines = append(lines, ln)
 						}
 					}
@@ -518,6 +498,22 @@ func perMinute(xs []float64) ([]float64, string) {
 
 // fixedValues writes a figure's fixed parameters ("k=v, k=v") with each
 // value in the form the figures write it (a rate of 0.016667/s as 1/min).
+// lineOf is entity n's metric m against parameter xi over groups, named
+// name; ok false where it has no value that is not NaN (nothing to draw).
+func lineOf(name string, groups []sweep.Group, kind, n string, m metric, xi int, xAt map[string]float64) (Line, bool) {
+	ln := Line{Name: name}
+	for _, g := range groups {
+		e, ok := g.Metrics[kind+"/"+n+"/"+m.field]
+		if !ok {
+			continue
+		}
+		ln.X = append(ln.X, xAt[g.Params[xi].Value])
+		ln.Y = append(ln.Y, e.Mean)
+		ln.HalfWidth = append(ln.HalfWidth, halfWidth(g, kind, n, m))
+	}
+	return ln, slices.ContainsFunc(ln.Y, func(v float64) bool { return !math.IsNaN(v) })
+}
+
 // fixedLabel is a combination's values alone, for a legend: "host,
 // serial" for "a.placement=host, a.engine=serial".
 func fixedLabel(fixed string) string {
