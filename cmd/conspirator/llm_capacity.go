@@ -53,7 +53,9 @@ at most --max-gpus GPUs), priced at replicas x tp x the GPU's price per hour
 is not given takes the scenario's llm.capacity key, and where that is empty
 the section's own value (llm.gpu, llm.tp, the workload's rate); a scenario
 whose llm.capacity names GPU types, TP degrees or rates runs this search
-without flags (llm/capacity). MIG slices are not searched.`,
+without flags (llm/capacity). --mig (or llm.capacity.mig) adds MIG profiles as
+replicas beside whole GPUs, one slice each at tp 1, charged its larger share
+of the GPU's compute and memory slices (llm/mig-capacity).`,
 		Example: `  conspirator llm capacity llm/azure-conv
   conspirator llm capacity llm/azure-conv --slo ttft=500ms,tpot=50ms
   conspirator llm capacity llm/azure-code --slo ttft=2s,quantile=0.99 --set llm.gpu=a100-80gb
@@ -62,7 +64,7 @@ without flags (llm/capacity). MIG slices are not searched.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			configs := false
-			for _, n := range []string{"gpu-types", "tp", "rates", "max-gpus"} {
+			for _, n := range []string{"gpu-types", "tp", "rates", "max-gpus", "mig"} {
 				configs = configs || cmd.Flags().Changed(n)
 			}
 			if configs && cmd.Flags().Changed("tolerance") {
@@ -108,6 +110,9 @@ without flags (llm/capacity). MIG slices are not searched.`,
 				if !cmd.Flags().Changed("max-gpus") {
 					cs.maxGPUs = cc.MaxGPUs
 				}
+				if !cmd.Flags().Changed("mig") {
+					cs.mig = cc.MIG
+				}
 				return a.configSearch(cfg, sc.Seed, cs)
 			}
 			return a.capacitySearch(cfg, sc.Seed, tolerance)
@@ -117,6 +122,7 @@ without flags (llm/capacity). MIG slices are not searched.`,
 	c.Flags().StringSliceVar(&cs.gpus, "gpu-types", nil, "configuration search: GPU types to price (hw/gpu names, comma-separated; default: the scenario's llm.gpu)")
 	c.Flags().IntSliceVar(&cs.tps, "tp", nil, "configuration search: tensor-parallel degrees to try (comma-separated; default: the scenario's llm.tp)")
 	c.Flags().StringSliceVar(&cs.rates, "rates", nil, "configuration search: request rates to serve, e.g. 5/s,10/s (default: the scenario's own)")
+	c.Flags().StringSliceVar(&cs.mig, "mig", nil, "configuration search: MIG profiles to try as replicas beside whole GPUs, e.g. 3g.40gb,1g.20gb (each at tp 1, charged its larger share of the compute and memory slices; default: the scenario's llm.capacity.mig)")
 	c.Flags().IntVar(&cs.maxGPUs, "max-gpus", 64, "configuration search: the most GPUs (replicas x tp) a configuration may take (where not given: the scenario's llm.capacity.max_gpus)")
 	c.Flags().StringVar(&slo, "slo", "", "SLO to meet: ttft=DURATION,tpot=DURATION,quantile=SHARE (each optional; default: the scenario's llm.slo)")
 	c.Flags().Float64Var(&tolerance, "tolerance", 0.05, "stop when the highest load meeting the SLO and the lowest missing it are within this relative width")
@@ -210,6 +216,7 @@ type configSearch struct {
 	tps     []int
 	rates   []string
 	maxGPUs int
+	mig     []string
 }
 
 // configSearch checks the flags, then prints one table per rate.
@@ -279,7 +286,7 @@ func (a *app) configSearch(cfg llmserve.Config, seed uint64, cs configSearch) er
 		f := rate / ownRate
 		fmt.Fprintf(w, "configurations of %s at %s (%s %.4g): the fewest replicas with >= %.4g%% of requests meeting TTFT <= %v and TPOT <= %v, no request refused, at most %d GPUs\n",
 			cfg.Model, perSec(rate), k.Name, k.Base*f, 100*cfg.SLO.Quantile, cfg.SLO.TTFT, cfg.SLO.TPOT, cs.maxGPUs)
-		ts, err := llmcap.SearchConfigs(cfg, seed, llmcap.Space{GPUs: specs, TPs: cs.tps, Rates: []float64{rate}, MaxGPUs: cs.maxGPUs}, ownRate, func(p llmcap.Probe) { printProbe(w, p) })
+		ts, err := llmcap.SearchConfigs(cfg, seed, llmcap.Space{GPUs: specs, TPs: cs.tps, Rates: []float64{rate}, MaxGPUs: cs.maxGPUs, MIG: cs.mig}, ownRate, func(p llmcap.Probe) { printProbe(w, p) })
 		if err != nil {
 			return err
 		}
@@ -294,8 +301,12 @@ func (a *app) printConfigs(t llmcap.RateTable) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "\tgpu\ttp\treplicas\tgpus\t$/hour\tSLO attainment\tTTFT p90 ms\tTPOT p90 ms\t\n")
 	for i, r := range t.Rows {
+		name := r.GPU
+		if r.MIG != "" {
+			name += " " + r.MIG
+		}
 		if r.Replicas == 0 {
-			fmt.Fprintf(tw, "\t%s\t%d\t-\t-\t-\t-\t-\t-\t%s\n", r.GPU, r.TP, r.Note)
+			fmt.Fprintf(tw, "\t%s\t%d\t-\t-\t-\t-\t-\t-\t%s\n", name, r.TP, r.Note)
 			continue
 		}
 		mark, price := "", "unpriced"
@@ -309,7 +320,7 @@ func (a *app) printConfigs(t llmcap.RateTable) {
 			}
 		}
 		res := r.Summary.Result
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%.1f%%\t%.1f\t%.1f\t%s\n", mark, r.GPU, r.TP, r.Replicas, r.Replicas*r.TP, price,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%.1f%%\t%.1f\t%.1f\t%s\n", mark, name, r.TP, r.Replicas, strconv.FormatFloat(r.GPUs(), 'g', 4, 64), price,
 			100*res.SLOAttainment.Mean, 1e3*res.TTFT.P90.Mean, 1e3*res.TPOT.P90.Mean, r.Note)
 	}
 	tw.Flush()
@@ -318,7 +329,11 @@ func (a *app) printConfigs(t llmcap.RateTable) {
 		if r.PriceBasis != "" {
 			basis = r.PriceBasis + " price, lower than on-demand"
 		}
-		fmt.Fprintf(w, "cheapest at %s: %d x %s at tp %d (GPUs: %d), $%.2f/hour (%s)\n", perSec(t.Rate), r.Replicas, r.GPU, r.TP, r.Replicas*r.TP, r.Cost(), basis)
+		what := fmt.Sprintf("%s at tp %d", r.GPU, r.TP)
+		if r.MIG != "" {
+			what = fmt.Sprintf("%s %s slices", r.GPU, r.MIG)
+		}
+		fmt.Fprintf(w, "cheapest at %s: %d x %s (GPUs: %s), $%.2f/hour (%s)\n", perSec(t.Rate), r.Replicas, what, strconv.FormatFloat(r.GPUs(), 'g', 4, 64), r.Cost(), basis)
 	} else {
 		fmt.Fprintf(w, "cheapest at %s: none priced meets the SLO within the GPUs allowed\n", perSec(t.Rate))
 	}

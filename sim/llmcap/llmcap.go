@@ -12,14 +12,17 @@
 package llmcap
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
 	"strings"
 
 	"github.com/conspirator-sim/conspirator/hw/gpu"
+	"github.com/conspirator-sim/conspirator/hw/mig"
 	"github.com/conspirator-sim/conspirator/hw/units"
 	"github.com/conspirator-sim/conspirator/sim"
+	"github.com/conspirator-sim/conspirator/sim/cluster"
 	"github.com/conspirator-sim/conspirator/sim/llmserve"
 )
 
@@ -242,6 +245,10 @@ type Space struct {
 	TPs     []int
 	Rates   []float64
 	MaxGPUs int
+	// MIG are MIG profiles (e.g. 3g.40gb) to try as replicas, each at TP
+	// 1, beside the whole GPUs; a GPU without the profile gets a row
+	// saying so.
+	MIG []string
 }
 
 // ConfigRow is one GPU type and TP degree at one rate: the fewest
@@ -249,6 +256,12 @@ type Space struct {
 // Note says which).
 type ConfigRow struct {
 	GPU string
+	// MIG is the replicas' MIG profile ("" for whole GPUs), Share the
+	// part of a GPU one takes (sliceShare: its larger share of the
+	// compute and memory slices), what a replica keeps from others and
+	// so what it is charged.
+	MIG   string
+	Share float64
 	// PricePerHour is the GPU's on-demand price per GPU-hour (0:
 	// unpriced).
 	PricePerHour float64
@@ -260,8 +273,19 @@ type ConfigRow struct {
 	Note       string
 }
 
-// Cost is the configuration's price per hour: replicas x TP x the GPU's.
-func (r ConfigRow) Cost() float64 { return float64(r.Replicas*r.TP) * r.PricePerHour }
+// GPUs is the GPUs the configuration takes: replicas x TP x share.
+func (r ConfigRow) GPUs() float64 { return float64(r.Replicas*r.TP) * r.share() }
+
+func (r ConfigRow) share() float64 {
+	if r.Share > 0 {
+		return r.Share
+	}
+	return 1
+}
+
+// Cost is the configuration's price per hour: its GPUs x the GPU's
+// price per GPU-hour.
+func (r ConfigRow) Cost() float64 { return r.GPUs() * r.PricePerHour }
 
 // Priced says whether the row is a configuration with a price.
 func (r ConfigRow) Priced() bool { return r.Replicas > 0 && r.PricePerHour > 0 }
@@ -273,7 +297,7 @@ func (r ConfigRow) rank() (int, float64) {
 	case r.Replicas == 0:
 		return 2, 0
 	case r.PricePerHour == 0:
-		return 1, float64(r.Replicas * r.TP)
+		return 1, r.GPUs()
 	}
 	return 0, r.Cost()
 }
@@ -319,13 +343,31 @@ func SearchConfigs(cfg llmserve.Config, seed uint64, sp Space, ownRate float64, 
 		for _, g := range sp.GPUs {
 			for _, tp := range sp.TPs {
 				c := k.At(cfg, f)
-				c.GPU, c.TP, c.GPUs, c.Replicas = g.Name, tp, 0, 1
-				row, err := fewestReplicas(c, seed, sp.MaxGPUs, on)
+				c.GPU, c.TP, c.GPUs, c.Replicas, c.MIG = g.Name, tp, 0, 1, ""
+				row, err := fewestReplicas(c, seed, sp.MaxGPUs, 1, on)
 				if err != nil {
 					return nil, err
 				}
 				row.PricePerHour, row.PriceBasis = g.PricePerHour, g.PriceBasis
 				t.Rows = append(t.Rows, row)
+			}
+			for _, prof := range sp.MIG {
+				row := ConfigRow{GPU: g.Name, TP: 1, MIG: prof, PricePerHour: g.PricePerHour, PriceBasis: g.PriceBasis}
+				pr, err := g.Profile(prof)
+				if err != nil {
+					row.Note = "no such slice: " + err.Error()
+					t.Rows = append(t.Rows, row)
+					continue
+				}
+				row.Share = sliceShare(g, pr)
+				c := k.At(cfg, f)
+				c.GPU, c.TP, c.GPUs, c.Replicas, c.MIG = g.Name, 1, 0, 1, prof
+				found, err := fewestReplicas(c, seed, sp.MaxGPUs, row.Share, on)
+				if err != nil {
+					return nil, err
+				}
+				found.MIG, found.Share, found.PricePerHour, found.PriceBasis = prof, row.Share, g.PricePerHour, g.PriceBasis
+				t.Rows = append(t.Rows, found)
 			}
 		}
 		sort.SliceStable(t.Rows, func(i, j int) bool {
@@ -340,9 +382,10 @@ func SearchConfigs(cfg llmserve.Config, seed uint64, sp Space, ownRate float64, 
 
 // fewestReplicas finds the fewest replicas of c (gpu and tp set) meeting
 // the SLO: 1, then doubling up to maxGPUs/tp replicas, then bisecting.
-func fewestReplicas(c llmserve.Config, seed uint64, maxGPUs int, on OnProbe) (ConfigRow, error) {
+func fewestReplicas(c llmserve.Config, seed uint64, maxGPUs int, share float64, on OnProbe) (ConfigRow, error) {
 	row := ConfigRow{GPU: c.GPU, TP: c.TP}
-	most := min(maxGPUs/c.TP, llmserve.MaxReplicas)
+	// Replicas of share of a GPU each: at most maxGPUs GPUs' worth.
+	most := min(int(float64(maxGPUs)/(float64(c.TP)*share)+1e-9), llmserve.MaxReplicas)
 	if most < 1 {
 		row.Note = fmt.Sprintf("none: tp %d is above the %d GPUs allowed", c.TP, maxGPUs)
 		return row, nil
@@ -355,7 +398,11 @@ func fewestReplicas(c llmserve.Config, seed uint64, maxGPUs int, on OnProbe) (Co
 	sums := map[int]*sim.LLMSummary{}
 	try := func(n int) (bool, error) {
 		c.Replicas = n
-		p, err := run(c, seed, fmt.Sprintf("%-10s tp %d x %-4d", c.GPU, c.TP, n), 1/float64(n), on)
+		label := fmt.Sprintf("%-10s tp %d x %-4d", c.GPU, c.TP, n)
+		if c.MIG != "" {
+			label = fmt.Sprintf("%-10s %-8s x %-4d", c.GPU, c.MIG, n)
+		}
+		p, err := run(c, seed, label, 1/float64(n), on)
 		if err != nil {
 			return false, err
 		}
@@ -366,6 +413,13 @@ func fewestReplicas(c llmserve.Config, seed uint64, maxGPUs int, on OnProbe) (Co
 	lo, hi := 0, 0 // the most replicas missing, the fewest meeting
 	for n := 1; ; n = min(2*n, most) {
 		meets, err := try(n)
+		var ie *cluster.InputError
+		if n == 1 && errors.As(err, &ie) {
+			// The workload does not fit this configuration (a request
+			// longer than a slice's KV cache): a row, not the search's end.
+			row.Note = "does not fit: " + strings.ReplaceAll(err.Error(), "\n", "; ")
+			return row, nil
+		}
 		if err != nil {
 			return row, err
 		}
@@ -396,4 +450,12 @@ func fewestReplicas(c llmserve.Config, seed uint64, maxGPUs int, on OnProbe) (Co
 		row.Note = fmt.Sprintf("WARNING: not monotone: %d replicas missed the SLO and %d met it", int(math.Round(1/x.Factor)), int(math.Round(1/y.Factor)))
 	}
 	return row, nil
+}
+
+// sliceShare is the part of GPU g a MIG instance of profile p takes: the
+// larger of its share of the compute slices and of the memory slices, what
+// it keeps from other instances (an H100's 3g.40gb: max(3/7, 4/8) = 1/2;
+// its 4g.40gb: 4/7, a 3g.40gb fitting beside it; its 1g.20gb: 2/8).
+func sliceShare(g gpu.Spec, p *mig.Profile) float64 {
+	return max(float64(p.Compute)/float64(g.MIG.ComputeSlices), float64(p.MemSlices)/float64(g.MIG.MemorySlices))
 }

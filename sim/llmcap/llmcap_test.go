@@ -162,3 +162,34 @@ func TestSearchConfigs(t *testing.T) {
 		t.Error("rate -1: no error")
 	}
 }
+
+// MIG profiles are searched beside whole GPUs: a slice is charged its
+// larger share of the compute and memory slices (an H100's 3g.40gb:
+// max(3/7, 4/8) = 1/2),
+// a profile the GPU lacks is a row saying so, and one too small for the
+// model's weights a row saying it does not fit.
+func TestSearchConfigsMIG(t *testing.T) {
+	cfg := small(t)
+	h100, _ := gpu.Lookup("h100-80gb")
+	ts, err := SearchConfigs(cfg, 1, Space{GPUs: []gpu.Spec{h100}, TPs: []int{1}, Rates: []float64{2}, MaxGPUs: 4, MIG: []string{"3g.40gb", "1g.10gb", "3g.71gb"}}, float64(cfg.Workload.Synthetic.Rate), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]ConfigRow{}
+	for _, r := range ts[0].Rows {
+		rows[r.MIG] = r
+	}
+	half := rows["3g.40gb"]
+	if half.Share != 0.5 || half.Replicas < 1 || half.GPUs() != 0.5*float64(half.Replicas) || half.Cost() != half.GPUs()*h100.PricePerHour {
+		t.Errorf("3g.40gb: share %v, %d replicas, %v GPUs, $%v; want 1/2 of a GPU each, priced so", half.Share, half.Replicas, half.GPUs(), half.Cost())
+	}
+	if r := rows["1g.10gb"]; r.Replicas != 0 || !strings.Contains(r.Note, "does not fit") {
+		t.Errorf("1g.10gb (10 GB for 16 GB of weights): %d replicas, note %q; want a row saying it does not fit", r.Replicas, r.Note)
+	}
+	if r := rows["3g.71gb"]; r.Replicas != 0 || !strings.Contains(r.Note, "no such slice") {
+		t.Errorf("3g.71gb on an H100-80GB: %d replicas, note %q; want no such slice", r.Replicas, r.Note)
+	}
+	if whole := rows[""]; whole.Share != 0 || whole.GPUs() != float64(whole.Replicas) {
+		t.Errorf("whole GPUs: share %v, GPUs %v for %d replicas", whole.Share, whole.GPUs(), whole.Replicas)
+	}
+}

@@ -22,13 +22,14 @@ type CapacityConfig struct {
 	GPUTypes []string     `yaml:"gpu_types" doc:"GPU types the configuration search prices (hw/gpu names; --gpu-types); []: the section's gpu" default:"[]"`
 	TP       []int        `yaml:"tp" doc:"tensor-parallel degrees the configuration search tries (--tp); []: the section's tp" default:"[]"`
 	Rates    []units.Rate `yaml:"rates" doc:"request rates the configuration search serves, e.g. [5/s, 20/s] (--rates); []: the workload's own" default:"[]"`
+	MIG      []string     `yaml:"mig" doc:"MIG profiles the configuration search tries as replicas beside whole GPUs, each at tp 1 and charged its larger share of the GPU's compute and memory slices (--mig); []: none" default:"[]"`
 	MaxGPUs  int          `yaml:"max_gpus" doc:"the most GPUs (replicas x tp) a configuration may take (--max-gpus)" default:"64"`
 }
 
 // Searches says whether the section asks for a configuration search
 // (any list given).
 func (c CapacityConfig) Searches() bool {
-	return len(c.GPUTypes) > 0 || len(c.TP) > 0 || len(c.Rates) > 0
+	return len(c.GPUTypes) > 0 || len(c.TP) > 0 || len(c.Rates) > 0 || len(c.MIG) > 0
 }
 
 func (c CapacityConfig) validate(add func(key, format string, a ...any)) {

@@ -77,7 +77,7 @@ func runLLMCapacity(r *Runner, _ bool) ([]Figure, error) {
 	}
 	cfg := *sc.LLM
 	cc := cfg.Capacity
-	sp := llmcap.Space{TPs: cc.TP, MaxGPUs: cc.MaxGPUs}
+	sp := llmcap.Space{TPs: cc.TP, MaxGPUs: cc.MaxGPUs, MIG: cc.MIG}
 	for _, n := range cc.GPUTypes {
 		g, err := gpu.Lookup(n)
 		if err != nil {
@@ -100,11 +100,14 @@ func runLLMCapacity(r *Runner, _ bool) ([]Figure, error) {
 			return nil, fmt.Errorf("%s: no priced configuration meets the SLO at %s/s within %d GPUs", name, rate, cc.MaxGPUs)
 		}
 		label := fmt.Sprintf("%s/s: %d x %s tp %d", rate, c.Replicas, c.GPU, c.TP)
+		if c.MIG != "" {
+			label = fmt.Sprintf("%s/s: %d x %s %s", rate, c.Replicas, c.GPU, c.MIG)
+		}
 		if c.PriceBasis != "" {
 			label += ", " + c.PriceBasis + " price"
 		}
 		figs = append(figs,
-			Figure{Key: "gpus_" + rate, Label: label, Value: float64(c.Replicas * c.TP), Unit: " GPUs", Seeds: cfg.Seeds},
+			Figure{Key: "gpus_" + rate, Label: label, Value: c.GPUs(), Unit: " GPUs", Decimals: 2, Seeds: cfg.Seeds},
 			Figure{Key: "cost_" + rate, Label: label, Value: c.Cost(), Unit: " $/h", Decimals: 2, Seeds: cfg.Seeds})
 	}
 	return figs, nil
