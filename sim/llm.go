@@ -79,6 +79,9 @@ type LLMDisagg struct {
 	DecodeKVBlocks  int     `json:"decode_kv_blocks"`
 	Transfers       int     `json:"transfers"`
 	NVLink          int     `json:"nvlink_transfers"`
+	HostCopy        int     `json:"host_copy_transfers,omitempty"`
+	PrefillMIG      string  `json:"prefill_mig,omitempty"`
+	DecodeMIG       string  `json:"decode_mig,omitempty"`
 	Crossed         int     `json:"path_transfers"`
 	GBMoved         float64 `json:"gb_moved"`
 	TransferMeanS   float64 `json:"transfer_mean_s"`
@@ -333,11 +336,18 @@ func runLLM(cfg llmserve.Config, seed uint64, files map[string][]byte) (*LLMSumm
 		out.Replicas = d.Prefill.Replicas + d.Decode.Replicas
 		out.GPUs = d.Prefill.Replicas*d.Prefill.Placement.TP + d.Decode.Replicas*d.Decode.Placement.TP
 		st := first.Disagg
+		slice := func(pl llm.Placement) string {
+			if pl.Slice != nil {
+				return pl.Slice.Name
+			}
+			return ""
+		}
 		out.Disagg = &LLMDisagg{
+			PrefillMIG: slice(d.Prefill.Placement), DecodeMIG: slice(d.Decode.Placement),
 			Path: d.Path, Layerwise: d.Layerwise, Policy: d.Policy,
 			PrefillGPU: d.Prefill.Placement.GPU.Name, PrefillTP: d.Prefill.Placement.TP, PrefillReplicas: d.Prefill.Replicas, PrefillKVBlocks: d.Prefill.KVBlocks,
 			DecodeGPU: d.Decode.Placement.GPU.Name, DecodeTP: d.Decode.Placement.TP, DecodeReplicas: d.Decode.Replicas, DecodeKVBlocks: d.Decode.KVBlocks,
-			Transfers: st.Transfers, NVLink: st.NVLink, Crossed: st.Crossed, GBMoved: st.Bytes / 1e9,
+			Transfers: st.Transfers, NVLink: st.NVLink, HostCopy: st.HostCopy, Crossed: st.Crossed, GBMoved: st.Bytes / 1e9,
 			TransferMeanS: st.Time.Mean, TransferP99S: st.Time.P99, WaitMeanS: st.Wait.Mean, WaitP99S: st.Wait.P99,
 			TailMeanS: st.Tail.Mean, TailP99S: st.Tail.P99,
 		}

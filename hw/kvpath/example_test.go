@@ -32,8 +32,8 @@ func ExampleHardware_Plan() {
 		}
 	}
 	// Output:
-	// gen4-x16  0%: tcp 54.98 ms gpudirect 11.30 ms host-rdma 11.64 ms conspirator 12.21 ms nvlink 0.90 ms
-	// gen4-x16 80%: tcp 98.70 ms gpudirect 11.30 ms host-rdma 11.64 ms conspirator 12.21 ms nvlink 0.90 ms
-	// gen5-x16  0%: tcp 54.82 ms gpudirect 11.30 ms host-rdma 11.47 ms conspirator 12.21 ms nvlink 0.90 ms
-	// gen5-x16 80%: tcp 98.53 ms gpudirect 11.30 ms host-rdma 11.47 ms conspirator 12.21 ms nvlink 0.90 ms
+	// gen4-x16  0%: tcp 54.98 ms gpudirect 11.30 ms host-rdma 11.64 ms conspirator 12.21 ms nvlink 0.90 ms host-copy 11.07 ms
+	// gen4-x16 80%: tcp 98.70 ms gpudirect 11.30 ms host-rdma 11.64 ms conspirator 12.21 ms nvlink 0.90 ms host-copy 11.07 ms
+	// gen5-x16  0%: tcp 54.82 ms gpudirect 11.30 ms host-rdma 11.47 ms conspirator 12.21 ms nvlink 0.90 ms host-copy 5.54 ms
+	// gen5-x16 80%: tcp 98.53 ms gpudirect 11.30 ms host-rdma 11.47 ms conspirator 12.21 ms nvlink 0.90 ms host-copy 5.54 ms
 }

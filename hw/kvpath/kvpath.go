@@ -20,10 +20,15 @@ const (
 	HostRDMA    = "host-rdma"
 	Conspirator = "conspirator"
 	NVLink      = "nvlink"
+	// HostCopy joins two GPUs of one server through host memory: a copy
+	// out over the source GPU's PCIe, a copy in over the destination's.
+	// It is the only path between MIG instances, which have no
+	// peer-to-peer path (not even within one GPU).
+	HostCopy = "host-copy"
 )
 
 // Paths lists the paths, the paper's four first (a fresh slice).
-func Paths() []string { return []string{TCP, GPUDirect, HostRDMA, Conspirator, NVLink} }
+func Paths() []string { return []string{TCP, GPUDirect, HostRDMA, Conspirator, NVLink, HostCopy} }
 
 // Side says which end of a transfer a hop belongs to: the prefill (source)
 // server or GPU, or the decode (destination) one.
@@ -264,6 +269,20 @@ func (h Hardware) Plan(path string, t Transfer) (Plan, error) {
 		p.Latency = h.NVLinkLatency
 		return p, nil
 
+	case HostCopy:
+		// Two pinned cudaMemcpy per chunk, pipelined: out of the source
+		// GPU into host DRAM and from there into the destination GPU.
+		// Both sides are one server, so host DRAM is one resource (and
+		// a flow may cross a link once): each byte is written and read,
+		// half its bandwidth.
+		p.Hops = []Hop{{Src, PCIeD2H, pinned}, {Src, HostDRAM, h.HostDRAMBytesPerSec / 2}, {Dst, PCIeH2D, pinned}}
+		p.CapBytesPerSec = pinned
+		copies := engine.MulSat(2*h.chunks(t.Bytes), h.MemcpyIssue)
+		p.HostCPU = engine.Scale(copies, stretch)
+		p.Control = p.HostCPU
+		p.Latency = 2 * h.stageChunkTime(t.Bytes)
+		return p, nil
+
 	case GPUDirect:
 		// The NIC reads the source GPU and the far NIC writes the
 		// destination GPU; only the posting touches a host.
@@ -469,6 +488,11 @@ func (h Hardware) Validate(path string) error {
 	case NVLink:
 		rate(h.NVLinkBytesPerSec, "NVLinkBytesPerSec", "the GPU has no NVLink: use an inter-server path, or set it from gpu.Spec.NVLinkBandwidth")
 		nonNeg(h.NVLinkLatency, "NVLinkLatency")
+		return errors.Join(errs...)
+	case HostCopy:
+		rate(h.PCIe.PinnedH2DBytesPerSec, "PCIe.PinnedH2DBytesPerSec", `set PCIe from hw.LookupPCIe("gen4-x16")`)
+		staging()
+		host()
 		return errors.Join(errs...)
 	case TCP, GPUDirect, HostRDMA, Conspirator:
 	default:

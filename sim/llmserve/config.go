@@ -54,9 +54,10 @@ const (
 // 520 B a request and 33 B a pair. A whole `conspirator run` (files and
 // report too; peak RSS by /usr/bin/time) takes 1.56 GB for 1,000,000
 // requests at the trace's load and 833 MB for 100,000 alone: 844 B a
-// request and 36 B a pair. The constants round those up, so that the
-// estimate bounds the run whatever its load. With sample_every 0s the
-// samples, one a step, come on top.
+// request and 36 B a pair. The constants round up the runs under load
+// (a step's pair serves its batch); the pathological case, every request
+// alone, is bounded at run time instead (maxITLPairs). With sample_every
+// 0s the samples, one a step, come on top.
 const (
 	// BytesPerRequest is a run's memory per request, less its
 	// inter-token latencies.
@@ -71,7 +72,7 @@ const (
 	// need not charge every run for it.
 	BytesPerTokenGap = 8
 	// MemoryLimit is the largest estimated run accepted (a workload of
-	// Azure's mix, 9.4 KB a request: 911,000 requests): past it a run
+	// Azure's mix, 2,704 B a request: 3.18 million requests): past it a run
 	// would die with Go's out-of-memory error after minutes, with no
 	// result; 8 GiB leaves room on CI's 24 GiB, as the cluster and data
 	// path sections' bounds do.

@@ -59,6 +59,7 @@ type DisaggConfig struct {
 // PoolConfig is one pool of replicas.
 type PoolConfig struct {
 	GPU      string `yaml:"gpu" doc:"GPU type of the pool (hw/gpu catalog); empty: llm.gpu" default:""`
+	MIG      string `yaml:"mig" doc:"a MIG profile of the pool's GPU (e.g. 3g.40gb): each replica one such instance at tp 1, packed onto GPUs; KV to or from a slice on the same server goes through host memory (slices have no peer-to-peer path); empty: whole GPUs" default:""`
 	TP       int    `yaml:"tp" doc:"tensor-parallel degree of the pool's replicas; 0: llm.tp" default:"0"`
 	Replicas int    `yaml:"replicas" doc:"replicas in the pool" default:"1"`
 }
@@ -179,8 +180,9 @@ func (c Config) disaggPlan(m llm.Model) (*DisaggPlan, error) {
 		}
 		cc.Replicas, cc.GPUs = pc.Replicas, 0
 		if cc.MIG != "" {
-			return Plan{}, units.Invalid("mig", "%s with disagg: MIG slices have no peer-to-peer path, so KV between them goes through host memory, which is not modelled yet; set mig to empty", cc.MIG)
+			return Plan{}, units.Invalid("mig", "%s with disagg: give each pool's slices as disagg.prefill.mig and disagg.decode.mig; set mig to empty", cc.MIG)
 		}
+		cc.MIG = pc.MIG
 		p, err := cc.plan(m)
 		var fe *units.FieldError
 		if errors.As(err, &fe) {

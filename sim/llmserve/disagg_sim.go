@@ -8,6 +8,7 @@ import (
 	"github.com/conspirator-sim/conspirator/engine"
 	"github.com/conspirator-sim/conspirator/engine/resource"
 	"github.com/conspirator-sim/conspirator/hw/kvpath"
+	"github.com/conspirator-sim/conspirator/hw/llm"
 	wllm "github.com/conspirator-sim/conspirator/workloads/llm"
 )
 
@@ -65,12 +66,13 @@ type pd struct {
 	err    error
 
 	// transfer statistics
-	times   []float64 // seconds, transfer start to KV on the decode side
-	tails   []float64 // seconds, first token (prefill end) to KV on the decode side
-	waits   []float64 // seconds, prefill end to transfer start (decode blocks)
-	bytes   float64
-	nvlink  int
-	crossed int
+	times    []float64 // seconds, transfer start to KV on the decode side
+	tails    []float64 // seconds, first token (prefill end) to KV on the decode side
+	waits    []float64 // seconds, prefill end to transfer start (decode blocks)
+	bytes    float64
+	nvlink   int
+	hostCopy int
+	crossed  int
 }
 
 type linkKey struct {
@@ -141,17 +143,55 @@ func (c *cluster) addPDPools() error {
 	// Requests are checked against the smaller cache.
 	c.p.KVBlocks = min(pp.p.KVBlocks, dpl.p.KVBlocks)
 	c.pd = &pd{c: c, dp: dp}
-	gpu := 0
 	prio := c.p.Priority == PriorityShortest
+	var g gpuCursor
 	for i := range dp.Prefill.Replicas {
-		c.replicas = append(c.replicas, &replica{id: i, c: c, pl: pp, kv: newKVCache(pp.p.KVBlocks), waiting: waitQueue{priority: prio}, server: gpu / dp.GPUsPerServer})
-		gpu += dp.Prefill.Placement.TP
+		r := &replica{id: i, c: c, pl: pp, kv: newKVCache(pp.p.KVBlocks), waiting: waitQueue{priority: prio}}
+		g.place(r, dp.Prefill.Placement)
+		r.server = r.gpu / dp.GPUsPerServer
+		c.replicas = append(c.replicas, r)
 	}
+	// The decode pool's slices fill the prefill pool's last GPU first:
+	// MIG is how one GPU serves both.
 	for i := range dp.Decode.Replicas {
-		c.pd.decode = append(c.pd.decode, &replica{id: dp.Prefill.Replicas + i, c: c, pl: dpl, kv: newKVCache(dpl.p.KVBlocks), waiting: waitQueue{priority: prio}, server: gpu / dp.GPUsPerServer})
-		gpu += dp.Decode.Placement.TP
+		r := &replica{id: dp.Prefill.Replicas + i, c: c, pl: dpl, kv: newKVCache(dpl.p.KVBlocks), waiting: waitQueue{priority: prio}}
+		g.place(r, dp.Decode.Placement)
+		r.server = r.gpu / dp.GPUsPerServer
+		c.pd.decode = append(c.pd.decode, r)
 	}
 	return nil
+}
+
+// gpuCursor packs replicas onto GPUs in order: a whole-GPU replica takes
+// tp GPUs from the next free one; MIG slices share a GPU while its
+// compute and memory slices last (a slice takes the larger of its two
+// shares, as the configuration search charges it).
+type gpuCursor struct {
+	gpu  int     // the GPU being filled
+	used float64 // its share taken by slices
+}
+
+func (g *gpuCursor) next() {
+	if g.used > 0 {
+		g.gpu++
+		g.used = 0
+	}
+}
+
+func (g *gpuCursor) place(r *replica, pl llm.Placement) {
+	if s := pl.Slice; s != nil {
+		geo := pl.GPU.MIG
+		share := max(float64(s.Compute)/float64(geo.ComputeSlices), float64(s.MemSlices)/float64(geo.MemorySlices))
+		if g.used+share > 1+1e-9 {
+			g.next()
+		}
+		r.gpu, r.slice = g.gpu, true
+		g.used += share
+		return
+	}
+	g.next()
+	r.gpu = g.gpu
+	g.gpu += pl.TP
 }
 
 func (x *pd) fail(err error) {
@@ -282,10 +322,15 @@ func (x *pd) start(ho *handoff) {
 	m := x.dp.Prefill.Model
 	ho.bytes = float64(int64(ho.q.prompt) * m.KVBytesPerToken())
 	path := x.dp.Path
-	if ho.src.server == ho.dst.server {
+	switch {
+	case ho.src.server == ho.dst.server && (ho.src.slice || ho.dst.slice):
+		// MIG instances have no peer-to-peer path: through host memory.
+		path = kvpath.HostCopy
+		x.hostCopy++
+	case ho.src.server == ho.dst.server:
 		path = kvpath.NVLink
 		x.nvlink++
-	} else {
+	default:
 		x.crossed++
 	}
 	plan, err := x.dp.HW.Plan(path, kvpath.Transfer{Bytes: ho.bytes, Ops: kvOps(m, x.c.p.BlockSize, ho.q.prompt)})
@@ -381,7 +426,11 @@ func (x *pd) link(ho *handoff, h kvpath.Hop, path string) resource.LinkID {
 	}
 	k := linkKey{where: r.server, res: h.Resource}
 	capacity := h.BytesPerSec
-	if h.Resource.PerGPU() {
+	switch {
+	case h.Resource.PerGPU() && r.slice:
+		// The slices of one GPU share its PCIe link.
+		k.where = 1<<21 + r.gpu
+	case h.Resource.PerGPU():
 		k.where = 1<<20 + r.id
 		capacity *= float64(r.pl.p.Placement.TP)
 	}
@@ -402,8 +451,9 @@ func (x *pd) link(ho *handoff, h kvpath.Hop, path string) resource.LinkID {
 // DisaggStats are a disaggregated run's KV transfers.
 type DisaggStats struct {
 	Transfers int
-	// Within a server (NVLink) and across servers (the path).
-	NVLink, Crossed int
+	// Within a server (NVLink; host memory where a MIG slice is one end)
+	// and across servers (the path).
+	NVLink, HostCopy, Crossed int
 	// Time is a transfer's time from its start (the decode blocks
 	// reserved) to its KV on the decode side, seconds; Wait from the
 	// prefill's end to the start (decode blocks not yet free).
@@ -416,7 +466,7 @@ type DisaggStats struct {
 }
 
 func (x *pd) stats() *DisaggStats {
-	return &DisaggStats{Transfers: len(x.times), NVLink: x.nvlink, Crossed: x.crossed, Time: quantilesOf(x.times), Wait: quantilesOf(x.waits), Tail: quantilesOf(x.tails), Bytes: x.bytes}
+	return &DisaggStats{Transfers: len(x.times), NVLink: x.nvlink, HostCopy: x.hostCopy, Crossed: x.crossed, Time: quantilesOf(x.times), Wait: quantilesOf(x.waits), Tail: quantilesOf(x.tails), Bytes: x.bytes}
 }
 
 var (

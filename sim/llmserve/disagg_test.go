@@ -197,3 +197,38 @@ func TestDisaggConservesBlocks(t *testing.T) {
 		}
 	}
 }
+
+// Prefill and decode on two 3g.40gb slices of one H100 (half of it each:
+// both fit one GPU): the KV goes through host memory, never NVLink (MIG
+// instances have no peer-to-peer path), and takes kvpath's host-copy
+// closed form; a third slice opens the next GPU.
+func TestDisaggMIGSlicesCopyThroughHost(t *testing.T) {
+	p := pdPlan(t, 1, 2, 8, kvpath.GPUDirect, false)
+	prof, err := p.Placement.GPU.Profile("3g.40gb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Disagg.Prefill.Placement.Slice = prof
+	p.Disagg.Decode.Placement.Slice = prof
+	tr := trace(req{at: 0, prompt: 1000, output: 3})
+	c, err := newCluster(p, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := []int{c.replicas[0].gpu, c.pd.decode[0].gpu, c.pd.decode[1].gpu}; g[0] != 0 || g[1] != 0 || g[2] != 1 {
+		t.Errorf("slices on GPUs %v; want the prefill and first decode slice on GPU 0, the second on GPU 1", g)
+	}
+	res, err := c.runPD(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := res.Disagg
+	if d.HostCopy != 1 || d.NVLink != 0 || d.Crossed != 0 {
+		t.Fatalf("host copies %d, nvlink %d, crossed %d; want the one transfer through host memory", d.HostCopy, d.NVLink, d.Crossed)
+	}
+	bytes := float64(1000 * p.Model.KVBytesPerToken())
+	plan, _ := kvpath.Default().Plan(kvpath.HostCopy, kvpath.Transfer{Bytes: bytes, Ops: kvOps(p.Model, 16, 1000)})
+	if got := engine.Seconds(d.Time.Mean); absDiff(got, plan.Alone(bytes)) > 1 {
+		t.Errorf("transfer %s; want host-copy's %s", got, plan.Alone(bytes))
+	}
+}

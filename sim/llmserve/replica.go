@@ -64,6 +64,8 @@ type replica struct {
 	// blocks (a decode replica), a step queued at this instant, and the
 	// requests its last step prefilled (a prefill replica).
 	server     int
+	gpu        int  // its (first) GPU, counting every pool's GPUs in order
+	slice      bool // a MIG instance of that GPU
 	inbox      []*handoff
 	wakeQueued bool
 	handedNow  []*request
