@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/conspirator-sim/conspirator/engine"
+	"github.com/conspirator-sim/conspirator/hw/kvpath"
 )
 
 // BenchmarkAzureConv replays a synthetic trace of llm/azure-conv's size
@@ -24,6 +25,27 @@ func BenchmarkAzureConv(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(tr.Requests)), "ns/request")
 	b.ReportMetric(float64(res.Steps), "steps")
+}
+
+// BenchmarkAzureConvDisagg is BenchmarkAzureConv served disaggregated:
+// one prefill and one decode H100 on two servers, each request's KV over
+// GPUDirect RDMA layer by layer, every step an engine event and the
+// transfers sharing links max-min. Issue 55's bound: under 5 s a run on
+// one core.
+func BenchmarkAzureConvDisagg(b *testing.B) {
+	p := pdPlan(b, 1, 1, 1, kvpath.GPUDirect, true)
+	tr := synthetic(b, 19366, 19366.0/3600, 1)
+	b.ReportAllocs()
+	b.ResetTimer()
+	var res *Result
+	for range b.N {
+		var err error
+		if res, err = Simulate(p, tr); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(tr.Requests)), "ns/request")
+	b.ReportMetric(float64(res.Disagg.Transfers), "transfers")
 }
 
 // BenchmarkMillionOn256 is 1 M requests on 256 replicas, each replica
