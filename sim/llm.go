@@ -132,6 +132,7 @@ type LLMStat struct {
 	Goodput            Est          `json:"goodput_requests_per_s"`
 	SLOAttainment      Est          `json:"slo_attainment"`
 	PrefixHitShare     Est          `json:"prefix_hit_share"`
+	FetchedShare       Est          `json:"fetched_share"`
 	MeanBatch          Est          `json:"mean_batch"`
 	MeanKVUsed         Est          `json:"mean_kv_used"`
 	PeakKVUsed         Est          `json:"peak_kv_used"`
@@ -427,6 +428,7 @@ func llmStat(ss []llmserve.Summary) LLMStat {
 		Goodput:            est(func(s llmserve.Summary) float64 { return s.Goodput }),
 		SLOAttainment:      est(func(s llmserve.Summary) float64 { return s.SLOAttainment }),
 		PrefixHitShare:     est(func(s llmserve.Summary) float64 { return s.PrefixHitShare }),
+		FetchedShare:       est(func(s llmserve.Summary) float64 { return s.FetchedShare }),
 		MeanBatch:          est(func(s llmserve.Summary) float64 { return s.MeanBatch }),
 		MeanKVUsed:         est(func(s llmserve.Summary) float64 { return s.MeanKVUsed }),
 		PeakKVUsed:         est(func(s llmserve.Summary) float64 { return s.PeakKVUsed }),

@@ -59,7 +59,11 @@ func printLLM(w io.Writer, s *sim.Summary) {
 	fmt.Fprintf(w, "batch %s requests a step on average; KV cache used %s on average, %s at peak; preemptions %s; %d steps (first seed)\n",
 		est(r.MeanBatch, 1, "%.1f"), est(r.MeanKVUsed, 100, "%.1f%%"), est(r.PeakKVUsed, 100, "%.1f%%"), est(r.Preemptions, 1, "%.0f"), l.Steps)
 	if r.PrefixHitShare.Mean > 0 {
-		fmt.Fprintf(w, "prefix cache: %s of prompt tokens served from it\n", est(r.PrefixHitShare, 100, "%.1f%%"))
+		fmt.Fprintf(w, "prefix cache: %s of prompt tokens served from it", est(r.PrefixHitShare, 100, "%.1f%%"))
+		if r.FetchedShare.Mean > 0 {
+			fmt.Fprintf(w, "; %s fetched from the KV store", est(r.FetchedShare, 100, "%.1f%%"))
+		}
+		fmt.Fprintln(w)
 	}
 	if d := l.Disagg; d != nil {
 		when := "after the prefill"

@@ -149,6 +149,7 @@ type Config struct {
 	Disagg               DisaggConfig       `yaml:"disagg" doc:"prefill/decode disaggregation: a prefill pool and a decode pool, each request's KV cache moved between them over a modelled data path"`
 	ControlPlane         ControlPlaneConfig `yaml:"control_plane" doc:"the serving engine's per-step CPU work (scheduling, input preparation, sampling, detokenisation) and where it runs: the host's cores under background load, or a SmartNIC's Arm cores"`
 	HostLoad             units.Fraction     `yaml:"host_load" doc:"other work on the servers' host cores (the data-path section's per-core model: work stretches by (1 + 0.1 x load) / (1 - load/2), 1.8x at 80%): it slows the control plane's CPU work with placement host and the host's share of KV transfers (RDMA posting, TCP's copies)" default:"0%"`
+	PrefixFetch          PrefixFetchConfig  `yaml:"prefix_fetch" doc:"a KV store behind the prefix caches (LMCache, Mooncake Store): missing prefix blocks an earlier prompt held are fetched over a data path or from SSD instead of recomputed"`
 
 	Workload WorkloadConfig `yaml:"workload" doc:"the requests served"`
 	Seeds    int            `yaml:"seeds" doc:"runs, seeds seed .. seed+seeds-1. A synthetic workload is drawn anew per seed and summary.json gives means with 95% CIs over the seeds; a trace replays as recorded (the model draws nothing), so every seed would give the same result: with a trace, seeds must be 1" default:"1"`
@@ -334,6 +335,10 @@ func (c Config) Validate() error {
 	c.Capacity.validate(add)
 	c.Disagg.validate(add)
 	c.ControlPlane.validate(add)
+	c.PrefixFetch.validate(add, c.PrefixCaching)
+	if c.PrefixFetch.Enabled && c.Disagg.Enabled {
+		add("prefix_fetch.enabled", "true with disagg: fetching into a prefill pool is not modelled yet; use one of them")
+	}
 	if u := float64(c.HostLoad); !(u >= 0 && u < 1) {
 		add("host_load", "%v; want 0%% up to but not 100%% (at 100%% the engine would never run)", c.HostLoad)
 	}
@@ -536,6 +541,11 @@ func (c Config) plan(m llm.Model) (Plan, error) {
 		blocks, _ = KVCapacity(out) // none left: refused below, with the figures
 	}
 	out.KVBlocks = blocks
+	if f, err := c.prefixFetch(); err != nil {
+		return Plan{}, err
+	} else {
+		out.Fetch = f
+	}
 	if cp, err := c.ControlPlane.resolve(float64(c.HostLoad)); err != nil {
 		return Plan{}, err
 	} else if cp != nil {

@@ -87,7 +87,7 @@ func (c *cluster) result(events int64) *Result {
 	n := len(c.records)
 	ttft, tpot, e2e, queue := make([]float64, 0, n), make([]float64, 0, n), make([]float64, 0, n), make([]float64, 0, n)
 	var first, last, lastArrival engine.Time = engine.MaxTime, 0, 0
-	var promptTok, outTok, cachedTok int64
+	var promptTok, outTok, cachedTok, fetchedTok int64
 	good := 0
 	for i := range c.records {
 		r := &c.records[i]
@@ -101,6 +101,7 @@ func (c *cluster) result(events int64) *Result {
 		last = max(last, r.Finish)
 		promptTok += int64(r.PromptTokens)
 		cachedTok += int64(r.CachedTokens)
+		fetchedTok += int64(r.FetchedTokens)
 		outTok += int64(r.OutputTokens)
 		ttft = append(ttft, r.TTFT().Seconds())
 		if r.OutputTokens > 1 {
@@ -143,6 +144,7 @@ func (c *cluster) result(events int64) *Result {
 		s.SLOAttainment = float64(good) / float64(s.Completed+s.Rejected)
 		if promptTok > 0 {
 			s.PrefixHitShare = float64(cachedTok) / float64(promptTok)
+			s.FetchedShare = float64(fetchedTok) / float64(promptTok)
 		}
 	}
 	if c.steps > 0 {

@@ -88,6 +88,8 @@ type Plan struct {
 	// Control, when set, times each step's CPU work and where it runs
 	// (Eff's per-step fixed costs are then 0).
 	Control *ControlPlane
+	// Fetch, when set, is the KV store behind the prefix caches.
+	Fetch *PrefixFetch
 }
 
 // SLO is a service-level objective on time to first token and time per
@@ -105,11 +107,15 @@ type RequestRecord struct {
 	// token; FirstScheduled the start of the first step that ran any of
 	// the request's work.
 	Arrival, FirstScheduled, FirstToken, Finish engine.Time
-	// CachedTokens are prompt tokens served from the prefix cache (at the
+	// CachedTokens are prompt tokens served without recompute, from the
+	// prefix cache or fetched into it (FetchedTokens of them) (at the
 	// first scheduling).
 	PromptTokens, OutputTokens, CachedTokens int
-	Preemptions                              int
-	Rejected                                 bool // refused by the admission limit
+	// FetchedTokens are prompt tokens fetched from the KV store (waited
+	// for before the first scheduling).
+	FetchedTokens int
+	Preemptions   int
+	Rejected      bool // refused by the admission limit
 }
 
 // TTFT is the time to the first output token.
@@ -180,10 +186,11 @@ type Summary struct {
 	Goodput       float64
 	SLOAttainment float64 // share of requests meeting both, a refused one missing
 	// PrefixHitShare is the share of the completed requests' prompt
-	// tokens served from the prefix cache.
-	PrefixHitShare float64
-	MeanBatch      float64
-	MeanKVUsed     float64
-	PeakKVUsed     float64
-	Preemptions    int
+	// tokens served without recompute (from the prefix cache, or fetched
+	// into it); FetchedShare the part of them fetched from the KV store.
+	PrefixHitShare, FetchedShare float64
+	MeanBatch                    float64
+	MeanKVUsed                   float64
+	PeakKVUsed                   float64
+	Preemptions                  int
 }

@@ -30,6 +30,7 @@ type request struct {
 
 	lastToken engine.Time
 	started   bool
+	fetched   int      // prompt tokens fetched from the KV store, for its first admission
 	ho        *handoff // its KV hand-off to a decode replica, once begun
 	handed    bool     // prefilled on a prefill replica and handed off
 }
@@ -325,6 +326,12 @@ func (r *replica) scheduleV0(now engine.Time) {
 func (r *replica) admit(q *request, now engine.Time, budget int, chunked bool) bool {
 	hits := r.match(q, q.total())
 	computed := hits * r.c.p.BlockSize
+	fetched := 0
+	if q.fetched > computed {
+		// Fetched from the store (its wait is over): the KV is in, as
+		// private blocks until the step registers them in the cache.
+		fetched, computed = q.fetched, q.fetched
+	}
 	n := q.total() - computed
 	if n > budget {
 		if !chunked {
@@ -343,6 +350,9 @@ func (r *replica) admit(q *request, now engine.Time, budget int, chunked bool) b
 		return false
 	}
 	r.waiting.pop()
+	if fetched > 0 {
+		q.fetched = 0 // a recompute after a preemption starts from the cache
+	}
 	for _, e := range r.hits {
 		r.kv.touch(e)
 	}

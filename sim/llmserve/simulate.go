@@ -1,6 +1,7 @@
 package llmserve
 
 import (
+	"container/heap"
 	"errors"
 	"fmt"
 
@@ -18,10 +19,19 @@ type cluster struct {
 
 	// pools are the GPU pools the replicas run on: one, or with
 	// prefill/decode disaggregation a prefill and a decode pool.
-	pools    []*pool
-	pd       *pd // the disaggregated run, or nil
-	rr       int // round-robin position
-	inSystem int // admitted and not finished
+	pools []*pool
+	pd    *pd // the disaggregated run, or nil
+
+	// The KV store of prefix fetches: every prompt block hash seen, the
+	// requests waiting for theirs, and what was fetched.
+	store        map[uint64]bool
+	fetching     fetchHeap
+	fetches      int
+	fetchSkipped int
+	fetchBytes   float64
+	fetchTime    float64
+	rr           int // round-robin position
+	inSystem     int // admitted and not finished
 
 	records      []RequestRecord
 	itl          itlCounts
@@ -217,17 +227,36 @@ func (c *cluster) run(tr wllm.Trace) (*Result, error) {
 	c.records = make([]RequestRecord, len(reqs))
 	var events int64
 	var kicked []*replica
-	for i := 0; i < len(reqs); {
+	if c.p.Fetch != nil {
+		c.store = map[uint64]bool{}
+	}
+	for i := 0; i < len(reqs) || len(c.fetching) > 0; {
 		if c.itl.over {
 			return nil, ErrTooManyGaps
 		}
-		t := reqs[i].Arrival
+		// The next event: an arrival, or a fetch's end (at the same time,
+		// the fetch first: the request was there before the arrival).
+		t := engine.MaxTime
+		if i < len(reqs) {
+			t = reqs[i].Arrival
+		}
+		if ft, ok := c.nextFetch(); ok && ft <= t {
+			t = ft
+		}
 		for _, r := range c.replicas {
 			if err := r.advance(t); err != nil {
 				return nil, err
 			}
 		}
 		kicked = kicked[:0]
+		for len(c.fetching) > 0 && c.fetching[0].at == t {
+			f := heap.Pop(&c.fetching).(fetching)
+			events++
+			f.r.waiting.pushBack(f.q)
+			if !f.r.busy {
+				kicked = append(kicked, f.r)
+			}
+		}
 		for ; i < len(reqs) && reqs[i].Arrival == t; i++ {
 			events++
 			if r := c.arrive(i, reqs[i]); r != nil && !r.busy {
@@ -247,6 +276,9 @@ func (c *cluster) run(tr wllm.Trace) (*Result, error) {
 	}
 	if c.itl.over {
 		return nil, ErrTooManyGaps
+	}
+	if c.p.Fetch != nil {
+		c.note(fetchNote(c.fetches, c.fetchSkipped, c.fetchBytes, c.fetchTime))
 	}
 	return c.result(events), nil
 }
@@ -273,6 +305,13 @@ func (c *cluster) arrive(i int, tq wllm.Request) *replica {
 		r.outstanding += int64(q.prompt + 1)
 	} else {
 		r.outstanding += int64(q.prompt + q.output)
+	}
+	if c.p.Fetch != nil && c.caching && q.keyBlocks > 0 {
+		if at := c.planFetch(q, r, tq.Arrival); at > tq.Arrival {
+			// It waits for its fetch; the step that admits it runs after.
+			c.startFetch(q, r, at)
+			return nil
+		}
 	}
 	r.waiting.pushBack(q)
 	return r

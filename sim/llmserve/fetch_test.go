@@ -1,0 +1,69 @@
+package llmserve
+
+import (
+	"testing"
+
+	"github.com/conspirator-sim/conspirator/engine"
+	"github.com/conspirator-sim/conspirator/hw/kvpath"
+	"github.com/conspirator-sim/conspirator/hw/llm"
+)
+
+// fetchPlan is testPlan on two replicas (round-robin) with prefix
+// caching and a KV store in remote DRAM reached over GPUDirect RDMA.
+func fetchPlan(t *testing.T, always bool) Plan {
+	t.Helper()
+	p := testPlan(t)
+	p.Replicas, p.PrefixCaching = 2, true
+	p.Fetch = &PrefixFetch{Always: always}
+	pl, err := kvpath.Default().Plan(kvpath.GPUDirect, kvpath.Transfer{Bytes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Fetch.plan = pl
+	return p
+}
+
+// Two requests share a 2,048-token prefix (four 512-token trace blocks)
+// and land on different replicas: the second's replica has none of it
+// cached, but the store holds the first's blocks, so it waits for a fetch
+// of those 2,048 tokens (256 MiB of Llama-3.1-8B KV: kvpath's GPUDirect
+// closed form) and then prefills only its last 952 tokens: TTFT = fetch
+// + that step. The fetched tokens count among the cached (served without
+// recompute). With policy cheaper over a path a hundred times slower the
+// fetch takes longer than recomputing the whole prompt, which it does.
+func TestPrefixFetch(t *testing.T) {
+	h := []uint64{1, 2, 3, 4, 5, 6}
+	h2 := []uint64{1, 2, 3, 4, 9, 10}
+	tr := trace(req{at: 0, prompt: 3000, output: 2, hashes: h}, req{at: 10 * engine.Second, prompt: 3000, output: 2, hashes: h2})
+	p := fetchPlan(t, true)
+	res, err := Simulate(p, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Requests[1]
+	if r.Replica != 1 || r.FetchedTokens != 2048 || r.CachedTokens != 2048 {
+		t.Fatalf("second request: replica %d, fetched %d, cached %d; want replica 1, 2048 fetched (its computed prefix)", r.Replica, r.FetchedTokens, r.CachedTokens)
+	}
+	bytes := float64(2048 * p.Model.KVBytesPerToken())
+	fetch := p.Fetch.time(bytes)
+	step := stepTime(t, p, llm.Batch{Prefill: []llm.Chunk{{Tokens: 3000 - 2048, ContextBefore: 2048}}})
+	if got, want := r.TTFT(), fetch+step; got != want {
+		t.Errorf("TTFT %s; want fetch %s + the suffix's step %s = %s", got, fetch, step, want)
+	}
+	if res.Summary.FetchedShare <= 0 {
+		t.Errorf("fetched share %v; want > 0", res.Summary.FetchedShare)
+	}
+	// Cheaper: the same fetch over a slow path (a hundredth of the NIC)
+	// takes longer than recomputing, so the request recomputes.
+	slow := fetchPlan(t, false)
+	hw := kvpath.Default()
+	hw.NICBytesPerSec /= 100
+	slow.Fetch.plan, _ = hw.Plan(kvpath.GPUDirect, kvpath.Transfer{Bytes: 1})
+	res, err = Simulate(slow, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res.Requests[1]; r.FetchedTokens != 0 || r.TTFT() != stepTime(t, slow, llm.Batch{Prefill: []llm.Chunk{{Tokens: 3000}}}) {
+		t.Errorf("slow path, cheaper: fetched %d, TTFT %s; want a recompute of the whole prompt", r.FetchedTokens, r.TTFT())
+	}
+}
