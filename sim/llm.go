@@ -337,6 +337,7 @@ func runLLM(cfg llmserve.Config, seed uint64, files map[string][]byte) (*LLMSumm
 		out.Replicas = d.Prefill.Replicas + d.Decode.Replicas
 		out.GPUs = d.Prefill.Replicas*d.Prefill.Placement.TP + d.Decode.Replicas*d.Decode.Placement.TP
 		st := first.Disagg
+		out.GPUs = st.GPUs
 		slice := func(pl llm.Placement) string {
 			if pl.Slice != nil {
 				return pl.Slice.Name

@@ -541,7 +541,7 @@ func (c Config) plan(m llm.Model) (Plan, error) {
 		blocks, _ = KVCapacity(out) // none left: refused below, with the figures
 	}
 	out.KVBlocks = blocks
-	if f, err := c.prefixFetch(); err != nil {
+	if f, err := c.prefixFetch(pl.GPU.PCIeBandwidth); err != nil {
 		return Plan{}, err
 	} else {
 		out.Fetch = f

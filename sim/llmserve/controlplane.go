@@ -25,7 +25,7 @@ const (
 	// EngineOverlapped: the CPU prepares the next step while the GPU runs
 	// this one, and the API server runs in its own process (vLLM v1,
 	// SGLang's and TensorRT-LLM's overlap schedulers): a step takes
-	// max(CPU, GPU) plus a hand-off.
+	// max(GPU, scheduler, API server) plus a hand-off.
 	EngineOverlapped = "overlapped"
 )
 
@@ -34,12 +34,12 @@ const (
 // for it, as before; host or smartnic replace them with these parts.
 type ControlPlaneConfig struct {
 	Placement string `yaml:"placement" doc:"where the serving engine's per-step CPU work runs: none (the step model's fixed per-step cost stands for it, no host modelled), host (host cores, stretched by llm.host_load) or smartnic (the SmartNIC's Arm cores: slower, untouched by host load)" default:"none"`
-	Engine    string `yaml:"engine" doc:"serial (the GPU waits for the CPU each step: vLLM v0) or overlapped (the CPU prepares the next step during this one and the API server is its own process: vLLM v1, SGLang, TensorRT-LLM): a step takes CPU + GPU, or max(CPU, GPU) + handoff" default:"serial"`
+	Engine    string `yaml:"engine" doc:"serial (the GPU waits for the CPU each step: vLLM v0) or overlapped (the CPU prepares the next step during this one and the API server is its own process: vLLM v1, SGLang, TensorRT-LLM): a step takes CPU + GPU, or max(GPU, scheduler, API server) + handoff" default:"serial"`
 
 	PerStep    units.Duration `yaml:"per_step" doc:"CPU time per step whatever its batch: scheduling, batch assembly, launch" default:"3ms" source:"estimate: fitted by hand so that, with per_request and per_token, a serial engine's step of 64 decodes of Llama-3-8B on an H100 splits as vLLM's 2024-09-05 performance post reports for v0.5.3 on that setup (API server 33%, scheduling and input preparation 29%, GPU 38%); vLLM RFC #6854 reports several ms of GPU idle per decode step"`
 	PerRequest units.Duration `yaml:"per_request" doc:"CPU time per request in the batch: input preparation, sampling hand-off" default:"40us" source:"estimate: as per_step"`
 	PerToken   units.Duration `yaml:"per_token" doc:"CPU time per output token sampled: detokenisation and streaming by the API server" default:"120us" source:"estimate: as per_step (the API server's 33% of a 64-token step)"`
-	Handoff    units.Duration `yaml:"handoff" doc:"overlapped engine: the CPU-GPU hand-off a step adds to max(CPU, GPU)" default:"200us" source:"estimate: a few kernel launches and a queue hand-off between processes"`
+	Handoff    units.Duration `yaml:"handoff" doc:"overlapped engine: the CPU-GPU hand-off a step adds to max(GPU, scheduler, API server), CPU work stretched as the rest" default:"200us" source:"estimate: a few kernel launches and a queue hand-off between processes"`
 
 	SmartNIC string `yaml:"smartnic" doc:"placement smartnic: the SmartNIC (hw catalog: bluefield3, bluefield2) whose Arm cores run the engine's CPU work, slower by its arm_speed" default:"bluefield3"`
 }
@@ -101,16 +101,21 @@ func (c ControlPlaneConfig) resolve(hostLoad float64) (*ControlPlane, error) {
 		scale = 1 / s.ArmSpeed
 	}
 	at := func(d units.Duration) engine.Time { return engine.Time(float64(d) * scale) }
-	return &ControlPlane{Serial: c.Engine == EngineSerial, PerStep: at(c.PerStep), PerRequest: at(c.PerRequest), PerToken: at(c.PerToken), Handoff: engine.Time(c.Handoff), Scale: scale}, nil
+	return &ControlPlane{Serial: c.Engine == EngineSerial, PerStep: at(c.PerStep), PerRequest: at(c.PerRequest), PerToken: at(c.PerToken), Handoff: at(c.Handoff), Scale: scale}, nil
 }
 
 // stepTime is a step's duration with the control plane: the GPU's time
 // and the CPU work of a batch of n requests sampling tokens tokens,
-// serial (added) or overlapped (the larger, plus the hand-off).
+// serial (added) or overlapped (the largest of the GPU, the scheduler
+// and the API server, plus the hand-off).
 func (cp *ControlPlane) stepTime(gpu engine.Time, n, tokens int) engine.Time {
-	cpu := cp.PerStep + engine.Time(n)*cp.PerRequest + engine.Time(tokens)*cp.PerToken
+	sched := cp.PerStep + engine.Time(n)*cp.PerRequest
+	api := engine.Time(tokens) * cp.PerToken
 	if cp.Serial {
-		return gpu + cpu
+		return gpu + sched + api
 	}
-	return max(gpu, cpu) + cp.Handoff
+	// The scheduler prepares the next step during this one, and the API
+	// server (detokenising, streaming) is a process of its own: each
+	// runs beside the GPU.
+	return max(gpu, sched, api) + cp.Handoff
 }

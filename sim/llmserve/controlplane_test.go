@@ -55,10 +55,11 @@ func TestControlPlaneStepTime(t *testing.T) {
 		}
 		g1 := stepTime(t, p, llm.Batch{Prefill: []llm.Chunk{{Tokens: prompt}}})
 		g2 := stepTime(t, p, llm.Batch{Decode: []int{prompt + 1}})
-		cpu := 3*engine.Millisecond + 40*engine.Microsecond + 120*engine.Microsecond
+		sched, api := 3*engine.Millisecond+40*engine.Microsecond, 120*engine.Microsecond
+		cpu := sched + api
 		w1, w2 := g1+cpu, g2+cpu
 		if !serial {
-			w1, w2 = max(g1, cpu)+200*engine.Microsecond, max(g2, cpu)+200*engine.Microsecond
+			w1, w2 = max(g1, sched, api)+200*engine.Microsecond, max(g2, sched, api)+200*engine.Microsecond
 		}
 		r := res.Requests[0]
 		if r.FirstToken != w1 || r.Finish != w1+w2 {

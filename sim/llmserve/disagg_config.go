@@ -159,7 +159,13 @@ func (d DisaggConfig) hardware(decodeGPU, hostLoad float64) (kvpath.Hardware, er
 		case d.Path == kvpath.Conspirator && h.SmartNIC == nil:
 			key = "disagg.smartnic"
 		}
-		return h, units.Invalid(key, "%s", strings.ReplaceAll(err.Error(), "\n", "; "))
+		msg := strings.ReplaceAll(err.Error(), "\n", "; ")
+		// kvpath names its Go fields; a scenario's user sets keys.
+		msg = strings.NewReplacer(
+			"set Hardware.GPUDirect, or use", "set llm.disagg.gpudirect: true (a NIC and GPU that can do it), or the path",
+			`set Hardware.SmartNIC (hw.LookupSmartNIC("bluefield3")), or use`, "set llm.disagg.smartnic: bluefield3, or the path",
+		).Replace(msg)
+		return h, units.Invalid(key, "%s", msg)
 	}
 	return h, nil
 }

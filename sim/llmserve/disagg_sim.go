@@ -70,6 +70,7 @@ type pd struct {
 	tails    []float64 // seconds, first token (prefill end) to KV on the decode side
 	waits    []float64 // seconds, prefill end to transfer start (decode blocks)
 	bytes    float64
+	gpus     int // physical GPUs the pools take (MIG slices packed)
 	nvlink   int
 	hostCopy int
 	crossed  int
@@ -159,34 +160,36 @@ func (c *cluster) addPDPools() error {
 		r.server = r.gpu / dp.GPUsPerServer
 		c.pd.decode = append(c.pd.decode, r)
 	}
+	g.next()
+	c.pd.gpus = g.gpu
 	return nil
 }
 
 // gpuCursor packs replicas onto GPUs in order: a whole-GPU replica takes
-// tp GPUs from the next free one; MIG slices share a GPU while its
-// compute and memory slices last (a slice takes the larger of its two
-// shares, as the configuration search charges it).
+// tp GPUs from the next free one; MIG slices share a GPU while both its
+// compute slices and its memory slices last (NVIDIA's layouts: an H100
+// holds a 4g.40gb and a 3g.40gb, 7 compute and 8 memory slices).
 type gpuCursor struct {
-	gpu  int     // the GPU being filled
-	used float64 // its share taken by slices
+	gpu             int // the GPU being filled
+	compute, memory int // its slices taken
 }
 
 func (g *gpuCursor) next() {
-	if g.used > 0 {
+	if g.compute > 0 || g.memory > 0 {
 		g.gpu++
-		g.used = 0
+		g.compute, g.memory = 0, 0
 	}
 }
 
 func (g *gpuCursor) place(r *replica, pl llm.Placement) {
 	if s := pl.Slice; s != nil {
 		geo := pl.GPU.MIG
-		share := max(float64(s.Compute)/float64(geo.ComputeSlices), float64(s.MemSlices)/float64(geo.MemorySlices))
-		if g.used+share > 1+1e-9 {
+		if g.compute+s.Compute > geo.ComputeSlices || g.memory+s.MemSlices > geo.MemorySlices {
 			g.next()
 		}
 		r.gpu, r.slice = g.gpu, true
-		g.used += share
+		g.compute += s.Compute
+		g.memory += s.MemSlices
 		return
 	}
 	g.next()
@@ -451,6 +454,8 @@ func (x *pd) link(ho *handoff, h kvpath.Hop, path string) resource.LinkID {
 // DisaggStats are a disaggregated run's KV transfers.
 type DisaggStats struct {
 	Transfers int
+	// GPUs is the physical GPUs the two pools take, MIG slices packed.
+	GPUs int
 	// Within a server (NVLink; host memory where a MIG slice is one end)
 	// and across servers (the path).
 	NVLink, HostCopy, Crossed int
@@ -466,7 +471,7 @@ type DisaggStats struct {
 }
 
 func (x *pd) stats() *DisaggStats {
-	return &DisaggStats{Transfers: len(x.times), NVLink: x.nvlink, HostCopy: x.hostCopy, Crossed: x.crossed, Time: quantilesOf(x.times), Wait: quantilesOf(x.waits), Tail: quantilesOf(x.tails), Bytes: x.bytes}
+	return &DisaggStats{Transfers: len(x.times), GPUs: x.gpus, NVLink: x.nvlink, HostCopy: x.hostCopy, Crossed: x.crossed, Time: quantilesOf(x.times), Wait: quantilesOf(x.waits), Tail: quantilesOf(x.tails), Bytes: x.bytes}
 }
 
 var (

@@ -7,6 +7,7 @@ import (
 	"github.com/conspirator-sim/conspirator/engine"
 	"github.com/conspirator-sim/conspirator/hw/kvpath"
 	"github.com/conspirator-sim/conspirator/hw/llm"
+	"github.com/conspirator-sim/conspirator/hw/mig"
 )
 
 // pdPlan is testPlan split into prefill and decode pools of np and nd
@@ -230,5 +231,26 @@ func TestDisaggMIGSlicesCopyThroughHost(t *testing.T) {
 	plan, _ := kvpath.Default().Plan(kvpath.HostCopy, kvpath.Transfer{Bytes: bytes, Ops: kvOps(p.Model, 16, 1000)})
 	if got := engine.Seconds(d.Time.Mean); absDiff(got, plan.Alone(bytes)) > 1 {
 		t.Errorf("transfer %s; want host-copy's %s", got, plan.Alone(bytes))
+	}
+}
+
+// MIG slices pack by compute and memory slices apart, as NVIDIA's
+// layouts allow: on an H100 a 4g.40gb (4 of 7 compute, 4 of 8 memory)
+// and a 3g.40gb (3, 4) share one GPU; a second 3g.40gb opens the next.
+func TestGPUCursorPacksSlices(t *testing.T) {
+	p := testPlan(t)
+	four, _ := p.Placement.GPU.Profile("4g.40gb")
+	three, _ := p.Placement.GPU.Profile("3g.40gb")
+	var g gpuCursor
+	var got []int
+	for _, s := range []*mig.Profile{four, three, three} {
+		r := &replica{}
+		pl := p.Placement
+		pl.Slice = s
+		g.place(r, pl)
+		got = append(got, r.gpu)
+	}
+	if got[0] != 0 || got[1] != 0 || got[2] != 1 {
+		t.Errorf("GPUs %v; want 4g and 3g on GPU 0, the next 3g on GPU 1", got)
 	}
 }

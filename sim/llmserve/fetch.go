@@ -2,6 +2,7 @@ package llmserve
 
 import (
 	"container/heap"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -61,42 +62,50 @@ func (f PrefixFetchConfig) validate(add func(key, format string, a ...any), cach
 	}
 }
 
-// PrefixFetch is a resolved store: the time to fetch n bytes alone.
+// PrefixFetch is a resolved store: what times a fetch alone.
 type PrefixFetch struct {
 	Always bool
-	plan   kvpath.Plan
-	// ssd is the NVMe's rate (0: remote DRAM over plan's path).
-	ssd, pcie float64
-	fixed     engine.Time
+	path   string
+	hw     kvpath.Hardware
+	// ssd is the NVMe's rate (0: remote DRAM over path).
+	ssd float64
 }
 
-// time is a fetch of bytes alone: remote DRAM by the path's closed form
-// (the source side's PCIe hop stands for its DRAM: the pool's memory is
-// not a GPU's), the SSD at the slower of its rate and the GPU's PCIe.
-func (f *PrefixFetch) time(bytes float64) engine.Time {
+// time is a fetch of bytes (ops RDMA operations) alone: remote DRAM by
+// the path's closed form for that transfer (its posting and staging
+// grow with it; the source side's PCIe hop stands for the pool's DRAM),
+// the SSD at the slower of its rate and the GPU's PCIe plus a read's
+// latency.
+func (f *PrefixFetch) time(bytes float64, ops int) engine.Time {
 	if f.ssd > 0 {
-		return engine.Seconds(bytes/min(f.ssd, f.pcie)) + f.fixed
+		return engine.Seconds(bytes/min(f.ssd, f.hw.PCIe.PinnedH2DBytesPerSec)) + 100*engine.Microsecond
 	}
-	return f.plan.Alone(bytes)
+	p, err := f.hw.Plan(f.path, kvpath.Transfer{Bytes: bytes, Ops: ops})
+	if err != nil {
+		return engine.MaxTime // validated when resolved: unreachable
+	}
+	return p.Alone(bytes)
 }
 
-func (c Config) prefixFetch() (*PrefixFetch, error) {
+func (c Config) prefixFetch(gpuPCIe float64) (*PrefixFetch, error) {
 	f := c.PrefixFetch
 	if !f.Enabled {
 		return nil, nil
 	}
-	h, err := c.Disagg.hardware(0, float64(c.HostLoad))
+	d := c.Disagg
+	d.Path = f.Path // the fetch's path, not the (unused) disaggregation's
+	h, err := d.hardware(gpuPCIe, float64(c.HostLoad))
 	if f.Store == StoreSSD {
-		return &PrefixFetch{Always: f.Policy == FetchAlways, ssd: float64(f.SSDRate), pcie: h.PCIe.PinnedH2DBytesPerSec, fixed: 100 * engine.Microsecond}, nil
+		return &PrefixFetch{Always: f.Policy == FetchAlways, hw: h, ssd: float64(f.SSDRate)}, nil
 	}
 	if err != nil {
+		var fe *units.FieldError
+		if errors.As(err, &fe) && fe.Field == "disagg.path" {
+			return nil, units.Invalid("prefix_fetch.path", "%s", fe.Msg)
+		}
 		return nil, err
 	}
-	pl, err := h.Plan(f.Path, kvpath.Transfer{Bytes: 1})
-	if err != nil {
-		return nil, units.Invalid("prefix_fetch.path", "%v", err)
-	}
-	return &PrefixFetch{Always: f.Policy == FetchAlways, plan: pl}, nil
+	return &PrefixFetch{Always: f.Policy == FetchAlways, path: f.Path, hw: h}, nil
 }
 
 // fetching is a request waiting for its fetch, until at.
@@ -124,21 +133,18 @@ func (h *fetchHeap) Pop() any {
 // planFetch decides q's fetch on replica r at now: the leading prompt
 // blocks the store holds (every trace block hash seen in an earlier
 // prompt) beyond those r's cache holds, fetched if the policy says so.
-// It returns when q is ready (now where nothing is fetched) and records
-// every hash of q's prompt in the store.
+// It returns when q is ready (now where nothing is fetched). A prompt's
+// blocks enter the store when its prefill has computed them (finishStep).
 func (c *cluster) planFetch(q *request, r *replica, now engine.Time) engine.Time {
 	f := c.p.Fetch
 	bs := c.p.BlockSize
-	// The store's prefix of q, in KV blocks (whole trace blocks).
+	// The store's prefix of q, in trace blocks.
 	stored := 0
 	for _, h := range q.hashes {
 		if !c.store[h] {
 			break
 		}
 		stored++
-	}
-	for _, h := range q.hashes {
-		c.store[h] = true
 	}
 	limit := min(q.keyBlocks, (q.prompt-1)/bs)
 	fetchable := min(stored*c.perTrace, limit)
@@ -149,7 +155,7 @@ func (c *cluster) planFetch(q *request, r *replica, now engine.Time) engine.Time
 	tokens := (fetchable - local) * bs
 	m := r.pl.p.Model
 	bytes := float64(int64(tokens) * m.KVBytesPerToken())
-	ft := f.time(bytes)
+	ft := f.time(bytes, kvOps(m, bs, tokens))
 	if !f.Always {
 		st, err := llm.Step(m, r.pl.roomy, llm.Batch{Prefill: []llm.Chunk{{Tokens: tokens, ContextBefore: local * bs}}}, r.pl.p.Eff)
 		if err == nil && engine.Seconds(st.Seconds) <= ft {

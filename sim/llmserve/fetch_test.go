@@ -14,12 +14,7 @@ func fetchPlan(t *testing.T, always bool) Plan {
 	t.Helper()
 	p := testPlan(t)
 	p.Replicas, p.PrefixCaching = 2, true
-	p.Fetch = &PrefixFetch{Always: always}
-	pl, err := kvpath.Default().Plan(kvpath.GPUDirect, kvpath.Transfer{Bytes: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.Fetch.plan = pl
+	p.Fetch = &PrefixFetch{Always: always, path: kvpath.GPUDirect, hw: kvpath.Default()}
 	return p
 }
 
@@ -45,7 +40,7 @@ func TestPrefixFetch(t *testing.T) {
 		t.Fatalf("second request: replica %d, fetched %d, cached %d; want replica 1, 2048 fetched (its computed prefix)", r.Replica, r.FetchedTokens, r.CachedTokens)
 	}
 	bytes := float64(2048 * p.Model.KVBytesPerToken())
-	fetch := p.Fetch.time(bytes)
+	fetch := p.Fetch.time(bytes, kvOps(p.Model, 16, 2048))
 	step := stepTime(t, p, llm.Batch{Prefill: []llm.Chunk{{Tokens: 3000 - 2048, ContextBefore: 2048}}})
 	if got, want := r.TTFT(), fetch+step; got != want {
 		t.Errorf("TTFT %s; want fetch %s + the suffix's step %s = %s", got, fetch, step, want)
@@ -56,14 +51,27 @@ func TestPrefixFetch(t *testing.T) {
 	// Cheaper: the same fetch over a slow path (a hundredth of the NIC)
 	// takes longer than recomputing, so the request recomputes.
 	slow := fetchPlan(t, false)
-	hw := kvpath.Default()
-	hw.NICBytesPerSec /= 100
-	slow.Fetch.plan, _ = hw.Plan(kvpath.GPUDirect, kvpath.Transfer{Bytes: 1})
+	slow.Fetch.hw.NICBytesPerSec /= 100
 	res, err = Simulate(slow, tr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r := res.Requests[1]; r.FetchedTokens != 0 || r.TTFT() != stepTime(t, slow, llm.Batch{Prefill: []llm.Chunk{{Tokens: 3000}}}) {
 		t.Errorf("slow path, cheaper: fetched %d, TTFT %s; want a recompute of the whole prompt", r.FetchedTokens, r.TTFT())
+	}
+}
+
+// The store holds a prompt's blocks once its prefill has computed them:
+// a request arriving while the first is still prefilling (1 ms later; a
+// 3,000-token prefill takes tens of ms) finds nothing to fetch.
+func TestPrefixFetchWaitsForTheKV(t *testing.T) {
+	h := []uint64{1, 2, 3, 4, 5, 6}
+	tr := trace(req{at: 0, prompt: 3000, output: 2, hashes: h}, req{at: engine.Millisecond, prompt: 3000, output: 2, hashes: h})
+	res, err := Simulate(fetchPlan(t, true), tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res.Requests[1]; r.Replica != 1 || r.FetchedTokens != 0 {
+		t.Errorf("second request on replica %d fetched %d tokens; want none: the first's KV did not exist yet", r.Replica, r.FetchedTokens)
 	}
 }

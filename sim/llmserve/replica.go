@@ -513,6 +513,14 @@ func (r *replica) finishStep() []*request {
 		if pd := min(q.computed, q.prompt); pd > q.promptDone {
 			r.outstanding -= int64(pd - q.promptDone)
 			q.promptDone = pd
+			if c.store != nil && pd == q.prompt {
+				// Its prompt's KV now exists: the store keeps it (the
+				// trace's blocks; a partial last block is stored too, as
+				// a KV store keeps what the engine offloads).
+				for _, h := range q.hashes {
+					c.store[h] = true
+				}
+			}
 		}
 		if q.computed != q.total() {
 			continue
