@@ -73,14 +73,13 @@ func llmWinnerMaps(agg SweepAggregate) []*figure {
 	var figs []*figure
 	for _, m := range llmWinnerMetrics {
 		for _, fixed := range fixedKeys {
-			type cell struct{ mean, hw float64 }
-			vals := make([][][]cell, len(xs)) // [x][y][category]
-			for i := range vals {
-				vals[i] = make([][]cell, len(ys))
-				for j := range vals[i] {
-					vals[i][j] = make([]cell, len(cp.Values))
-					for k := range vals[i][j] {
-						vals[i][j][k] = cell{math.NaN(), math.NaN()}
+			means := make([][][]float64, len(xs)) // [x][y][category]; NaN: not run
+			for i := range means {
+				means[i] = make([][]float64, len(ys))
+				for j := range means[i] {
+					means[i][j] = make([]float64, len(cp.Values))
+					for k := range means[i][j] {
+						means[i][j][k] = math.NaN()
 					}
 				}
 			}
@@ -88,15 +87,9 @@ func llmWinnerMaps(agg SweepAggregate) []*figure {
 				i := slices.Index(xp.Values, g.Params[xi].Value)
 				j := slices.Index(yp.Values, g.Params[yi].Value)
 				k := slices.Index(cp.Values, g.Params[ci].Value)
-				e, ok := g.Metrics["llm/"+LLMEntity+"/"+m.field]
-				if i < 0 || j < 0 || k < 0 || !ok {
-					continue
+				if e, ok := g.Metrics["llm/"+LLMEntity+"/"+m.field]; ok && i >= 0 && j >= 0 && k >= 0 {
+					means[i][j][k] = e.Mean
 				}
-				hw := e.HalfWidth
-				if c, ok := g.Metrics["llm/"+LLMEntity+"/"+m.field+".ci95"]; ok && c.N == 1 && !math.IsNaN(c.Mean) {
-					hw = c.Mean
-				}
-				vals[i][j][k] = cell{e.Mean, hw}
 			}
 			best := make([][]int, len(xs))
 			lead := make([][]string, len(xs))
@@ -106,11 +99,7 @@ func llmWinnerMaps(agg SweepAggregate) []*figure {
 				best[i] = make([]int, len(ys))
 				lead[i] = make([]string, len(ys))
 				for j := range ys {
-					means := make([]float64, len(vals[i][j]))
-					for k, c := range vals[i][j] {
-						means[k] = c.mean
-					}
-					b, label, tie := winnerCell(means, cp.Values)
+					b, label, tie := winnerCell(means[i][j], cp.Values)
 					best[i][j], lead[i][j] = b, label
 					if tie {
 						best[i][j] = -1

@@ -677,16 +677,17 @@ func hostFloor(ss []sample) {
 		}
 		floorOf[hw] = lo
 	}
+	// rows prints a group's prompt and token rows under floor F.
+	rows := func(hw, model, tp string, g []sample, F float64) {
+		for _, phase := range []string{"prompt", "token"} {
+			fmt.Printf("| %s | %s | %s | %s | floor %.0f us | %s |\n", hw, model, tp, phase, F*1e6, statsOf(floorErrs(phaseOf(g, phase), F)).cells())
+		}
+	}
 	for _, k := range keys {
-		F := floorOf[k.hw]
-		fmt.Printf("| %s | %s | %d | prompt | floor %.0f us | %s |\n", k.hw, k.model, k.tp, F*1e6, statsOf(floorErrs(phaseOf(m[k], "prompt"), F)).cells())
-		fmt.Printf("| %s | %s | %d | token | floor %.0f us | %s |\n", k.hw, k.model, k.tp, F*1e6, statsOf(floorErrs(phaseOf(m[k], "token"), F)).cells())
+		rows(k.hw, k.model, strconv.Itoa(k.tp), m[k], floorOf[k.hw])
 	}
 	for _, hw := range []string{"a100-80gb", "h100-80gb"} {
-		F := floorOf[hw]
-		on := filter(ss, func(s sample) bool { return s.c.hw == hw })
-		fmt.Printf("| %s | all | - | prompt | floor %.0f us | %s |\n", hw, F*1e6, statsOf(floorErrs(phaseOf(on, "prompt"), F)).cells())
-		fmt.Printf("| %s | all | - | token | floor %.0f us | %s |\n", hw, F*1e6, statsOf(floorErrs(phaseOf(on, "token"), F)).cells())
+		rows(hw, "all", "-", filter(ss, func(s sample) bool { return s.c.hw == hw }), floorOf[hw])
 	}
 	fmt.Println()
 }

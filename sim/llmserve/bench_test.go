@@ -5,6 +5,7 @@ import (
 
 	"github.com/conspirator-sim/conspirator/engine"
 	"github.com/conspirator-sim/conspirator/hw/kvpath"
+	wllm "github.com/conspirator-sim/conspirator/workloads/llm"
 )
 
 // BenchmarkAzureConv replays a synthetic trace of llm/azure-conv's size
@@ -14,16 +15,7 @@ import (
 func BenchmarkAzureConv(b *testing.B) {
 	p := testPlan(b)
 	tr := synthetic(b, 19366, 19366.0/3600, 1)
-	b.ReportAllocs()
-	b.ResetTimer()
-	var res *Result
-	for range b.N {
-		var err error
-		if res, err = Simulate(p, tr); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(tr.Requests)), "ns/request")
+	res := simulateN(b, p, tr)
 	b.ReportMetric(float64(res.Steps), "steps")
 }
 
@@ -35,16 +27,7 @@ func BenchmarkAzureConv(b *testing.B) {
 func BenchmarkAzureConvDisagg(b *testing.B) {
 	p := pdPlan(b, 1, 1, 1, kvpath.GPUDirect, true)
 	tr := synthetic(b, 19366, 19366.0/3600, 1)
-	b.ReportAllocs()
-	b.ResetTimer()
-	var res *Result
-	for range b.N {
-		var err error
-		if res, err = Simulate(p, tr); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(tr.Requests)), "ns/request")
+	res := simulateN(b, p, tr)
 	b.ReportMetric(float64(res.Disagg.Transfers), "transfers")
 }
 
@@ -59,6 +42,14 @@ func BenchmarkMillionOn256(b *testing.B) {
 	p := testPlan(b)
 	p.Replicas, p.Router, p.SampleEvery = 256, RouterLeastTokens, engine.Second
 	tr := synthetic(b, 1_000_000, 256*19366.0/3600, 2)
+	res := simulateN(b, p, tr)
+	b.ReportMetric(float64(res.Steps), "steps")
+}
+
+// simulateN runs Simulate(p, tr) b.N times, reporting allocations and the
+// time per request, and returns the last result.
+func simulateN(b *testing.B, p Plan, tr wllm.Trace) *Result {
+	b.Helper()
 	b.ReportAllocs()
 	b.ResetTimer()
 	var res *Result
@@ -69,5 +60,5 @@ func BenchmarkMillionOn256(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(tr.Requests)), "ns/request")
-	b.ReportMetric(float64(res.Steps), "steps")
+	return res
 }

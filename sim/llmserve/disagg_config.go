@@ -2,11 +2,9 @@ package llmserve
 
 import (
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 
-	"github.com/conspirator-sim/conspirator/engine"
 	"github.com/conspirator-sim/conspirator/hw"
 	"github.com/conspirator-sim/conspirator/hw/kvpath"
 	"github.com/conspirator-sim/conspirator/hw/llm"
@@ -219,6 +217,3 @@ func kvOps(m llm.Model, blockSize, tokens int) int {
 	blocks := (tokens + blockSize - 1) / blockSize
 	return max(1, m.Layers*blocks*2)
 }
-
-var _ = fmt.Sprintf
-var _ = engine.Time(0)

@@ -2,8 +2,6 @@ package llmserve
 
 import (
 	"fmt"
-	"math"
-	"sort"
 
 	"github.com/conspirator-sim/conspirator/engine"
 	"github.com/conspirator-sim/conspirator/engine/resource"
@@ -473,8 +471,3 @@ type DisaggStats struct {
 func (x *pd) stats() *DisaggStats {
 	return &DisaggStats{Transfers: len(x.times), GPUs: x.gpus, NVLink: x.nvlink, HostCopy: x.hostCopy, Crossed: x.crossed, Time: quantilesOf(x.times), Wait: quantilesOf(x.waits), Tail: quantilesOf(x.tails), Bytes: x.bytes}
 }
-
-var (
-	_ = math.Inf
-	_ = sort.Ints
-)

@@ -145,7 +145,11 @@ func (r *replica) schedule(now engine.Time) (bool, error) {
 	}
 	r.lb.Prefill, r.lb.Decode = r.lb.Prefill[:0], r.lb.Decode[:0]
 	var S int64
+	sampled := 0 // requests whose next token this step samples
 	for _, q := range r.batch {
+		if q.computed+q.sched == q.total() {
+			sampled++
+		}
 		if q.gen >= 1 && q.sched == 1 && q.computed == q.total()-1 {
 			r.lb.Decode = append(r.lb.Decode, q.computed+1)
 			S += int64(q.computed + 1)
@@ -177,12 +181,6 @@ func (r *replica) schedule(now engine.Time) (bool, error) {
 	}
 	dur := engine.Seconds(sec)
 	if cp := p.Control; cp != nil {
-		sampled := 0
-		for _, q := range r.batch {
-			if q.computed+q.sched == q.total() {
-				sampled++
-			}
-		}
 		dur = cp.stepTime(dur, len(r.batch), sampled)
 	}
 	if r.swapBlocks > 0 {
