@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/conspirator-sim/conspirator/hw/gpu"
 	"github.com/conspirator-sim/conspirator/hw/llm"
@@ -22,7 +23,8 @@ func (a *app) llmCmd() *cobra.Command {
 		model, gpuName, slice   string
 		tp, prefill, prefillCtx int
 		decodeBatch, context    int
-		asJSON                  bool
+		asJSON, eager           bool
+		hostLayer, hostSeq      time.Duration
 	)
 	step := &cobra.Command{
 		Use:   "step",
@@ -31,7 +33,7 @@ func (a *app) llmCmd() *cobra.Command {
 --prefill-context tokens already cached) and --decode-batch requests each
 reading --context tokens of KV, on --tp GPUs of type --gpu (or one MIG
 instance, --mig). Prints the step's time, what bounds it (compute, memory,
-communication, overhead), its parts, the memory floor (weights + KV read over
+communication, overhead, host), its parts, the memory floor (weights + KV read over
 bandwidth: no step is faster) and the model's KV bytes per token.
 
 --model is a built-in model (` + strings.Join(llm.Names(), ", ") + `)
@@ -39,10 +41,17 @@ or the path of a HuggingFace config.json.
 
 Efficiencies are fitted to Vidur's measured per-operator profiles on the
 A100 and H100 (hw/llm/fitted.go); other GPUs use the same generation's fit
-on their own vendor peaks.`,
+on their own vendor peaks. They assume a host that keeps ahead of the GPU
+(CUDA graphs, an overlapped scheduler). For an engine whose host is slower,
+--host-per-layer and --host-per-seq give its launch time per layer (eager
+steps; --eager runs decodes without CUDA graphs) and its time per
+sequence: the step then takes the longer of the GPU's and the host's time
+("bound by host"). bench/stepval/RESULTS.md fits them for an eager engine
+on DGX servers (A100: 548us and 390us).`,
 		Example: `  conspirator llm step --model llama-3.1-8b --gpu h100-80gb --prefill 2048
   conspirator llm step --model llama-2-70b --gpu a100-80gb --tp 4 --decode-batch 64 --context 1024
-  conspirator llm step --model llama-2-7b --gpu a100-80gb --mig 3g.40gb --decode-batch 8 --context 512 --json`,
+  conspirator llm step --model llama-2-7b --gpu a100-80gb --mig 3g.40gb --decode-batch 8 --context 512 --json
+  conspirator llm step --model llama-2-70b --gpu a100-80gb --tp 8 --decode-batch 1 --context 576 --eager --host-per-layer 548us --host-per-seq 390us`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f := cmd.Flags()
@@ -117,6 +126,13 @@ on their own vendor peaks.`,
 			if err != nil {
 				return usageError{fmt.Errorf("--gpu: %w", err)}
 			}
+			if hostLayer < 0 || hostSeq < 0 {
+				return usagef("--host-per-layer %v and --host-per-seq %v must be >= 0 (the host's time per layer launched and per sequence; 0: a host that keeps ahead of the GPU)", hostLayer, hostSeq)
+			}
+			eff.Host = llm.HostDispatch{PerLayer: hostLayer.Seconds(), PerSequence: hostSeq.Seconds()}
+			if eager {
+				eff.GraphBatchSizes = nil // no captured sizes: decodes launch layer by layer
+			}
 			if err := llm.CheckFit(m, p, b); err != nil {
 				var fe *llm.FitError
 				if errors.As(err, &fe) {
@@ -145,6 +161,9 @@ on their own vendor peaks.`,
 	fl.IntVar(&decodeBatch, "decode-batch", 0, "decoding requests in the step")
 	fl.IntVar(&context, "context", 0, "context length (KV tokens) of each decoding request")
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	fl.BoolVar(&eager, "eager", false, "run decodes eagerly, without CUDA graphs (as an engine that captures none)")
+	fl.DurationVar(&hostLayer, "host-per-layer", 0, "host time to launch one layer's kernels in an eager step (e.g. 548us); the step takes max(GPU, host)")
+	fl.DurationVar(&hostSeq, "host-per-seq", 0, "host time per sequence of the batch (input preparation, sampling; e.g. 390us)")
 	c.AddCommand(step)
 	c.AddCommand(a.llmCapacityCmd())
 	return c
@@ -203,6 +222,9 @@ func writeStepText(a *app, m llm.Model, where string, b llm.Batch, eff llm.Effic
 	fmt.Fprintf(w, "step: %s, bound by %s\n", ms(st.Seconds), st.Bound)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "  compute\t%s\n  memory\t%s\n  communication\t%s\n  overhead\t%s\n", ms(st.Compute), ms(st.Memory), ms(st.Communication), ms(st.Overhead))
+	if eff.Host != (llm.HostDispatch{}) {
+		fmt.Fprintf(tw, "  host wait\t%s\t(the host's %s: %.0f us a layer launched, %.0f us a sequence)\n", ms(st.Host), ms(st.HostSeconds), eff.Host.PerLayer*1e6, eff.Host.PerSequence*1e6)
+	}
 	tw.Flush()
 	fmt.Fprintf(w, "memory floor: %s (%.2f GB of weights + %.3f GB of KV read per GPU over its bandwidth)\n", ms(st.MemoryFloor), st.WeightBytesRead/1e9, st.KVBytesRead/1e9)
 	if st.CUDAGraph {
@@ -236,6 +258,8 @@ type stepJSON struct {
 	MemoryMs              float64      `json:"memory_ms"`
 	CommunicationMs       float64      `json:"communication_ms"`
 	OverheadMs            float64      `json:"overhead_ms"`
+	HostWaitMs            float64      `json:"host_wait_ms"`
+	HostMs                float64      `json:"host_ms"`
 	MemoryFloorMs         float64      `json:"memory_floor_ms"`
 	WeightBytesRead       float64      `json:"weight_bytes_read_per_gpu"`
 	KVBytesRead           float64      `json:"kv_bytes_read_per_gpu"`
@@ -261,6 +285,7 @@ type stepOpJSON struct {
 func writeStepJSON(a *app, m llm.Model, g gpu.Spec, p llm.Placement, b llm.Batch, eff llm.Efficiency, st llm.StepTime) error {
 	out := stepJSON{Model: m.Name, GPU: g.Name, TP: p.TP, StepMs: st.Seconds * 1e3, Bound: st.Bound,
 		ComputeMs: st.Compute * 1e3, MemoryMs: st.Memory * 1e3, CommunicationMs: st.Communication * 1e3, OverheadMs: st.Overhead * 1e3,
+		HostWaitMs: st.Host * 1e3, HostMs: st.HostSeconds * 1e3,
 		MemoryFloorMs: st.MemoryFloor * 1e3, WeightBytesRead: st.WeightBytesRead, KVBytesRead: st.KVBytesRead,
 		KVBytesPerToken: st.KVBytesPerToken, KVBytesPerTokenPerGPU: m.KVBytesPerTokenPerGPU(p.TP), WeightBytes: m.WeightBytes(),
 		CUDAGraph: st.CUDAGraph, PaddedTokens: st.PaddedTokens, EfficiencySource: eff.Source, DecodeBatch: len(b.Decode)}

@@ -44,13 +44,41 @@ type Efficiency struct {
 	AllReduceBus     float64 // fraction of the link's per-direction bandwidth
 
 	// EagerStep is the fixed cost of a step run eagerly (a prefill or
-	// mixed batch): scheduling, input preparation, sampling; EagerLayer
-	// the host's kernel-launch cost per layer not hidden behind the GPU.
-	EagerStep, EagerLayer float64
+	// mixed batch): scheduling, input preparation, sampling.
+	EagerStep float64
 	// GraphStep is the fixed cost of a decode-only step replaying a CUDA
 	// graph, whose batch is padded to the next of GraphBatchSizes.
 	GraphStep       float64
 	GraphBatchSizes []int
+
+	// Host is the serving engine's host-side time per step, which the
+	// GPU cannot run ahead of (zero: the host keeps ahead).
+	Host HostDispatch
+}
+
+// HostDispatch is the time the host takes to drive one step: it launches
+// each layer's kernels (PerLayer, eager steps only: a CUDA graph replays
+// the whole decode in one launch) and prepares and samples each sequence
+// of the batch (PerSequence). The GPU runs kernels only as fast as the
+// host launches them, so a step takes the longer of the two, not their
+// sum: a host-bound step is max(GPU time, host time) (the shape
+// bench/stepval measures: a decode that stops falling with TP at a floor
+// per layer). It belongs to an engine on a host, not to a GPU: the
+// fitted profiles leave it zero, as an engine with CUDA graphs and an
+// overlapped scheduler keeps its host off the critical path;
+// bench/stepval fits it for an eager engine on DGX servers.
+type HostDispatch struct {
+	PerLayer, PerSequence float64 // s
+}
+
+// Seconds is the host's time for a step of seqs sequences through layers
+// layers, eager or replaying a CUDA graph.
+func (h HostDispatch) Seconds(layers, seqs int, graph bool) float64 {
+	t := h.PerSequence * float64(seqs)
+	if !graph {
+		t += h.PerLayer * float64(layers)
+	}
+	return t
 }
 
 // Validate checks that the fractions are in (0, 1] and the costs >= 0: an
@@ -74,7 +102,8 @@ func (e Efficiency) Validate() error {
 		bad = append(bad, fmt.Sprintf("GEMMExponent %g must be 0 (max of compute and memory) or a finite p >= 1", p))
 	}
 	for name, v := range map[string]float64{"GEMMFloor": e.GEMMFloor, "ElementwiseFloor": e.ElementwiseFloor, "AttnFloor": e.AttnFloor,
-		"AllReduceLatency": e.AllReduceLatency, "EagerStep": e.EagerStep, "EagerLayer": e.EagerLayer, "GraphStep": e.GraphStep} {
+		"AllReduceLatency": e.AllReduceLatency, "EagerStep": e.EagerStep, "GraphStep": e.GraphStep,
+		"Host.PerLayer": e.Host.PerLayer, "Host.PerSequence": e.Host.PerSequence} {
 		if !(v >= 0) {
 			bad = append(bad, fmt.Sprintf("%s %g must be >= 0", name, v))
 		}

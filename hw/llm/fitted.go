@@ -51,8 +51,8 @@ var graphBatchSizes = func() []int {
 // cache.
 // Step costs: E. Vidur's profiles hold no CPU-side step cost (its
 // predictor skips it by default); 1 ms eager and 0.5 ms with a CUDA graph
-// stand for scheduling, input preparation and sampling. EagerLayer, the
-// host's launch cost per layer not hidden behind the GPU, is E: 0. Vidur's
+// stand for scheduling, input preparation and sampling. Host (the host's
+// launch and per-sequence time a step cannot hide) is E: 0. Vidur's
 // times are kernel durations summed from the torch profiler's trace (its
 // profiler's default record_function method; CUDA events around eager
 // launches would not time its adds at 1 us), so launch gaps are not in the
@@ -67,7 +67,7 @@ var fitted = map[string]Efficiency{
 		ElementwiseMemory: 0.520, ElementwiseFloor: 3.0e-6,
 		AttnCompute: 0.60, AttnMemory: 0.773, AttnFloor: 5.0e-6,
 		AllReduceLatency: 41.5e-6, AllReduceBus: 0.55,
-		EagerStep: 1e-3, EagerLayer: 0, GraphStep: 0.5e-3, GraphBatchSizes: graphBatchSizes,
+		EagerStep: 1e-3, GraphStep: 0.5e-3, GraphBatchSizes: graphBatchSizes,
 	},
 	"h100": {
 		Name: "h100",
@@ -77,7 +77,7 @@ var fitted = map[string]Efficiency{
 		ElementwiseMemory: 0.595, ElementwiseFloor: 2.5e-6,
 		AttnCompute: 0.35, AttnMemory: 0.787, AttnFloor: 4.5e-6,
 		AllReduceLatency: 29.5e-6, AllReduceBus: 0.80,
-		EagerStep: 1e-3, EagerLayer: 0, GraphStep: 0.5e-3, GraphBatchSizes: graphBatchSizes,
+		EagerStep: 1e-3, GraphStep: 0.5e-3, GraphBatchSizes: graphBatchSizes,
 	},
 }
 

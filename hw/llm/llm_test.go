@@ -648,3 +648,68 @@ func TestDecodeComputeShareRisesLLM(t *testing.T) {
 		}
 	}
 }
+
+// A host slower than the GPU bounds the step: max(GPU time, host time),
+// not their sum (Efficiency.Host). Hand-derived for Llama-2-70B (80
+// layers) at TP 8 on H100s: one eager decode at 600 us a layer and 400 us a
+// sequence gives 80 x 0.6 + 0.4 = 48.4 ms, far above the GPU's ~15 ms; a
+// decode replaying a CUDA graph launches no layer, so only the sequence's
+// 0.4 ms counts and the GPU bounds it; a host faster than the GPU changes
+// nothing.
+func TestHostDispatchBoundsStep(t *testing.T) {
+	m, err := Lookup("llama-2-70b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := gpu.Lookup("h100-80gb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := FittedEfficiency(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Placement{GPU: g, TP: 8}
+	one := Batch{Decode: []int{576}}
+	eager := base
+	eager.GraphBatchSizes = nil
+	gpuOnly, err := Step(m, p, one, eager)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow := eager
+	slow.Host = HostDispatch{PerLayer: 600e-6, PerSequence: 400e-6}
+	st, err := Step(m, p, one, slow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 80*600e-6 + 400e-6; math.Abs(st.Seconds-want) > 1e-12 || st.Bound != "host" || math.Abs(st.HostSeconds-want) > 1e-12 {
+		t.Errorf("host-bound eager decode: %.6f ms bound %s (host %.6f ms), want %.6f ms bound host", st.Seconds*1e3, st.Bound, st.HostSeconds*1e3, want*1e3)
+	}
+	if got := st.Compute + st.Memory + st.Communication + st.Overhead + st.Host; math.Abs(got-st.Seconds) > 1e-12 {
+		t.Errorf("parts add to %.6f ms, step %.6f ms", got*1e3, st.Seconds*1e3)
+	}
+	if math.Abs(st.Host-(st.Seconds-gpuOnly.Seconds)) > 1e-12 {
+		t.Errorf("host wait %.6f ms, want step - GPU time %.6f ms", st.Host*1e3, (st.Seconds-gpuOnly.Seconds)*1e3)
+	}
+	graphSlow := base
+	graphSlow.Host = slow.Host
+	gr, err := Step(m, p, one, graphSlow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grBase, _ := Step(m, p, one, base)
+	if !gr.CUDAGraph || gr.Seconds != grBase.Seconds || gr.Host != 0 || math.Abs(gr.HostSeconds-400e-6) > 1e-15 {
+		t.Errorf("graph decode under the slow host: %.6f ms (host part %.6f, host time %.6f), want the GPU's %.6f ms and 0.4 ms of host", gr.Seconds*1e3, gr.Host*1e3, gr.HostSeconds*1e3, grBase.Seconds*1e3)
+	}
+	fast := eager
+	fast.Host = HostDispatch{PerLayer: 1e-6, PerSequence: 1e-6}
+	if f, _ := Step(m, p, one, fast); f.Seconds != gpuOnly.Seconds || f.Host != 0 {
+		t.Errorf("a host faster than the GPU: %.6f ms, want the GPU's %.6f ms", f.Seconds*1e3, gpuOnly.Seconds*1e3)
+	}
+	bad := base
+	bad.Host.PerLayer = -1e-6
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "Host.PerLayer") {
+		t.Errorf("negative Host.PerLayer: %v, want an error naming it", err)
+	}
+}

@@ -58,10 +58,10 @@ type Op struct {
 	Weights float64 // of Bytes, weights read
 	Seconds float64 // per call, floor included
 	Floor   float64 // of Seconds, the kernel's fixed cost
-	Bound   string  // "compute", "memory", "communication" or "overhead"
+	Bound   string  // "compute", "memory", "communication", "overhead" or "host"
 }
 
-// StepTime is one iteration's time and what it is made of. The four parts
+// StepTime is one iteration's time and what it is made of. The five parts
 // add up to Seconds.
 type StepTime struct {
 	Seconds float64
@@ -70,11 +70,15 @@ type StepTime struct {
 	// its floor (a GEMM's share of the other part that the kernel does
 	// not hide included: Efficiency.GEMMExponent); Communication the
 	// all-reduces;
-	// Overhead the fixed costs: kernel floors, per-layer launch cost,
-	// per-step cost (scheduling, sampling, graph replay).
-	Compute, Memory, Communication, Overhead float64
-	Bound                                    string
-	Ops                                      []Op
+	// Overhead the fixed costs: kernel floors, per-step cost
+	// (scheduling, sampling, graph replay); Host the time the GPU waits
+	// for a host slower than itself (Efficiency.Host).
+	Compute, Memory, Communication, Overhead, Host float64
+	Bound                                          string
+	Ops                                            []Op
+	// HostSeconds is the host's time to drive the step (Efficiency.Host):
+	// the step takes at least this.
+	HostSeconds float64
 
 	Tokens       int // tokens through the layers, padding included
 	PaddedTokens int // of Tokens, padding to a captured CUDA-graph size
@@ -496,9 +500,17 @@ func Step(m Model, p Placement, b Batch, eff Efficiency) (StepTime, error) {
 	if st.CUDAGraph {
 		ops = append(ops, Op{Name: "graph_replay", Calls: 1, Seconds: eff.GraphStep, Bound: "overhead"})
 	} else {
-		ops = append(ops,
-			Op{Name: "step_fixed", Calls: 1, Seconds: eff.EagerStep, Bound: "overhead"},
-			Op{Name: "layer_launch", Calls: L, Seconds: eff.EagerLayer, Bound: "overhead"})
+		ops = append(ops, Op{Name: "step_fixed", Calls: 1, Seconds: eff.EagerStep, Bound: "overhead"})
+	}
+	// The GPU waits for a host slower than itself: the step is the longer
+	// of the two (Efficiency.Host), the wait an operator of its own.
+	var gpuTime float64
+	for _, o := range ops {
+		gpuTime += o.Seconds * float64(o.Calls)
+	}
+	st.HostSeconds = eff.Host.Seconds(L, len(b.Prefill)+len(b.Decode), st.CUDAGraph)
+	if wait := st.HostSeconds - gpuTime; wait > 0 {
+		ops = append(ops, Op{Name: "host_wait", Calls: 1, Seconds: wait, Bound: "host"})
 	}
 
 	for _, o := range ops {
@@ -515,6 +527,8 @@ func Step(m Model, p Placement, b Batch, eff Efficiency) (StepTime, error) {
 			}
 		case "communication":
 			st.Communication += total
+		case "host":
+			st.Host += total
 		default:
 			st.Overhead += total
 		}
@@ -535,7 +549,7 @@ func bound(st StepTime) string {
 	parts := []struct {
 		name string
 		v    float64
-	}{{"compute", st.Compute}, {"memory", st.Memory}, {"communication", st.Communication}, {"overhead", st.Overhead}}
+	}{{"compute", st.Compute}, {"memory", st.Memory}, {"communication", st.Communication}, {"overhead", st.Overhead}, {"host", st.Host}}
 	sort.SliceStable(parts, func(i, j int) bool { return parts[i].v > parts[j].v })
 	return parts[0].name
 }

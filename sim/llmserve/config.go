@@ -149,6 +149,7 @@ type Config struct {
 	Disagg               DisaggConfig       `yaml:"disagg" doc:"prefill/decode disaggregation: a prefill pool and a decode pool, each request's KV cache moved between them over a modelled data path"`
 	ControlPlane         ControlPlaneConfig `yaml:"control_plane" doc:"the serving engine's per-step CPU work (scheduling, input preparation, sampling, detokenisation) and where it runs: the host's cores under background load, or a SmartNIC's Arm cores"`
 	HostLoad             units.Fraction     `yaml:"host_load" doc:"other work on the servers' host cores (the data-path section's per-core model: work stretches by (1 + 0.1 x load) / (1 - load/2), 1.8x at 80%): it slows the control plane's CPU work with placement host and the host's share of KV transfers (RDMA posting, TCP's copies)" default:"0%"`
+	HostDispatch         HostDispatchConfig `yaml:"host_dispatch" doc:"the model runner's host time per step (kernel launches per layer in eager steps, work per sequence), which the GPU cannot run ahead of: a step takes the longer of the two; zero by default (CUDA graphs, a host that keeps ahead)"`
 	PrefixFetch          PrefixFetchConfig  `yaml:"prefix_fetch" doc:"a KV store behind the prefix caches (LMCache, Mooncake Store): missing prefix blocks an earlier prompt held are fetched over a data path or from SSD instead of recomputed"`
 
 	Workload WorkloadConfig `yaml:"workload" doc:"the requests served"`
@@ -335,6 +336,7 @@ func (c Config) Validate() error {
 	c.Capacity.validate(add)
 	c.Disagg.validate(add)
 	c.ControlPlane.validate(add)
+	c.HostDispatch.validate(c.ControlPlane, add)
 	c.PrefixFetch.validate(add, c.PrefixCaching)
 	if c.PrefixFetch.Enabled && c.Disagg.Enabled {
 		add("prefix_fetch.enabled", "true with disagg: fetching into a prefill pool is not modelled yet; use one of them")
@@ -510,6 +512,9 @@ func (c Config) plan(m llm.Model) (Plan, error) {
 	eff, err := llm.FittedEfficiency(pl.GPU)
 	if err != nil {
 		return Plan{}, units.Invalid("gpu", "%v", err)
+	}
+	if err := c.HostDispatch.apply(&eff, float64(c.HostLoad)); err != nil {
+		return Plan{}, err
 	}
 	// The TP degree against the model's heads, and the weights alone.
 	if err := llm.CheckFit(m, pl, llm.Batch{Decode: []int{1}}); err != nil {

@@ -44,6 +44,7 @@ type decodeTemplate struct {
 	floor  float64   // attention's kernel floor
 	calls  float64   // attention calls (layers)
 	suffix []float64 // operator totals after attention, in order
+	host   float64   // the host's time (llm.Efficiency.Host): the step takes at least this
 }
 
 var badTemplate = &decodeTemplate{bad: true}
@@ -112,6 +113,10 @@ func (t *decodeTemplate) seconds(attn float64) float64 {
 	for _, x := range t.suffix {
 		s += x
 	}
+	// As llm.Step: the GPU waits for a slower host.
+	if wait := t.host - s; wait > 0 {
+		s += wait
+	}
 	return s
 }
 
@@ -122,7 +127,7 @@ func (d *decodeTimer) build(decodes []int, S int64) *decodeTemplate {
 	if err != nil {
 		return nil // not cached: the caller's own Step call reports it
 	}
-	t := &decodeTemplate{}
+	t := &decodeTemplate{host: st.HostSeconds}
 	at := -1
 	var s float64
 	for i, o := range st.Ops {
@@ -133,10 +138,15 @@ func (d *decodeTimer) build(decodes []int, S int64) *decodeTemplate {
 			if got := d.attn(len(decodes), S) + o.Floor; got != o.Seconds {
 				return badTemplate
 			}
+		} else if o.Name == "host_wait" {
+			continue // depends on the rest: seconds recomputes it
 		} else if at >= 0 {
 			t.suffix = append(t.suffix, o.Seconds*float64(o.Calls))
 		}
 		s += o.Seconds * float64(o.Calls)
+	}
+	if wait := t.host - s; wait > 0 {
+		s += wait
 	}
 	if at < 0 || s != st.Seconds || t.seconds(d.attn(len(decodes), S)) != st.Seconds {
 		return badTemplate

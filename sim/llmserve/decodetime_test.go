@@ -12,16 +12,18 @@ import (
 // The decode timer gives llm.Step's Seconds bit for bit on random
 // decode-only batches, for a dense and a GQA model, TP 1, 2 and 8, an A100
 // and an H100, a MIG slice, batch sizes inside and past the CUDA-graph
-// sizes.
+// sizes, and under a host slow enough to bound some steps and not others.
 func TestDecodeTimerExact(t *testing.T) {
 	rng := engine.NewStream(5, "decode-timer")
 	type setup struct {
 		model, gpu string
 		tp         int
 		slice      string
+		host       llm.HostDispatch
 	}
-	for _, s := range []setup{{"llama-3.1-8b", "h100-80gb", 1, ""}, {"llama-3.1-8b", "a100-80gb", 2, ""}, {"llama-3.1-70b", "h100-80gb", 8, ""},
-		{"llama-3.1-8b", "h100-80gb", 1, "3g.40gb"}} {
+	for _, s := range []setup{{"llama-3.1-8b", "h100-80gb", 1, "", llm.HostDispatch{}}, {"llama-3.1-8b", "a100-80gb", 2, "", llm.HostDispatch{}},
+		{"llama-3.1-70b", "h100-80gb", 8, "", llm.HostDispatch{}}, {"llama-3.1-8b", "h100-80gb", 1, "3g.40gb", llm.HostDispatch{}},
+		{"llama-3.1-70b", "h100-80gb", 8, "", llm.HostDispatch{PerLayer: 300e-6, PerSequence: 250e-6}}} {
 		p := testPlan(t)
 		m, err := llm.Lookup(s.model)
 		if err != nil {
@@ -35,6 +37,7 @@ func TestDecodeTimerExact(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		eff.Host = s.host
 		p.Model, p.Eff, p.Placement = m, eff, llm.Placement{GPU: g, TP: s.tp}
 		if s.slice != "" {
 			for i := range g.MIG.Profiles {
@@ -47,7 +50,7 @@ func TestDecodeTimerExact(t *testing.T) {
 			}
 		}
 		d := newDecodeTimer(&p)
-		fast := 0
+		fast, hostBound := 0, 0
 		for range 3000 {
 			n := 1 + rng.IntN(p.MaxSeqs)
 			ctx := make([]int, n)
@@ -65,11 +68,17 @@ func TestDecodeTimerExact(t *testing.T) {
 				continue
 			}
 			fast++
+			if st.Host > 0 {
+				hostBound++
+			}
 			if stepErr != nil || got != st.Seconds {
 				t.Fatalf("%v n %d S %d: timer %v, Step %v (%v)", s, n, S, got, st.Seconds, stepErr)
 			}
 		}
-		t.Logf("%v: %d of 3000 timed by the template", s, fast)
+		t.Logf("%v: %d of 3000 timed by the template, %d of them host-bound", s, fast, hostBound)
+		if s.host.PerLayer > 0 && (hostBound == 0 || hostBound == fast) {
+			t.Errorf("%v: %d of %d steps host-bound; want some but not all, so both branches are compared", s, hostBound, fast)
+		}
 		if fast < 300 {
 			t.Errorf("%v: the timer answered %d of 3000 (the rest past memory); want more", s, fast)
 		}
