@@ -265,6 +265,18 @@ func (s *Simulator) compact() {
 	s.scratch = sc[:0]
 }
 
+// NextAt is the time of the earliest pending event (ok false when none
+// is). A cancelled event leaves the queue lazily, so the time may be one
+// at which nothing runs: a caller that drives this simulator from an
+// outer loop uses it as a time to RunUntil, never as a promise.
+func (s *Simulator) NextAt() (Time, bool) {
+	if s.live == 0 {
+		return 0, false
+	}
+	e, ok := s.queue.Peek()
+	return e.At, ok
+}
+
 // Stop makes Run or RunUntil return after the callback in progress.
 // Pending events stay scheduled; a later Run continues with them.
 func (s *Simulator) Stop() { s.stopped = true }

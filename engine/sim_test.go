@@ -431,3 +431,34 @@ func TestHorizonStopsTheRun(t *testing.T) {
 		t.Fatalf("an event at the horizon: Err %v, Now %v", s.Err(), s.Now())
 	}
 }
+
+// NextAt tells an outer loop when to run: the earliest pending event's
+// time, none when nothing is pending, and at worst a cancelled event's
+// time (RunUntil then runs nothing there).
+func TestNextAt(t *testing.T) {
+	s := New(nil)
+	if _, ok := s.NextAt(); ok {
+		t.Fatal("empty simulator: NextAt reports an event")
+	}
+	ran := 0
+	h := s.MustAt(5, func() { ran++ })
+	s.MustAt(9, func() { ran++ })
+	if at, ok := s.NextAt(); !ok || at != 5 {
+		t.Fatalf("NextAt %v %v, want 5", at, ok)
+	}
+	s.Cancel(h)
+	if at, ok := s.NextAt(); !ok || (at != 5 && at != 9) {
+		t.Fatalf("after cancelling the event at 5: NextAt %v %v, want 5 (lazily) or 9", at, ok)
+	}
+	s.RunUntil(5)
+	if ran != 0 || s.Now() != 5 {
+		t.Fatalf("RunUntil(5) ran %d events, now %v; want none run, now 5", ran, s.Now())
+	}
+	if at, ok := s.NextAt(); !ok || at != 9 {
+		t.Fatalf("NextAt %v %v, want 9", at, ok)
+	}
+	s.RunUntil(9)
+	if _, ok := s.NextAt(); ok || ran != 1 {
+		t.Fatalf("after the last event: NextAt still reports one, or %d ran", ran)
+	}
+}

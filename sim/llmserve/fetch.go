@@ -4,9 +4,11 @@ import (
 	"container/heap"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/conspirator-sim/conspirator/engine"
+	"github.com/conspirator-sim/conspirator/engine/resource"
 	"github.com/conspirator-sim/conspirator/hw/kvpath"
 	"github.com/conspirator-sim/conspirator/hw/llm"
 	"github.com/conspirator-sim/conspirator/hw/units"
@@ -69,7 +71,13 @@ type PrefixFetch struct {
 	hw     kvpath.Hardware
 	// ssd is the NVMe's rate (0: remote DRAM over path).
 	ssd float64
+	// gpusPerServer places the replicas on servers, whose NICs (or
+	// NVMe) their concurrent fetches share.
+	gpusPerServer int
 }
+
+// ssdLatency is an NVMe read's latency before its bytes flow.
+const ssdLatency = 100 * engine.Microsecond
 
 // time is a fetch of bytes (ops RDMA operations) alone: remote DRAM by
 // the path's closed form for that transfer (its posting and staging
@@ -78,7 +86,7 @@ type PrefixFetch struct {
 // latency.
 func (f *PrefixFetch) time(bytes float64, ops int) engine.Time {
 	if f.ssd > 0 {
-		return engine.Seconds(bytes/min(f.ssd, f.hw.PCIe.PinnedH2DBytesPerSec)) + 100*engine.Microsecond
+		return engine.Seconds(bytes/min(f.ssd, f.hw.PCIe.PinnedH2DBytesPerSec)) + ssdLatency
 	}
 	p, err := f.hw.Plan(f.path, kvpath.Transfer{Bytes: bytes, Ops: ops})
 	if err != nil {
@@ -96,7 +104,7 @@ func (c Config) prefixFetch(gpuPCIe float64) (*PrefixFetch, error) {
 	d.Path = f.Path // the fetch's path, not the (unused) disaggregation's
 	h, err := d.hardware(gpuPCIe, float64(c.HostLoad))
 	if f.Store == StoreSSD {
-		return &PrefixFetch{Always: f.Policy == FetchAlways, hw: h, ssd: float64(f.SSDRate)}, nil
+		return &PrefixFetch{Always: f.Policy == FetchAlways, hw: h, ssd: float64(f.SSDRate), gpusPerServer: d.GPUsPerServer}, nil
 	}
 	if err != nil {
 		var fe *units.FieldError
@@ -105,7 +113,7 @@ func (c Config) prefixFetch(gpuPCIe float64) (*PrefixFetch, error) {
 		}
 		return nil, err
 	}
-	return &PrefixFetch{Always: f.Policy == FetchAlways, path: f.Path, hw: h}, nil
+	return &PrefixFetch{Always: f.Policy == FetchAlways, path: f.Path, hw: h, gpusPerServer: d.GPUsPerServer}, nil
 }
 
 // fetching is a request waiting for its fetch, until at.
@@ -167,13 +175,11 @@ func (c *cluster) planFetch(q *request, r *replica, now engine.Time) engine.Time
 	q.rec.FetchedTokens = tokens
 	c.fetches++
 	c.fetchBytes += bytes
-	c.fetchTime += ft.Seconds()
-	return now + ft
-}
-
-// startFetch queues q's wait for its fetch.
-func (c *cluster) startFetch(q *request, r *replica, at engine.Time) {
-	heap.Push(&c.fetching, fetching{at: at, q: q, r: r})
+	c.fetchAlone += ft.Seconds()
+	if err := c.fnet.start(c, q, r, bytes, kvOps(m, bs, tokens), now); err != nil {
+		c.fail(err)
+	}
+	return engine.MaxTime // ready when its flow ends (fetchNet.start)
 }
 
 // nextFetch is the earliest fetch end (ok false: none).
@@ -184,6 +190,101 @@ func (c *cluster) nextFetch() (engine.Time, bool) {
 	return c.fetching[0].at, true
 }
 
-func fetchNote(n, skipped int, bytes, secs float64) string {
-	return fmt.Sprintf("prefix fetch: %d requests fetched %.1f GB of KV from the store (%.1f ms each on average, alone: concurrent fetches do not share links here); %d fetches were slower than recomputing and skipped", n, bytes/1e9, 1e3*secs/float64(max(n, 1)), skipped)
+func fetchNote(n, skipped int, bytes, secs, alone float64) string {
+	d := float64(max(n, 1))
+	return fmt.Sprintf("prefix fetch: %d requests fetched %.1f GB of KV from the store, %.1f ms each on average (%.1f ms alone: concurrent fetches share their servers' links max-min); %d fetches were slower than recomputing and skipped", n, bytes/1e9, 1e3*secs/d, 1e3*alone/d, skipped)
 }
+
+// fetchNet is where the fetches' bytes flow: a network of each server's
+// resources the path crosses (its NICs, host DRAM, SmartNIC; or its NVMe)
+// and each replica's PCIe, shared max-min among concurrent fetches
+// (engine/resource), on its own event clock that the cluster's loop runs
+// up to each of its events. The store is spread over the servers' memory
+// (Mooncake's pool), so a fetch's source-side resources are its own
+// server's counterparts: each server draws on as much store bandwidth as
+// it has.
+type fetchNet struct {
+	f     *PrefixFetch
+	sim   *engine.Simulator
+	net   *resource.Network
+	links map[linkKey]resource.LinkID
+	live  int
+}
+
+func newFetchNet(f *PrefixFetch) (*fetchNet, error) {
+	s := engine.New(nil)
+	n, err := resource.NewNetwork(s)
+	if err != nil {
+		return nil, err
+	}
+	return &fetchNet{f: f, sim: s, net: n, links: map[linkKey]resource.LinkID{}}, nil
+}
+
+// start sends a fetch of bytes (ops RDMA operations) to replica r at now;
+// when its bytes have flowed, its control work (posting) is done and its
+// latency has passed, q joins the fetch heap to wait for the loop.
+func (n *fetchNet) start(c *cluster, q *request, r *replica, bytes float64, ops int, now engine.Time) error {
+	server := r.id * r.pl.p.Placement.TP / max(n.f.gpusPerServer, 1)
+	var hops []kvpath.Hop
+	var capRate float64
+	var control, latency engine.Time
+	if n.f.ssd > 0 {
+		hops = []kvpath.Hop{{Side: kvpath.Dst, Resource: "nvme", BytesPerSec: n.f.ssd}, {Side: kvpath.Dst, Resource: kvpath.PCIeH2D, BytesPerSec: n.f.hw.PCIe.PinnedH2DBytesPerSec}}
+		capRate, latency = math.Inf(1), ssdLatency
+	} else {
+		p, err := n.f.hw.Plan(n.f.path, kvpath.Transfer{Bytes: bytes, Ops: ops})
+		if err != nil {
+			return fmt.Errorf("llmserve: request %d's prefix fetch: %w", q.rec.ID, err)
+		}
+		hops, capRate, control, latency = p.Hops, p.CapBytesPerSec, p.Control, p.Latency
+	}
+	path := make([]resource.LinkID, 0, len(hops))
+	for _, h := range hops {
+		k := linkKey{where: server, res: h.Resource}
+		if h.Side == kvpath.Src {
+			k.where = -1 - server // the store's share on the same server
+		}
+		if h.Resource.PerGPU() {
+			k.where = 1<<20 + r.id
+			if h.Side == kvpath.Src {
+				k.where = -(1 << 20) - r.id
+			}
+		}
+		id, ok := n.links[k]
+		if !ok {
+			var err error
+			if id, err = n.net.AddLink(h.BytesPerSec); err != nil {
+				return err
+			}
+			n.links[k] = id
+		}
+		path = append(path, id)
+	}
+	n.live++
+	t0 := now
+	n.net.Start(bytes, path, capRate, func() {
+		end := max(n.sim.Now(), t0+control) + latency
+		c.fetchTime += (end - t0).Seconds()
+		heap.Push(&c.fetching, fetching{at: end, q: q, r: r})
+		n.live--
+	})
+	return nil
+}
+
+// next is the time of the fetch network's next event (ok false: none).
+func (n *fetchNet) next() (engine.Time, bool) {
+	if n == nil {
+		return 0, false
+	}
+	return n.sim.NextAt()
+}
+
+// runUntil runs the fetch network's events up to t.
+func (n *fetchNet) runUntil(t engine.Time) {
+	if n != nil {
+		n.sim.RunUntil(t)
+	}
+}
+
+// busy reports fetches whose bytes are still flowing.
+func (n *fetchNet) busy() bool { return n != nil && n.live > 0 }

@@ -75,3 +75,56 @@ func TestPrefixFetchWaitsForTheKV(t *testing.T) {
 		t.Errorf("second request on replica %d fetched %d tokens; want none: the first's KV did not exist yet", r.Replica, r.FetchedTokens)
 	}
 }
+
+// Concurrent fetches share their server's links. The first request
+// computes a 2,048-token prefix on replica 0; two more arrive together,
+// round-robin to replicas 1 and 2, and each fetches those 2,048 tokens.
+// On one server (8 GPUs) the two flows cross its one NIC, the bottleneck
+// of GPUDirect here, and finish together after twice the bytes' time:
+// each fetch takes Alone(2 x bytes) with one transfer's posting (Control)
+// and latency. On two servers (1 GPU each) neither slows the other: each
+// takes Alone(bytes), as TestPrefixFetch's lone fetch.
+func TestPrefixFetchSharesLinks(t *testing.T) {
+	h := []uint64{1, 2, 3, 4, 5, 6}
+	h2 := []uint64{1, 2, 3, 4, 9, 10}
+	h3 := []uint64{1, 2, 3, 4, 11, 12}
+	tr := trace(req{at: 0, prompt: 3000, output: 2, hashes: h},
+		req{at: 10 * engine.Second, prompt: 3000, output: 2, hashes: h2}, req{at: 10 * engine.Second, prompt: 3000, output: 2, hashes: h3})
+	bytes := float64(2048 * testPlan(t).Model.KVBytesPerToken())
+	for _, c := range []struct {
+		gpusPerServer int
+		shared        bool
+	}{{8, true}, {1, false}} {
+		p := fetchPlan(t, true)
+		p.Replicas = 3
+		p.Fetch.gpusPerServer = c.gpusPerServer
+		plan, err := p.Fetch.hw.Plan(kvpath.GPUDirect, kvpath.Transfer{Bytes: bytes, Ops: kvOps(p.Model, 16, 2048)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		nic := 0.0
+		for _, hop := range plan.Hops {
+			if hop.Resource == kvpath.NICRx {
+				nic = hop.BytesPerSec
+			}
+		}
+		if nic != plan.Rate() || plan.CapBytesPerSec > 0 && plan.CapBytesPerSec < nic/2 {
+			t.Fatalf("precondition: the NIC (%g B/s) should bound GPUDirect alone (rate %g, cap %g) and its half stay under the cap", nic, plan.Rate(), plan.CapBytesPerSec)
+		}
+		res, err := Simulate(p, tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		step := stepTime(t, p, llm.Batch{Prefill: []llm.Chunk{{Tokens: 3000 - 2048, ContextBefore: 2048}}})
+		want := plan.Alone(bytes)
+		if c.shared {
+			want = plan.Alone(2 * bytes)
+		}
+		for _, i := range []int{1, 2} {
+			r := res.Requests[i]
+			if r.FetchedTokens != 2048 || r.TTFT() != want+step {
+				t.Errorf("%d GPUs a server, request %d on replica %d: fetched %d, TTFT %s; want 2048 fetched, fetch %s + step %s", c.gpusPerServer, i, r.Replica, r.FetchedTokens, r.TTFT(), want, step)
+			}
+		}
+	}
+}

@@ -29,9 +29,12 @@ type cluster struct {
 	fetches      int
 	fetchSkipped int
 	fetchBytes   float64
-	fetchTime    float64
-	rr           int // round-robin position
-	inSystem     int // admitted and not finished
+	fetchTime    float64 // seconds from each fetch's start to its KV landed
+	fetchAlone   float64 // the same, each fetch timed alone
+	fnet         *fetchNet
+	err          error // a failure inside a callback, returned by run
+	rr           int   // round-robin position
+	inSystem     int   // admitted and not finished
 
 	records      []RequestRecord
 	itl          itlCounts
@@ -210,6 +213,14 @@ func KVCapacity(p Plan) (int, error) {
 
 func (c *cluster) note(s string) { c.notes = append(c.notes, s) }
 
+// fail keeps the first error raised where it cannot be returned (a
+// callback); the run returns it.
+func (c *cluster) fail(err error) {
+	if c.err == nil {
+		c.err = err
+	}
+}
+
 func (c *cluster) noteOnce(key, s string) {
 	if !c.noted[key] {
 		c.noted[key] = true
@@ -229,20 +240,32 @@ func (c *cluster) run(tr wllm.Trace) (*Result, error) {
 	var kicked []*replica
 	if c.p.Fetch != nil {
 		c.store = map[uint64]bool{}
+		var err error
+		if c.fnet, err = newFetchNet(c.p.Fetch); err != nil {
+			return nil, err
+		}
 	}
-	for i := 0; i < len(reqs) || len(c.fetching) > 0; {
+	for i := 0; i < len(reqs) || len(c.fetching) > 0 || c.fnet.busy(); {
 		if c.itl.over {
 			return nil, ErrTooManyGaps
 		}
-		// The next event: an arrival, or a fetch's end (at the same time,
-		// the fetch first: the request was there before the arrival).
+		if c.err != nil {
+			return nil, c.err
+		}
+		// The next event: an arrival, a fetch network's event, or a
+		// fetch's end (at the same time, the fetch first: the request was
+		// there before the arrival).
 		t := engine.MaxTime
 		if i < len(reqs) {
 			t = reqs[i].Arrival
 		}
+		if ft, ok := c.fnet.next(); ok && ft < t {
+			t = ft
+		}
 		if ft, ok := c.nextFetch(); ok && ft <= t {
 			t = ft
 		}
+		c.fnet.runUntil(t) // may queue fetch ends at t or later
 		for _, r := range c.replicas {
 			if err := r.advance(t); err != nil {
 				return nil, err
@@ -277,8 +300,11 @@ func (c *cluster) run(tr wllm.Trace) (*Result, error) {
 	if c.itl.over {
 		return nil, ErrTooManyGaps
 	}
+	if c.err != nil {
+		return nil, c.err
+	}
 	if c.p.Fetch != nil {
-		c.note(fetchNote(c.fetches, c.fetchSkipped, c.fetchBytes, c.fetchTime))
+		c.note(fetchNote(c.fetches, c.fetchSkipped, c.fetchBytes, c.fetchTime, c.fetchAlone))
 	}
 	return c.result(events), nil
 }
@@ -308,8 +334,8 @@ func (c *cluster) arrive(i int, tq wllm.Request) *replica {
 	}
 	if c.p.Fetch != nil && c.caching && q.keyBlocks > 0 {
 		if at := c.planFetch(q, r, tq.Arrival); at > tq.Arrival {
-			// It waits for its fetch; the step that admits it runs after.
-			c.startFetch(q, r, at)
+			// It waits for its fetch (fetchNet queues its end); the step
+			// that admits it runs after.
 			return nil
 		}
 	}
