@@ -9,6 +9,7 @@ import (
 
 	"github.com/conspirator-sim/conspirator/engine"
 	"github.com/conspirator-sim/conspirator/engine/resource"
+	"github.com/conspirator-sim/conspirator/hw"
 	"github.com/conspirator-sim/conspirator/hw/kvpath"
 	"github.com/conspirator-sim/conspirator/hw/llm"
 	"github.com/conspirator-sim/conspirator/hw/units"
@@ -41,6 +42,42 @@ type PrefixFetchConfig struct {
 	Path    string          `yaml:"path" doc:"remote-dram: the data path of a fetch (tcp, gpudirect, host-rdma, conspirator), on the NIC of llm.disagg's keys (nic, nics, line_rate, gpudirect, smartnic) and llm.host_load" default:"gpudirect"`
 	Policy  string          `yaml:"policy" doc:"always (fetch whatever the store holds) or cheaper (fetch only where the fetch alone is faster than recomputing those tokens alone)" default:"cheaper"`
 	SSDRate units.Bandwidth `yaml:"ssd_bandwidth" doc:"store ssd: the NVMe's read bandwidth" default:"7GB/s" source:"estimate: a PCIe 4.0 x4 NVMe's sequential read, about 7 GB/s (vendor datasheets of that class); plausible 3.5 to 14 GB/s"`
+
+	Compression FetchCompression `yaml:"compression" doc:"the store keeps KV compressed (CacheGen, ShadowServe): a fetch moves ratio times fewer bytes and is decompressed on the GPU (kernels that stretch the replica's next step) or on the SmartNIC's Arm cores (path conspirator: a stage of the transfer, bounded by the cores and the SmartNIC's DRAM)"`
+}
+
+// Where a compressed fetch is decompressed.
+const (
+	DecompressGPU      = "gpu"
+	DecompressSmartNIC = "smartnic"
+)
+
+// FetchCompression is KV kept compressed in the store.
+type FetchCompression struct {
+	Ratio      float64         `yaml:"ratio" doc:"uncompressed over compressed bytes; 1: stored as is" default:"1" source:"published: CacheGen (SIGCOMM'24) encodes KV caches 3.5-4.3x smaller than 8-bit quantised ones; 1 leaves compression off" plausible:"1,4.3"`
+	Decompress string          `yaml:"decompress" doc:"gpu (decompression kernels on the replica's GPU, run before its next step: they delay every request in it) or smartnic (the SmartNIC's Arm cores decompress between its DRAM and its DMA engine; needs path conspirator)" default:"gpu"`
+	GPURate    units.Bandwidth `yaml:"gpu_rate" doc:"decompress gpu: the GPU's decompression rate, in uncompressed bytes" default:"100GB/s" source:"estimate: nvCOMP-class GPU decompressors run at hundreds of GB/s on an A100 for LZ4-like codecs and a few tens for entropy coders such as CacheGen's arithmetic coding; plausible 30 to 300 GB/s" plausible:"30GB/s,300GB/s"`
+	ArmRate    units.Bandwidth `yaml:"arm_rate" doc:"decompress smartnic: one Arm core's decompression rate, in uncompressed bytes; every Arm core of the SmartNIC decompresses" default:"1GB/s" source:"estimate: software inflate/LZ4-class decoders run at 0.3 to 4 GB/s a core on server x86; a BlueField-3 Arm core runs control code at 0.62 of one (hw catalog); plausible 0.3 to 3 GB/s" plausible:"300MB/s,3GB/s"`
+}
+
+func (c FetchCompression) validate(path string, add func(key, format string, a ...any)) {
+	if !(c.Ratio >= 1 && c.Ratio <= 64) {
+		add("prefix_fetch.compression.ratio", "%v; want 1 (none) to 64", c.Ratio)
+	}
+	if c.Decompress != DecompressGPU && c.Decompress != DecompressSmartNIC {
+		add("prefix_fetch.compression.decompress", "%q; use %s or %s", c.Decompress, DecompressGPU, DecompressSmartNIC)
+	}
+	if c.Ratio > 1 && c.Decompress == DecompressSmartNIC && path != kvpath.Conspirator {
+		add("prefix_fetch.compression.decompress", "smartnic over path %s: only the conspirator path lands the bytes in the SmartNIC; set prefix_fetch.path: conspirator or decompress: gpu", path)
+	}
+	for _, r := range []struct {
+		key string
+		v   units.Bandwidth
+	}{{"prefix_fetch.compression.gpu_rate", c.GPURate}, {"prefix_fetch.compression.arm_rate", c.ArmRate}} {
+		if v := float64(r.v); !(v > 0) || v > 1e13 {
+			add(r.key, "%v; want a rate above 0, e.g. 1GB/s", r.v)
+		}
+	}
 }
 
 func (f PrefixFetchConfig) validate(add func(key, format string, a ...any), caching bool) {
@@ -62,6 +99,10 @@ func (f PrefixFetchConfig) validate(add func(key, format string, a ...any), cach
 	if !caching {
 		add("prefix_fetch.enabled", "true with prefix_caching false: fetched blocks land in the prefix cache; set prefix_caching: true")
 	}
+	f.Compression.validate(f.Path, add)
+	if f.Compression.Ratio > 1 && f.Store == StoreSSD && f.Compression.Decompress == DecompressSmartNIC {
+		add("prefix_fetch.compression.decompress", "smartnic with store ssd: the NVMe's bytes do not cross the SmartNIC; use decompress: gpu")
+	}
 }
 
 // PrefixFetch is a resolved store: what times a fetch alone.
@@ -74,6 +115,82 @@ type PrefixFetch struct {
 	// gpusPerServer places the replicas on servers, whose NICs (or
 	// NVMe) their concurrent fetches share.
 	gpusPerServer int
+	// ratio compresses the stored KV (1: none); decompression runs on
+	// the GPU at gpuRate, or on the SmartNIC's armRate (all its cores).
+	ratio, gpuRate, armRate float64
+	onNIC                   bool
+}
+
+// fetchRoute is how one fetch's bytes move: the resources the flow
+// crosses (in the flow's bytes, the compressed ones), its cap, the work
+// beside the bytes (Control), the latency after them, and the GPU time
+// its decompression adds to the replica's next step.
+type fetchRoute struct {
+	hops    []kvpath.Hop
+	cap     float64
+	wire    float64 // bytes the flow carries
+	control engine.Time
+	latency engine.Time
+	gpu     engine.Time
+}
+
+// armDecompress is the SmartNIC's Arm cores decompressing: a resource of
+// the fetch network like the hops kvpath names.
+const armDecompress kvpath.Resource = "snic_arm_decompress"
+
+// route plans a fetch of bytes (uncompressed; ops RDMA operations).
+func (f *PrefixFetch) route(bytes float64, ops int) (fetchRoute, error) {
+	ratio := max(f.ratio, 1)
+	rt := fetchRoute{wire: bytes / ratio}
+	if ratio > 1 && !f.onNIC {
+		rt.gpu = engine.Seconds(bytes / f.gpuRate)
+	}
+	if f.ssd > 0 {
+		rt.hops = []kvpath.Hop{{Side: kvpath.Dst, Resource: "nvme", BytesPerSec: f.ssd}, {Side: kvpath.Dst, Resource: kvpath.PCIeH2D, BytesPerSec: f.hw.PCIe.PinnedH2DBytesPerSec}}
+		rt.latency = ssdLatency
+		return rt, nil
+	}
+	// The same operations carry fewer bytes each.
+	p, err := f.hw.Plan(f.path, kvpath.Transfer{Bytes: rt.wire, Ops: ops})
+	if err != nil {
+		return fetchRoute{}, err
+	}
+	rt.hops, rt.cap, rt.control, rt.latency = p.Hops, p.CapBytesPerSec, p.Control, p.Latency
+	if ratio > 1 && f.onNIC {
+		// Past the Arm cores the bytes are ratio times more: the DRAM
+		// takes the compressed bytes in and out and the uncompressed in
+		// and out (2 + 2 ratio per flow byte), the DMA engine and the
+		// GPU's PCIe the uncompressed; the cores put out cores x armRate.
+		hops := make([]kvpath.Hop, 0, len(rt.hops)+1)
+		for _, h := range rt.hops {
+			switch {
+			case h.Side == kvpath.Dst && h.Resource == kvpath.SmartNICDRAM:
+				h.BytesPerSec = f.hw.SmartNICDRAMBytesPerSec / (2 + 2*ratio)
+			case h.Side == kvpath.Dst && (h.Resource == kvpath.SmartNICDMA || h.Resource == kvpath.PCIeH2D):
+				h.BytesPerSec /= ratio
+			}
+			hops = append(hops, h)
+		}
+		cores := 1
+		if f.hw.SmartNIC != nil {
+			cores = f.hw.SmartNIC.ArmCores
+		}
+		rt.hops = append(hops, kvpath.Hop{Side: kvpath.Dst, Resource: armDecompress, BytesPerSec: float64(cores) * f.armRate / ratio})
+	}
+	return rt, nil
+}
+
+// alone is the route's time with nothing else in the system, its GPU
+// decompression included: as kvpath's Plan.Alone over its hops.
+func (rt fetchRoute) alone() engine.Time {
+	rate := rt.cap
+	if !(rate > 0) {
+		rate = math.Inf(1)
+	}
+	for _, h := range rt.hops {
+		rate = min(rate, h.BytesPerSec)
+	}
+	return max(hw.SerializationTime(rt.wire, rate, 0), rt.control) + rt.latency + rt.gpu
 }
 
 // ssdLatency is an NVMe read's latency before its bytes flow.
@@ -85,14 +202,11 @@ const ssdLatency = 100 * engine.Microsecond
 // the SSD at the slower of its rate and the GPU's PCIe plus a read's
 // latency.
 func (f *PrefixFetch) time(bytes float64, ops int) engine.Time {
-	if f.ssd > 0 {
-		return engine.Seconds(bytes/min(f.ssd, f.hw.PCIe.PinnedH2DBytesPerSec)) + ssdLatency
-	}
-	p, err := f.hw.Plan(f.path, kvpath.Transfer{Bytes: bytes, Ops: ops})
+	rt, err := f.route(bytes, ops)
 	if err != nil {
 		return engine.MaxTime // validated when resolved: unreachable
 	}
-	return p.Alone(bytes)
+	return rt.alone()
 }
 
 func (c Config) prefixFetch(gpuPCIe float64) (*PrefixFetch, error) {
@@ -103,8 +217,13 @@ func (c Config) prefixFetch(gpuPCIe float64) (*PrefixFetch, error) {
 	d := c.Disagg
 	d.Path = f.Path // the fetch's path, not the (unused) disaggregation's
 	h, err := d.hardware(gpuPCIe, float64(c.HostLoad))
+	cc := f.Compression
+	comp := func(pf *PrefixFetch) *PrefixFetch {
+		pf.ratio, pf.gpuRate, pf.armRate, pf.onNIC = cc.Ratio, float64(cc.GPURate), float64(cc.ArmRate), cc.Decompress == DecompressSmartNIC
+		return pf
+	}
 	if f.Store == StoreSSD {
-		return &PrefixFetch{Always: f.Policy == FetchAlways, hw: h, ssd: float64(f.SSDRate), gpusPerServer: d.GPUsPerServer}, nil
+		return comp(&PrefixFetch{Always: f.Policy == FetchAlways, hw: h, ssd: float64(f.SSDRate), gpusPerServer: d.GPUsPerServer}), nil
 	}
 	if err != nil {
 		var fe *units.FieldError
@@ -113,14 +232,15 @@ func (c Config) prefixFetch(gpuPCIe float64) (*PrefixFetch, error) {
 		}
 		return nil, err
 	}
-	return &PrefixFetch{Always: f.Policy == FetchAlways, path: f.Path, hw: h, gpusPerServer: d.GPUsPerServer}, nil
+	return comp(&PrefixFetch{Always: f.Policy == FetchAlways, path: f.Path, hw: h, gpusPerServer: d.GPUsPerServer}), nil
 }
 
 // fetching is a request waiting for its fetch, until at.
 type fetching struct {
-	at engine.Time
-	q  *request
-	r  *replica
+	at  engine.Time
+	q   *request
+	r   *replica
+	gpu engine.Time // decompression the replica's GPU runs before its next step
 }
 
 type fetchHeap []fetching
@@ -225,19 +345,11 @@ func newFetchNet(f *PrefixFetch) (*fetchNet, error) {
 // latency has passed, q joins the fetch heap to wait for the loop.
 func (n *fetchNet) start(c *cluster, q *request, r *replica, bytes float64, ops int, now engine.Time) error {
 	server := r.id * r.pl.p.Placement.TP / max(n.f.gpusPerServer, 1)
-	var hops []kvpath.Hop
-	var capRate float64
-	var control, latency engine.Time
-	if n.f.ssd > 0 {
-		hops = []kvpath.Hop{{Side: kvpath.Dst, Resource: "nvme", BytesPerSec: n.f.ssd}, {Side: kvpath.Dst, Resource: kvpath.PCIeH2D, BytesPerSec: n.f.hw.PCIe.PinnedH2DBytesPerSec}}
-		capRate, latency = math.Inf(1), ssdLatency
-	} else {
-		p, err := n.f.hw.Plan(n.f.path, kvpath.Transfer{Bytes: bytes, Ops: ops})
-		if err != nil {
-			return fmt.Errorf("llmserve: request %d's prefix fetch: %w", q.rec.ID, err)
-		}
-		hops, capRate, control, latency = p.Hops, p.CapBytesPerSec, p.Control, p.Latency
+	rt, err := n.f.route(bytes, ops)
+	if err != nil {
+		return fmt.Errorf("llmserve: request %d's prefix fetch: %w", q.rec.ID, err)
 	}
+	hops := rt.hops
 	path := make([]resource.LinkID, 0, len(hops))
 	for _, h := range hops {
 		k := linkKey{where: server, res: h.Resource}
@@ -262,10 +374,10 @@ func (n *fetchNet) start(c *cluster, q *request, r *replica, bytes float64, ops 
 	}
 	n.live++
 	t0 := now
-	n.net.Start(bytes, path, capRate, func() {
-		end := max(n.sim.Now(), t0+control) + latency
-		c.fetchTime += (end - t0).Seconds()
-		heap.Push(&c.fetching, fetching{at: end, q: q, r: r})
+	n.net.Start(rt.wire, path, rt.cap, func() {
+		end := max(n.sim.Now(), t0+rt.control) + rt.latency
+		c.fetchTime += (end - t0 + rt.gpu).Seconds()
+		heap.Push(&c.fetching, fetching{at: end, q: q, r: r, gpu: rt.gpu})
 		n.live--
 	})
 	return nil

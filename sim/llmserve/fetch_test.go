@@ -128,3 +128,69 @@ func TestPrefixFetchSharesLinks(t *testing.T) {
 		}
 	}
 }
+
+// A compressed store, decompressed on the GPU: the flow carries a
+// quarter of the bytes over the same resources, and the GPU's
+// decompression (the uncompressed bytes at gpu_rate) runs before the
+// step that prefills the request, so TTFT = the compressed fetch alone +
+// the decompression + the suffix's step. On the SmartNIC (path
+// conspirator) decompression is a stage of the flow: the Arm cores put
+// out 16 x arm_rate, i.e. 16 x arm_rate / 4 of compressed bytes; the
+// SmartNIC's DRAM carries 2 + 2 x 4 bytes per flow byte; its DMA engine and
+// the GPU's PCIe a quarter of their rate in flow bytes; no GPU time.
+func TestPrefixFetchCompressed(t *testing.T) {
+	h := []uint64{1, 2, 3, 4, 5, 6}
+	h2 := []uint64{1, 2, 3, 4, 9, 10}
+	tr := trace(req{at: 0, prompt: 3000, output: 2, hashes: h}, req{at: 10 * engine.Second, prompt: 3000, output: 2, hashes: h2})
+	p := fetchPlan(t, true)
+	p.Fetch.ratio, p.Fetch.gpuRate, p.Fetch.armRate = 4, 50e9, 1e9
+	bytes := float64(2048 * p.Model.KVBytesPerToken())
+	ops := kvOps(p.Model, 16, 2048)
+	plan, err := p.Fetch.hw.Plan(kvpath.GPUDirect, kvpath.Transfer{Bytes: bytes / 4, Ops: ops})
+	if err != nil {
+		t.Fatal(err)
+	}
+	decomp := engine.Seconds(bytes / 50e9)
+	if got, want := p.Fetch.time(bytes, ops), plan.Alone(bytes/4)+decomp; got != want {
+		t.Fatalf("compressed fetch alone %s, want the compressed transfer %s + decompression %s", got, plan.Alone(bytes/4), decomp)
+	}
+	res, err := Simulate(p, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	step := stepTime(t, p, llm.Batch{Prefill: []llm.Chunk{{Tokens: 3000 - 2048, ContextBefore: 2048}}})
+	if r := res.Requests[1]; r.FetchedTokens != 2048 || r.TTFT() != plan.Alone(bytes/4)+decomp+step {
+		t.Errorf("GPU decompression: fetched %d, TTFT %s; want fetch %s + decompression %s + step %s", r.FetchedTokens, r.TTFT(), plan.Alone(bytes/4), decomp, step)
+	}
+
+	nic := fetchPlan(t, true)
+	nic.Fetch.path = kvpath.Conspirator
+	nic.Fetch.ratio, nic.Fetch.gpuRate, nic.Fetch.armRate, nic.Fetch.onNIC = 4, 50e9, 1e9, true
+	rt, err := nic.Fetch.route(bytes, ops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hwr := nic.Fetch.hw
+	raw, err := hwr.Plan(kvpath.Conspirator, kvpath.Transfer{Bytes: bytes / 4, Ops: ops})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[kvpath.Resource]float64{armDecompress: 16 * 1e9 / 4, kvpath.SmartNICDRAM: hwr.SmartNICDRAMBytesPerSec / 10}
+	for _, hop := range raw.Hops {
+		if hop.Side == kvpath.Dst && (hop.Resource == kvpath.SmartNICDMA || hop.Resource == kvpath.PCIeH2D) {
+			want[hop.Resource] = hop.BytesPerSec / 4
+		}
+	}
+	seen := 0
+	for _, hop := range rt.hops {
+		if w, ok := want[hop.Resource]; ok && hop.Side == kvpath.Dst {
+			seen++
+			if hop.BytesPerSec != w {
+				t.Errorf("SmartNIC decompression: %s at %g B/s of flow, want %g", hop.Resource, hop.BytesPerSec, w)
+			}
+		}
+	}
+	if seen != len(want) || rt.gpu != 0 || rt.wire != bytes/4 {
+		t.Errorf("SmartNIC decompression: %d of %d hops adjusted, GPU time %s, wire %g bytes; want all, none, %g", seen, len(want), rt.gpu, rt.wire, bytes/4)
+	}
+}

@@ -54,6 +54,7 @@ type replica struct {
 	busy        bool
 	start, end  engine.Time // the step in flight
 	readyAt     engine.Time // the last step's end: the next may start then
+	gpuDebt     engine.Time // GPU work queued since the last step (fetched KV to decompress): the next step runs it first
 	swapBlocks  int         // blocks swapped in and out by the step in flight
 	outstanding int64       // prompt tokens not yet prefilled + output tokens not yet generated
 	nextSample  engine.Time
@@ -186,6 +187,8 @@ func (r *replica) schedule(now engine.Time) (bool, error) {
 	if r.swapBlocks > 0 {
 		dur += engine.Seconds(float64(r.swapBlocks) * r.pl.blockBytesPerGPU / p.HostLinkBytesPerSec)
 	}
+	dur += r.gpuDebt
+	r.gpuDebt = 0
 	dur = max(dur, 1)
 	r.busy, r.start, r.end = true, now, now+dur
 	r.c.observeStep(r, now)

@@ -275,6 +275,7 @@ func (c *cluster) run(tr wllm.Trace) (*Result, error) {
 		for len(c.fetching) > 0 && c.fetching[0].at == t {
 			f := heap.Pop(&c.fetching).(fetching)
 			events++
+			f.r.gpuDebt += f.gpu
 			f.r.waiting.pushBack(f.q)
 			if !f.r.busy {
 				kicked = append(kicked, f.r)
