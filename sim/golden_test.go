@@ -11,7 +11,10 @@ import (
 	"github.com/conspirator-sim/conspirator/internal/golden"
 	"github.com/conspirator-sim/conspirator/internal/shareddata"
 	"github.com/conspirator-sim/conspirator/scenarios"
+	// The LLM services of cluster scenarios are resolved by llmcap's
+	// search, which registers itself with sim (llm/cluster-services).
 	"github.com/conspirator-sim/conspirator/sim"
+	_ "github.com/conspirator-sim/conspirator/sim/llmcap"
 	"github.com/conspirator-sim/conspirator/sim/llmserve"
 )
 

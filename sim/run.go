@@ -76,6 +76,10 @@ type Summary struct {
 	// Clusters lists the cluster each seed of the cluster section ran on
 	// (its GPUs by model).
 	Clusters []cluster.SeedCluster `json:"clusters,omitempty"`
+	// LLMServices is how each of cluster.llm_services was resolved: the
+	// configuration chosen and why, or why none meets its SLO (left out);
+	// each policy's placement of them is in Policies[i].llm_services.
+	LLMServices []cluster.LLMServiceReport `json:"llm_services,omitempty"`
 	// Allocation is the allocation experiment's result, one entry per
 	// policy: mean and 95% CI over the seeds at 100..130% of the GPU
 	// capacity arrived (allocation.csv has the whole curve).
@@ -269,6 +273,7 @@ func RunWith(sc *scenarios.Scenario, opts Options) (*Output, error) {
 		}
 		sum.Policies = res.Policies
 		sum.Clusters = res.Clusters
+		sum.LLMServices = res.LLMServices
 		sum.InputRows = res.Inputs
 		files["seeds.csv"] = seedsCSV(res)
 		files["jobs.csv"] = jobsCSV(res)

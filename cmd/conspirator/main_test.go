@@ -399,7 +399,7 @@ func TestExplain(t *testing.T) {
 	}
 	for _, c := range []struct{ key, want string }{
 		{"datapath.smartnic.dma_bandwith", `did you mean "datapath.smartnic.dma_bandwidth"?`},
-		{"count", "names 3 keys"},
+		{"count", "names 4 keys"},
 	} {
 		code, _, stderr := cli(t, nil, "explain", c.key)
 		if code != exitUsage || !strings.Contains(stderr, c.want) {

@@ -184,6 +184,9 @@ func printSummary(w io.Writer, s *sim.Summary, timing *sim.Timing) {
 				fmt.Fprintln(w, line)
 			}
 		}
+		for _, l := range cluster.LLMServiceLines(&cluster.Result{LLMServices: s.LLMServices, Policies: s.Policies}) {
+			fmt.Fprintln(w, l)
+		}
 		for _, r := range s.InputRows {
 			fmt.Fprintln(w, r.Summary()) // rows left out are never silent; all reasons in summary.json
 		}

@@ -345,6 +345,11 @@ func (r *run) apply(c snapshot.Changes) error {
 			js.rec.QueueS = (r.sim.Now() - js.plan.src.Arrival).Seconds()
 			r.queue.Add(js.rec.QueueS)
 			r.kinds[btoi(js.plan.service)].queue.Add(js.rec.QueueS)
+			if js.plan.llm > 0 {
+				lt := &r.llm[js.plan.llm-1]
+				lt.placed++
+				lt.queue.Add(js.rec.QueueS)
+			}
 			if js.rec.QueueS > 0 {
 				r.queued++
 			}

@@ -176,8 +176,16 @@ type Config struct {
 	RecordJobs      bool `yaml:"record_jobs" doc:"keep one record per job in the result" default:"true"`
 	RecordSeries    bool `yaml:"record_series" doc:"keep the active-GPU time series in the result" default:"true"`
 
+	// LLMServices are LLM services resolved, once before the replay, into
+	// the replicas of the cheapest configuration meeting their SLO on the
+	// cluster's GPU types (llmservices.go), each replica a service job.
+	LLMServices []LLMService `yaml:"llm_services,omitempty" doc:"LLM services to place beside the trace's jobs: each is resolved once, before the replay, by the llm capacity search into the cheapest configuration (GPU type, tp and replicas, or MIG slices) meeting its SLO at its rate on the cluster's GPU types, and each replica becomes a service job on that type (a gang of tp GPUs, or one job of the slice's share that MIG policies place on that very profile); a service no configuration serves is reported and left out. With services, trace may be empty (services alone)" default:"[]"`
+
 	// Jobs, when non-nil, replaces the trace (tests and programs).
 	Jobs []workloads.Job `yaml:"-"`
+
+	// llm is the resolved LLMServices (Run and Check set it).
+	llm *llmPlan
 
 	// snapshotCalls makes every policy call build a snapshot, also for a
 	// policy that keeps a session: the tests compare the two.
@@ -295,7 +303,12 @@ func (c Config) Validate() error {
 		p = append(p, units.Invalid(key, format, args...))
 	}
 	if c.Jobs == nil && strings.TrimSpace(c.Trace) == "" {
-		add("trace", "empty; name a trace file, e.g. %s", OpenBPods)
+		switch {
+		case len(c.LLMServices) == 0:
+			add("trace", "empty; name a trace file, e.g. %s (or give llm_services alone)", OpenBPods)
+		case c.Synthetic.Jobs > 0:
+			add("synthetic.jobs", "%d synthetic jobs but no trace to draw them from; name a trace, or use 0 (llm_services alone)", c.Synthetic.Jobs)
+		}
 	}
 	if c.Window.Skip < 0 {
 		add("window.skip", "%d is negative; use 0 or more", c.Window.Skip)
@@ -418,6 +431,7 @@ func (c Config) Validate() error {
 	}
 	c.validateMemory(add)
 	c.validateTimes(add) // bounds.go
+	c.validateLLMServices(add, tm)
 	if gc := c.GangComm; gc.Model != "none" {
 		if _, err := train.Lookup(gc.Model); err != nil {
 			add("gang_comm.model", "%v; or none (spanning is free)", err)

@@ -71,6 +71,25 @@
 // policies, the exact program and the horizon bound see a job only
 // through its options, which carry all of this.
 //
+// LLM services (Config.LLMServices). Each service (a model served at a
+// request rate within an SLO, from its arrival for its duration, in
+// count copies) is resolved once, before the replay and for every seed
+// and policy alike, by the configuration search Env.LLMServices gives
+// (sim/llmcap's, which imports this package): the cheapest configuration
+// meeting the SLO on the cluster's GPU types it may use. Each replica of
+// each copy is then a service job of the copy's own tenant (whatever
+// Tenants and JobKind say) on the chosen type only: a gang of tp whole
+// GPUs, or, for a MIG slice, one job whose MIG option is that very profile
+// (the instance whole, as the search served it) and whose option on a GPU
+// run whole is the slice's share (the larger of its compute and memory
+// slice shares), time-shared as any service. They arrive at their own
+// times, after the trace's window, bootstrap and compression, are never
+// left out by leave_out_longest, and are reported per service and policy
+// (PolicyResult.LLMServices: replicas placed, waiting, GPU time held). A
+// service no configuration serves is reported (Result.LLMServices, Met
+// false) and left out of the replay; never silently. With services, the
+// trace may be empty: the services alone.
+//
 // Options (the R_it of the paper's program). On a non-MIG GPU (or a MIG GPU
 // under a policy that does not use MIG, which then runs it whole) a task
 // takes the fraction GPUMilli/1000 of whichever GPU it lands on, the

@@ -46,6 +46,10 @@ type Env struct {
 	// goroutine; it must not block for long. It is for a person watching
 	// (a progress bar) and has no effect on the results.
 	Progress progress.Func
+	// LLMServices is the configuration search that resolves
+	// Config.LLMServices (in the assembly: sim/llmcap's, which registers
+	// itself in sim.ClusterEnv). Needed only when services are given.
+	LLMServices LLMResolver
 	// Geometry reads a MIG geometry file of Config.MIGGeometry (in the
 	// assembly: mig.ReadYAML of the file). Needed only when it is set.
 	Geometry func(path string) (*mig.Geometry, error)
@@ -190,6 +194,9 @@ func (r InputReport) Summary() string {
 func readJobs(cfg Config, env Env) ([]workloads.Job, *InputReport, error) {
 	if cfg.Jobs != nil {
 		return cfg.Jobs, nil, nil
+	}
+	if strings.TrimSpace(cfg.Trace) == "" && len(cfg.LLMServices) > 0 {
+		return nil, nil, nil // the services alone (Validate)
 	}
 	r, err := importInput(env, "cluster.trace", cfg.Trace, trace.Options{Format: cfg.TraceFormat, KeepCPUOnly: cfg.replaysPods(), Strict: cfg.BadRows == BadRowsError, KnownQoS: cfg.knownQoS()})
 	if err != nil {

@@ -87,6 +87,52 @@ func (f *synthFeed) next() (workloads.Job, bool, error) {
 	return workloads.Job{}, false, nil
 }
 
+// mergeFeed yields the jobs of a and of b (in arrival order) by arrival,
+// a's first on ties.
+type mergeFeed struct {
+	a       jobFeed
+	b       []workloads.Job
+	head    workloads.Job
+	hasHead bool
+	done    bool
+}
+
+func (f *mergeFeed) size() int { return f.a.size() + len(f.b) }
+
+func (f *mergeFeed) next() (workloads.Job, bool, error) {
+	if !f.hasHead && !f.done {
+		j, ok, err := f.a.next()
+		if err != nil {
+			return workloads.Job{}, false, err
+		}
+		f.head, f.hasHead, f.done = j, ok, !ok
+	}
+	if len(f.b) > 0 && (!f.hasHead || f.b[0].Arrival < f.head.Arrival) {
+		j := f.b[0]
+		f.b = f.b[1:]
+		return j, true, nil
+	}
+	if f.hasHead {
+		f.hasHead = false
+		return f.head, true, nil
+	}
+	return workloads.Job{}, false, nil
+}
+
+// mergeByArrival merges a and b, each in arrival order, a's first on
+// ties, into a new slice.
+func mergeByArrival(a, b []workloads.Job) []workloads.Job {
+	out := make([]workloads.Job, 0, len(a)+len(b))
+	for len(a) > 0 || len(b) > 0 {
+		if len(b) > 0 && (len(a) == 0 || b[0].Arrival < a[0].Arrival) {
+			out, b = append(out, b[0]), b[1:]
+		} else {
+			out, a = append(out, a[0]), a[1:]
+		}
+	}
+	return out
+}
+
 // checkJob is what every job of a run must satisfy.
 func checkJob(k int, j *workloads.Job) error {
 	if err := j.Validate(); err != nil {
@@ -140,9 +186,21 @@ func prepareJobs(cfg Config, all []workloads.Job, seed uint64) (feed func() jobF
 		if err := checkHorizon(cfg, jobs); err != nil {
 			return nil, nil, nil, err
 		}
+		if err := cfg.llm.checkIDs(jobs); err != nil {
+			return nil, nil, nil, err
+		}
 		feed = func() jobFeed {
 			g, _ := trace.NewSynthesizer(jobs, rate, engine.NewStream(seed, "cluster/synthetic"))
-			return &synthFeed{g: g, n: n, skip: cfg.Window.Skip, lo: cfg.Window.Jobs, compress: cfg.Window.Compress}
+			f := jobFeed(&synthFeed{g: g, n: n, skip: cfg.Window.Skip, lo: cfg.Window.Jobs, compress: cfg.Window.Compress})
+			if cfg.llm.count() > 0 {
+				f = &mergeFeed{a: f, b: cfg.llm.jobs}
+			}
+			return f
+		}
+		// The source jobs the planner checks: the trace's, then the
+		// services' (synthetic ones are copies of the trace's).
+		if cfg.llm.count() > 0 {
+			jobs = append(jobs, cfg.llm.jobs...)
 		}
 		return feed, jobs, nil, nil
 	}
@@ -210,6 +268,14 @@ func prepareJobs(cfg Config, all []workloads.Job, seed uint64) (feed func() jobF
 	}
 	if err := checkLeaveOut(cfg, len(jobs)); err != nil {
 		return nil, nil, nil, err
+	}
+	if cfg.llm.count() > 0 {
+		// The services arrive at their own times from the replay's start,
+		// after the trace's window, bootstrap and compression.
+		if err := cfg.llm.checkIDs(jobs); err != nil {
+			return nil, nil, nil, err
+		}
+		jobs = mergeByArrival(jobs, cfg.llm.jobs)
 	}
 	return func() jobFeed { return &sliceFeed{jobs: jobs} }, jobs, pods, nil
 }

@@ -89,6 +89,7 @@ func (r *run) finish(k int) {
 	r.noteActive()
 	r.gpuEnd = r.sim.Now()
 	r.heavy.add(js.held, &r.kinds[btoi(js.plan.service)])
+	r.llmHeld(js)
 	delete(r.live, k) // finished: only its record and the tallies remain
 	i, _ := slices.BinarySearch(r.alive, k)
 	r.alive = slices.Delete(r.alive, i, i+1)

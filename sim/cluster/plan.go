@@ -29,6 +29,9 @@ type jobPlan struct {
 	// service) and has no completion time.
 	service, censored  bool
 	optsMIG, optsWhole []snapshot.Option
+	// llm is 1 + the index of the LLM service the job is a replica of
+	// (Config.LLMServices), 0 for the trace's jobs.
+	llm int
 }
 
 // kind names the job's kind in results: "service" or "batch".
@@ -72,6 +75,8 @@ type planner struct {
 	// job_kind batch-fraction's batch jobs, and a tenant count's tenants.
 	batchJob map[string]bool
 	tenantOf map[string]string
+	// llm is the run's resolved LLM services (nil without).
+	llm *llmPlan
 }
 
 type optsKey struct {
@@ -81,7 +86,7 @@ type optsKey struct {
 }
 
 func newPlanner(cfg Config, types []gpuType, tm gpu.TraceTypeMap) (*planner, error) {
-	pl := &planner{cfg: cfg, types: types, tm: tm, index: map[string]int{},
+	pl := &planner{cfg: cfg, types: types, tm: tm, index: map[string]int{}, llm: cfg.llm,
 		byKey: map[optsKey][2][]snapshot.Option{}, shared: map[string][]snapshot.Option{}}
 	for k, t := range types {
 		pl.index[t.name] = k
@@ -120,6 +125,11 @@ func (pl *planner) intern(o []snapshot.Option) []snapshot.Option {
 func (pl *planner) plan(k int, j *workloads.Job) (jobPlan, error) {
 	cfg, types := &pl.cfg, pl.types
 	p := jobPlan{src: j, work: j.Duration}
+	if pl.llm != nil {
+		if lj, ok := pl.llm.byID[j.ID]; ok {
+			return pl.planLLM(p, lj)
+		}
+	}
 	switch cfg.Tenants {
 	case TenantsTrace:
 		p.tenant = j.Tenant
@@ -177,6 +187,34 @@ func (pl *planner) plan(k int, j *workloads.Job) (jobPlan, error) {
 		// A censored job holds its place for the time the trace recorded
 		// whatever its speed: a faster GPU shortens nothing.
 		p.optsWhole, p.optsMIG = withSpeed1(p.optsWhole), withSpeed1(p.optsMIG)
+	}
+	p.optsWhole, p.optsMIG = pl.intern(p.optsWhole), pl.intern(p.optsMIG)
+	pl.byKey[key] = [2][]snapshot.Option{p.optsWhole, p.optsMIG}
+	return p, nil
+}
+
+// planLLM plans a replica of an LLM service: always a service, of its
+// service's own tenant whatever cluster.tenants says, on its GPU type
+// only. A gang of whole GPUs is any service job of a whole GPU of that
+// type (whose MIG option is the whole-GPU profile); a slice replica's
+// options are llmOptions'.
+func (pl *planner) planLLM(p jobPlan, lj llmJob) (jobPlan, error) {
+	j := p.src
+	p.service, p.tenant, p.llm = true, j.Tenant, lj.service+1
+	t, ok := pl.index[j.GPUTypes[0]]
+	if !ok {
+		return p, nil // not in this seed's cluster: never runs, counted
+	}
+	key := optsKey{milli: j.GPUMilli, allowed: "llm:" + j.GPUTypes[0] + "/" + lj.profile, service: true}
+	if o, ok := pl.byKey[key]; ok {
+		p.optsWhole, p.optsMIG = o[0], o[1]
+		return p, nil
+	}
+	ty := &pl.types[t]
+	if lj.profile == "" {
+		pl.serviceOptions(&p, ty, float64(j.GPUMilli)/workloads.MaxGPUMilli, ty.rel, float64(ty.spec.MemoryBytes))
+	} else {
+		pl.llmOptions(&p, lj, ty)
 	}
 	p.optsWhole, p.optsMIG = pl.intern(p.optsWhole), pl.intern(p.optsMIG)
 	pl.byKey[key] = [2][]snapshot.Option{p.optsWhole, p.optsMIG}

@@ -113,6 +113,9 @@ func permutedIDs(jobs []workloads.Job, seed uint64, name string) []string {
 // count above the jobs is an InputError naming cluster.tenants.
 func (pl *planner) drawRegimes(src []workloads.Job, seed uint64) error {
 	cfg := &pl.cfg
+	if pl.llm.count() > 0 { // the services' kinds and tenants are their own
+		src = slices.DeleteFunc(slices.Clone(src), func(j workloads.Job) bool { return pl.llm.has(j.ID) })
+	}
 	if cfg.JobKind == JobKindBatchFraction {
 		ids := permutedIDs(src, seed, "cluster/job-kind")
 		nb := int(math.Round(cfg.BatchFraction * float64(len(ids))))

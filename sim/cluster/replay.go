@@ -41,6 +41,9 @@ func Run(cfg Config, seed uint64, env Env) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.llm, err = resolveLLMServices(cfg, env, nodes, tm, seed); err != nil {
+		return nil, err
+	}
 	runs := make([]seedRun, cfg.Seeds)
 	errs := make([]error, cfg.Seeds)
 	// Seeds are independent simulations of immutable inputs: they run on
@@ -66,6 +69,9 @@ func Run(cfg Config, seed uint64, env Env) (*Result, error) {
 		}
 	}
 	res := merge(cfg, runs)
+	if cfg.llm != nil {
+		res.LLMServices = cfg.llm.reports
+	}
 	if traceRep != nil {
 		res.Inputs = append(res.Inputs, *traceRep)
 	}
@@ -98,6 +104,17 @@ func Check(cfg Config, seed uint64, env Env) error {
 	jobs, _, err := readJobs(cfg, env)
 	if err != nil {
 		return err
+	}
+	if len(cfg.LLMServices) > 0 {
+		// The services' GPU types and profiles against the cluster, without
+		// the search (it simulates): every service as if it met its SLO
+		// on one whole GPU of its first allowed type.
+		env.LLMServices = func(svc LLMService, types []gpu.Spec, _ uint64) (LLMChoice, error) {
+			return LLMChoice{GPU: types[0].Name, TP: 1, Replicas: 1}, nil
+		}
+		if cfg.llm, err = resolveLLMServices(cfg, env, nodes, tm, seed); err != nil {
+			return err
+		}
 	}
 	for s := range cfg.Seeds {
 		if err := prepareSeed(cfg, nodes, nodesRead, jobs, seed+uint64(s), tm); err != nil {
@@ -198,7 +215,7 @@ func runSeed(cfg Config, nodes []trace.Node, nodesRead *InputReport, raw []workl
 	}
 	for _, e := range cfg.LeaveOutLongest {
 		lo, _ := parseLeaveOut(e) // checked by Validate
-		kept, n := withoutLongest(src, lo.jobs(len(src)))
+		kept, n := withoutLongest(src, lo.jobs(len(src)-pl.llm.count()), pl.llm)
 		prs, _, err := replay.all(func() jobFeed { return &sliceFeed{jobs: kept} })
 		if err != nil {
 			return seedRun{}, fmt.Errorf("leave_out_longest %s: %w", e, err)
@@ -282,11 +299,14 @@ func (rp *replayer) all(feed func() jobFeed) ([]PolicyResult, []Timing, error) {
 // withoutLongest is jobs without the n of longest duration (ties: the
 // later in the list goes first), in their order, and how many it left
 // out.
-func withoutLongest(jobs []workloads.Job, n int) ([]workloads.Job, int) {
-	idx := make([]int, len(jobs))
-	for k := range idx {
-		idx[k] = k
+func withoutLongest(jobs []workloads.Job, n int, lp *llmPlan) ([]workloads.Job, int) {
+	idx := make([]int, 0, len(jobs))
+	for k := range jobs {
+		if !lp.has(jobs[k].ID) { // LLM services are kept: not the trace's
+			idx = append(idx, k)
+		}
 	}
+	n = min(n, len(idx))
 	slices.SortStableFunc(idx, func(a, b int) int {
 		switch da, db := jobs[a].Duration, jobs[b].Duration; {
 		case da > db:

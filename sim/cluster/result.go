@@ -75,6 +75,10 @@ type PolicyResult struct {
 	Spanned *Spanned `json:"spanned,omitempty"`
 	// ByKind splits the jobs by kind (Config.JobKind).
 	ByKind []KindResult `json:"by_kind,omitempty"`
+	// LLMServices is what the policy made of each LLM service's replicas
+	// (cluster.llm_services; absent without), in Result.LLMServices'
+	// order.
+	LLMServices []LLMServiceRun `json:"llm_services,omitempty"`
 	// Top10Share is the share of the GPU time held (gpu_hours_fractional)
 	// that the ten jobs holding the most held: how heavy the tail is.
 	Top10Share float64 `json:"top10_share"`
@@ -239,6 +243,9 @@ type Result struct {
 	Baseline string `json:"-"`
 	// Clusters lists each seed's cluster, in seed order.
 	Clusters []SeedCluster `json:"clusters"`
+	// LLMServices is how each of cluster.llm_services was resolved: the
+	// configuration chosen and why, or why none was (absent without).
+	LLMServices []LLMServiceReport `json:"llm_services,omitempty"`
 	// PerSeed holds every policy's result under each seed, in seed order
 	// (Policies holds their means); jobs and series are left out.
 	PerSeed [][]PolicyResult `json:"-"`
@@ -320,6 +327,7 @@ func mean(runs []seedRun, k int, m PolicyResult) PolicyResult {
 	m.Spanned = meanSpanned(runs, k)
 	m.Top10Share = avg(func(p *PolicyResult) float64 { return p.Top10Share })
 	m.ByKind = meanByKind(runs, k)
+	m.LLMServices = meanLLM(runs, k)
 	if m.OptimalityGap != nil {
 		g := avg(func(p *PolicyResult) float64 { return *p.OptimalityGap })
 		m.OptimalityGap = &g

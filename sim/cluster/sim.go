@@ -176,6 +176,7 @@ type run struct {
 	migrations         int
 	jct, queue         stats.Tally
 	kinds              [2]kindTally // batch, service
+	llm                []llmTally   // per LLM service (Config.LLMServices)
 	censored           int          // jobs stopped at the end of the trace
 	heavy              topHeld      // the jobs that held the most GPU time
 	decisions          stats.Tally
@@ -215,6 +216,9 @@ func simulate(cfg Config, pol snapshot.Policy, types []gpuType, gpus []clusterGP
 		return PolicyResult{}, Timing{}, err
 	}
 	r.comm = comm
+	if pl.llm != nil {
+		r.llm = make([]llmTally, len(pl.llm.reports))
+	}
 	caps := snapshot.CapabilitiesOf(pol)
 	r.mig = caps.UsesMIG
 	r.share = caps.SharesInstances && caps.UsesMIG
@@ -302,8 +306,10 @@ func simulate(cfg Config, pol snapshot.Policy, types []gpuType, gpus []clusterGP
 			r.settle(&js.tasks[t])
 		}
 		r.heavy.add(js.held, &r.kinds[btoi(js.plan.service)])
+		r.llmHeld(js)
 	}
 	pr.ByKind = r.kindResults()
+	pr.LLMServices = r.llmResults()
 	pr.Top10Share = r.heavy.top10Share()
 	pr.waited, pr.unfinished = r.queued+r.preempted, len(r.live)
 	if r.next > 0 {
@@ -376,7 +382,15 @@ func (r *run) arrive() {
 	}
 	kt := &r.kinds[btoi(p.service)]
 	kt.jobs++
+	var lt *llmTally
+	if p.llm > 0 {
+		lt = &r.llm[p.llm-1]
+		lt.jobs++
+	}
 	if len(r.options(&p)) == 0 {
+		if lt != nil {
+			lt.neverRan++
+		}
 		// No GPU of the cluster can run it: no type allowed, or a
 		// service that needs more than a whole GPU of every allowed type.
 		r.neverRan++

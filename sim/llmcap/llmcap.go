@@ -370,14 +370,19 @@ func SearchConfigs(cfg llmserve.Config, seed uint64, sp Space, ownRate float64, 
 				t.Rows = append(t.Rows, found)
 			}
 		}
-		sort.SliceStable(t.Rows, func(i, j int) bool {
-			ci, vi := t.Rows[i].rank()
-			cj, vj := t.Rows[j].rank()
-			return ci < cj || ci == cj && vi < vj
-		})
+		sortRows(t.Rows)
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// sortRows orders rows by rank, the cheapest first (stable).
+func sortRows(rows []ConfigRow) {
+	sort.SliceStable(rows, func(i, j int) bool {
+		ci, vi := rows[i].rank()
+		cj, vj := rows[j].rank()
+		return ci < cj || ci == cj && vi < vj
+	})
 }
 
 // fewestReplicas finds the fewest replicas of c (gpu and tp set) meeting
