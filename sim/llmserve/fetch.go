@@ -138,8 +138,30 @@ type fetchRoute struct {
 // the fetch network like the hops kvpath names.
 const armDecompress kvpath.Resource = "snic_arm_decompress"
 
-// route plans a fetch of bytes (uncompressed; ops RDMA operations).
-func (f *PrefixFetch) route(bytes float64, ops int) (fetchRoute, error) {
+// route plans a fetch of bytes (uncompressed; ops RDMA operations) into
+// a replica of tp GPUs: the shards land in parallel, each over its own
+// GPU's PCIe, so a per-GPU resource and the flow's cap count tp times
+// (as a disaggregated hand-off's do).
+func (f *PrefixFetch) route(bytes float64, ops, tp int) (fetchRoute, error) {
+	rt, err := f.route1(bytes, ops)
+	if err != nil || tp <= 1 {
+		return rt, err
+	}
+	k := float64(tp)
+	for i := range rt.hops {
+		if rt.hops[i].Resource.PerGPU() {
+			rt.hops[i].BytesPerSec *= k
+		}
+	}
+	if rt.cap > 0 {
+		rt.cap *= k
+	}
+	rt.gpu = engine.Time(float64(rt.gpu) / k) // each GPU decompresses its shard
+	return rt, nil
+}
+
+// route1 is route for one GPU.
+func (f *PrefixFetch) route1(bytes float64, ops int) (fetchRoute, error) {
 	ratio := max(f.ratio, 1)
 	rt := fetchRoute{wire: bytes / ratio}
 	if ratio > 1 && !f.onNIC {
@@ -201,8 +223,8 @@ const ssdLatency = 100 * engine.Microsecond
 // grow with it; the source side's PCIe hop stands for the pool's DRAM),
 // the SSD at the slower of its rate and the GPU's PCIe plus a read's
 // latency.
-func (f *PrefixFetch) time(bytes float64, ops int) engine.Time {
-	rt, err := f.route(bytes, ops)
+func (f *PrefixFetch) time(bytes float64, ops, tp int) engine.Time {
+	rt, err := f.route(bytes, ops, tp)
 	if err != nil {
 		return engine.MaxTime // validated when resolved: unreachable
 	}
@@ -283,7 +305,7 @@ func (c *cluster) planFetch(q *request, r *replica, now engine.Time) engine.Time
 	tokens := (fetchable - local) * bs
 	m := r.pl.p.Model
 	bytes := float64(int64(tokens) * m.KVBytesPerToken())
-	ft := f.time(bytes, kvOps(m, bs, tokens))
+	ft := f.time(bytes, kvOps(m, bs, tokens), r.pl.p.Placement.TP)
 	if !f.Always {
 		st, err := llm.Step(m, r.pl.roomy, llm.Batch{Prefill: []llm.Chunk{{Tokens: tokens, ContextBefore: local * bs}}}, r.pl.p.Eff)
 		if err == nil && engine.Seconds(st.Seconds) <= ft {
@@ -345,7 +367,7 @@ func newFetchNet(f *PrefixFetch) (*fetchNet, error) {
 // latency has passed, q joins the fetch heap to wait for the loop.
 func (n *fetchNet) start(c *cluster, q *request, r *replica, bytes float64, ops int, now engine.Time) error {
 	server := r.id * r.pl.p.Placement.TP / max(n.f.gpusPerServer, 1)
-	rt, err := n.f.route(bytes, ops)
+	rt, err := n.f.route(bytes, ops, r.pl.p.Placement.TP)
 	if err != nil {
 		return fmt.Errorf("llmserve: request %d's prefix fetch: %w", q.rec.ID, err)
 	}

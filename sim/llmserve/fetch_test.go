@@ -40,7 +40,7 @@ func TestPrefixFetch(t *testing.T) {
 		t.Fatalf("second request: replica %d, fetched %d, cached %d; want replica 1, 2048 fetched (its computed prefix)", r.Replica, r.FetchedTokens, r.CachedTokens)
 	}
 	bytes := float64(2048 * p.Model.KVBytesPerToken())
-	fetch := p.Fetch.time(bytes, kvOps(p.Model, 16, 2048))
+	fetch := p.Fetch.time(bytes, kvOps(p.Model, 16, 2048), 1)
 	step := stepTime(t, p, llm.Batch{Prefill: []llm.Chunk{{Tokens: 3000 - 2048, ContextBefore: 2048}}})
 	if got, want := r.TTFT(), fetch+step; got != want {
 		t.Errorf("TTFT %s; want fetch %s + the suffix's step %s = %s", got, fetch, step, want)
@@ -151,7 +151,7 @@ func TestPrefixFetchCompressed(t *testing.T) {
 		t.Fatal(err)
 	}
 	decomp := engine.Seconds(bytes / 50e9)
-	if got, want := p.Fetch.time(bytes, ops), plan.Alone(bytes/4)+decomp; got != want {
+	if got, want := p.Fetch.time(bytes, ops, 1), plan.Alone(bytes/4)+decomp; got != want {
 		t.Fatalf("compressed fetch alone %s, want the compressed transfer %s + decompression %s", got, plan.Alone(bytes/4), decomp)
 	}
 	res, err := Simulate(p, tr)
@@ -166,7 +166,7 @@ func TestPrefixFetchCompressed(t *testing.T) {
 	nic := fetchPlan(t, true)
 	nic.Fetch.path = kvpath.Conspirator
 	nic.Fetch.ratio, nic.Fetch.gpuRate, nic.Fetch.armRate, nic.Fetch.onNIC = 4, 50e9, 1e9, true
-	rt, err := nic.Fetch.route(bytes, ops)
+	rt, err := nic.Fetch.route(bytes, ops, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,5 +192,36 @@ func TestPrefixFetchCompressed(t *testing.T) {
 	}
 	if seen != len(want) || rt.gpu != 0 || rt.wire != bytes/4 {
 		t.Errorf("SmartNIC decompression: %d of %d hops adjusted, GPU time %s, wire %g bytes; want all, none, %g", seen, len(want), rt.gpu, rt.wire, bytes/4)
+	}
+}
+
+// A fetch into a TP-4 replica lands its four shards in parallel, each
+// over its own GPU's PCIe: per-GPU resources and the flow's cap count
+// four times, server resources (the NIC) once, and GPU decompression is
+// a quarter of the time, each GPU decompressing its shard.
+func TestPrefixFetchTensorParallel(t *testing.T) {
+	p := fetchPlan(t, true)
+	p.Fetch.ratio, p.Fetch.gpuRate = 4, 50e9
+	bytes := float64(2048 * p.Model.KVBytesPerToken())
+	ops := kvOps(p.Model, 16, 2048)
+	one, err := p.Fetch.route(bytes, ops, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	four, err := p.Fetch.route(bytes, ops, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(one.hops) != len(four.hops) || four.cap != 4*one.cap || four.gpu != one.gpu/4 {
+		t.Fatalf("TP 4: %d hops, cap %g, GPU %s; want %d hops, cap %g, GPU %s", len(four.hops), four.cap, four.gpu, len(one.hops), 4*one.cap, one.gpu/4)
+	}
+	for i, h := range four.hops {
+		want := one.hops[i].BytesPerSec
+		if h.Resource.PerGPU() {
+			want *= 4
+		}
+		if h.BytesPerSec != want {
+			t.Errorf("TP 4: %s at %g B/s, want %g", h.Resource, h.BytesPerSec, want)
+		}
 	}
 }
