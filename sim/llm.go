@@ -92,6 +92,11 @@ type LLMDisagg struct {
 	// the transfer the prefill did not hide.
 	TailMeanS float64 `json:"tail_mean_s"`
 	TailP99S  float64 `json:"tail_p99_s"`
+	// TransferTimesS are the first seed's transfer times, seconds,
+	// ascending: for callers counting a share under a bound
+	// (`conspirator reproduce`); left out of summary.json, whose size
+	// would grow with the requests.
+	TransferTimesS []float64 `json:"-"`
 }
 
 // LLMSLO is the SLO the goodput is counted against.
@@ -351,7 +356,7 @@ func runLLM(cfg llmserve.Config, seed uint64, files map[string][]byte) (*LLMSumm
 			DecodeGPU: d.Decode.Placement.GPU.Name, DecodeTP: d.Decode.Placement.TP, DecodeReplicas: d.Decode.Replicas, DecodeKVBlocks: d.Decode.KVBlocks,
 			Transfers: st.Transfers, NVLink: st.NVLink, HostCopy: st.HostCopy, Crossed: st.Crossed, GBMoved: st.Bytes / 1e9,
 			TransferMeanS: st.Time.Mean, TransferP99S: st.Time.P99, WaitMeanS: st.Wait.Mean, WaitP99S: st.Wait.P99,
-			TailMeanS: st.Tail.Mean, TailP99S: st.Tail.P99,
+			TailMeanS: st.Tail.Mean, TailP99S: st.Tail.P99, TransferTimesS: st.Times,
 		}
 	}
 	out.OfferedPerSec = offeredPerSec(firstTrace)

@@ -91,6 +91,7 @@ func TestScenariosListMarksData(t *testing.T) {
 		"llm/azure-conv":             "../shared/traces/azure-llm-2023/ (llm.workload.trace)",
 		"llm/azure-code":             "../shared/traces/azure-llm-2023/ (llm.workload.trace)",
 		"llm/mooncake":               "../shared/traces/mooncake-fast25/ (llm.workload.trace)",
+		"llm/mooncake-knee":          "../shared/traces/mooncake-fast25/ (llm.workload.trace)",
 	}
 	const dir = "../shared/traces/alibaba-gpu-v2023/"
 	// full is a needs entry with its folder: the openb one unless named.

@@ -32,7 +32,7 @@ var order = []struct {
 	{"hw", 2},
 	{"workloads", 3},
 	{"policies", 4},
-	{"sim/datapath", 5}, {"sim/cluster", 5}, {"sim/alloc", 5}, {"sim/training", 5},
+	{"sim/datapath", 5}, {"sim/cluster", 5}, {"sim/alloc", 5}, {"sim/training", 5}, {"sim/llmserve", 5},
 	{"scenarios", 6}, {"sim", 6}, {"realhw", 6},
 	{"reports", 7},
 	{"cmd", 8}, {"bench", 8},

@@ -38,6 +38,7 @@ func TestImportOrder(t *testing.T) {
 func TestOf(t *testing.T) {
 	for path, want := range map[string]int{
 		Module + "/sim/cluster":       5,
+		Module + "/sim/llmserve":      5,
 		Module + "/sim/sweep":         6,
 		Module + "/sim":               6,
 		Module + "/simulation":        -1, // a prefix must match a whole element
@@ -60,7 +61,7 @@ func TestOf(t *testing.T) {
 // wall clock are injected by the assembly (cluster.Env), so that a model's
 // result depends on its inputs alone.
 func TestModelsArePure(t *testing.T) {
-	lines := shareddata.GoList(t, "{{.ImportPath}}|{{.Dir}}|{{join .GoFiles \",\"}}|{{join .Imports \" \"}}", "./sim/datapath", "./sim/cluster", "./sim/training")
+	lines := shareddata.GoList(t, "{{.ImportPath}}|{{.Dir}}|{{join .GoFiles \",\"}}|{{join .Imports \" \"}}", "./sim/datapath", "./sim/cluster", "./sim/training", "./sim/llmserve")
 	forbidden := map[string]bool{"os": true, "os/exec": true, "net": true, "net/http": true, "syscall": true, "io/ioutil": true}
 	for _, line := range lines {
 		f := strings.SplitN(line, "|", 4)

@@ -466,8 +466,13 @@ type DisaggStats struct {
 	// (Splitwise's non-overlapped transfer), waits included.
 	Tail  Quantiles
 	Bytes float64
+	// Times are the transfers' times (as Time), seconds, ascending: what
+	// a share under a bound is counted from (DistServe reports the share
+	// of transfers under 30 ms).
+	Times []float64
 }
 
 func (x *pd) stats() *DisaggStats {
-	return &DisaggStats{Transfers: len(x.times), GPUs: x.gpus, NVLink: x.nvlink, HostCopy: x.hostCopy, Crossed: x.crossed, Time: quantilesOf(x.times), Wait: quantilesOf(x.waits), Tail: quantilesOf(x.tails), Bytes: x.bytes}
+	// quantilesOf sorts x.times in place: Times is that sorted slice.
+	return &DisaggStats{Transfers: len(x.times), GPUs: x.gpus, NVLink: x.nvlink, HostCopy: x.hostCopy, Crossed: x.crossed, Time: quantilesOf(x.times), Wait: quantilesOf(x.waits), Tail: quantilesOf(x.tails), Bytes: x.bytes, Times: x.times}
 }

@@ -338,6 +338,28 @@ var Rows = []Row{
 		run:      runBlink,
 		judge:    judgeBlink,
 	},
+	{
+		Name:     "mooncake-transfer",
+		Claim:    "Mooncake: the transfer engine moves 40 GB at 87 GB/s (4 x 200 Gb/s) and 190 GB/s (8 x 400 Gb/s), 2.4x / 4.6x TCP; mean TTFT under 2 s above ~100 Gb/s",
+		Source:   "Mooncake (FAST'25), via its README and a secondary summary",
+		Paper:    "87 / 190 GB/s, 2.4x / 4.6x TCP; knee near 100 Gb/s",
+		Chapter:  "llm.md",
+		Commands: mooncakeKneeCommands(),
+		Quick:    "4 of the 6 link rates (10, 25, 100, 400 Gb/s)",
+		run:      runMooncakeTransfer,
+		judge:    judgeMooncakeTransfer,
+	},
+	{
+		Name:     "distserve-kv",
+		Claim:    "DistServe: KV transfer under 0.1% of latency with 25 Gb/s across nodes (NVLink placement), over 95% under 30 ms; its simulator's OPT-13B example serves 1.56 requests/s per GPU",
+		Source:   "DistServe (OSDI'24), via secondary summaries; the OPT-13B example from simdistserve/README.md",
+		Paper:    "< 0.1%, > 95% under 30 ms; 1.56/s per GPU (prefill TP 2, decode TP 1)",
+		Chapter:  "llm.md",
+		Commands: []string{"conspirator run llm/distserve", command("run", "llm/distserve", distserveCrossNode)},
+		Quick:    "3 bisection steps of the goodput search instead of 6",
+		run:      runDistServe,
+		judge:    judgeDistServe,
+	},
 }
 
 // against is the verdict of a figure against a published value: within
