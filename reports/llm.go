@@ -51,7 +51,10 @@ type LLMResult struct {
 	Workload   string `json:"workload"`
 	Requests   int    `json:"requests"`
 	Seeds      int    `json:"seeds"`
-	SLO        struct {
+	// PerSeed is each seed's value of a few metrics (sim.LLMPerSeedMetrics),
+	// for comparing runs that share their seeds seed by seed.
+	PerSeed map[string][]float64 `json:"per_seed"`
+	SLO     struct {
 		TTFTS    Num `json:"ttft_s"`
 		TPOTS    Num `json:"tpot_s"`
 		Quantile Num `json:"quantile"`

@@ -30,6 +30,19 @@ type SweepAggregate struct {
 	Groups   []sweep.Group `json:"groups"`
 	// prov is what the points say of themselves (not in aggregate.json).
 	prov sweepProv
+	// llmSeeds is, per parameter combination (paramsKey), an LLM point's
+	// per-seed values (LLMResult.PerSeed); nil for a combination run at
+	// more than one sweep seed, whose seeds do not pair.
+	llmSeeds map[string]map[string][]float64
+}
+
+// paramsKey names a parameter combination.
+func paramsKey(kvs []sweep.KV) string {
+	var b strings.Builder
+	for _, kv := range kvs {
+		b.WriteString(kv.Key + "=" + kv.Value + "\x00")
+	}
+	return b.String()
 }
 
 // AggregateSweep reads the complete points of the sweep in dir and
@@ -87,6 +100,17 @@ func AggregateSweep(dir string) (SweepAggregate, error) {
 		}
 		if r.LLM != nil && len(agg.LLM) == 0 {
 			agg.LLM = []string{LLMEntity}
+		}
+		if r.LLM != nil {
+			if agg.llmSeeds == nil {
+				agg.llmSeeds = map[string]map[string][]float64{}
+			}
+			k := paramsKey(p.Params)
+			if _, twice := agg.llmSeeds[k]; twice {
+				agg.llmSeeds[k] = nil
+			} else {
+				agg.llmSeeds[k] = r.LLM.PerSeed
+			}
 		}
 		for name := range derivedValues(r) {
 			if !slices.Contains(agg.Derived, name) {

@@ -60,6 +60,17 @@ type LLMSummary struct {
 	// Disagg is the pools and KV transfers of a disaggregated run (the
 	// first seed's transfers).
 	Disagg *LLMDisagg `json:"disagg,omitempty"`
+	// PerSeed is what each seed gave of the metrics the sweep's maps
+	// compare (LLMPerSeedMetrics), in seed order, with two seeds or more:
+	// runs that share their seeds draw the same requests, so two of them
+	// are compared seed by seed (a paired CI), not by their CIs alone.
+	PerSeed map[string][]float64 `json:"per_seed,omitempty"`
+}
+
+// LLMPerSeedMetrics are the metrics whose per-seed values a summary keeps.
+var LLMPerSeedMetrics = map[string]func(llmserve.Summary) float64{
+	"tpot_s.p90": func(s llmserve.Summary) float64 { return s.TPOT.P90 },
+	"e2e_s.mean": func(s llmserve.Summary) float64 { return s.E2E.Mean },
 }
 
 // LLMDisagg describes a disaggregated run: its pools, path and the KV
@@ -334,6 +345,14 @@ func runLLM(cfg llmserve.Config, seed uint64, files map[string][]byte) (*LLMSumm
 	}
 	if p.Placement.Slice != nil {
 		out.MIG = p.Placement.Slice.Name
+	}
+	if len(sums) > 1 {
+		out.PerSeed = map[string][]float64{}
+		for k, f := range LLMPerSeedMetrics {
+			for _, s := range sums {
+				out.PerSeed[k] = append(out.PerSeed[k], f(s))
+			}
+		}
 	}
 	if d := p.Disagg; d != nil {
 		// The pools replace llm.gpu, tp and replicas: report them.
