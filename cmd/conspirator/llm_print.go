@@ -54,7 +54,7 @@ func printLLM(w io.Writer, s *sim.Summary) {
 	}
 	fmt.Fprintf(w, "throughput %s requests/s, %s output tokens/s, %s tokens/s; completed %s, rejected %s\n",
 		est(r.RequestsPerSec, 1, "%.2f"), est(r.OutputTokensPerSec, 1, "%.0f"), est(r.TokensPerSec, 1, "%.0f"), est(r.Completed, 1, "%.0f"), est(r.Rejected, 1, "%.0f"))
-	fmt.Fprintf(w, "SLO TTFT <= %s and TPOT <= %s: goodput %s requests/s, attainment %s of all requests, a refused one missing (%s: target %.0f%%)\n",
+	fmt.Fprintf(w, "SLO TTFT <= %s and TPOT <= %s: goodput %s requests/s, attainment %s of all requests, refused ones counted as misses (%s: target %.0f%%)\n",
 		secText(l.SLO.TTFTS), secText(l.SLO.TPOTS), est(r.Goodput, 1, "%.2f"), est(r.SLOAttainment, 100, "%.1f%%"), verdict, 100*l.SLO.Quantile)
 	fmt.Fprintf(w, "batch %s requests a step on average; KV cache used %s on average, %s at peak; preemptions %s; %d steps (first seed)\n",
 		est(r.MeanBatch, 1, "%.1f"), est(r.MeanKVUsed, 100, "%.1f%%"), est(r.PeakKVUsed, 100, "%.1f%%"), est(r.Preemptions, 1, "%.0f"), l.Steps)

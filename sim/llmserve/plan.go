@@ -184,7 +184,7 @@ type Summary struct {
 	// the share of arrivals meeting the SLO. Where all arrive at once it
 	// is over first arrival .. last finish, and a note says so.
 	Goodput       float64
-	SLOAttainment float64 // share of requests meeting both, a refused one missing
+	SLOAttainment float64 // share of requests meeting both; a refused one counts as a miss
 	// PrefixHitShare is the share of the completed requests' prompt
 	// tokens served without recompute (from the prefix cache, or fetched
 	// into it); FetchedShare the part of them fetched from the KV store.
