@@ -70,6 +70,10 @@ const (
 	// SmartNICDRAM its DRAM, which the bytes cross in and out.
 	SmartNICDMA  Resource = "snic_dma"
 	SmartNICDRAM Resource = "snic_dram"
+	// SmartNICArm is the SmartNIC's Arm cores posting the transfers'
+	// operations, as bytes per second of all its cores: one transfer posts
+	// on one core (Plan.Control), concurrent ones share the cores.
+	SmartNICArm Resource = "snic_arm"
 	// NVLinkTx and NVLinkRx are one GPU's NVLink bandwidth to its peers,
 	// each direction.
 	NVLinkTx Resource = "nvlink_tx"
@@ -371,6 +375,13 @@ func (h Hardware) Plan(path string, t Transfer) (Plan, error) {
 			Hop{Dst, PCIeH2D, pinned},
 		)
 		p.ArmCPU = engine.Scale(engine.MulSat(int64(armPostsPerOp*p.Ops), h.PostPerOp), 1/s.ArmSpeed)
+		if p.ArmCPU > 0 && s.ArmCores > 0 && t.Bytes > 0 {
+			// Each transfer posts on one core (Control); together they
+			// post on all of them, at this transfer's bytes per
+			// core-second: a shared resource, binding once more
+			// transfers post at once than the SmartNIC has cores.
+			p.Hops = append(p.Hops, Hop{Dst, SmartNICArm, float64(s.ArmCores) * t.Bytes / p.ArmCPU.Seconds()})
+		}
 		// The DMA engine's per-descriptor cost is device time that
 		// overlaps the bytes like the Arm's work does.
 		descriptors := engine.MulSat(int64(p.Ops), s.DMAPerOp)

@@ -274,7 +274,7 @@ func TestPlanRefusesBadTransfers(t *testing.T) {
 // and the same Hardware gives the same plan.
 func TestPlanShape(t *testing.T) {
 	perGPU := map[Resource]bool{PCIeD2H: true, PCIeH2D: true, NVLinkTx: true, NVLinkRx: true,
-		NICTx: false, NICRx: false, HostDRAM: false, TCPCPUTx: false, TCPCPURx: false, SmartNICDMA: false, SmartNICDRAM: false}
+		NICTx: false, NICRx: false, HostDRAM: false, TCPCPUTx: false, TCPCPURx: false, SmartNICDMA: false, SmartNICDRAM: false, SmartNICArm: false}
 	for r, want := range perGPU {
 		if r.PerGPU() != want {
 			t.Errorf("%s.PerGPU() = %v, want %v", r, r.PerGPU(), want)
@@ -481,5 +481,49 @@ func TestHostCopyPath(t *testing.T) {
 	want := engine.Time(10737418) + engine.Time(335545)
 	if got := p.Alone(bytes); got < want-2 || got > want+2 {
 		t.Errorf("alone %v; want %v", got, want)
+	}
+}
+
+// The conspirator path's Arm cores: one transfer posts on one core (its
+// Control, ArmCPU), and the cores together are a shared hop of
+// cores x bytes / ArmCPU, 16 times one core's rate on a BlueField-3. Alone
+// the hop never binds (one core's posting, in Control, is 16 times
+// longer than the hop's share), so the transfer alone is unchanged by it;
+// 32 transfers posting at once would share it at half a core each.
+func TestConspiratorArmCores(t *testing.T) {
+	h := Default()
+	p := plan(t, h, Conspirator, Transfer{Bytes: kv256, Ops: 4096})
+	var arm *Hop
+	for i := range p.Hops {
+		if p.Hops[i].Resource == SmartNICArm {
+			arm = &p.Hops[i]
+		}
+	}
+	if arm == nil || arm.Side != Dst {
+		t.Fatalf("conspirator plan %v: no destination Arm hop", p.Hops)
+	}
+	oneCore := kv256 / p.ArmCPU.Seconds()
+	if want := float64(h.SmartNIC.ArmCores) * oneCore; math.Abs(arm.BytesPerSec-want) > 1e-6*want {
+		t.Errorf("Arm hop %g B/s, want %d cores x %g", arm.BytesPerSec, h.SmartNIC.ArmCores, oneCore)
+	}
+	if p.Control < p.ArmCPU {
+		t.Errorf("Control %s below the Arm's posting %s", p.Control, p.ArmCPU)
+	}
+	without := p
+	without.Hops = nil
+	for _, hop := range p.Hops {
+		if hop.Resource != SmartNICArm {
+			without.Hops = append(without.Hops, hop)
+		}
+	}
+	if p.Alone(kv256) != without.Alone(kv256) {
+		t.Errorf("alone with the Arm hop %s, without %s: the hop should not bind one transfer", p.Alone(kv256), without.Alone(kv256))
+	}
+	for _, path := range []string{GPUDirect, HostRDMA, TCP} {
+		for _, hop := range plan(t, h, path, Transfer{Bytes: kv256}).Hops {
+			if hop.Resource == SmartNICArm {
+				t.Errorf("%s crosses the SmartNIC's Arm cores", path)
+			}
+		}
 	}
 }
