@@ -7,6 +7,7 @@ package cluster
 // becomes a service job that the policies place like any job.
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -378,15 +379,7 @@ func resolveLLMServices(cfg Config, env Env, nodes []trace.Node, tm gpu.TraceTyp
 		rep.Jobs = s.Count * ch.Replicas
 		plan.reports = append(plan.reports, rep)
 	}
-	slices.SortStableFunc(plan.jobs, func(a, b workloads.Job) int {
-		switch {
-		case a.Arrival < b.Arrival:
-			return -1
-		case a.Arrival > b.Arrival:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(plan.jobs, func(a, b workloads.Job) int { return cmp.Compare(a.Arrival, b.Arrival) })
 	for k := range plan.jobs {
 		if err := checkJob(k, &plan.jobs[k]); err != nil {
 			return nil, err

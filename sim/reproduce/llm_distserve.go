@@ -266,14 +266,7 @@ func distserveLinkFloor(r *Runner, x *sim.LLMSummary) (float64, error) {
 // distserveVerdictOf is a goodput's verdict against the published one,
 // within distserveTolerance of it.
 func distserveVerdictOf(f Figure) string {
-	switch d := f.Value/distserveGoodput - 1; {
-	case math.Abs(d) <= distserveTolerance:
-		return "reproduced"
-	case d > 0:
-		return "larger"
-	default:
-		return "smaller"
-	}
+	return withinShare(f, distserveGoodput, distserveTolerance)
 }
 
 // judgeDistServe: the transfer part reproduces where, over NVLink, the
