@@ -352,14 +352,22 @@ func winnerCell(means []float64, gap func(b, k int) float64, names []string) (in
 		if len(behind) == 0 {
 			return b, "all the same", true
 		}
-		return b, fmt.Sprintf("all but %s\n%s +%.1f%%", strings.Join(behind, ", "), names[worst], 100*(means[worst]/means[b]-1)), true
+		sep := " " // one name fits beside "all but"; more go on a line of their own
+		if len(behind) > 1 {
+			sep = "\n"
+		}
+		label := fmt.Sprintf("all but%s%s\n%s +%.1f%%", sep, strings.Join(behind, ", "), names[worst], 100*(means[worst]/means[b]-1))
+		if ci := gapCI(worst); ci > 0 {
+			label += fmt.Sprintf(" ±%.1f", 100*ci/means[b])
+		}
+		return b, label, true
 	}
 	if second < 0 || means[second] <= 0 {
 		return b, names[b], false
 	}
 	label := fmt.Sprintf("%s\nby %.1f%%", names[b], 100*(1-means[b]/means[second]))
 	if ci := gapCI(second); ci > 0 {
-		label += fmt.Sprintf(" ± %.1f", 100*ci/means[second])
+		label += fmt.Sprintf(" ±%.1f", 100*ci/means[second])
 	}
 	return b, label, false
 }

@@ -30,13 +30,14 @@ func TestWinnerCell(t *testing.T) {
 		{[]float64{120, 100, 100.4}, nil, 1, "all but tcp\ntcp +20.0%", true},
 		{[]float64{100, 100.2, 100.1}, nil, 0, "all the same", true},
 		{[]float64{nan, nan, nan}, nil, -1, "", false},
-		{[]float64{100, 90, 95}, gapCI([]float64{1, 2, 1.5}, none), 1, "gpudirect\nby 5.3% ± 2.6", false},
-		// host-rdma's gap (5) is within hypot(4, 3.5) = 5.3: a tie.
-		{[]float64{120, 90, 95}, gapCI([]float64{1, 4, 3.5}, none), 1, "all but tcp\ntcp +33.3%", true},
+		{[]float64{100, 90, 95}, gapCI([]float64{1, 2, 1.5}, none), 1, "gpudirect\nby 5.3% ±2.6", false},
+		// host-rdma's gap (5) is within hypot(4, 3.5) = 5.3: a tie; tcp's
+		// gap, 30, has a CI of hypot(4, 1) = 4.1, 4.6% of the best's 90.
+		{[]float64{120, 90, 95}, gapCI([]float64{1, 4, 3.5}, none), 1, "all but tcp\ntcp +33.3% ±4.6", true},
 		{[]float64{100, 90, 95}, gapCI([]float64{nan, nan, nan}, none), 1, "gpudirect\nby 5.3%", false},
 		// Paired: the same 4 and 3.5 half-widths, but the seeds move
 		// together: the gap's CI is 2.484, and host-rdma is behind.
-		{[]float64{100, 90, 95}, gapCI([]float64{1, 4, 3.5}, [][]float64{{100, 100, 100}, {90, 91, 89}, {95, 97, 93}}), 1, "gpudirect\nby 5.3% ± 2.6", false},
+		{[]float64{100, 90, 95}, gapCI([]float64{1, 4, 3.5}, [][]float64{{100, 100, 100}, {90, 91, 89}, {95, 97, 93}}), 1, "gpudirect\nby 5.3% ±2.6", false},
 	} {
 		b, label, tie := winnerCell(tc.means, tc.gap, names)
 		if b != tc.best || label != tc.label || tie != tc.tie {

@@ -77,9 +77,10 @@ func printLLM(w io.Writer, s *sim.Summary) {
 		if d.DecodeMIG != "" {
 			dg += " " + d.DecodeMIG
 		}
-		fmt.Fprintf(w, "disaggregated: prefill %d x %s tp %d, decode %d x %s tp %d (%s); KV over %s between servers, %s: %d transfers (%d within a server: %d over NVLink, %d through host memory), %.1f GB, %.1f ms mean, %.1f ms p99; waited for decode blocks %.1f ms mean, %.1f ms p99; after the first token %.1f ms mean, %.1f ms p99 (first seed)\n",
-			d.PrefillReplicas, pg, d.PrefillTP, d.DecodeReplicas, dg, d.DecodeTP, d.Policy, d.Path, when,
-			d.Transfers, d.NVLink+d.HostCopy, d.NVLink, d.HostCopy, d.GBMoved, 1e3*d.TransferMeanS, 1e3*d.TransferP99S, 1e3*d.WaitMeanS, 1e3*d.WaitP99S, 1e3*d.TailMeanS, 1e3*d.TailP99S)
+		within := d.NVLink + d.HostCopy
+		fmt.Fprintf(w, "disaggregated: prefill %d x %s tp %d, decode %d x %s tp %d (%s); KV %s: %d transfers (%d between servers over %s, %d within a server: %d over NVLink, %d through host memory), %.1f GB, %.1f ms mean, %.1f ms p99; waited for decode blocks %.1f ms mean, %.1f ms p99; after the first token %.1f ms mean, %.1f ms p99 (first seed)\n",
+			d.PrefillReplicas, pg, d.PrefillTP, d.DecodeReplicas, dg, d.DecodeTP, d.Policy, when,
+			d.Transfers, d.Transfers-within, d.Path, within, d.NVLink, d.HostCopy, d.GBMoved, 1e3*d.TransferMeanS, 1e3*d.TransferP99S, 1e3*d.WaitMeanS, 1e3*d.WaitP99S, 1e3*d.TailMeanS, 1e3*d.TailP99S)
 	}
 	for _, n := range l.Notes {
 		fmt.Fprintln(w, "  note: "+n)

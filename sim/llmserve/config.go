@@ -542,8 +542,14 @@ func (c Config) plan(m llm.Model) (Plan, error) {
 		SampleEvery: engine.Time(c.SampleEvery),
 	}
 	blocks := c.KVBlocks
-	if blocks == 0 {
-		blocks, _ = KVCapacity(out) // none left: refused below, with the figures
+	if fit, err := KVCapacity(out); blocks == 0 {
+		blocks = fit // none left: refused below, with the figures
+	} else if err == nil && blocks > fit {
+		// An override may hold fewer blocks than the memory (a cache kept
+		// small on purpose), never more: they would not be there.
+		return Plan{}, units.Invalid("kv_blocks", "%d blocks of %d tokens need %.1f GB of KV per GPU, but %s at TP %d leaves room for %d (%.1f GB: memory x %.2f less weights and activations); lower kv_blocks to %d or less, or set 0 to size the cache from the memory",
+			blocks, c.BlockSize, float64(blocks)*float64(int64(c.BlockSize)*m.KVBytesPerTokenPerGPU(pl.TP))/1e9, where, pl.TP, fit,
+			float64(fit)*float64(int64(c.BlockSize)*m.KVBytesPerTokenPerGPU(pl.TP))/1e9, util, fit)
 	}
 	out.KVBlocks = blocks
 	if f, err := c.prefixFetch(pl.GPU.PCIeBandwidth); err != nil {
@@ -603,8 +609,12 @@ func (p Plan) CheckTrace(tr wllm.Trace, key string) error {
 	}
 	for _, r := range tr.Requests {
 		if need := (r.PromptTokens + r.OutputTokens - 1 + p.BlockSize - 1) / p.BlockSize; p.KVBlocks > 0 && need > p.KVBlocks {
-			return units.Invalid(key, "%s request %d has %d prompt + %d output tokens, %d KV blocks of %d tokens, more than a replica's whole KV cache (%d blocks on %s at tp %d); use a larger tp or GPU, a higher gpu_memory_utilization, or leave such requests out (a window)",
-				tr.Name, r.ID, r.PromptTokens, r.OutputTokens, need, p.BlockSize, p.KVBlocks, p.Placement.GPU.Name, p.Placement.TP)
+			where, fix := p.Placement.GPU.Name, "use a larger tp or GPU"
+			if sl := p.Placement.Slice; sl != nil {
+				where, fix = where+" slice "+sl.Name, "use a larger slice or a whole GPU"
+			}
+			return units.Invalid(key, "%s request %d has %d prompt + %d output tokens, %d KV blocks of %d tokens, more than a replica's whole KV cache (%d blocks on %s at tp %d); %s, a higher gpu_memory_utilization, or leave such requests out (a window)",
+				tr.Name, r.ID, r.PromptTokens, r.OutputTokens, need, p.BlockSize, p.KVBlocks, where, p.Placement.TP, fix)
 		}
 		if p.Scheduler == SchedulerV0 && r.PromptTokens > p.MaxBatchedTokens {
 			return units.Invalid(key, "%s request %d has a prompt of %d tokens, more than max_num_batched_tokens %d, and vllm-v0 (no chunked prefill) runs a prompt whole in one step; raise max_num_batched_tokens to at least %d, or use scheduler vllm-v1",

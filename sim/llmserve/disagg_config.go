@@ -46,12 +46,12 @@ type DisaggConfig struct {
 	Transfer string     `yaml:"transfer" doc:"when KV moves: layerwise (each layer's KV as the prefill computes it; the transfer starts with the step that completes the prompt) or after (the whole KV once the prefill step has ended)" default:"layerwise" source:"paper: Splitwise (ISCA'24) section 4.3 sends KV layer by layer, overlapped with the prompt; DistServe (OSDI'24) pulls it after"`
 	Policy   string     `yaml:"policy" doc:"which decode replica takes a request: least-loaded (fewest outstanding tokens) or kv-locality (the prefill replica's server first)" default:"least-loaded"`
 
-	GPUsPerServer int             `yaml:"gpus_per_server" doc:"GPUs per server: replicas on one server hand KV over NVLink, on two over the path" default:"8" source:"vendor: DGX A100/H100 hold 8 GPUs"`
-	NIC           string          `yaml:"nic" doc:"each server's RDMA NIC (hw catalog: connectx6, connectx7)" default:"connectx6"`
-	NICs          int             `yaml:"nics" doc:"NICs per server, their bandwidth summed (a transfer engine stripes a transfer over them, as Mooncake's does)" default:"1"`
-	LineRate      units.Bandwidth `yaml:"line_rate" doc:"each NIC's line rate, overriding the catalog's (0: the NIC's); the goodput is this times the NIC's efficiency" default:"0B/s"`
-	GPUDirect     bool            `yaml:"gpudirect" doc:"the NICs and GPUs can do peer-to-peer (GPUDirect RDMA); the gpudirect path needs it" default:"true"`
-	SmartNIC      string          `yaml:"smartnic" doc:"each server's SmartNIC (hw catalog: bluefield3, bluefield2); the conspirator path needs one; empty: none" default:"bluefield3"`
+	GPUsPerServer int              `yaml:"gpus_per_server" doc:"GPUs per server: replicas on one server hand KV over NVLink, on two over the path" default:"8" source:"vendor: DGX A100/H100 hold 8 GPUs"`
+	NIC           string           `yaml:"nic" doc:"each server's RDMA NIC (hw catalog: connectx6, connectx7)" default:"connectx6"`
+	NICs          int              `yaml:"nics" doc:"NICs per server, their bandwidth summed (a transfer engine stripes a transfer over them, as Mooncake's does)" default:"1"`
+	LineRate      *units.Bandwidth `yaml:"line_rate,omitempty" doc:"each NIC's line rate, overriding the catalog's (left out: the NIC's); the goodput is this times the NIC's efficiency"`
+	GPUDirect     bool             `yaml:"gpudirect" doc:"the NICs and GPUs can do peer-to-peer (GPUDirect RDMA); the gpudirect path needs it" default:"true"`
+	SmartNIC      string           `yaml:"smartnic" doc:"each server's SmartNIC (hw catalog: bluefield3, bluefield2); the conspirator path needs one; empty: none" default:"bluefield3"`
 }
 
 // PoolConfig is one pool of replicas.
@@ -107,8 +107,10 @@ func (d DisaggConfig) validate(add func(key, format string, a ...any)) {
 	if _, err := hw.LookupNIC(d.NIC); err != nil {
 		add("disagg.nic", "%v", err)
 	}
-	if v := float64(d.LineRate); v < 0 || v > 1e13 {
-		add("disagg.line_rate", "%v; want 0 (the NIC's) or a rate up to 80Tbps", d.LineRate)
+	if d.LineRate != nil {
+		if v := float64(*d.LineRate); !(v > 0) || v > 1e13 {
+			add("disagg.line_rate", "%v: a link of no bandwidth moves no KV; give a rate above 0 and up to 80Tbps (e.g. 100Gbps), or leave the key out for the NIC's", *d.LineRate)
+		}
 	}
 	if d.SmartNIC != "" {
 		if _, err := hw.LookupSmartNIC(d.SmartNIC); err != nil {
@@ -127,8 +129,8 @@ func (d DisaggConfig) hardware(decodeGPU, hostLoad float64) (kvpath.Hardware, er
 		return h, units.Invalid("disagg.nic", "%v", err)
 	}
 	rate := nic.LineRateBitsPerSec / 8
-	if d.LineRate > 0 {
-		rate = float64(d.LineRate)
+	if d.LineRate != nil {
+		rate = float64(*d.LineRate)
 	}
 	h.NICBytesPerSec = rate * nic.Efficiency * float64(d.NICs)
 	h.NICLatency = nic.OneWayLatency
@@ -190,7 +192,11 @@ func (c Config) disaggPlan(m llm.Model) (*DisaggPlan, error) {
 		p, err := cc.plan(m)
 		var fe *units.FieldError
 		if errors.As(err, &fe) {
-			return Plan{}, units.Invalid(key+"."+fe.Field, "%s", fe.Msg)
+			switch fe.Field {
+			case "gpu", "tp", "replicas", "mig": // the pool's own keys
+				return Plan{}, units.Invalid(key+"."+fe.Field, "%s", fe.Msg)
+			}
+			return Plan{}, units.Invalid(fe.Field, "%s (in the %s pool)", fe.Msg, strings.TrimPrefix(key, "disagg."))
 		}
 		return p, err
 	}

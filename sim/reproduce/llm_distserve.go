@@ -256,7 +256,10 @@ func distserveLinkFloor(r *Runner, x *sim.LLMSummary) (float64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", distserveScenario, err)
 	}
-	rate := float64(sc.LLM.Disagg.LineRate) * float64(sc.LLM.Disagg.NICs)
+	if sc.LLM.Disagg.LineRate == nil {
+		return 0, fmt.Errorf("%s: llm.disagg.line_rate is the NIC's; the anchor needs it set (25 Gb/s)", distserveScenario)
+	}
+	rate := float64(*sc.LLM.Disagg.LineRate) * float64(sc.LLM.Disagg.NICs)
 	if !(rate > 0) {
 		return 0, fmt.Errorf("%s: llm.disagg.line_rate is the NIC's; the anchor needs it set (25 Gb/s)", distserveScenario)
 	}
