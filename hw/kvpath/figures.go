@@ -102,6 +102,7 @@ func Default() Hardware {
 		NVLinkLatency:           nvlink.Latency,
 		PostPerOp:               postPerOp,
 		MemcpyIssue:             c.MemcpyIssue,
+		PageableFactor:          c.PageableFactor,
 		SliceBytes:              sliceBytes,
 		StageChunkBytes:         stageChunkBytes,
 	}

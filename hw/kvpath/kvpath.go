@@ -139,6 +139,15 @@ type Hardware struct {
 	// stretches by Host.Stretch(), and its cores bound tcp's per-byte
 	// work. Only Cores, Background, Model and Interference are read.
 	Host hw.HostCPUConfig
+	// Pageable says the host staging buffers are pageable, not pinned:
+	// every copy between GPU and host memory goes through a pinned bounce
+	// buffer that a host core fills, at PageableFactor of the pinned rate
+	// (stretched by the host's load) and with two more passes over host
+	// DRAM per byte (the core's read and write). It concerns the paths
+	// that stage in host memory (host-rdma, tcp, host-copy, and
+	// conspirator's sender without GPUDirect).
+	Pageable       bool
+	PageableFactor float64 // pageable over pinned cudaMemcpy rate, (0, 1]
 	// SmartNIC is the receiving server's SmartNIC, nil when it has none.
 	SmartNIC *hw.SmartNICSpec
 	// SmartNICDRAMBytesPerSec is the SmartNIC DRAM's sustained bandwidth
@@ -266,6 +275,13 @@ func (h Hardware) Plan(path string, t Transfer) (Plan, error) {
 	p := Plan{Path: path}
 	pinned := h.PCIe.PinnedH2DBytesPerSec
 	stretch := h.Host.Stretch()
+	// A staged byte crosses host DRAM twice (written, read back), and
+	// moves between GPU and host at the pinned rate; pageable buffers
+	// add a core's bounce copy (Hardware.Pageable).
+	stage, passes := pinned, 2.0
+	if h.Pageable {
+		stage, passes = pinned*h.PageableFactor/stretch, 4
+	}
 	switch path {
 	case NVLink:
 		// GPU to GPU over NVLink: no host staging, no RDMA operations.
@@ -279,8 +295,8 @@ func (h Hardware) Plan(path string, t Transfer) (Plan, error) {
 		// Both sides are one server, so host DRAM is one resource (and
 		// a flow may cross a link once): each byte is written and read,
 		// half its bandwidth.
-		p.Hops = []Hop{{Src, PCIeD2H, pinned}, {Src, HostDRAM, h.HostDRAMBytesPerSec / 2}, {Dst, PCIeH2D, pinned}}
-		p.CapBytesPerSec = pinned
+		p.Hops = []Hop{{Src, PCIeD2H, pinned}, {Src, HostDRAM, h.HostDRAMBytesPerSec / passes}, {Dst, PCIeH2D, pinned}}
+		p.CapBytesPerSec = stage
 		copies := engine.MulSat(2*h.chunks(t.Bytes), h.MemcpyIssue)
 		p.HostCPU = engine.Scale(copies, stretch)
 		p.Control = p.HostCPU
@@ -307,12 +323,12 @@ func (h Hardware) Plan(path string, t Transfer) (Plan, error) {
 		// at the slowest stage and the first chunk's copy out (fill) and
 		// the last one's copy in (drain) are not overlapped.
 		p.Ops = h.ops(t)
-		dram := h.HostDRAMBytesPerSec / 2 // each byte written, then read
+		dram := h.HostDRAMBytesPerSec / passes
 		p.Hops = []Hop{
 			{Src, PCIeD2H, pinned}, {Src, HostDRAM, dram}, {Src, NICTx, h.NICBytesPerSec},
 			{Dst, NICRx, h.NICBytesPerSec}, {Dst, HostDRAM, dram}, {Dst, PCIeH2D, pinned},
 		}
-		p.CapBytesPerSec = pinned
+		p.CapBytesPerSec = stage
 		chunks := h.chunks(t.Bytes)
 		copies := engine.MulSat(chunks, h.MemcpyIssue)
 		src := engine.Scale(copies+engine.MulSat(int64(p.Ops), h.PostPerOp), stretch)
@@ -327,7 +343,7 @@ func (h Hardware) Plan(path string, t Transfer) (Plan, error) {
 		// (the cap), and many connections share all the cores (the
 		// tcp_cpu links). Host DRAM sees four passes per byte: the NIC's
 		// DMA, the kernel copy's read and write, the GPU's copy.
-		dram := h.HostDRAMBytesPerSec / 4
+		dram := h.HostDRAMBytesPerSec / (passes + 2) // and the kernel copy's read and write
 		inflate := 1 + h.Host.Interference*h.Host.Background
 		cores := hostCores(h.Host)
 		p.Hops = []Hop{
@@ -338,7 +354,7 @@ func (h Hardware) Plan(path string, t Transfer) (Plan, error) {
 			{Dst, HostDRAM, dram}, {Dst, PCIeH2D, pinned},
 		}
 		perByte := max(h.TCP.RxCyclesPerByte, h.TCP.TxCyclesPerByte)
-		p.CapBytesPerSec = min(pinned, h.TCP.ClockHz/perByte/stretch)
+		p.CapBytesPerSec = min(stage, h.TCP.ClockHz/perByte/stretch)
 		// One thread per side does the stack's work and issues the
 		// copies, one send or recv per chunk: its work is a sum.
 		chunks := h.chunks(t.Bytes)
@@ -363,8 +379,8 @@ func (h Hardware) Plan(path string, t Transfer) (Plan, error) {
 		} else {
 			// Without GPUDirect the sender stages into host memory, as
 			// host-rdma's sender does, and its host issues the copies.
-			p.Hops = []Hop{{Src, PCIeD2H, pinned}, {Src, HostDRAM, h.HostDRAMBytesPerSec / 2}, {Src, NICTx, h.NICBytesPerSec}}
-			p.CapBytesPerSec = pinned
+			p.Hops = []Hop{{Src, PCIeD2H, pinned}, {Src, HostDRAM, h.HostDRAMBytesPerSec / passes}, {Src, NICTx, h.NICBytesPerSec}}
+			p.CapBytesPerSec = stage
 			src = engine.Scale(engine.MulSat(h.chunks(t.Bytes), h.MemcpyIssue), stretch)
 			p.Latency += h.stageChunkTime(t.Bytes)
 		}
@@ -482,6 +498,9 @@ func (h Hardware) Validate(path string) error {
 			bad("StageChunkBytes is %d: staging through host memory needs a chunk > 0 (Default: kvpath.stage_chunk_bytes)", h.StageChunkBytes)
 		}
 		nonNeg(h.MemcpyIssue, "MemcpyIssue")
+		if h.Pageable && !(h.PageableFactor > 0 && h.PageableFactor <= 1) {
+			bad("PageableFactor is %v with pageable staging: it must be in (0, 1] (Default: host.pageable_factor)", h.PageableFactor)
+		}
 	}
 	gpuDirect := func() {
 		if !h.SameRootComplex && !(h.CrossFactor > 0 && h.CrossFactor <= 1) {

@@ -527,3 +527,46 @@ func TestConspiratorArmCores(t *testing.T) {
 		}
 	}
 }
+
+// Pageable staging: every copy between GPU and host memory goes through a
+// bounce buffer a host core fills, at PageableFactor of the pinned rate,
+// stretched by load, and two more passes over host DRAM per byte. On
+// host-rdma (Gen4: pinned 25 GB/s, factor 0.4) the cap falls from the
+// pinned rate to 0.4 of it, 0.4/1.8 of it at 80% load, and each side's
+// DRAM hop from half the staging bandwidth to a quarter; GPUDirect, which
+// stages nothing, is unchanged; a factor outside (0, 1] is refused.
+func TestPageableStaging(t *testing.T) {
+	h := Default()
+	pinned := plan(t, h, HostRDMA, Transfer{Bytes: kv256})
+	h.Pageable = true
+	pg := plan(t, h, HostRDMA, Transfer{Bytes: kv256})
+	rate := h.PCIe.PinnedH2DBytesPerSec
+	if pinned.CapBytesPerSec != rate || math.Abs(pg.CapBytesPerSec-rate*h.PageableFactor) > 1e-6 {
+		t.Errorf("cap pinned %g, pageable %g; want %g and %g x %g", pinned.CapBytesPerSec, pg.CapBytesPerSec, rate, rate, h.PageableFactor)
+	}
+	for i, hop := range pg.Hops {
+		want := pinned.Hops[i].BytesPerSec
+		if hop.Resource == HostDRAM {
+			want = h.HostDRAMBytesPerSec / 4
+		}
+		if math.Abs(hop.BytesPerSec-want) > 1e-6*want {
+			t.Errorf("pageable %s %s at %g, want %g", hop.Side, hop.Resource, hop.BytesPerSec, want)
+		}
+	}
+	if pg.Alone(kv256) <= pinned.Alone(kv256) {
+		t.Errorf("pageable alone %s, pinned %s: pageable should be slower", pg.Alone(kv256), pinned.Alone(kv256))
+	}
+	h.Host.Background = 0.8
+	loaded := plan(t, h, HostRDMA, Transfer{Bytes: kv256})
+	if want := rate * h.PageableFactor / 1.8; math.Abs(loaded.CapBytesPerSec-want) > 1e-6*want {
+		t.Errorf("pageable at 80%% load: cap %g, want %g (stretched 1.8x)", loaded.CapBytesPerSec, want)
+	}
+	h.Host.Background = 0
+	if a, b := plan(t, h, GPUDirect, Transfer{Bytes: kv256}), plan(t, Default(), GPUDirect, Transfer{Bytes: kv256}); !reflect.DeepEqual(a, b) {
+		t.Errorf("gpudirect moved with pageable staging: %+v against %+v", a, b)
+	}
+	h.PageableFactor = 0
+	if _, err := h.Plan(HostRDMA, Transfer{Bytes: kv256}); err == nil || !strings.Contains(err.Error(), "PageableFactor") {
+		t.Errorf("pageable with factor 0: %v, want an error naming PageableFactor", err)
+	}
+}

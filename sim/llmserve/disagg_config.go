@@ -52,7 +52,14 @@ type DisaggConfig struct {
 	LineRate      *units.Bandwidth `yaml:"line_rate,omitempty" doc:"each NIC's line rate, overriding the catalog's (left out: the NIC's); the goodput is this times the NIC's efficiency"`
 	GPUDirect     bool             `yaml:"gpudirect" doc:"the NICs and GPUs can do peer-to-peer (GPUDirect RDMA); the gpudirect path needs it" default:"true"`
 	SmartNIC      string           `yaml:"smartnic" doc:"each server's SmartNIC (hw catalog: bluefield3, bluefield2); the conspirator path needs one; empty: none" default:"bluefield3"`
+	Staging       string           `yaml:"staging" doc:"host buffers a staged path copies KV through (host-rdma, tcp, host-copy between MIG slices, conspirator's sender without GPUDirect): pinned, or pageable (each copy through a pinned bounce buffer a host core fills, at host.pageable_factor of the pinned rate, stretched by llm.host_load, with two more passes over host DRAM)" default:"pinned" source:"choice: serving engines register (pin) their staging buffers; pageable is what an unregistered buffer costs"`
 }
+
+// Staging buffers.
+const (
+	StagingPinned   = "pinned"
+	StagingPageable = "pageable"
+)
 
 // PoolConfig is one pool of replicas.
 type PoolConfig struct {
@@ -101,6 +108,9 @@ func (d DisaggConfig) validate(add func(key, format string, a ...any)) {
 	if d.GPUsPerServer < 1 || d.GPUsPerServer > 64 {
 		add("disagg.gpus_per_server", "%d; want 1 to 64", d.GPUsPerServer)
 	}
+	if d.Staging != StagingPinned && d.Staging != StagingPageable {
+		add("disagg.staging", "%q; use %s or %s", d.Staging, StagingPinned, StagingPageable)
+	}
 	if d.NICs < 1 || d.NICs > 16 {
 		add("disagg.nics", "%d; want 1 to 16 NICs per server", d.NICs)
 	}
@@ -135,6 +145,7 @@ func (d DisaggConfig) hardware(decodeGPU, hostLoad float64) (kvpath.Hardware, er
 	h.NICBytesPerSec = rate * nic.Efficiency * float64(d.NICs)
 	h.NICLatency = nic.OneWayLatency
 	h.GPUDirect = d.GPUDirect
+	h.Pageable = d.Staging == StagingPageable
 	h.Host.Background = hostLoad
 	// A Gen5 GPU (H100, H200: 64 GB/s a direction) gets the Gen5 pinned
 	// rate; the A100 Gen4's.
