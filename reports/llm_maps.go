@@ -109,8 +109,8 @@ func (al anchorLines) Plot(c draw.Canvas, plt *plot.Plot) {
 			if j == 0 {
 				lo = foot + vg.Points(9)
 			}
-			c.StrokeLine2(sty, x, lo, x, trY(y-0.25))
-			c.StrokeLine2(sty, x, trY(y+0.25), x, trY(y+0.5))
+			c.StrokeLine2(sty, x, lo, x, trY(y-0.36))
+			c.StrokeLine2(sty, x, trY(y+0.36), x, trY(y+0.5))
 		}
 		c.FillText(ts, vg.Point{X: x, Y: foot}, al.labels[i])
 	}

@@ -279,8 +279,13 @@ func (h Hardware) Plan(path string, t Transfer) (Plan, error) {
 	// moves between GPU and host at the pinned rate; pageable buffers
 	// add a core's bounce copy (Hardware.Pageable).
 	stage, passes := pinned, 2.0
+	// bounce is one side's core time filling (or draining) the bounce
+	// buffer: host CPU the transfer takes beside its flow, whose cap
+	// (stage) it already sets.
+	var bounce engine.Time
 	if h.Pageable {
 		stage, passes = pinned*h.PageableFactor/stretch, 4
+		bounce = hw.SerializationTime(t.Bytes, stage, 0)
 	}
 	switch path {
 	case NVLink:
@@ -300,6 +305,7 @@ func (h Hardware) Plan(path string, t Transfer) (Plan, error) {
 		copies := engine.MulSat(2*h.chunks(t.Bytes), h.MemcpyIssue)
 		p.HostCPU = engine.Scale(copies, stretch)
 		p.Control = p.HostCPU
+		p.HostCPU += 2 * bounce
 		p.Latency = 2 * h.stageChunkTime(t.Bytes)
 		return p, nil
 
@@ -333,7 +339,7 @@ func (h Hardware) Plan(path string, t Transfer) (Plan, error) {
 		copies := engine.MulSat(chunks, h.MemcpyIssue)
 		src := engine.Scale(copies+engine.MulSat(int64(p.Ops), h.PostPerOp), stretch)
 		dst := engine.Scale(copies, stretch)
-		p.HostCPU, p.Control = src+dst, max(src, dst)
+		p.HostCPU, p.Control = src+dst+2*bounce, max(src, dst)
 		p.Latency = h.NICLatency + 2*h.stageChunkTime(t.Bytes)
 
 	case TCP:
@@ -361,7 +367,7 @@ func (h Hardware) Plan(path string, t Transfer) (Plan, error) {
 		copies := engine.MulSat(chunks, h.MemcpyIssue)
 		src := engine.Scale(copies+perChunk(t.Bytes, h.StageChunkBytes, h.TCP.TxWork), stretch)
 		dst := engine.Scale(copies+perChunk(t.Bytes, h.StageChunkBytes, h.TCP.RxWork), stretch)
-		p.HostCPU, p.Control = src+dst, max(src, dst)
+		p.HostCPU, p.Control = src+dst+2*bounce, max(src, dst)
 		p.Latency = h.NICLatency + 2*h.stageChunkTime(t.Bytes)
 
 	case Conspirator:
@@ -402,6 +408,9 @@ func (h Hardware) Plan(path string, t Transfer) (Plan, error) {
 		// overlaps the bytes like the Arm's work does.
 		descriptors := engine.MulSat(int64(p.Ops), s.DMAPerOp)
 		p.HostCPU = src
+		if !h.GPUDirect {
+			p.HostCPU += bounce
+		}
 		p.Control = max(src, p.ArmCPU, descriptors)
 		// Drain: the last operation's DMA after its bytes have landed.
 		var last engine.Time

@@ -553,6 +553,11 @@ func TestPageableStaging(t *testing.T) {
 			t.Errorf("pageable %s %s at %g, want %g", hop.Side, hop.Resource, hop.BytesPerSec, want)
 		}
 	}
+	// Each side's core fills its bounce buffer for the whole transfer
+	// at the pageable rate: host CPU beside the posting and copies.
+	if want := pinned.HostCPU + 2*hw.SerializationTime(kv256, rate*h.PageableFactor, 0); pg.HostCPU != want || pg.Control != pinned.Control {
+		t.Errorf("pageable host CPU %s (control %s), want %s (control unchanged, %s)", pg.HostCPU, pg.Control, want, pinned.Control)
+	}
 	if pg.Alone(kv256) <= pinned.Alone(kv256) {
 		t.Errorf("pageable alone %s, pinned %s: pageable should be slower", pg.Alone(kv256), pinned.Alone(kv256))
 	}

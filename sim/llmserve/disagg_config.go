@@ -46,13 +46,14 @@ type DisaggConfig struct {
 	Transfer string     `yaml:"transfer" doc:"when KV moves: layerwise (each layer's KV as the prefill computes it; the transfer starts with the step that completes the prompt) or after (the whole KV once the prefill step has ended)" default:"layerwise" source:"paper: Splitwise (ISCA'24) section 4.3 sends KV layer by layer, overlapped with the prompt; DistServe (OSDI'24) pulls it after"`
 	Policy   string     `yaml:"policy" doc:"which decode replica takes a request: least-loaded (fewest outstanding tokens) or kv-locality (the prefill replica's server first)" default:"least-loaded"`
 
-	GPUsPerServer int              `yaml:"gpus_per_server" doc:"GPUs per server: replicas on one server hand KV over NVLink, on two over the path" default:"8" source:"vendor: DGX A100/H100 hold 8 GPUs"`
-	NIC           string           `yaml:"nic" doc:"each server's RDMA NIC (hw catalog: connectx6, connectx7)" default:"connectx6"`
-	NICs          int              `yaml:"nics" doc:"NICs per server, their bandwidth summed (a transfer engine stripes a transfer over them, as Mooncake's does)" default:"1"`
-	LineRate      *units.Bandwidth `yaml:"line_rate,omitempty" doc:"each NIC's line rate, overriding the catalog's (left out: the NIC's); the goodput is this times the NIC's efficiency"`
-	GPUDirect     bool             `yaml:"gpudirect" doc:"the NICs and GPUs can do peer-to-peer (GPUDirect RDMA); the gpudirect path needs it" default:"true"`
-	SmartNIC      string           `yaml:"smartnic" doc:"each server's SmartNIC (hw catalog: bluefield3, bluefield2); the conspirator path needs one; empty: none" default:"bluefield3"`
-	Staging       string           `yaml:"staging" doc:"host buffers a staged path copies KV through (host-rdma, tcp, host-copy between MIG slices, conspirator's sender without GPUDirect): pinned, or pageable (each copy through a pinned bounce buffer a host core fills, at host.pageable_factor of the pinned rate, stretched by llm.host_load, with two more passes over host DRAM)" default:"pinned" source:"choice: serving engines register (pin) their staging buffers; pageable is what an unregistered buffer costs"`
+	GPUsPerServer  int              `yaml:"gpus_per_server" doc:"GPUs per server: replicas on one server hand KV over NVLink, on two over the path" default:"8" source:"vendor: DGX A100/H100 hold 8 GPUs"`
+	NIC            string           `yaml:"nic" doc:"each server's RDMA NIC (hw catalog: connectx6, connectx7)" default:"connectx6"`
+	NICs           int              `yaml:"nics" doc:"NICs per server, their bandwidth summed (a transfer engine stripes a transfer over them, as Mooncake's does)" default:"1"`
+	LineRate       *units.Bandwidth `yaml:"line_rate,omitempty" doc:"each NIC's line rate, overriding the catalog's (left out: the NIC's); the goodput is this times the NIC's efficiency"`
+	GPUDirect      bool             `yaml:"gpudirect" doc:"the NICs and GPUs can do peer-to-peer (GPUDirect RDMA); the gpudirect path needs it" default:"true"`
+	SmartNIC       string           `yaml:"smartnic" doc:"each server's SmartNIC (hw catalog: bluefield3, bluefield2); the conspirator path needs one; empty: none" default:"bluefield3"`
+	Staging        string           `yaml:"staging" doc:"host buffers a staged path copies KV through (host-rdma, tcp, host-copy between MIG slices, conspirator's sender without GPUDirect): pinned, or pageable (each copy through a pinned bounce buffer a host core fills, at pageable_factor of the pinned rate, stretched by llm.host_load, with two more passes over host DRAM)" default:"pinned" source:"choice: serving engines register (pin) their staging buffers; pageable is what an unregistered buffer costs"`
+	PageableFactor float64          `yaml:"pageable_factor" doc:"staging pageable: the bounce copy's rate as a fraction of the pinned copy rate" default:"0.4" source:"hw:host.pageable_factor"`
 }
 
 // Staging buffers.
@@ -118,9 +119,17 @@ func (d DisaggConfig) validate(add func(key, format string, a ...any)) {
 		add("disagg.nic", "%v", err)
 	}
 	if d.LineRate != nil {
-		if v := float64(*d.LineRate); !(v > 0) || v > 1e13 {
-			add("disagg.line_rate", "%v: a link of no bandwidth moves no KV; give a rate above 0 and up to 80Tbps (e.g. 100Gbps), or leave the key out for the NIC's", *d.LineRate)
+		switch v := float64(*d.LineRate); {
+		case !(v > 0):
+			add("disagg.line_rate", "%v: a link of no bandwidth moves no KV; give a rate of 10Mbps to 80Tbps (e.g. 100Gbps), or leave the key out for the NIC's", *d.LineRate)
+		case v < 10e6/8 || v > 1e13:
+			// Below 10 Mb/s a long prompt's KV (tens of GB) would take
+			// years: past the clock's horizon.
+			add("disagg.line_rate", "%v is outside 10Mbps to 80Tbps; give a rate in that range (e.g. 100Gbps), or leave the key out for the NIC's", *d.LineRate)
 		}
+	}
+	if !(d.PageableFactor > 0 && d.PageableFactor <= 1) {
+		add("disagg.pageable_factor", "%v; want a fraction in (0, 1] of the pinned copy rate, e.g. 0.4", d.PageableFactor)
 	}
 	if d.SmartNIC != "" {
 		if _, err := hw.LookupSmartNIC(d.SmartNIC); err != nil {
@@ -145,7 +154,7 @@ func (d DisaggConfig) hardware(decodeGPU, hostLoad float64) (kvpath.Hardware, er
 	h.NICBytesPerSec = rate * nic.Efficiency * float64(d.NICs)
 	h.NICLatency = nic.OneWayLatency
 	h.GPUDirect = d.GPUDirect
-	h.Pageable = d.Staging == StagingPageable
+	h.Pageable, h.PageableFactor = d.Staging == StagingPageable, d.PageableFactor
 	h.Host.Background = hostLoad
 	// A Gen5 GPU (H100, H200: 64 GB/s a direction) gets the Gen5 pinned
 	// rate; the A100 Gen4's.
