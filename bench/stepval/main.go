@@ -223,7 +223,15 @@ var measuredGPUs = map[string]bool{"a100-80gb": true, "h100-80gb": true}
 func main() {
 	dir := flag.String("splitwise", os.Getenv("CONSPIRATOR_SPLITWISE_DIR"), "root of a splitwise-sim checkout, or its data/perf_model.csv (default $CONSPIRATOR_SPLITWISE_DIR)")
 	rows := flag.Bool("rows", false, "also list every compared row")
+	measured := flag.String("measured", "", "instead, compare llm.Step with the steps in this CSV (realhw/torch/measure_llm_step.py's, measured on a GPU)")
 	flag.Parse()
+	if *measured != "" {
+		if err := runMeasured(*measured); err != nil {
+			fmt.Fprintln(os.Stderr, "stepval:", err)
+			os.Exit(2)
+		}
+		return
+	}
 	if *dir == "" {
 		fmt.Println("stepval: skipped: set CONSPIRATOR_SPLITWISE_DIR or -splitwise to a checkout of github.com/Mutinifni/splitwise-sim (the directory holding data/perf_model.csv)")
 		return

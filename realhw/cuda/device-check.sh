@@ -25,7 +25,10 @@
 #   08 conspirator run paper/e2e --backend cuda on this GPU under step 07's
 #      profile (backend.json: the model's stages beside the real ones)
 #   09 the shipped H200 scenario under step 07's profile
-# About 3-5 minutes on an H200. Commit OUT's small files as fixtures
+#   10 measure_llm_step.py: whole Llama-3.1-8B steps (prefill chunks, decode
+#      batches eager and as CUDA graphs) for issue 54's held-out check:
+#      `go run ./bench/stepval -measured OUT/llm-steps.csv` here afterwards
+# About 4-7 minutes on an H200. Commit OUT's small files as fixtures
 # (testdata) with OUT/commands.log, and compare with realhw/data/h200-2026-11-27.
 set -uo pipefail
 
@@ -44,7 +47,7 @@ build() {
     eval "$(SONAMES=1 realhw/cuda/testdata/stub/build.sh "$stub")"
     go build -tags cuda -o "$dir/conspirator" ./cmd/conspirator
     go test -c -tags cuda -o "$dir/cuda.test" ./realhw/cuda/
-    cp realhw/cuda/device-check.sh realhw/torch/measure_compute.py "$dir/"
+    cp realhw/cuda/device-check.sh realhw/torch/measure_compute.py realhw/torch/measure_llm_step.py "$dir/"
     mkdir -p "$dir/h200"
     cp realhw/data/h200-2026-11-27/e2e-h200.yaml "$dir/h200/"
     git rev-parse HEAD > "$dir/COMMIT" 2>/dev/null || echo unknown > "$dir/COMMIT"
@@ -102,6 +105,7 @@ run() {
   step calibrate-import ./conspirator calibrate --import "$out/cuda.csv" --import "$out/compute.csv" --gpu-type "$gpu" --gpu-driver "$driver" -o "$out/calibrate-import"
   step run-cuda ./conspirator run paper/e2e --backend cuda --set "datapath.gpus=[{type: $gpu, count: 2}]" --set datapath.host.gpu_link=gen5-x16 --set datapath.record_requests=true --set "calibration=$out/calibrate-import/profile.yaml" --no-sensitivity -o "$out/run-cuda"
   step run-h200-profile ./conspirator run h200/e2e-h200.yaml --set "calibration=$out/calibrate-import/profile.yaml" --no-sensitivity -o "$out/run-h200-profile"
+  step llm-steps python3 measure_llm_step.py --gpu-type "$gpu" --reps 50 -o "$out/llm-steps.csv"
   # Keep what is small: the result directories' plots are left out.
   find "$out" -name '*.png' -delete 2>/dev/null || true
   echo "done: $out (steps.tsv, commands.log)"

@@ -35,3 +35,33 @@ func TestMeasureComputeScript(t *testing.T) {
 		t.Errorf("--batches 0: %v, want exit 2 naming --batches:\n%s", err, out)
 	}
 }
+
+// measure_llm_step.py compiles, its --help (which needs no PyTorch) names
+// its flags and the command that reads its CSV, and a bad argument exits 2
+// (argparse) before any GPU work. Skipped where no python3 is installed.
+func TestMeasureLLMStepScript(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3 on PATH: measure_llm_step.py is checked where one is")
+	}
+	pyc := t.TempDir() + "/measure_llm_step.pyc"
+	if out, err := exec.Command(py, "-c", "import py_compile, sys; py_compile.compile(sys.argv[1], cfile=sys.argv[2], doraise=True)", "measure_llm_step.py", pyc).CombinedOutput(); err != nil {
+		t.Fatalf("py_compile: %v\n%s", err, out)
+	}
+	out, err := exec.Command(py, "measure_llm_step.py", "--help").CombinedOutput()
+	if err != nil {
+		t.Fatalf("--help: %v\n%s", err, out)
+	}
+	for _, w := range []string{"--gpu-type", "--mig", "--prefill", "--batches", "--contexts", "--modes", "bench/stepval -measured"} {
+		if !strings.Contains(string(out), w) {
+			t.Errorf("--help lacks %q:\n%s", w, out)
+		}
+	}
+	for _, bad := range [][]string{{"--batches", "0"}, {"--modes", "fast"}, {"--reps", "3"}} {
+		args := append([]string{"measure_llm_step.py", "--gpu-type", "h200-141gb", "-o", "/dev/null"}, bad...)
+		out, err = exec.Command(py, args...).CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), bad[0]) {
+			t.Errorf("%v: %v, want exit 2 naming %s:\n%s", bad, err, bad[0], out)
+		}
+	}
+}
