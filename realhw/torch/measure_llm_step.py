@@ -74,6 +74,9 @@ def parse_args(argv):
     p.add_argument("--batches", default="1,8,32,128", help="decode batch sizes (default 1,8,32,128)")
     p.add_argument("--contexts", default="512,2048", help="decode contexts in tokens (default 512,2048)")
     p.add_argument("--modes", default="eager,graph", help="decode modes: eager, graph or both (default both)")
+    p.add_argument("--attention", default="fused", choices=("fused", "any"),
+                   help="fused: attention only in a fused kernel (flash, cuDNN or memory-efficient; the math fallback "
+                        "refused), as serving engines run it; any: whatever PyTorch picks (default fused)")
     p.add_argument("--reps", type=int, default=100, help="timed repetitions per point (default 100)")
     p.add_argument("--warmup", type=int, default=10, help="untimed repetitions first (default 10)")
     p.add_argument("--device", type=int, default=0, help="CUDA device index (default 0)")
@@ -191,6 +194,14 @@ def main(argv):
         sys.exit("measure_llm_step.py: no CUDA GPU visible to PyTorch (torch.cuda.is_available() is False)")
     dev = torch.device("cuda", a.device)
     dtype = torch.bfloat16
+    import contextlib
+    attention = contextlib.nullcontext()
+    if a.attention == "fused":
+        try:
+            from torch.nn.attention import SDPBackend, sdpa_kernel
+        except ImportError as e:
+            sys.exit("measure_llm_step.py: %s; --attention fused needs torch.nn.attention (PyTorch 2.3+), or give --attention any" % e)
+        attention = sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION, SDPBackend.EFFICIENT_ATTENTION])
     cfg = MODELS[a.model]
     layers = a.layers or cfg["layers"]
     model = build(torch, cfg, layers, dev, dtype)
@@ -201,52 +212,68 @@ def main(argv):
         print("%s %s batch %d tokens %d context %d: p50 %.1f us, p99 %.1f us" % (phase, mode, batch, tokens, context, p50, p99),
               file=sys.stderr)
 
-    with torch.inference_mode():
-        for n in a.prefill:
-            ids = torch.randint(0, cfg["vocab"], (1, n), device=dev)
-            pos = torch.arange(n, device=dev)
-            p50, p99 = timed(torch, dev, lambda: forward(torch, F, cfg, model, ids, pos, None, 0), a.warmup, a.reps)
-            row("prefill", "eager", 1, n, 0, p50, p99)
-            del ids, pos
-        for c in a.contexts:
-            for b in a.batches:
-                try:
-                    cache = [(torch.zeros(b, cfg["kv_heads"], c + 1, cfg["head_dim"], device=dev, dtype=dtype),
-                              torch.zeros(b, cfg["kv_heads"], c + 1, cfg["head_dim"], device=dev, dtype=dtype))
-                             for _ in range(layers)]
-                except torch.cuda.OutOfMemoryError:
-                    print("decode batch %d context %d: the KV cache does not fit; skipped" % (b, c), file=sys.stderr)
-                    torch.cuda.empty_cache()
-                    continue
-                ids = torch.randint(0, cfg["vocab"], (b, 1), device=dev)
-                pos = torch.tensor([c], device=dev)
+    try:
+        with torch.inference_mode(), attention:
+            measure(torch, F, a, cfg, model, layers, dev, dtype, row)
+    except RuntimeError as e:
+        if a.attention == "fused" and "kernel" in str(e).lower():
+            sys.exit("measure_llm_step.py: no fused attention kernel takes these shapes here (%s); give --attention any "
+                     "to let PyTorch fall back to its math kernel, and say so beside the results" % e)
+        raise
+    write(torch, a, dev, layers, rows)
 
-                # The step reads c cached tokens and writes the new one
-                # at position c (the cache's last slot).
-                def step():
-                    return forward(torch, F, cfg, model, ids, pos, cache, c)
 
-                for mode in a.modes:
-                    run = step
-                    if mode == "graph":
-                        s = torch.cuda.Stream(dev)
-                        s.wait_stream(torch.cuda.current_stream(dev))
-                        with torch.cuda.stream(s):
-                            for _ in range(3):
-                                step()
-                        torch.cuda.current_stream(dev).wait_stream(s)
-                        g = torch.cuda.CUDAGraph()
-                        with torch.cuda.graph(g):
-                            step()
-                        run = g.replay
-                    p50, p99 = timed(torch, dev, run, a.warmup, a.reps)
-                    row("decode", mode, b, b, c, p50, p99)
-                del cache
+def measure(torch, F, a, cfg, model, layers, dev, dtype, row):
+    """Times every prefill chunk and decode point, calling row for each."""
+    for n in a.prefill:
+        ids = torch.randint(0, cfg["vocab"], (1, n), device=dev)
+        pos = torch.arange(n, device=dev)
+        p50, p99 = timed(torch, dev, lambda: forward(torch, F, cfg, model, ids, pos, None, 0), a.warmup, a.reps)
+        row("prefill", "eager", 1, n, 0, p50, p99)
+        del ids, pos
+    for c in a.contexts:
+        for b in a.batches:
+            try:
+                cache = [(torch.zeros(b, cfg["kv_heads"], c + 1, cfg["head_dim"], device=dev, dtype=dtype),
+                          torch.zeros(b, cfg["kv_heads"], c + 1, cfg["head_dim"], device=dev, dtype=dtype))
+                         for _ in range(layers)]
+            except torch.cuda.OutOfMemoryError:
+                print("decode batch %d context %d: the KV cache does not fit; skipped" % (b, c), file=sys.stderr)
                 torch.cuda.empty_cache()
+                continue
+            ids = torch.randint(0, cfg["vocab"], (b, 1), device=dev)
+            pos = torch.tensor([c], device=dev)
+
+            # The step reads c cached tokens and writes the new one
+            # at position c (the cache's last slot).
+            def step():
+                return forward(torch, F, cfg, model, ids, pos, cache, c)
+
+            for mode in a.modes:
+                run = step
+                if mode == "graph":
+                    s = torch.cuda.Stream(dev)
+                    s.wait_stream(torch.cuda.current_stream(dev))
+                    with torch.cuda.stream(s):
+                        for _ in range(3):
+                            step()
+                    torch.cuda.current_stream(dev).wait_stream(s)
+                    g = torch.cuda.CUDAGraph()
+                    with torch.cuda.graph(g):
+                        step()
+                    run = g.replay
+                p50, p99 = timed(torch, dev, run, a.warmup, a.reps)
+                row("decode", mode, b, b, c, p50, p99)
+            del cache
+            torch.cuda.empty_cache()
+
+
+def write(torch, a, dev, layers, rows):
     with open(a.output, "w") as f:
         f.write("# conspirator LLM step measurement (realhw/torch/measure_llm_step.py)\n")
         f.write("# gpu_name: %s\n" % torch.cuda.get_device_name(dev))
         f.write("# torch: %s, cuda %s\n" % (torch.__version__, torch.version.cuda))
+        f.write("# attention: %s\n" % ("fused kernels only (flash, cuDNN, memory-efficient)" if a.attention == "fused" else "any backend PyTorch picks"))
         f.write("# date: %s\n" % datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"))
         f.write("model,layers,gpu,mig,tp,phase,mode,batch,tokens,context,p50_us,p99_us,reps\n")
         for r in rows:
