@@ -180,8 +180,25 @@ func printProbe(w io.Writer, p llmcap.Probe) {
 func (a *app) capacitySearch(cfg llmserve.Config, seed uint64, tol float64) error {
 	k := llmcap.NewKnob(cfg)
 	w := a.stdout
-	fmt.Fprintf(w, "capacity of %s on %d x %s (tp %d): the highest load with >= %.4g%% of requests meeting TTFT <= %v and TPOT <= %v, no request refused; the load is %s x a factor\n",
-		cfg.Model, cfg.ReplicaCount()*cfg.TP, cfg.GPU, cfg.TP, 100*cfg.SLO.Quantile, cfg.SLO.TTFT, cfg.SLO.TPOT, k.Name)
+	where := fmt.Sprintf("%d x %s (tp %d)", cfg.ReplicaCount()*cfg.TP, cfg.GPU, cfg.TP)
+	if d := cfg.Disagg; d.Enabled {
+		pool := func(p llmserve.PoolConfig) string {
+			g, tp := p.GPU, p.TP
+			if g == "" {
+				g = cfg.GPU
+			}
+			if tp == 0 {
+				tp = cfg.TP
+			}
+			if p.MIG != "" {
+				return fmt.Sprintf("%d x %s %s", p.Replicas, g, p.MIG)
+			}
+			return fmt.Sprintf("%d x %s tp %d", p.Replicas, g, tp)
+		}
+		where = fmt.Sprintf("prefill %s, decode %s (disaggregated, KV over %s)", pool(d.Prefill), pool(d.Decode), d.Path)
+	}
+	fmt.Fprintf(w, "capacity of %s on %s: the highest load with >= %.4g%% of requests meeting TTFT <= %v and TPOT <= %v, no request refused; the load is %s x a factor\n",
+		cfg.Model, where, 100*cfg.SLO.Quantile, cfg.SLO.TTFT, cfg.SLO.TPOT, k.Name)
 	res, err := llmcap.SearchRate(cfg, seed, tol, func(p llmcap.Probe) { printProbe(w, p) })
 	if err != nil {
 		var fe *units.FieldError
