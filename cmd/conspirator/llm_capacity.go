@@ -244,6 +244,9 @@ func (a *app) configSearch(cfg llmserve.Config, seed uint64, cs configSearch) er
 	if cfg.MIG != "" {
 		return usagef("llm.mig %s: the configuration search prices whole GPUs; set llm.mig to empty (--set llm.mig=)", cfg.MIG)
 	}
+	if cfg.Disagg.Enabled {
+		return usagef("llm.disagg.enabled: true: the configuration search sizes colocated replicas (llm.gpu, llm.tp, replicas), which a disaggregated run does not use; search this layout's highest rate instead (conspirator llm capacity SCENARIO, with no --gpu-types, --tp or --rates and no llm.capacity section), or --set llm.disagg.enabled=false")
+	}
 	plan, err := cfg.Plan(sim.LLMEnv.ReadModel)
 	if err != nil {
 		return usagef("llm.model: %v", err)

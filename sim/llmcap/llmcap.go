@@ -326,6 +326,12 @@ func (t RateTable) Cheapest() (ConfigRow, bool) {
 // a rate r runs the workload at factor r/ownRate. cfg must be valid and
 // on whole GPUs (no MIG); a configuration that does not fit is a row.
 func SearchConfigs(cfg llmserve.Config, seed uint64, sp Space, ownRate float64, on OnProbe) ([]RateTable, error) {
+	if cfg.Disagg.Enabled {
+		// The search varies llm.gpu, tp and replicas, which a
+		// disaggregated run does not read: every row would be the same
+		// pools under another name.
+		return nil, units.Invalid("disagg.enabled", "true: the configuration search sizes colocated replicas (llm.gpu, llm.tp, replicas), which a disaggregated run does not use; search this layout's highest rate instead (conspirator llm capacity SCENARIO, with no --gpu-types, --tp or --rates and no llm.capacity section), or set llm.disagg.enabled=false")
+	}
 	if sp.MaxGPUs < 1 {
 		return nil, fmt.Errorf("max GPUs %d: want 1 or more", sp.MaxGPUs)
 	}

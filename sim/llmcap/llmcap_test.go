@@ -193,3 +193,16 @@ func TestSearchConfigsMIG(t *testing.T) {
 		t.Errorf("whole GPUs: share %v, GPUs %v for %d replicas", whole.Share, whole.GPUs(), whole.Replicas)
 	}
 }
+
+// A disaggregated run does not read llm.gpu, tp or replicas, which the
+// configuration search varies: every row would be the same pools under
+// another name, so the search refuses it, naming the key.
+func TestSearchConfigsRefusesDisagg(t *testing.T) {
+	cfg := small(t)
+	cfg.Disagg.Enabled = true
+	h100, _ := gpu.Lookup("h100-80gb")
+	_, err := SearchConfigs(cfg, 1, Space{GPUs: []gpu.Spec{h100}, TPs: []int{1}, Rates: []float64{4}, MaxGPUs: 4}, float64(cfg.Workload.Synthetic.Rate), nil)
+	if err == nil || !strings.Contains(err.Error(), "disagg.enabled") {
+		t.Errorf("disaggregated search: %v, want an error naming disagg.enabled", err)
+	}
+}
