@@ -1,11 +1,12 @@
 package main
 
 import (
-	"bufio"
+	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,38 +39,41 @@ var measuredColumns = []string{"model", "layers", "gpu", "mig", "tp", "phase", "
 // readMeasured parses the CSV (lines starting with # are comments); an
 // error names the line and the field.
 func readMeasured(r io.Reader, name string) ([]measuredStep, error) {
-	sc := bufio.NewScanner(r)
+	cr := csv.NewReader(r)
+	cr.Comment, cr.FieldsPerRecord, cr.TrimLeadingSpace = '#', -1, true
+	head, err := cr.Read()
+	if err == io.EOF {
+		return nil, fmt.Errorf("%s: no header line; want %q", name, strings.Join(measuredColumns, ","))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if line, _ := cr.FieldPos(0); strings.Join(head, ",") != strings.Join(measuredColumns, ",") {
+		return nil, fmt.Errorf("%s:%d: header %q; want %q (realhw/torch/measure_llm_step.py's)", name, line, strings.Join(head, ","), strings.Join(measuredColumns, ","))
+	}
 	var out []measuredStep
-	header := false
-	line := 0
-	for sc.Scan() {
-		line++
-		text := strings.TrimSpace(sc.Text())
-		if text == "" || strings.HasPrefix(text, "#") {
-			continue
+	for {
+		f, err := cr.Read()
+		if err == io.EOF {
+			return out, nil
 		}
-		f := strings.Split(text, ",")
-		if !header {
-			if strings.Join(f, ",") != strings.Join(measuredColumns, ",") {
-				return nil, fmt.Errorf("%s:%d: header %q; want %q (realhw/torch/measure_llm_step.py's)", name, line, text, strings.Join(measuredColumns, ","))
-			}
-			header = true
-			continue
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
+		line, _ := cr.FieldPos(0)
 		if len(f) != len(measuredColumns) {
 			return nil, fmt.Errorf("%s:%d: %d fields, want %d", name, line, len(f), len(measuredColumns))
 		}
-		s := measuredStep{line: line, model: f[0], gpu: f[2], mig: f[3], phase: f[5], mode: f[6]}
-		ints := []struct {
+		col := func(c string) string { return f[slices.Index(measuredColumns, c)] }
+		s := measuredStep{line: line, model: col("model"), gpu: col("gpu"), mig: col("mig"), phase: col("phase"), mode: col("mode")}
+		for _, c := range []struct {
 			col string
 			v   *int
 			min int
-		}{{"layers", &s.layers, 1}, {"tp", &s.tp, 1}, {"batch", &s.batch, 1}, {"tokens", &s.tokens, 1}, {"context", &s.context, 0}, {"reps", &s.reps, 1}}
-		for _, c := range ints {
-			i := indexOf(c.col)
-			v, err := strconv.Atoi(f[i])
+		}{{"layers", &s.layers, 1}, {"tp", &s.tp, 1}, {"batch", &s.batch, 1}, {"tokens", &s.tokens, 1}, {"context", &s.context, 0}, {"reps", &s.reps, 1}} {
+			v, err := strconv.Atoi(col(c.col))
 			if err != nil || v < c.min {
-				return nil, fmt.Errorf("%s:%d: %s %q: want an integer >= %d", name, line, c.col, f[i], c.min)
+				return nil, fmt.Errorf("%s:%d: %s %q: want an integer >= %d", name, line, c.col, col(c.col), c.min)
 			}
 			*c.v = v
 		}
@@ -77,10 +81,9 @@ func readMeasured(r io.Reader, name string) ([]measuredStep, error) {
 			col string
 			v   *float64
 		}{{"p50_us", &s.p50}, {"p99_us", &s.p99}} {
-			i := indexOf(c.col)
-			v, err := strconv.ParseFloat(f[i], 64)
+			v, err := strconv.ParseFloat(col(c.col), 64)
 			if err != nil || !(v > 0) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("%s:%d: %s %q: want a time in microseconds > 0", name, line, c.col, f[i])
+				return nil, fmt.Errorf("%s:%d: %s %q: want a time in microseconds > 0", name, line, c.col, col(c.col))
 			}
 			*c.v = v / 1e6
 		}
@@ -96,22 +99,6 @@ func readMeasured(r io.Reader, name string) ([]measuredStep, error) {
 		}
 		out = append(out, s)
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	if !header {
-		return nil, fmt.Errorf("%s: no header line; want %q", name, strings.Join(measuredColumns, ","))
-	}
-	return out, nil
-}
-
-func indexOf(col string) int {
-	for i, c := range measuredColumns {
-		if c == col {
-			return i
-		}
-	}
-	panic("stepval: no column " + col)
 }
 
 // modelMeasured times each row with llm.Step: the catalog model with the

@@ -502,17 +502,6 @@ func Step(m Model, p Placement, b Batch, eff Efficiency) (StepTime, error) {
 	} else {
 		ops = append(ops, Op{Name: "step_fixed", Calls: 1, Seconds: eff.EagerStep, Bound: "overhead"})
 	}
-	// The GPU waits for a host slower than itself: the step is the longer
-	// of the two (Efficiency.Host), the wait an operator of its own.
-	var gpuTime float64
-	for _, o := range ops {
-		gpuTime += o.Seconds * float64(o.Calls)
-	}
-	st.HostSeconds = eff.Host.Seconds(L, len(b.Prefill)+len(b.Decode), st.CUDAGraph)
-	if wait := st.HostSeconds - gpuTime; wait > 0 {
-		ops = append(ops, Op{Name: "host_wait", Calls: 1, Seconds: wait, Bound: "host"})
-	}
-
 	for _, o := range ops {
 		total := o.Seconds * float64(o.Calls)
 		st.Seconds += total
@@ -527,11 +516,17 @@ func Step(m Model, p Placement, b Batch, eff Efficiency) (StepTime, error) {
 			}
 		case "communication":
 			st.Communication += total
-		case "host":
-			st.Host += total
 		default:
 			st.Overhead += total
 		}
+	}
+	// The GPU waits for a host slower than itself: the step is the longer
+	// of the two (Efficiency.Host), the wait an operator of its own.
+	st.HostSeconds = eff.Host.Seconds(L, len(b.Prefill)+len(b.Decode), st.CUDAGraph)
+	if wait := st.HostSeconds - st.Seconds; wait > 0 {
+		ops = append(ops, Op{Name: "host_wait", Calls: 1, Seconds: wait, Bound: "host"})
+		st.Seconds += wait
+		st.Host = wait
 	}
 	st.Ops = ops
 

@@ -39,6 +39,9 @@ import statistics
 import sys
 import time
 
+# Its sibling, copied beside it by realhw/cuda/device-check.sh.
+from measure_compute import quantile
+
 # Built-in shapes (HuggingFace config.json values), as hw/llm's catalog.
 MODELS = {
     "llama-3.1-8b": dict(layers=32, hidden=4096, heads=32, kv_heads=8, head_dim=128, intermediate=14336, vocab=128256),
@@ -94,11 +97,6 @@ def parse_args(argv):
     if a.reps < 10:
         p.error("--reps %d: at least 10, so that a p99 means something" % a.reps)
     return a
-
-
-def quantile(sorted_values, q):
-    i = min(len(sorted_values) - 1, max(0, int(round(q * (len(sorted_values) - 1)))))
-    return sorted_values[i]
 
 
 def build(torch, cfg, layers, dev, dtype):

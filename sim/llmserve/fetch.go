@@ -305,7 +305,12 @@ func (c *cluster) planFetch(q *request, r *replica, now engine.Time) engine.Time
 	tokens := (fetchable - local) * bs
 	m := r.pl.p.Model
 	bytes := float64(int64(tokens) * m.KVBytesPerToken())
-	ft := f.time(bytes, kvOps(m, bs, tokens), r.pl.p.Placement.TP)
+	rt, err := f.route(bytes, kvOps(m, bs, tokens), r.pl.p.Placement.TP)
+	if err != nil {
+		c.fail(fmt.Errorf("llmserve: request %d's prefix fetch: %w", q.rec.ID, err))
+		return now
+	}
+	ft := rt.alone()
 	if !f.Always {
 		st, err := llm.Step(m, r.pl.roomy, llm.Batch{Prefill: []llm.Chunk{{Tokens: tokens, ContextBefore: local * bs}}}, r.pl.p.Eff)
 		if err == nil && engine.Seconds(st.Seconds) <= ft {
@@ -318,7 +323,7 @@ func (c *cluster) planFetch(q *request, r *replica, now engine.Time) engine.Time
 	c.fetches++
 	c.fetchBytes += bytes
 	c.fetchAlone += ft.Seconds()
-	if err := c.fnet.start(c, q, r, bytes, kvOps(m, bs, tokens), now); err != nil {
+	if err := c.fnet.start(c, q, r, rt, now); err != nil {
 		c.fail(err)
 	}
 	return engine.MaxTime // ready when its flow ends (fetchNet.start)
@@ -362,15 +367,11 @@ func newFetchNet(f *PrefixFetch) (*fetchNet, error) {
 	return &fetchNet{f: f, sim: s, net: n, links: map[linkKey]resource.LinkID{}}, nil
 }
 
-// start sends a fetch of bytes (ops RDMA operations) to replica r at now;
-// when its bytes have flowed, its control work (posting) is done and its
-// latency has passed, q joins the fetch heap to wait for the loop.
-func (n *fetchNet) start(c *cluster, q *request, r *replica, bytes float64, ops int, now engine.Time) error {
+// start sends q's fetch, routed as rt, to replica r at now; when its
+// bytes have flowed, its control work (posting) is done and its latency
+// has passed, q joins the fetch heap to wait for the loop.
+func (n *fetchNet) start(c *cluster, q *request, r *replica, rt fetchRoute, now engine.Time) error {
 	server := r.id * r.pl.p.Placement.TP / max(n.f.gpusPerServer, 1)
-	rt, err := n.f.route(bytes, ops, r.pl.p.Placement.TP)
-	if err != nil {
-		return fmt.Errorf("llmserve: request %d's prefix fetch: %w", q.rec.ID, err)
-	}
 	hops := rt.hops
 	path := make([]resource.LinkID, 0, len(hops))
 	for _, h := range hops {
