@@ -351,9 +351,9 @@ var Rows = []Row{
 	},
 	{
 		Name:     "distserve-kv",
-		Claim:    "DistServe: KV transfer under 0.1% of latency with 25 Gb/s across nodes (NVLink placement), over 95% under 30 ms; its simulator's OPT-13B example serves 1.56 requests/s per GPU",
+		Claim:    "DistServe: KV transfer under 0.1% of latency (NVLink placement), 95% under 30 ms; OPT-13B at 1.56 requests/s per GPU",
 		Source:   "DistServe (OSDI'24), via secondary summaries; the OPT-13B example from simdistserve/README.md",
-		Paper:    "< 0.1%, > 95% under 30 ms; 1.56/s per GPU (prefill TP 2, decode TP 1)",
+		Paper:    "< 0.1%, > 95% under 30 ms; 1.56/s per GPU",
 		Chapter:  "llm.md",
 		Commands: []string{"conspirator run llm/distserve", command("run", "llm/distserve", distserveCrossNode)},
 		Quick:    "3 bisection steps of the goodput search instead of 6",
