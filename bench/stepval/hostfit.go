@@ -31,19 +31,35 @@ func hostStep(s sample, h llm.HostDispatch) float64 {
 	return math.Max(s.eager.Seconds, h.Seconds(s.m.Layers, s.c.batch, false))
 }
 
-// fitHost minimises the mean squared log error over the fit set on a grid
-// of 2.5 us in both terms, 0 to 1 ms.
+// hostPoint is one step for the host fit: the eager GPU time, the
+// measured time, and what the host's time is counted in.
+type hostPoint struct {
+	gpu, meas    float64 // s
+	layers, seqs int
+}
+
+// fitHost fits the host term on SplitwiseSim rows.
 func fitHost(fit []sample) (llm.HostDispatch, float64) {
+	ps := make([]hostPoint, len(fit))
+	for i, s := range fit {
+		ps[i] = hostPoint{gpu: s.eager.Seconds, meas: s.meas, layers: s.m.Layers, seqs: s.c.batch}
+	}
+	return fitHostPoints(ps)
+}
+
+// fitHostPoints minimises the mean squared log error of max(GPU, host)
+// over ps on a grid of 2.5 us in both terms, 0 to 1 ms.
+func fitHostPoints(ps []hostPoint) (llm.HostDispatch, float64) {
 	best, bestLoss := llm.HostDispatch{}, math.Inf(1)
 	for i := 0; i <= 400; i++ {
 		for j := 0; j <= 400; j++ {
 			h := llm.HostDispatch{PerLayer: float64(i) * 2.5e-6, PerSequence: float64(j) * 2.5e-6}
 			var loss float64
-			for _, s := range fit {
-				d := math.Log(hostStep(s, h) / s.meas)
+			for _, p := range ps {
+				d := math.Log(math.Max(p.gpu, h.Seconds(p.layers, p.seqs, false)) / p.meas)
 				loss += d * d
 			}
-			if loss /= float64(len(fit)); loss < bestLoss {
+			if loss /= float64(len(ps)); loss < bestLoss {
 				best, bestLoss = h, loss
 			}
 		}

@@ -224,7 +224,15 @@ func main() {
 	dir := flag.String("splitwise", os.Getenv("CONSPIRATOR_SPLITWISE_DIR"), "root of a splitwise-sim checkout, or its data/perf_model.csv (default $CONSPIRATOR_SPLITWISE_DIR)")
 	rows := flag.Bool("rows", false, "also list every compared row")
 	measured := flag.String("measured", "", "instead, compare llm.Step with the steps in this CSV (realhw/torch/measure_llm_step.py's, measured on a GPU)")
+	distserve := flag.String("distserve", "", "instead, compare llm.Step with DistServe's step-time surfaces in this file (simdistserve/estimators/profile_data/profiler-a100-80g.vllm.json of github.com/LLMServe/DistServe)")
 	flag.Parse()
+	if *distserve != "" {
+		if err := runDistServe(*distserve); err != nil {
+			fmt.Fprintln(os.Stderr, "stepval:", err)
+			os.Exit(2)
+		}
+		return
+	}
 	if *measured != "" {
 		if err := runMeasured(*measured); err != nil {
 			fmt.Fprintln(os.Stderr, "stepval:", err)
