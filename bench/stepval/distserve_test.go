@@ -32,9 +32,14 @@ func TestReadDistServe(t *testing.T) {
 	if got, want := cs[0].surface("prefill", 4, 512), 225.28576e-3; math.Abs(got-want) > 1e-12 {
 		t.Errorf("prefill surface %.9f s, want %.9f", got, want)
 	}
-	// Decode of 8 at context 256: 20 + 0.001 x 2048 + 0.05 x 8 = 22.448 ms.
+	// Decode of 8 at context 256: 20 + 0.001 x 2048 + 0.05 x 8 = 22.448 ms;
+	// of 95 (the threshold) on the large-batch set: 1 + 2 x 95 x 256 + 3 x
+	// 95 = 48,926 ms.
 	if got, want := cs[0].surface("decode", 8, 256), 22.448e-3; math.Abs(got-want) > 1e-12 {
 		t.Errorf("decode surface %.9f s, want %.9f", got, want)
+	}
+	if got, want := cs[0].surface("decode", 95, 256), 48.926; math.Abs(got-want) > 1e-9 {
+		t.Errorf("large-batch decode surface %.9f s, want %.9f", got, want)
 	}
 }
 
@@ -43,7 +48,7 @@ func TestReadDistServeRefuses(t *testing.T) {
 		{"two coefficients", `{"facebook/opt-13b": {"1": {"decoding_large_small_bs_threshold": 95, "prefill": [1, 2], "decoding_smallbs": [1, 1, 1], "decoding_largebs": [1, 1, 1]}}}`, "prefill has 2 coefficients"},
 		{"TP not a number", `{"facebook/opt-13b": {"x": {"decoding_large_small_bs_threshold": 95, "prefill": [1, 1, 1], "decoding_smallbs": [1, 1, 1], "decoding_largebs": [1, 1, 1]}}}`, `TP "x"`},
 		{"TP 16", `{"facebook/opt-13b": {"16": {"decoding_large_small_bs_threshold": 95, "prefill": [1, 1, 1], "decoding_smallbs": [1, 1, 1], "decoding_largebs": [1, 1, 1]}}}`, `TP "16"`},
-		{"threshold inside the grid", `{"facebook/opt-13b": {"1": {"decoding_large_small_bs_threshold": 8, "prefill": [1, 1, 1], "decoding_smallbs": [1, 1, 1], "decoding_largebs": [1, 1, 1]}}}`, "threshold 8"},
+		{"threshold zero", `{"facebook/opt-13b": {"1": {"decoding_large_small_bs_threshold": 0, "prefill": [1, 1, 1], "decoding_smallbs": [1, 1, 1], "decoding_largebs": [1, 1, 1]}}}`, "threshold 0"},
 		{"unknown key", `{"facebook/opt-13b": {"1": {"decoding_large_small_bs_threshold": 95, "prefil": [1, 1, 1]}}}`, "unknown field"},
 		{"empty", `{}`, "no model"},
 		{"not JSON", `model,tp`, "bad.json"},
