@@ -136,6 +136,10 @@ func applySLOFlag(cfg *llmserve.Config, s string) error {
 		return nil
 	}
 	for _, kv := range strings.Split(s, ",") {
+		// "ttft_p90<=2s" is the form papers write; name the form this flag takes.
+		if strings.ContainsAny(kv, "<>") {
+			return usagef("--slo %q: %q is a comparison; write metric=bound with the quantile apart, e.g. --slo ttft=2s,quantile=0.9 for TTFT p90 <= 2 s", s, kv)
+		}
 		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
 		k, v = strings.ToLower(strings.TrimSpace(k)), strings.TrimSpace(v)
 		if !ok || v == "" {

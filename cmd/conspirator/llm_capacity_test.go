@@ -81,6 +81,7 @@ func TestLLMCapacity(t *testing.T) {
 		{"ttft", "is not metric=value"},
 		{"ttft=1GB", "--slo ttft=1GB"},
 		{"quantile=2", "slo.quantile"},
+		{"ttft_p90<=2s", "is a comparison; write metric=bound"},
 	} {
 		code, _, stderr := cli(t, nil, "llm", "capacity", sc, "--slo", c.slo)
 		if code != exitUsage || !strings.Contains(stderr, c.want) {
