@@ -27,9 +27,7 @@ func inFitSet(s sample) bool {
 // time being the eager model's. The fit uses it (llm.Step per grid point
 // would take minutes); the tables call llm.Step itself, and a row where
 // the two differ stops the bench.
-func hostStep(s sample, h llm.HostDispatch) float64 {
-	return math.Max(s.eager.Seconds, h.Seconds(s.m.Layers, s.c.batch, false))
-}
+func hostStep(s sample, h llm.HostDispatch) float64 { return hostPointOf(s).step(h) }
 
 // hostPoint is one step for the host fit: the eager GPU time, the
 // measured time, and what the host's time is counted in.
@@ -38,11 +36,20 @@ type hostPoint struct {
 	layers, seqs int
 }
 
+func hostPointOf(s sample) hostPoint {
+	return hostPoint{gpu: s.eager.Seconds, meas: s.meas, layers: s.m.Layers, seqs: s.c.batch}
+}
+
+// step is the step's time under host h: max(GPU, host), eager.
+func (p hostPoint) step(h llm.HostDispatch) float64 {
+	return math.Max(p.gpu, h.Seconds(p.layers, p.seqs, false))
+}
+
 // fitHost fits the host term on SplitwiseSim rows.
 func fitHost(fit []sample) (llm.HostDispatch, float64) {
 	ps := make([]hostPoint, len(fit))
 	for i, s := range fit {
-		ps[i] = hostPoint{gpu: s.eager.Seconds, meas: s.meas, layers: s.m.Layers, seqs: s.c.batch}
+		ps[i] = hostPointOf(s)
 	}
 	return fitHostPoints(ps)
 }
@@ -56,7 +63,7 @@ func fitHostPoints(ps []hostPoint) (llm.HostDispatch, float64) {
 			h := llm.HostDispatch{PerLayer: float64(i) * 2.5e-6, PerSequence: float64(j) * 2.5e-6}
 			var loss float64
 			for _, p := range ps {
-				d := math.Log(math.Max(p.gpu, h.Seconds(p.layers, p.seqs, false)) / p.meas)
+				d := math.Log(p.step(h) / p.meas)
 				loss += d * d
 			}
 			if loss /= float64(len(ps)); loss < bestLoss {
